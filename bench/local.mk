@@ -1,0 +1,1 @@
+# Benchmarks are run by hand (bench/*/run), never by make check.

@@ -1,0 +1,60 @@
+#include "base/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const jp_err_names[JP_ERR__COUNT] = {
+    [JP_OK] = "success",
+    [JP_ERR_NOMEM] = "out of memory",
+    [JP_ERR_IO] = "input/output error",
+    [JP_ERR_USAGE] = "invalid usage",
+    [JP_ERR_FORMAT] = "malformed input",
+    [JP_ERR_TRUNCATED] = "truncated input",
+    [JP_ERR_LIMIT] = "input exceeds a limit",
+    [JP_ERR_UNSUPPORTED] = "unsupported",
+    [JP_ERR_NOT_FOUND] = "not found",
+    [JP_ERR_PERMISSION] = "permission denied",
+    [JP_ERR_TIMEOUT] = "timed out",
+    [JP_ERR_PROTOCOL] = "protocol error",
+    [JP_ERR_INTERNAL] = "internal error",
+};
+
+const char *jp_strerror(jp_err code)
+{
+    if ((int)code < 0 || code >= JP_ERR__COUNT || !jp_err_names[code])
+        return "unknown error";
+    return jp_err_names[code];
+}
+
+void jp_error_init(jp_error *e)
+{
+    e->code = JP_OK;
+    e->msg[0] = '\0';
+}
+
+jp_err jp_error_set(jp_error *e, jp_err code, const char *fmt, ...)
+{
+    if (!e)
+        return code;
+    e->code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void jp_error_prefix(jp_error *e, const char *fmt, ...)
+{
+    if (!e)
+        return;
+    char pre[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    char old[sizeof e->msg];
+    memcpy(old, e->msg, sizeof old);
+    snprintf(e->msg, sizeof e->msg, "%s%s", pre, old);
+}

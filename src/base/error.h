@@ -1,0 +1,48 @@
+/* error.h - jprof's one numbered error enum and a context-carrying error value.
+ *
+ * Codes are append-only: never renumber, they may reach users as exit codes.
+ * Only the outermost layer (a main.c) prints an error; libraries fill a
+ * jp_error and return its code. */
+#ifndef JP_BASE_ERROR_H
+#define JP_BASE_ERROR_H
+
+#include <stddef.h>
+
+typedef enum jp_err {
+    JP_OK = 0,
+    JP_ERR_NOMEM = 1,       /* allocation failed */
+    JP_ERR_IO = 2,          /* open/read/write/mmap failed (errno in the message) */
+    JP_ERR_USAGE = 3,       /* bad argument from the caller or the command line */
+    JP_ERR_FORMAT = 4,      /* malformed input: wrong magic, bad field, broken reference */
+    JP_ERR_TRUNCATED = 5,   /* input ends before a structure it announced */
+    JP_ERR_LIMIT = 6,       /* input exceeds an explicit cap (size, count, depth) */
+    JP_ERR_UNSUPPORTED = 7, /* valid but not handled (e.g. an unknown major version) */
+    JP_ERR_NOT_FOUND = 8,   /* a named thing does not exist */
+    JP_ERR_PERMISSION = 9,  /* the OS refused (EPERM/EACCES) */
+    JP_ERR_TIMEOUT = 10,    /* a bounded wait ran out */
+    JP_ERR_PROTOCOL = 11,   /* a peer answered something we cannot use */
+    JP_ERR_INTERNAL = 12,   /* a bug in jprof */
+    JP_ERR__COUNT
+} jp_err;
+
+/* Short fixed description of a code; never NULL. */
+const char *jp_strerror(jp_err code);
+
+/* An error with context, e.g. "app.jfr: chunk 3 @0x1a2b: pool count 9e9 exceeds limit".
+ * Caller storage; jp_error_init() before use. */
+typedef struct jp_error {
+    jp_err code;
+    char msg[512];
+} jp_error;
+
+void jp_error_init(jp_error *e);
+
+/* Set code and a printf-style message; returns code so callers can
+ * `return jp_error_set(e, JP_ERR_FORMAT, "...")`. e may be NULL. */
+jp_err jp_error_set(jp_error *e, jp_err code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Prepend context ("file.jfr: ") to an existing message, keeping the code. */
+void jp_error_prefix(jp_error *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,7 @@
+noinst_LIBRARIES += libjpbase.a
+libjpbase_a_SOURCES = \
+	src/base/error.c src/base/error.h \
+	src/base/xalloc.c src/base/xalloc.h \
+	src/base/hash.c src/base/hash.h \
+	src/base/strbuf.c src/base/strbuf.h \
+	src/base/timeutil.c src/base/timeutil.h

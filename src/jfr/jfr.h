@@ -1,0 +1,66 @@
+/* jfr.h - the JFR reader: turns Java Flight Recorder files into jp_profile.
+ *
+ * Reads files of one or many chunks (format 2.0 and 2.1, JDK and
+ * async-profiler dialects), decoding every chunk by its own metadata. Memory
+ * grows with distinct stacks and frames, not with events or file size: files
+ * are mapped, read chunk by chunk, and pages already parsed are released.
+ *
+ * Damage (truncation, bad magic, impossible sizes, broken references, cycles)
+ * stops reading at that point: everything decoded before it stays in the
+ * profile, the report is marked partial, and report.error says what and
+ * where ("app.jfr: chunk 2 @0x1a2b: ..."). Never crashes, never loops forever.
+ *
+ * Thread-safety: a reader call uses only its arguments; separate calls on
+ * separate profiles may run in parallel. */
+#ifndef JP_JFR_JFR_H
+#define JP_JFR_JFR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "base/timeutil.h"
+#include "model/profile.h"
+
+typedef struct jfr_options {
+    uint32_t kinds;       /* bit mask (1 << jp_kind) of kinds to collect; 0 = all */
+    bool threads;         /* keep the sampled thread of each event */
+    bool has_from, has_to;
+    jp_timespec_arg from; /* keep events that start at or after `from` ... */
+    jp_timespec_arg to;   /* ... and before `to`; relative times resolve against
+                             the file's first chunk start and last chunk end */
+} jfr_options;
+
+#define JFR_MAX_WARNINGS 16
+
+typedef struct jfr_report {
+    uint32_t chunks_total;  /* chunk headers found */
+    uint32_t chunks_read;   /* chunks decoded to their end */
+    uint64_t bytes;         /* bytes of input */
+    uint64_t events_read;   /* events seen, of every type */
+    uint64_t events_used;   /* events that became samples */
+    uint64_t events_filtered; /* events dropped by --from/--to */
+    int major, minor;       /* format version of the first chunk */
+    int64_t start_ns, end_ns; /* recording range over all chunks read */
+    bool partial;           /* damage stopped reading early */
+    jp_error error;         /* the damage, when partial */
+    uint32_t nwarnings;     /* non-fatal oddities (unknown frame type, missing pool entry) */
+    uint64_t warnings_dropped;
+    char warnings[JFR_MAX_WARNINGS][160];
+} jfr_report;
+
+void jfr_options_init(jfr_options *o);
+void jfr_report_init(jfr_report *r);
+
+/* Reads a file into `out` (which may already hold data; it is added to).
+ * Returns JP_OK when the whole file was read; otherwise the error code of
+ * report->error (report->partial tells whether anything was read). `out`
+ * stays valid either way. */
+jp_err jfr_read_file(const char *path, const jfr_options *opt, jp_profile *out, jfr_report *rep);
+
+/* The same over a buffer in memory; `name` labels errors. */
+jp_err jfr_read_buffer(const uint8_t *data, size_t len, const char *name, const jfr_options *opt,
+                       jp_profile *out, jfr_report *rep);
+
+#endif

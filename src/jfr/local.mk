@@ -1,0 +1,3 @@
+noinst_LIBRARIES += libjpjfr.a
+libjpjfr_a_SOURCES = \
+	src/jfr/jfr.h

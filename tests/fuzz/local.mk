@@ -1,0 +1,1 @@
+# libFuzzer targets are built by scripts/fuzz (they need clang), not by make.

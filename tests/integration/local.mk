@@ -1,0 +1,1 @@
+# Integration tests: real JVMs, the JDK's jfr tool as oracle, tmux.

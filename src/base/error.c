@@ -18,6 +18,11 @@ static const char *const jp_err_names[JP_ERR__COUNT] = {
     [JP_ERR_TIMEOUT] = "timed out",
     [JP_ERR_PROTOCOL] = "protocol error",
     [JP_ERR_INTERNAL] = "internal error",
+    [JP_ERR_NOT_JVM] = "not a HotSpot JVM",
+    [JP_ERR_ATTACH_DISABLED] = "attach mechanism disabled",
+    [JP_ERR_EXITED] = "process exited",
+    [JP_ERR_AGENT_REFUSED] = "agent loading refused",
+    [JP_ERR_CONFLICT] = "another profiler is active",
 };
 
 const char *jp_strerror(jp_err code)
@@ -52,9 +57,15 @@ void jp_error_prefix(jp_error *e, const char *fmt, ...)
     char pre[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(pre, sizeof pre, fmt, ap);
+    int n = vsnprintf(pre, sizeof pre, fmt, ap);
     va_end(ap);
-    char old[sizeof e->msg];
-    memcpy(old, e->msg, sizeof old);
-    snprintf(e->msg, sizeof e->msg, "%s%s", pre, old);
+    if (n <= 0)
+        return;
+    size_t plen = (size_t)n < sizeof pre ? (size_t)n : sizeof pre - 1;
+    size_t mlen = strnlen(e->msg, sizeof e->msg - 1);
+    if (plen + mlen > sizeof e->msg - 1)
+        mlen = sizeof e->msg - 1 - plen; /* keep the prefix, cut the tail */
+    memmove(e->msg + plen, e->msg, mlen);
+    memcpy(e->msg, pre, plen);
+    e->msg[plen + mlen] = '\0';
 }

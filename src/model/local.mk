@@ -1,5 +1,5 @@
 noinst_LIBRARIES += libjpmodel.a
 libjpmodel_a_SOURCES = \
 	src/model/profile.c src/model/profile.h \
-	src/model/flame.h \
+	src/model/flame.c src/model/flame.h \
 	src/model/units.c src/model/units.h

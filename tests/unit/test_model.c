@@ -3,11 +3,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "model/flame.h"
 #include "model/profile.h"
+#include "model/units.h"
 
 static void test_profile_interns_and_aggregates(void **state)
 {
@@ -29,10 +32,167 @@ static void test_profile_interns_and_aggregates(void **state)
     jp_profile_free(p);
 }
 
+
+/* Builds: main;a;b x3, main;a x1, main;b;b;c x2 (recursive b), with thread T1/T2. */
+static jp_profile *make_profile(void)
+{
+    jp_profile *p = jp_profile_new();
+    uint32_t m = jp_profile_frame(p, "app.Main.main", 13, JP_FRAME_INTERPRETED);
+    uint32_t a = jp_profile_frame(p, "app.A.run", 9, JP_FRAME_JIT);
+    uint32_t b = jp_profile_frame(p, "app.B.loop", 10, JP_FRAME_JIT);
+    uint32_t c = jp_profile_frame(p, "write", 5, JP_FRAME_NATIVE);
+    uint32_t t1 = jp_profile_thread(p, "T1", 2), t2 = jp_profile_thread(p, "T2", 2);
+    uint32_t s1[] = {m, a, b}, s2[] = {m, a}, s3[] = {m, b, b, c};
+    uint32_t i1 = jp_profile_stack(p, s1, 3, false);
+    uint32_t i2 = jp_profile_stack(p, s2, 2, false);
+    uint32_t i3 = jp_profile_stack(p, s3, 4, true);
+    jp_profile_add(p, JP_KIND_CPU, i1, t1, 3, 3, 30);
+    jp_profile_add(p, JP_KIND_CPU, i2, t1, 1, 1, 10);
+    jp_profile_add(p, JP_KIND_CPU, i3, t2, 2, 2, 20);
+    return p;
+}
+
+static uint32_t find_child(const jp_flame *f, uint32_t node, const char *name)
+{
+    for (uint32_t c = f->nodes[node].first_child; c != JP_FLAME_NONE; c = f->nodes[c].next_sibling) {
+        size_t len;
+        const char *n = jp_flame_node_name(f, c, &len);
+        if (len == strlen(name) && !memcmp(n, name, len))
+            return c;
+    }
+    return JP_FLAME_NONE;
+}
+
+static void test_flame_tree_totals(void **state)
+{
+    (void)state;
+    jp_profile *p = make_profile();
+    jp_flame *f = jp_flame_build(p, JP_KIND_CPU, false);
+    assert_int_equal(f->nodes[0].total_samples, 6);
+    assert_int_equal(f->nodes[0].total_value, 60);
+    uint32_t m = find_child(f, 0, "app.Main.main");
+    assert_int_not_equal(m, JP_FLAME_NONE);
+    uint32_t a = find_child(f, m, "app.A.run");
+    uint32_t b = find_child(f, m, "app.B.loop");
+    assert_int_equal(f->nodes[a].total_samples, 4);
+    assert_int_equal(f->nodes[a].self_samples, 1);
+    assert_int_equal(f->nodes[b].total_samples, 2);
+    /* children sorted by total: A (40) before B (20) */
+    assert_int_equal(f->nodes[m].first_child, a);
+    assert_int_equal(f->max_depth, 4);
+    jp_flame_free(f);
+
+    jp_flame *ft = jp_flame_build(p, JP_KIND_CPU, true);
+    uint32_t t1 = find_child(ft, 0, "T1");
+    assert_int_not_equal(t1, JP_FLAME_NONE);
+    assert_int_equal(ft->nodes[t1].total_samples, 4);
+    jp_flame_free(ft);
+    jp_profile_free(p);
+}
+
+static void test_top_counts_recursion_once(void **state)
+{
+    (void)state;
+    jp_profile *p = make_profile();
+    jp_flame *f = jp_flame_build(p, JP_KIND_CPU, false);
+    jp_top_row *rows;
+    size_t n = jp_flame_top(f, 0, true, &rows);
+    assert_int_equal(n, 4);
+    /* self by value: B.loop 30, write 20, A.run 10, main 0 */
+    size_t len;
+    const char *name = jp_profile_frame_name(p, rows[0].frame, &len);
+    assert_memory_equal(name, "app.B.loop", len);
+    assert_int_equal(rows[0].self_value, 30);
+    /* B.loop appears twice on one stack: its total is 30 + 20, not 30 + 40 */
+    assert_int_equal(rows[0].total_value, 50);
+    assert_int_equal(rows[3].total_value, 60); /* main */
+    free(rows);
+    /* zoomed into A.run: only the A subtree counts */
+    uint32_t a = find_child(f, find_child(f, 0, "app.Main.main"), "app.A.run");
+    n = jp_flame_top(f, a, false, &rows);
+    assert_int_equal(n, 2);
+    assert_int_equal(rows[0].self_samples, 3);
+    assert_int_equal(rows[1].total_samples, 4);
+    free(rows);
+    jp_flame_free(f);
+    jp_profile_free(p);
+}
+
+static void test_search_share_counts_stacks_once(void **state)
+{
+    (void)state;
+    jp_profile *p = make_profile();
+    jp_flame *f = jp_flame_build(p, JP_KIND_CPU, false);
+    uint8_t *m = calloc(f->count, 1);
+    uint64_t share = 0;
+    char err[128];
+    long hits = jp_flame_search(f, 0, "B\\.loop$", false, m, &share, err, sizeof err);
+    assert_int_equal(hits, 3); /* under A, and twice under main;B;B */
+    assert_int_equal(share, 5);
+    hits = jp_flame_search(f, 0, "^write|A\\.run", true, m, &share, err, sizeof err);
+    assert_int_equal(hits, 2);
+    assert_int_equal(share, 60);
+    assert_int_equal(jp_flame_search(f, 0, "([", false, m, &share, err, sizeof err), -1);
+    assert_true(strlen(err) > 0);
+    free(m);
+    jp_flame_free(f);
+    jp_profile_free(p);
+}
+
+static void test_reverse_tree_shows_callers(void **state)
+{
+    (void)state;
+    jp_profile *p = make_profile();
+    size_t len;
+    uint32_t b = JP_FLAME_NONE;
+    for (uint32_t i = 0; i < p->nframes; i++) {
+        const char *n = jp_profile_frame_name(p, i, &len);
+        if (len == 10 && !memcmp(n, "app.B.loop", 10))
+            b = i;
+    }
+    jp_flame *r = jp_flame_build_reverse(p, JP_KIND_CPU, b, false);
+    assert_true(r->reversed);
+    assert_int_equal(r->nodes[0].total_samples, 5);
+    uint32_t focus = find_child(r, 0, "app.B.loop");
+    assert_int_equal(r->nodes[focus].total_samples, 5);
+    /* callers of B.loop: A.run (3) and B.loop itself (2, recursion) */
+    uint32_t ca = find_child(r, focus, "app.A.run");
+    uint32_t cb = find_child(r, focus, "app.B.loop");
+    assert_int_equal(r->nodes[ca].total_samples, 3);
+    assert_int_equal(r->nodes[cb].total_samples, 2);
+    assert_int_equal(r->nodes[find_child(r, ca, "app.Main.main")].self_samples, 3);
+    jp_flame_free(r);
+    jp_profile_free(p);
+}
+
+static void test_merge_and_units(void **state)
+{
+    (void)state;
+    jp_profile *a = make_profile(), *b = make_profile();
+    jp_profile_merge(a, b);
+    assert_int_equal(a->kinds[JP_KIND_CPU].samples, 12);
+    assert_int_equal(a->kinds[JP_KIND_CPU].count, 3);
+    assert_int_equal(a->nstacks, 3);
+    char buf[32];
+    jp_format_ns(1500000, buf, sizeof buf);
+    assert_string_equal(buf, "1.5 ms");
+    jp_format_bytes(3 * 1024 * 1024, buf, sizeof buf);
+    assert_string_equal(buf, "3 MB");
+    jp_format_value(JP_KIND_LOCK, 1, 2000000000ULL, buf, sizeof buf);
+    assert_string_equal(buf, "2 s");
+    jp_profile_free(a);
+    jp_profile_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_profile_interns_and_aggregates),
+        cmocka_unit_test(test_flame_tree_totals),
+        cmocka_unit_test(test_top_counts_recursion_once),
+        cmocka_unit_test(test_search_share_counts_stacks_once),
+        cmocka_unit_test(test_reverse_tree_shows_callers),
+        cmocka_unit_test(test_merge_and_units),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,3 +10,9 @@ tests_unit_test_base_LDADD = $(UNIT_LDADD)
 tests_unit_test_model_SOURCES = tests/unit/test_model.c
 tests_unit_test_model_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_model_LDADD = $(UNIT_LDADD)
+
+check_PROGRAMS += tests/unit/test_wire
+TESTS += tests/unit/test_wire
+tests_unit_test_wire_SOURCES = tests/unit/test_wire.c
+tests_unit_test_wire_CFLAGS = $(UNIT_CFLAGS) $(ZSTD_CFLAGS)
+tests_unit_test_wire_LDADD = libjpwire.a $(UNIT_LDADD) $(ZSTD_LIBS) $(JANSSON_LIBS)

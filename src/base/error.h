@@ -10,18 +10,23 @@
 
 typedef enum jp_err {
     JP_OK = 0,
-    JP_ERR_NOMEM = 1,       /* allocation failed */
-    JP_ERR_IO = 2,          /* open/read/write/mmap failed (errno in the message) */
-    JP_ERR_USAGE = 3,       /* bad argument from the caller or the command line */
-    JP_ERR_FORMAT = 4,      /* malformed input: wrong magic, bad field, broken reference */
-    JP_ERR_TRUNCATED = 5,   /* input ends before a structure it announced */
-    JP_ERR_LIMIT = 6,       /* input exceeds an explicit cap (size, count, depth) */
-    JP_ERR_UNSUPPORTED = 7, /* valid but not handled (e.g. an unknown major version) */
-    JP_ERR_NOT_FOUND = 8,   /* a named thing does not exist */
-    JP_ERR_PERMISSION = 9,  /* the OS refused (EPERM/EACCES) */
-    JP_ERR_TIMEOUT = 10,    /* a bounded wait ran out */
-    JP_ERR_PROTOCOL = 11,   /* a peer answered something we cannot use */
-    JP_ERR_INTERNAL = 12,   /* a bug in jprof */
+    JP_ERR_NOMEM = 1,            /* allocation failed */
+    JP_ERR_IO = 2,               /* open/read/write/mmap failed (errno in the message) */
+    JP_ERR_USAGE = 3,            /* bad argument from the caller or the command line */
+    JP_ERR_FORMAT = 4,           /* malformed input: wrong magic, bad field, broken reference */
+    JP_ERR_TRUNCATED = 5,        /* input ends before a structure it announced */
+    JP_ERR_LIMIT = 6,            /* input exceeds an explicit cap (size, count, depth) */
+    JP_ERR_UNSUPPORTED = 7,      /* valid but not handled (e.g. an unknown major version) */
+    JP_ERR_NOT_FOUND = 8,        /* a named thing does not exist */
+    JP_ERR_PERMISSION = 9,       /* the OS refused (EPERM/EACCES) */
+    JP_ERR_TIMEOUT = 10,         /* a bounded wait ran out */
+    JP_ERR_PROTOCOL = 11,        /* a peer answered something we cannot use */
+    JP_ERR_INTERNAL = 12,        /* a bug in jprof */
+    JP_ERR_NOT_JVM = 13,         /* the process is not a HotSpot JVM (never signalled) */
+    JP_ERR_ATTACH_DISABLED = 14, /* JVM runs with -XX:+DisableAttachMechanism */
+    JP_ERR_EXITED = 15,          /* the target process exited while we talked to it */
+    JP_ERR_AGENT_REFUSED = 16,   /* the JVM refused to load an agent */
+    JP_ERR_CONFLICT = 17,        /* someone else's profiler is active in the target */
     JP_ERR__COUNT
 } jp_err;
 

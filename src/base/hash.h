@@ -40,7 +40,7 @@ typedef struct jp_u64map {
     uint64_t *keys;
     uint64_t *vals;
     uint8_t *used;
-    size_t cap;   /* power of two or 0 */
+    size_t cap; /* power of two or 0 */
     size_t count;
 } jp_u64map;
 

@@ -29,7 +29,8 @@ jp_err jp_duration_parse(const char *s, int64_t *ns, jp_error *err)
     errno = 0;
     double v = strtod(s, &end);
     if (end == s || errno || v < 0)
-        return jp_error_set(err, JP_ERR_USAGE, "bad duration '%s' (expected e.g. 30s, 15m, 250ms)", s);
+        return jp_error_set(err, JP_ERR_USAGE, "bad duration '%s' (expected e.g. 30s, 15m, 250ms)",
+                            s);
     double mul = 1e9;
     if (!*end || !strcmp(end, "s"))
         mul = 1e9;
@@ -46,7 +47,8 @@ jp_err jp_duration_parse(const char *s, int64_t *ns, jp_error *err)
     else if (!strcmp(end, "d"))
         mul = 86400e9;
     else
-        return jp_error_set(err, JP_ERR_USAGE, "bad duration unit in '%s' (use ns, us, ms, s, m, h, d)", s);
+        return jp_error_set(err, JP_ERR_USAGE,
+                            "bad duration unit in '%s' (use ns, us, ms, s, m, h, d)", s);
     double r = v * mul;
     if (r > 9.2e18)
         return jp_error_set(err, JP_ERR_USAGE, "duration '%s' is too large", s);
@@ -126,7 +128,8 @@ jp_err jp_rfc3339_parse(const char *s, int64_t *ns, jp_error *err)
     *ns = secs * JP_NS_PER_SEC + frac;
     return JP_OK;
 bad:
-    return jp_error_set(err, JP_ERR_USAGE, "bad time '%s' (expected RFC 3339, e.g. 2026-11-21T10:00:00Z)", s);
+    return jp_error_set(err, JP_ERR_USAGE,
+                        "bad time '%s' (expected RFC 3339, e.g. 2026-11-21T10:00:00Z)", s);
 }
 
 void jp_rfc3339_format(int64_t ns, char *buf, size_t len)

@@ -113,7 +113,8 @@ static void jp_flame_sort(jp_flame *f)
     jp_sort_ctx = f;
     for (size_t i = 0; i < f->count; i++) {
         size_t n = 0;
-        for (uint32_t c = f->nodes[i].first_child; c != JP_FLAME_NONE; c = f->nodes[c].next_sibling) {
+        for (uint32_t c = f->nodes[i].first_child; c != JP_FLAME_NONE;
+             c = f->nodes[c].next_sibling) {
             tmp = jp_xgrow(tmp, &cap, n + 1, sizeof *tmp);
             tmp[n++] = c;
         }
@@ -276,9 +277,9 @@ static int jp_top_cmp(const void *a, const void *b)
     const jp_profile *p = jp_top_sort_flame->prof;
     size_t lx = 0, ly = 0;
     const char *nx = x->frame == JP_FLAME_UNKNOWN_THREAD ? jp_unknown_thread
-                                                          : jp_profile_frame_name(p, x->frame, &lx);
+                                                         : jp_profile_frame_name(p, x->frame, &lx);
     const char *ny = y->frame == JP_FLAME_UNKNOWN_THREAD ? jp_unknown_thread
-                                                          : jp_profile_frame_name(p, y->frame, &ly);
+                                                         : jp_profile_frame_name(p, y->frame, &ly);
     if (x->frame == JP_FLAME_UNKNOWN_THREAD)
         lx = sizeof jp_unknown_thread - 1;
     if (y->frame == JP_FLAME_UNKNOWN_THREAD)

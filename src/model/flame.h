@@ -30,10 +30,10 @@ typedef struct jp_flame_node {
 typedef struct jp_flame {
     const jp_profile *prof;
     jp_kind kind;
-    bool threads;          /* thread names form the first level */
-    bool reversed;         /* callers tree: root's children are the focus frame */
-    uint32_t focus_frame;  /* the frame a reversed tree is about */
-    jp_flame_node *nodes;  /* nodes[0] is the root ("all") */
+    bool threads;         /* thread names form the first level */
+    bool reversed;        /* callers tree: root's children are the focus frame */
+    uint32_t focus_frame; /* the frame a reversed tree is about */
+    jp_flame_node *nodes; /* nodes[0] is the root ("all") */
     size_t count, cap;
     uint32_t max_depth;
 } jp_flame;

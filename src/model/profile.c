@@ -42,9 +42,12 @@ jp_frame_kind jp_frame_kind_from_jfr(const char *s, size_t len)
         const char *text;
         jp_frame_kind kind;
     } map[] = {
-        {"Interpreted", JP_FRAME_INTERPRETED}, {"JIT compiled", JP_FRAME_JIT},
-        {"Inlined", JP_FRAME_INLINED},         {"Native", JP_FRAME_NATIVE},
-        {"C++", JP_FRAME_CPP},                 {"Kernel", JP_FRAME_KERNEL},
+        {"Interpreted", JP_FRAME_INTERPRETED},
+        {"JIT compiled", JP_FRAME_JIT},
+        {"Inlined", JP_FRAME_INLINED},
+        {"Native", JP_FRAME_NATIVE},
+        {"C++", JP_FRAME_CPP},
+        {"Kernel", JP_FRAME_KERNEL},
         {"C1 compiled", JP_FRAME_C1},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
@@ -56,8 +59,8 @@ jp_frame_kind jp_frame_kind_from_jfr(const char *s, size_t len)
 jp_frame_kind jp_frame_primary_kind(const jp_frame *f)
 {
     /* Most specific first: a name seen as native code is native code. */
-    static const jp_frame_kind order[] = {JP_FRAME_THREAD, JP_FRAME_KERNEL, JP_FRAME_CPP,
-                                          JP_FRAME_NATIVE, JP_FRAME_INLINED, JP_FRAME_C1,
+    static const jp_frame_kind order[] = {JP_FRAME_THREAD, JP_FRAME_KERNEL,     JP_FRAME_CPP,
+                                          JP_FRAME_NATIVE, JP_FRAME_INLINED,    JP_FRAME_C1,
                                           JP_FRAME_JIT,    JP_FRAME_INTERPRETED};
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
         if (f->kinds & (1u << order[i]))
@@ -106,7 +109,8 @@ static uint32_t jp_profile_intern(jp_profile *p, const char *name, size_t len, b
             break;
         jp_frame *f = &p->frames[idx];
         bool is_thread = (f->kinds & (1u << JP_FRAME_THREAD)) != 0;
-        if (f->name_len == len && is_thread == thread && !memcmp(p->names + f->name_off, name, len)) {
+        if (f->name_len == len && is_thread == thread &&
+            !memcmp(p->names + f->name_off, name, len)) {
             f->kinds |= (uint16_t)(1u << kind);
             return (uint32_t)idx;
         }
@@ -153,8 +157,8 @@ uint32_t jp_profile_stack(jp_profile *p, const uint32_t *frames, size_t depth, b
         }
         key++;
     }
-    p->stack_frames =
-        jp_xgrow(p->stack_frames, &p->stack_frames_cap, p->stack_frames_len + depth, sizeof *frames);
+    p->stack_frames = jp_xgrow(p->stack_frames, &p->stack_frames_cap, p->stack_frames_len + depth,
+                               sizeof *frames);
     if (depth)
         memcpy(p->stack_frames + p->stack_frames_len, frames, depth * sizeof *frames);
     p->stacks = jp_xgrow(p->stacks, &p->stacks_cap, p->nstacks + 1, sizeof *p->stacks);

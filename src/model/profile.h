@@ -58,16 +58,16 @@ jp_frame_kind jp_frame_kind_from_jfr(const char *s, size_t len);
 typedef struct jp_frame {
     uint32_t name_off; /* into the profile's name arena */
     uint32_t name_len;
-    uint16_t kinds;    /* bit (1 << jp_frame_kind) for every kind seen */
-    uint64_t hash;     /* stable hash of the printed name */
+    uint16_t kinds; /* bit (1 << jp_frame_kind) for every kind seen */
+    uint64_t hash;  /* stable hash of the printed name */
 } jp_frame;
 
 /* ---- stacks ---- */
 typedef struct jp_stack {
     uint32_t frames_off; /* into the profile's frame-id arena; root first */
     uint32_t depth;
-    uint64_t id;         /* stable 64-bit id from the frame names */
-    bool truncated;      /* the recorder cut the stack (too deep) */
+    uint64_t id;    /* stable 64-bit id from the frame names */
+    bool truncated; /* the recorder cut the stack (too deep) */
 } jp_stack;
 
 #define JP_NO_THREAD UINT32_MAX
@@ -83,27 +83,27 @@ typedef struct jp_sample {
 typedef struct jp_kind_table {
     jp_sample *cells;
     size_t count, cap;
-    jp_u64map index;        /* (stack << 32 | thread) -> cell index */
-    uint64_t events;        /* events accepted for this kind */
-    uint64_t samples;       /* sum of cell samples */
-    uint64_t value;         /* sum of cell values */
-    uint64_t truncated;     /* events whose stack was truncated */
-    int64_t period_ns;      /* sampling period when known (cpu, wall), else 0 */
+    jp_u64map index;    /* (stack << 32 | thread) -> cell index */
+    uint64_t events;    /* events accepted for this kind */
+    uint64_t samples;   /* sum of cell samples */
+    uint64_t value;     /* sum of cell values */
+    uint64_t truncated; /* events whose stack was truncated */
+    int64_t period_ns;  /* sampling period when known (cpu, wall), else 0 */
 } jp_kind_table;
 
 typedef struct jp_profile {
     /* frames */
     jp_frame *frames;
     size_t nframes, frames_cap;
-    char *names;            /* arena of printed names (not NUL-terminated) */
+    char *names; /* arena of printed names (not NUL-terminated) */
     size_t names_len, names_cap;
-    jp_u64map frame_index;  /* name hash (+thread flag) -> frame index (chained via probing below) */
+    jp_u64map frame_index; /* name hash (+thread flag) -> frame index (chained via probing below) */
     /* stacks */
     jp_stack *stacks;
     size_t nstacks, stacks_cap;
     uint32_t *stack_frames; /* arena of frame indexes */
     size_t stack_frames_len, stack_frames_cap;
-    jp_u64map stack_index;  /* stack id -> stack index */
+    jp_u64map stack_index; /* stack id -> stack index */
     /* per kind */
     jp_kind_table kinds[JP_KIND_COUNT];
     /* recording range, ns since epoch (0 when unknown) */

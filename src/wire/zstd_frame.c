@@ -35,8 +35,9 @@ jp_err jp_zstd_decompress(const void *src, size_t len, size_t max_out, uint8_t *
     while (in.pos < in.size) {
         if (used == cap) {
             if (used >= max_out) {
-                rc = jp_error_set(err, JP_ERR_LIMIT,
-                                  "zstd: decompressed size exceeds the limit of %zu bytes", max_out);
+                rc =
+                    jp_error_set(err, JP_ERR_LIMIT,
+                                 "zstd: decompressed size exceeds the limit of %zu bytes", max_out);
                 goto out;
             }
             size_t want = cap ? cap * 2 : (len * 4 > 65536 ? len * 4 : 65536);

@@ -17,7 +17,8 @@ static void test_error_set_and_prefix(void **state)
     (void)state;
     jp_error e;
     jp_error_init(&e);
-    assert_int_equal(jp_error_set(&e, JP_ERR_FORMAT, "chunk %d @0x%x: bad", 3, 0x1a2b), JP_ERR_FORMAT);
+    assert_int_equal(jp_error_set(&e, JP_ERR_FORMAT, "chunk %d @0x%x: bad", 3, 0x1a2b),
+                     JP_ERR_FORMAT);
     jp_error_prefix(&e, "%s: ", "app.jfr");
     assert_string_equal(e.msg, "app.jfr: chunk 3 @0x1a2b: bad");
     assert_string_equal(jp_strerror(JP_ERR_TRUNCATED), "truncated input");
@@ -51,7 +52,8 @@ static void test_hash_is_stable(void **state)
 {
     (void)state;
     /* The stack id must not change between builds or machines. */
-    assert_true(jp_hash_bytes("java.lang.Thread.run", 20) == jp_hash_bytes("java.lang.Thread.run", 20));
+    assert_true(jp_hash_bytes("java.lang.Thread.run", 20) ==
+                jp_hash_bytes("java.lang.Thread.run", 20));
     assert_true(jp_hash_bytes("a", 1) != jp_hash_bytes("b", 1));
     assert_true(jp_hash_combine(1, 2) != jp_hash_combine(2, 1));
 }

@@ -32,7 +32,6 @@ static void test_profile_interns_and_aggregates(void **state)
     jp_profile_free(p);
 }
 
-
 /* Builds: main;a;b x3, main;a x1, main;b;b;c x2 (recursive b), with thread T1/T2. */
 static jp_profile *make_profile(void)
 {
@@ -54,7 +53,8 @@ static jp_profile *make_profile(void)
 
 static uint32_t find_child(const jp_flame *f, uint32_t node, const char *name)
 {
-    for (uint32_t c = f->nodes[node].first_child; c != JP_FLAME_NONE; c = f->nodes[c].next_sibling) {
+    for (uint32_t c = f->nodes[node].first_child; c != JP_FLAME_NONE;
+         c = f->nodes[c].next_sibling) {
         size_t len;
         const char *n = jp_flame_node_name(f, c, &len);
         if (len == strlen(name) && !memcmp(n, name, len))

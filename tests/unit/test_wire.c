@@ -46,7 +46,8 @@ static void test_zstd_bomb_is_stopped_at_the_cap(void **state)
     assert_null(back);
     assert_non_null(strstr(e.msg, "exceeds the limit"));
     /* garbage is a format error */
-    assert_int_equal(jp_zstd_decompress("not zstd at all", 15, 1024, &back, &blen, &e), JP_ERR_FORMAT);
+    assert_int_equal(jp_zstd_decompress("not zstd at all", 15, 1024, &back, &blen, &e),
+                     JP_ERR_FORMAT);
     free(z);
 }
 

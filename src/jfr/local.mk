@@ -1,3 +1,12 @@
 noinst_LIBRARIES += libjpjfr.a
 libjpjfr_a_SOURCES = \
-	src/jfr/jfr.h
+	src/jfr/jfr.h \
+	src/jfr/input.h src/jfr/internal.h \
+	src/jfr/text.c \
+	src/jfr/meta.c src/jfr/meta.h \
+	src/jfr/plan.c src/jfr/plan.h \
+	src/jfr/pool.c src/jfr/pool.h \
+	src/jfr/resolve.c src/jfr/resolve.h \
+	src/jfr/frame_name.c src/jfr/frame_name.h \
+	src/jfr/chunk.c src/jfr/chunk.h \
+	src/jfr/reader.c

@@ -6,14 +6,15 @@
 
 #include "base/xalloc.h"
 
-/* Frame value used for cells that carry no thread when threads are shown. */
-#define JP_FLAME_UNKNOWN_THREAD (UINT32_MAX - 1)
-
 static const char jp_unknown_thread[] = "[unknown thread]";
 
 const char *jp_flame_node_name(const jp_flame *f, uint32_t node, size_t *len)
 {
-    uint32_t fr = f->nodes[node].frame;
+    return jp_flame_frame_name(f, f->nodes[node].frame, len);
+}
+
+const char *jp_flame_frame_name(const jp_flame *f, uint32_t fr, size_t *len)
+{
     if (fr == JP_FLAME_NONE) {
         *len = 3;
         return "all";
@@ -86,31 +87,43 @@ static void jp_flame_add_path(jp_flame *f, jp_u64map *idx, const uint32_t *path,
     f->nodes[node].self_value += c->value;
 }
 
-static const jp_flame *jp_sort_ctx;
+typedef struct jp_sort_ctx {
+    const jp_flame *f;
+    bool by_value;
+} jp_sort_ctx;
 
-static int jp_flame_cmp_nodes(const void *a, const void *b)
+static int jp_flame_cmp_names(const jp_flame *f, uint32_t fa, uint32_t fb)
 {
-    const jp_flame *f = jp_sort_ctx;
-    const jp_flame_node *x = &f->nodes[*(const uint32_t *)a], *y = &f->nodes[*(const uint32_t *)b];
-    if (x->total_value != y->total_value)
-        return x->total_value < y->total_value ? 1 : -1;
-    if (x->total_samples != y->total_samples)
-        return x->total_samples < y->total_samples ? 1 : -1;
     size_t lx, ly;
-    const char *nx = jp_flame_node_name(f, *(const uint32_t *)a, &lx);
-    const char *ny = jp_flame_node_name(f, *(const uint32_t *)b, &ly);
+    const char *nx = jp_flame_frame_name(f, fa, &lx);
+    const char *ny = jp_flame_frame_name(f, fb, &ly);
     int c = memcmp(nx, ny, lx < ly ? lx : ly);
-    if (c)
-        return c;
-    return lx < ly ? -1 : lx > ly;
+    return c ? c : (lx < ly ? -1 : lx > ly);
 }
 
-/* Orders every child list by total (descending), then name. */
-static void jp_flame_sort(jp_flame *f)
+static int jp_cmp_desc(uint64_t x, uint64_t y)
+{
+    return x == y ? 0 : (x < y ? 1 : -1);
+}
+
+static int jp_flame_cmp_nodes(const void *a, const void *b, void *vctx)
+{
+    const jp_sort_ctx *c = vctx;
+    const jp_flame_node *x = &c->f->nodes[*(const uint32_t *)a];
+    const jp_flame_node *y = &c->f->nodes[*(const uint32_t *)b];
+    int r = c->by_value ? jp_cmp_desc(x->total_value, y->total_value)
+                        : jp_cmp_desc(x->total_samples, y->total_samples);
+    if (!r)
+        r = c->by_value ? jp_cmp_desc(x->total_samples, y->total_samples)
+                        : jp_cmp_desc(x->total_value, y->total_value);
+    return r ? r : jp_flame_cmp_names(c->f, x->frame, y->frame);
+}
+
+void jp_flame_sort_by(jp_flame *f, bool by_value)
 {
     uint32_t *tmp = NULL;
     size_t cap = 0;
-    jp_sort_ctx = f;
+    jp_sort_ctx ctx = {.f = f, .by_value = by_value};
     for (size_t i = 0; i < f->count; i++) {
         size_t n = 0;
         for (uint32_t c = f->nodes[i].first_child; c != JP_FLAME_NONE;
@@ -120,14 +133,18 @@ static void jp_flame_sort(jp_flame *f)
         }
         if (n < 2)
             continue;
-        qsort(tmp, n, sizeof *tmp, jp_flame_cmp_nodes);
+        qsort_r(tmp, n, sizeof *tmp, jp_flame_cmp_nodes, &ctx);
         f->nodes[i].first_child = tmp[0];
         for (size_t j = 0; j + 1 < n; j++)
             f->nodes[tmp[j]].next_sibling = tmp[j + 1];
         f->nodes[tmp[n - 1]].next_sibling = JP_FLAME_NONE;
     }
-    jp_sort_ctx = NULL;
     free(tmp);
+}
+
+static void jp_flame_sort(jp_flame *f)
+{
+    jp_flame_sort_by(f, true);
 }
 
 jp_flame *jp_flame_build(const jp_profile *p, jp_kind k, bool threads)
@@ -260,32 +277,16 @@ static void jp_top_visit(const jp_flame *f, uint32_t node, bool enter, void *vct
     }
 }
 
-static const jp_flame *jp_top_sort_flame;
-static bool jp_top_sort_by_value;
-
-static int jp_top_cmp(const void *a, const void *b)
+static int jp_top_cmp(const void *a, const void *b, void *vctx)
 {
+    const jp_sort_ctx *c = vctx;
     const jp_top_row *x = a, *y = b;
-    uint64_t sx = jp_top_sort_by_value ? x->self_value : x->self_samples;
-    uint64_t sy = jp_top_sort_by_value ? y->self_value : y->self_samples;
-    if (sx != sy)
-        return sx < sy ? 1 : -1;
-    uint64_t tx = jp_top_sort_by_value ? x->total_value : x->total_samples;
-    uint64_t ty = jp_top_sort_by_value ? y->total_value : y->total_samples;
-    if (tx != ty)
-        return tx < ty ? 1 : -1;
-    const jp_profile *p = jp_top_sort_flame->prof;
-    size_t lx = 0, ly = 0;
-    const char *nx = x->frame == JP_FLAME_UNKNOWN_THREAD ? jp_unknown_thread
-                                                         : jp_profile_frame_name(p, x->frame, &lx);
-    const char *ny = y->frame == JP_FLAME_UNKNOWN_THREAD ? jp_unknown_thread
-                                                         : jp_profile_frame_name(p, y->frame, &ly);
-    if (x->frame == JP_FLAME_UNKNOWN_THREAD)
-        lx = sizeof jp_unknown_thread - 1;
-    if (y->frame == JP_FLAME_UNKNOWN_THREAD)
-        ly = sizeof jp_unknown_thread - 1;
-    int c = memcmp(nx, ny, lx < ly ? lx : ly);
-    return c ? c : (lx < ly ? -1 : lx > ly);
+    int r = c->by_value ? jp_cmp_desc(x->self_value, y->self_value)
+                        : jp_cmp_desc(x->self_samples, y->self_samples);
+    if (!r)
+        r = c->by_value ? jp_cmp_desc(x->total_value, y->total_value)
+                        : jp_cmp_desc(x->total_samples, y->total_samples);
+    return r ? r : jp_flame_cmp_names(c->f, x->frame, y->frame);
 }
 
 size_t jp_flame_top(const jp_flame *f, uint32_t root, bool by_value, jp_top_row **rows)
@@ -301,10 +302,8 @@ size_t jp_flame_top(const jp_flame *f, uint32_t root, bool by_value, jp_top_row 
     for (size_t i = 0; i < nslots; i++)
         if (c.acc[i].frame != JP_FLAME_NONE)
             c.acc[n++] = c.acc[i];
-    jp_top_sort_flame = f;
-    jp_top_sort_by_value = by_value;
-    qsort(c.acc, n, sizeof *c.acc, jp_top_cmp);
-    jp_top_sort_flame = NULL;
+    jp_sort_ctx sc = {.f = f, .by_value = by_value};
+    qsort_r(c.acc, n, sizeof *c.acc, jp_top_cmp, &sc);
     free(c.on_path);
     *rows = c.acc;
     return n;

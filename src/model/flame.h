@@ -16,6 +16,10 @@
 #include "model/profile.h"
 
 #define JP_FLAME_NONE UINT32_MAX
+/* node.frame / jp_top_row.frame of cells that carry no thread in a tree
+ * built with threads: not a profile frame index; name it with
+ * jp_flame_frame_name(). */
+#define JP_FLAME_UNKNOWN_THREAD (UINT32_MAX - 1)
 
 typedef struct jp_flame_node {
     uint32_t frame;        /* profile frame index; JP_FLAME_NONE for the root */
@@ -51,6 +55,14 @@ void jp_flame_free(jp_flame *f);
 
 /* Printed name of a node ("all" for the root). */
 const char *jp_flame_node_name(const jp_flame *f, uint32_t node, size_t *len);
+
+/* Printed name of a frame value found in a node or top row, including
+ * JP_FLAME_UNKNOWN_THREAD ("[unknown thread]") and JP_FLAME_NONE ("all"). */
+const char *jp_flame_frame_name(const jp_flame *f, uint32_t frame, size_t *len);
+
+/* Re-orders every child list by total samples or total value (descending),
+ * then name; trees are built ordered by value. */
+void jp_flame_sort_by(jp_flame *f, bool by_value);
 
 /* Total of a node in samples or value. */
 static inline uint64_t jp_flame_total(const jp_flame *f, uint32_t node, bool value)

@@ -3,3 +3,6 @@ libjpmodel_a_SOURCES = \
 	src/model/profile.c src/model/profile.h \
 	src/model/flame.c src/model/flame.h \
 	src/model/units.c src/model/units.h
+libjpmodel_a_SOURCES += \
+	src/model/snapshot.c src/model/snapshot.h \
+	src/model/analyze.c src/model/analyze.h

@@ -1,4 +1,21 @@
+# jprof-top: the curses-free part is a library so unit tests can drive the
+# views without a terminal; only screen.c (in the program) links ncurses.
+noinst_LIBRARIES += libjptui.a
+libjptui_a_SOURCES = \
+	src/tui/batch.c src/tui/batch.h \
+	src/tui/canvas.c src/tui/canvas.h \
+	src/tui/chrome.c src/tui/chrome.h \
+	src/tui/flame_json.c src/tui/flame_json.h \
+	src/tui/flame_panel.c src/tui/flame_panel.h \
+	src/tui/layout.c src/tui/layout.h \
+	src/tui/load.c src/tui/load.h \
+	src/tui/table_panel.c src/tui/table_panel.h \
+	src/tui/view.c src/tui/view.h
+libjptui_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+
 bin_PROGRAMS += jprof-top
-jprof_top_SOURCES = src/tui/main.c
+jprof_top_SOURCES = src/tui/main.c \
+	src/tui/interactive.c src/tui/interactive.h \
+	src/tui/screen.c src/tui/screen.h
 jprof_top_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(JANSSON_CFLAGS)
-jprof_top_LDADD = libjpjfr.a libjpmodel.a libjpbase.a $(NCURSES_LIBS) $(JANSSON_LIBS) -lm
+jprof_top_LDADD = libjptui.a libjpjfr.a libjpmodel.a libjpbase.a $(NCURSES_LIBS) $(JANSSON_LIBS) -lm

@@ -3,3 +3,10 @@ noinst_LIBRARIES += libjpwire.a
 libjpwire_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(ZSTD_CFLAGS) $(CURL_CFLAGS)
 libjpwire_a_SOURCES = \
 	src/wire/zstd_frame.c src/wire/zstd_frame.h
+# upload batches (the agent -> server contract, docs/API.md)
+libjpwire_a_SOURCES += \
+	src/wire/batch.c src/wire/batch.h \
+	src/wire/batch_json.c src/wire/batch_json.h
+# thread snapshots + analyses (jprof-top -b --format json, batches)
+libjpwire_a_SOURCES += \
+	src/wire/snapshot_json.c src/wire/snapshot_json.h

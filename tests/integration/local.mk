@@ -1,1 +1,65 @@
 # Integration tests: real JVMs, the JDK's jfr tool as oracle, tmux.
+# Benchmarks are run by hand (bench/*/run), never by make check.
+
+# The test workload (tests/java/JprofWorkload.java), compiled into the build
+# dir. The tests find it through JPROF_WORKLOAD_CLASSES (record-jfr.sh compiles
+# it itself when it is missing, so a test run without javac here still works
+# with any JDK the test finds).
+JPROF_WORKLOAD_CLASS = tests/java/classes/shop/JprofWorkload.class
+if HAVE_JAVAC
+$(JPROF_WORKLOAD_CLASS): $(srcdir)/tests/java/JprofWorkload.java
+	$(AM_V_GEN)rm -rf tests/java/classes && $(MKDIR_P) tests/java/classes && \
+	$(JAVAC) -d tests/java/classes $(srcdir)/tests/java/JprofWorkload.java
+jprof-workload: $(JPROF_WORKLOAD_CLASS)
+else
+jprof-workload:
+	@echo "javac not found by configure: the test workload is compiled by record-jfr.sh"
+endif
+.PHONY: jprof-workload
+
+TESTS += tests/integration/test_jfr_oracle.sh
+# The parallel test driver names the log after the script; build the workload
+# first. (The target is spelled through a variable so automake does not see it
+# as an override of its own rule: make merges the prerequisites.)
+JPROF_ORACLE_LOG = tests/integration/test_jfr_oracle.sh.log
+$(JPROF_ORACLE_LOG): jprof-top jprof-workload
+
+EXTRA_DIST += tests/java/JprofWorkload.java \
+	tests/integration/test_jfr_oracle.sh \
+	tests/integration/jfr_oracle.py \
+	tests/integration/record-jfr.sh
+
+clean-local: clean-local-integration
+clean-local-integration:
+	rm -rf tests/java/classes tests/integration/jfr-oracle.d
+.PHONY: clean-local-integration
+
+# jprof-top's command line and its interactive flame view, driven in tmux.
+TESTS += tests/integration/test_tui_flame.sh
+JPROF_TUI_LOG = tests/integration/test_tui_flame.sh.log
+$(JPROF_TUI_LOG): jprof-top
+EXTRA_DIST += tests/integration/test_tui_flame.sh
+
+# Live JVMs (src/jvm): attach, snapshots from both sources, analyses, JFR
+# control, error cases, on JDK 17 and 25. Workloads: tests/java/Deadlocks.java,
+# tests/java/Contention.java (compiled by the script into the build dir).
+TESTS += tests/integration/test_live_jvm.sh
+JPROF_LIVE_LOG = tests/integration/test_live_jvm.sh.log
+if HAVE_JAVAC
+$(JPROF_LIVE_LOG): jprof-probe-dev jprof-helper.jar
+else
+$(JPROF_LIVE_LOG): jprof-probe-dev
+endif
+EXTRA_DIST += tests/integration/test_live_jvm.sh tests/java/Deadlocks.java \
+	tests/java/Contention.java
+clean-local: clean-local-live
+clean-local-live:
+	rm -rf tests/integration/live-jvm.d
+.PHONY: clean-local-live
+
+# jprof-server's API suite (server_api.py) on the embedded store; the same
+# suite runs against ClickHouse through JPROF_SERVER_CMD.
+TESTS += tests/integration/test_server_api.sh
+JPROF_SERVER_API_LOG = tests/integration/test_server_api.sh.log
+$(JPROF_SERVER_API_LOG): jprof-server jprof-top
+EXTRA_DIST += tests/integration/test_server_api.sh tests/integration/server_api.py

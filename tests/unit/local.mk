@@ -16,3 +16,40 @@ TESTS += tests/unit/test_wire
 tests_unit_test_wire_SOURCES = tests/unit/test_wire.c
 tests_unit_test_wire_CFLAGS = $(UNIT_CFLAGS) $(ZSTD_CFLAGS)
 tests_unit_test_wire_LDADD = libjpwire.a $(UNIT_LDADD) $(ZSTD_LIBS) $(JANSSON_LIBS)
+
+# src/jvm + snapshot model/analyses (live-JVM work)
+check_PROGRAMS += tests/unit/test_threadprint tests/unit/test_snapshot
+TESTS += tests/unit/test_threadprint tests/unit/test_snapshot
+tests_unit_test_threadprint_SOURCES = tests/unit/test_threadprint.c
+tests_unit_test_threadprint_CPPFLAGS = $(AM_CPPFLAGS) -DTEST_DATA_DIR='"$(abs_top_srcdir)/tests/unit/data"'
+tests_unit_test_threadprint_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_threadprint_LDADD = libjpjvm.a $(UNIT_LDADD) $(JANSSON_LIBS)
+tests_unit_test_snapshot_SOURCES = tests/unit/test_snapshot.c
+tests_unit_test_snapshot_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_snapshot_LDADD = $(UNIT_LDADD)
+EXTRA_DIST += tests/unit/data
+
+# src/tui: batch formats, canvas, layout and the flame view, without a terminal
+check_PROGRAMS += tests/unit/test_tui
+TESTS += tests/unit/test_tui
+tests_unit_test_tui_SOURCES = tests/unit/test_tui.c
+tests_unit_test_tui_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_test_tui_LDADD = libjptui.a $(UNIT_LDADD) $(JANSSON_LIBS)
+
+# JFR reader (owned by the JFR helper): unit tests, a synthetic JFR writer, a dump tool.
+check_PROGRAMS += tests/unit/jfr_dump
+tests_unit_jfr_dump_SOURCES = tests/unit/jfr_dump.c
+tests_unit_jfr_dump_LDADD = libjpjfr.a libjpmodel.a libjpbase.a -lm
+check_PROGRAMS += tests/unit/test_jvm
+TESTS += tests/unit/test_jvm
+tests_unit_test_jvm_SOURCES = tests/unit/test_jvm.c
+tests_unit_test_jvm_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_jvm_LDADD = libjpjvm.a $(UNIT_LDADD) $(JANSSON_LIBS)
+
+# src/agent: policy, cgroup, pod JSON, naming, host config, queue, /metrics
+check_PROGRAMS += tests/unit/test_agent
+TESTS += tests/unit/test_agent
+tests_unit_test_agent_SOURCES = tests/unit/test_agent.c
+tests_unit_test_agent_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_test_agent_LDADD = libjpagent.a libjpjvm.a libjpwire.a $(UNIT_LDADD) $(CURL_LIBS) \
+	$(JANSSON_LIBS) $(ZSTD_LIBS) -lpthread

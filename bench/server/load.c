@@ -1,0 +1,272 @@
+/* load.c - jprof-server benchmark client: ingest throughput and query latency.
+ *
+ * Builds JVMS x WINDOWS one-minute profile windows of STACKS stacks each
+ * (JVMs split over SERVICES services of the same synthetic application, so
+ * stacks repeat across pods as they do in a real fleet), posts them as
+ * zstd-compressed batches from THREADS connections, then times QUERIES
+ * flamegraph and top requests for one service, one kind, one hour.
+ * Prints the figures; bench/server/run adds the server's peak RSS. */
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/timeutil.h"
+#include "base/xalloc.h"
+#include "wire/batch.h"
+#include "wire/batch_json.h"
+#include "wire/zstd_frame.h"
+
+typedef struct cfg {
+    const char *url, *token;
+    int server_pid; /* to read the server's CPU time (0 = unknown) */
+    int jvms, services, windows, stacks, depth, threads, queries;
+} cfg;
+
+typedef struct job {
+    const cfg *c;
+    int next; /* next (jvm, window) pair, under mu */
+    pthread_mutex_t mu;
+    uint64_t rows, batches, bytes, errors;
+    int64_t now;
+} job;
+
+static size_t sink(void *p, size_t sz, size_t n, void *ud)
+{
+    (void)p;
+    (void)ud;
+    return sz * n;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* One window's batch: stacks of the service's application, values random. */
+static char *make_batch(const cfg *c, int jvm, int win, int64_t now, size_t *len)
+{
+    jp_batch b;
+    jp_batch_init(&b);
+    char buf[160];
+    int svc = jvm % c->services;
+    snprintf(buf, sizeof buf, "bench-%d-%d-%lld", jvm, win, (long long)(now / JP_NS_PER_SEC));
+    b.id = jp_xstrdup(buf);
+    b.collector = jp_xstrdup("bench@node");
+    int nframes = c->stacks * 2;
+    for (int f = 0; f < nframes; f++) {
+        snprintf(buf, sizeof buf, "com.bench.app%d.pkg%d.Class%d.method%d", svc, f % 37, f % 211,
+                 f);
+        jp_batch_add_frame(&b, buf, strlen(buf));
+    }
+    uint32_t *fr = jp_xcalloc((size_t)c->depth + 1, sizeof *fr);
+    for (int s = 0; s < c->stacks; s++) {
+        uint64_t st = 0x9e3779b97f4a7c15ULL * (uint64_t)(s + 1) + (uint64_t)svc; /* same per service */
+        int depth = c->depth / 2 + (int)(rng_next(&st) % (uint64_t)(c->depth / 2 + 1));
+        for (int d = 0; d < depth; d++)
+            fr[d] = d < 4 ? (uint32_t)d : (uint32_t)(rng_next(&st) % (uint64_t)nframes);
+        fr[depth - 1] = (uint32_t)(s % nframes); /* distinct leaves keep stacks distinct */
+        jp_batch_add_stack(&b, fr, (uint32_t)depth, false);
+    }
+    free(fr);
+    jp_batch_window *w = jp_batch_add_window(&b);
+    snprintf(buf, sizeof buf, "svc%d", svc);
+    w->target.ns = jp_xstrdup("bench");
+    w->target.service = jp_xstrdup(buf);
+    snprintf(buf, sizeof buf, "svc%d-pod%d", svc, jvm);
+    w->target.pod = jp_xstrdup(buf);
+    w->kind = JP_KIND_CPU;
+    int64_t minute = 60 * JP_NS_PER_SEC;
+    w->start_ns = (now / minute - c->windows + win) * minute;
+    w->end_ns = w->start_ns + minute;
+    w->period_ns = 10000000;
+    uint64_t r = (uint64_t)(jvm * 7919 + win * 104729 + 1);
+    for (int s = 0; s < c->stacks; s++) {
+        uint64_t n = 1 + rng_next(&r) % 50;
+        jp_batch_window_add_row(w, (uint32_t)s, JP_BATCH_NO_THREAD, n, n * 10000000);
+        w->events += n;
+    }
+    char *json = jp_batch_json_encode(&b, len);
+    jp_batch_cleanup(&b);
+    uint8_t *z;
+    size_t zlen;
+    jp_error e;
+    jp_error_init(&e);
+    if (jp_zstd_compress(json, *len, 3, &z, &zlen, &e) != JP_OK) {
+        fprintf(stderr, "load: zstd: %s\n", e.msg);
+        exit(1);
+    }
+    free(json);
+    *len = zlen;
+    return (char *)z;
+}
+
+static void *ingest_thread(void *arg)
+{
+    job *j = arg;
+    const cfg *c = j->c;
+    CURL *h = curl_easy_init();
+    char url[512], auth[600];
+    snprintf(url, sizeof url, "%s/api/v1/ingest", c->url);
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", c->token);
+    struct curl_slist *hd = curl_slist_append(NULL, auth);
+    hd = curl_slist_append(hd, "Content-Encoding: zstd");
+    hd = curl_slist_append(hd, "Content-Type: application/json");
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
+    for (;;) {
+        pthread_mutex_lock(&j->mu);
+        int k = j->next++;
+        pthread_mutex_unlock(&j->mu);
+        if (k >= c->jvms * c->windows)
+            break;
+        size_t len;
+        /* window-major order: like a fleet, every JVM uploads each minute */
+        char *body = make_batch(c, k % c->jvms, k / c->jvms, j->now, &len);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)len);
+        long code = 0;
+        CURLcode rc = curl_easy_perform(h);
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+        pthread_mutex_lock(&j->mu);
+        if (rc != CURLE_OK || code != 200)
+            j->errors++;
+        else {
+            j->batches++;
+            j->rows += (uint64_t)c->stacks;
+            j->bytes += len;
+        }
+        pthread_mutex_unlock(&j->mu);
+        free(body);
+    }
+    curl_slist_free_all(hd);
+    curl_easy_cleanup(h);
+    return NULL;
+}
+
+/* utime + stime of a process in seconds (from /proc/PID/stat), or -1. */
+static double proc_cpu(int pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = pid > 0 ? fopen(path, "r") : NULL;
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    unsigned long ut = 0, st = 0;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+        return -1;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void query_bench(const cfg *c, const char *what, const char *extra)
+{
+    CURL *h = curl_easy_init();
+    char url[1024], auth[600];
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", c->token);
+    struct curl_slist *hd = curl_slist_append(NULL, auth);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
+    int64_t *lat = jp_xcalloc((size_t)c->queries + 1, sizeof *lat);
+    int errors = 0;
+    for (int i = 0; i < c->queries; i++) {
+        snprintf(url, sizeof url,
+                 "%s/api/v1/%s?namespace=bench&service=svc%d&kind=cpu&from=-%dm&to=now%s", c->url,
+                 what, i % c->services, c->windows + 1, extra);
+        curl_easy_setopt(h, CURLOPT_URL, url);
+        int64_t t0 = jp_time_mono_ns();
+        long code = 0;
+        if (curl_easy_perform(h) != CURLE_OK ||
+            (curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code), code != 200))
+            errors++;
+        lat[i] = jp_time_mono_ns() - t0;
+    }
+    qsort(lat, (size_t)c->queries, sizeof *lat, cmp_i64);
+    int n = c->queries;
+    printf("%-10s p50 %8.1f ms   p95 %8.1f ms   max %8.1f ms   (%d queries, %d errors)\n", what,
+           (double)lat[n / 2] / 1e6, (double)lat[(n * 95) / 100 < n ? (n * 95) / 100 : n - 1] / 1e6,
+           (double)lat[n - 1] / 1e6, n, errors);
+    free(lat);
+    curl_slist_free_all(hd);
+    curl_easy_cleanup(h);
+}
+
+int main(int argc, char **argv)
+{
+    cfg c = {.url = "http://127.0.0.1:8480", .token = "", .jvms = 50, .services = 5,
+             .windows = 60, .stacks = 2000, .depth = 24, .threads = 4, .queries = 40};
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const char *k = argv[i], *v = argv[i + 1];
+        int n = (int)strtol(v, NULL, 10);
+        if (!strcmp(k, "--url"))
+            c.url = v;
+        else if (!strcmp(k, "--token"))
+            c.token = v;
+        else if (!strcmp(k, "--jvms"))
+            c.jvms = n;
+        else if (!strcmp(k, "--services"))
+            c.services = n;
+        else if (!strcmp(k, "--windows"))
+            c.windows = n;
+        else if (!strcmp(k, "--stacks"))
+            c.stacks = n;
+        else if (!strcmp(k, "--depth"))
+            c.depth = n;
+        else if (!strcmp(k, "--threads"))
+            c.threads = n;
+        else if (!strcmp(k, "--server-pid"))
+            c.server_pid = n;
+        else if (!strcmp(k, "--queries"))
+            c.queries = n;
+        else {
+            fprintf(stderr, "load: unknown option %s\n", k);
+            return 2;
+        }
+    }
+    if (c.jvms < 1 || c.services < 1 || c.windows < 1 || c.stacks < 1 || c.depth < 2 ||
+        c.threads < 1 || c.threads > 64 || c.queries < 1) {
+        fprintf(stderr, "load: bad sizes\n");
+        return 2;
+    }
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    job j = {.c = &c, .now = jp_time_now_ns()};
+    pthread_mutex_init(&j.mu, NULL);
+    printf("size: %d JVMs (%d services) x %d one-minute windows x %d stacks (depth %d-%d), "
+           "%d upload threads\n",
+           c.jvms, c.services, c.windows, c.stacks, c.depth / 2, c.depth, c.threads);
+    pthread_t th[64];
+    double cpu0 = proc_cpu(c.server_pid);
+    int64_t t0 = jp_time_mono_ns();
+    for (int i = 0; i < c.threads; i++)
+        pthread_create(&th[i], NULL, ingest_thread, &j);
+    for (int i = 0; i < c.threads; i++)
+        pthread_join(th[i], NULL);
+    double secs = (double)(jp_time_mono_ns() - t0) / 1e9;
+    printf("ingest     %llu batches, %llu stack rows, %.1f MB zstd in %.2f s: %.0f stack rows/s, "
+           "%.1f batches/s, %llu errors (client time included)\n",
+           (unsigned long long)j.batches, (unsigned long long)j.rows, (double)j.bytes / 1e6, secs,
+           (double)j.rows / secs, (double)j.batches / secs, (unsigned long long)j.errors);
+    double cpu1 = proc_cpu(c.server_pid);
+    if (cpu0 >= 0 && cpu1 > cpu0)
+        printf("ingest     server CPU %.2f s: %.0f stack rows per server CPU second\n", cpu1 - cpu0,
+               (double)j.rows / (cpu1 - cpu0));
+    query_bench(&c, "flamegraph", "&max_nodes=2000");
+    query_bench(&c, "top", "&limit=100");
+    curl_global_cleanup();
+    return j.errors ? 1 : 0;
+}

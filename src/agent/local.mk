@@ -1,0 +1,13 @@
+# src/agent: jprof-agent (discovery, pod watch, policy, collection, upload, /metrics).
+noinst_LIBRARIES += libjpagent.a
+libjpagent_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS) $(ZSTD_CFLAGS)
+libjpagent_a_SOURCES = \
+	src/agent/policy.c src/agent/policy.h \
+	src/agent/cgroup.c src/agent/cgroup.h \
+	src/agent/k8s_pod.c src/agent/k8s_pod.h \
+	src/agent/hostmode.c src/agent/hostmode.h \
+	src/agent/queue.c src/agent/queue.h \
+	src/agent/metrics.c src/agent/metrics.h \
+	src/agent/upload.c src/agent/upload.h
+AGENT_LIBS = libjpagent.a libjpjvm.a libjpwire.a libjpjfr.a libjpmodel.a libjpbase.a \
+	$(CURL_LIBS) $(JANSSON_LIBS) $(ZSTD_LIBS) -lpthread -lm

@@ -1,0 +1,410 @@
+#include "agent/upload.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "agent/queue.h"
+#include "base/timeutil.h"
+#include "base/xalloc.h"
+#include "wire/batch_json.h"
+#include "wire/zstd_frame.h"
+
+#define TOKEN_MAX 4096
+
+struct agent_uploader {
+    agent_upload_opts o;
+    char *server, *token_file, *ca_file, *collector, *version, *url;
+    agent_metrics *m;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    agent_queue q;
+    uint64_t seq;
+    int64_t started_s;
+    int stopping;
+    int64_t flush_deadline; /* mono ns; 0 while running */
+    pthread_t thread;
+    agent_metrics dummy; /* counters when the caller gave none */
+};
+
+void agent_upload_opts_init(agent_upload_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->collector = "jprof-agent";
+    o->queue_bytes = 64u << 20;
+    o->max_batch_bytes = 8u << 20;
+    o->timeout_ns = 30 * JP_NS_PER_SEC;
+    o->backoff_min_ns = JP_NS_PER_SEC;
+    o->backoff_max_ns = 300 * JP_NS_PER_SEC;
+}
+
+static uint64_t rnd64(void)
+{
+    uint64_t v = 0;
+    if (getrandom(&v, sizeof v, GRND_NONBLOCK) != (ssize_t)sizeof v)
+        v = (uint64_t)jp_time_mono_ns() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid();
+    return v;
+}
+
+int64_t agent_backoff_ns(unsigned attempt, int64_t min_ns, int64_t max_ns, uint64_t rnd)
+{
+    int64_t d = min_ns > 0 ? min_ns : 1;
+    for (unsigned i = 1; i < attempt && d < max_ns; i++)
+        d = d > max_ns / 2 ? max_ns : d * 2;
+    if (d > max_ns)
+        d = max_ns;
+    int64_t half = d / 2;
+    return half + (int64_t)(rnd % (uint64_t)(d - half + 1));
+}
+
+/* ---- queueing ---- */
+
+jp_err agent_upload_add(agent_uploader *u, jp_batch *b, int64_t data_ns, jp_error *err)
+{
+    pthread_mutex_lock(&u->lock);
+    uint64_t seq = ++u->seq;
+    free(b->id);
+    free(b->collector);
+    free(b->collector_version);
+    char id[JP_BATCH_ID_MAX];
+    snprintf(id, sizeof id, "%.60s-%lld-%llu-%08llx", u->collector, (long long)u->started_s,
+             (unsigned long long)seq, (unsigned long long)(rnd64() & 0xffffffffULL));
+    b->id = jp_xstrdup(id);
+    b->collector = jp_xstrdup(u->collector);
+    b->collector_version = u->version ? jp_xstrdup(u->version) : NULL;
+    b->sent_ns = jp_time_now_ns();
+    b->queue_dropped_batches = u->q.dropped_batches;
+    b->queue_dropped_bytes = u->q.dropped_bytes;
+    b->queue_oldest_dropped_ns = u->q.oldest_dropped_ns;
+    b->queue_bytes = u->q.bytes;
+    pthread_mutex_unlock(&u->lock);
+
+    size_t len;
+    char *json = jp_batch_json_encode(b, &len);
+    if (len > u->o.max_batch_bytes) {
+        free(json);
+        return jp_error_set(err, JP_ERR_LIMIT, "batch of %zu bytes exceeds the %zu byte cap", len,
+                            u->o.max_batch_bytes);
+    }
+    agent_qitem *it = jp_xcalloc(1, sizeof *it);
+    jp_err rc = jp_zstd_compress(json, len, 3, &it->data, &it->len, err);
+    free(json);
+    if (rc != JP_OK) {
+        free(it);
+        return rc;
+    }
+    it->id = jp_xstrdup(id);
+    it->data_ns = data_ns;
+    pthread_mutex_lock(&u->lock);
+    size_t dropped = agent_queue_push(&u->q, it);
+    atomic_fetch_add(&u->m->uploads_dropped, dropped);
+    atomic_store(&u->m->upload_dropped_bytes, u->q.dropped_bytes);
+    atomic_store(&u->m->queue_bytes, u->q.bytes);
+    atomic_fetch_add(&u->m->batches_queued, 1);
+    pthread_cond_signal(&u->cond);
+    pthread_mutex_unlock(&u->lock);
+    return JP_OK;
+}
+
+void agent_uploader_stats(agent_uploader *u, uint64_t *dropped_batches, uint64_t *dropped_bytes,
+                          int64_t *oldest_dropped_ns, size_t *queued_bytes)
+{
+    pthread_mutex_lock(&u->lock);
+    if (dropped_batches)
+        *dropped_batches = u->q.dropped_batches;
+    if (dropped_bytes)
+        *dropped_bytes = u->q.dropped_bytes;
+    if (oldest_dropped_ns)
+        *oldest_dropped_ns = u->q.oldest_dropped_ns;
+    if (queued_bytes)
+        *queued_bytes = u->q.bytes;
+    pthread_mutex_unlock(&u->lock);
+}
+
+/* ---- splitting ---- */
+
+/* A profile holding cells [a, b) of kind k of src. */
+static jp_profile *profile_slice(const jp_profile *src, int k, size_t a, size_t b)
+{
+    jp_profile *p = jp_profile_new();
+    const jp_kind_table *t = &src->kinds[k];
+    uint32_t tmp[JP_BATCH_DEPTH_MAX];
+    for (size_t c = a; c < b; c++) {
+        const jp_sample *cell = &t->cells[c];
+        const jp_stack *st = &src->stacks[cell->stack];
+        const uint32_t *fr = jp_profile_stack_frames(src, cell->stack);
+        uint32_t depth = st->depth > JP_BATCH_DEPTH_MAX ? JP_BATCH_DEPTH_MAX : st->depth;
+        for (uint32_t i = 0; i < depth; i++) {
+            size_t len;
+            const char *name = jp_profile_frame_name(src, fr[i], &len);
+            tmp[i] = jp_profile_frame(p, name, len,
+                                      jp_frame_primary_kind(&src->frames[fr[i]]));
+        }
+        uint32_t s = jp_profile_stack(p, tmp, depth, st->truncated || depth < st->depth);
+        uint32_t th = JP_NO_THREAD;
+        if (cell->thread != JP_NO_THREAD) {
+            size_t len;
+            const char *name = jp_profile_frame_name(src, cell->thread, &len);
+            th = jp_profile_thread(p, name, len);
+        }
+        jp_profile_add(p, (jp_kind)k, s, th, 0, cell->samples, cell->value);
+    }
+    /* the raw event count travels with the first part only */
+    p->kinds[k].events = a == 0 ? t->events : 0;
+    p->kinds[k].period_ns = t->period_ns;
+    p->kinds[k].truncated = t->truncated;
+    p->start_ns = src->start_ns;
+    p->end_ns = src->end_ns;
+    return p;
+}
+
+static size_t upload_part(agent_uploader *u, const jp_profile *p, const jp_batch_target *target,
+                          int64_t start_ns, int64_t end_ns, int depth)
+{
+    jp_batch b;
+    jp_batch_init(&b);
+    size_t nwin = jp_batch_add_profile(&b, p, target, start_ns, end_ns);
+    jp_error err;
+    jp_error_init(&err);
+    jp_err rc = nwin ? agent_upload_add(u, &b, start_ns, &err) : JP_OK;
+    jp_batch_cleanup(&b);
+    if (!nwin)
+        return 0;
+    if (rc == JP_OK)
+        return 1;
+    if (rc != JP_ERR_LIMIT || depth > 40)
+        return 0;
+    atomic_fetch_add(&u->m->batches_split, 1);
+    int kinds = 0, only = -1;
+    for (int k = 0; k < JP_KIND_COUNT; k++)
+        if (p->kinds[k].count) {
+            kinds++;
+            only = k;
+        }
+    size_t sent = 0;
+    if (kinds > 1) {
+        for (int k = 0; k < JP_KIND_COUNT; k++) {
+            if (!p->kinds[k].count)
+                continue;
+            jp_profile *part = profile_slice(p, k, 0, p->kinds[k].count);
+            sent += upload_part(u, part, target, start_ns, end_ns, depth + 1);
+            jp_profile_free(part);
+        }
+        return sent;
+    }
+    size_t n = p->kinds[only].count;
+    if (n < 2) {
+        atomic_fetch_add(&u->m->too_large, 1);
+        return 0;
+    }
+    size_t halves[3] = {0, n / 2, n};
+    for (int h = 0; h < 2; h++) {
+        jp_profile *part = profile_slice(p, only, halves[h], halves[h + 1]);
+        sent += upload_part(u, part, target, start_ns, end_ns, depth + 1);
+        jp_profile_free(part);
+    }
+    return sent;
+}
+
+size_t agent_upload_profile(agent_uploader *u, const jp_profile *p,
+                            const jp_batch_target *target, int64_t start_ns, int64_t end_ns)
+{
+    return upload_part(u, p, target, start_ns, end_ns, 0);
+}
+
+/* ---- sending ---- */
+
+static size_t discard_body(void *p, size_t size, size_t n, void *ctx)
+{
+    (void)p;
+    (void)ctx;
+    return size * n;
+}
+
+/* Reads the token file (first line, trimmed); "" when there is none. */
+static bool read_token(const char *path, char *tok, size_t cap)
+{
+    tok[0] = '\0';
+    if (!path)
+        return true;
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    bool ok = fgets(tok, (int)cap, f) != NULL;
+    fclose(f);
+    size_t n = strcspn(tok, "\r\n");
+    tok[n] = '\0';
+    while (n && (tok[n - 1] == ' ' || tok[n - 1] == '\t'))
+        tok[--n] = '\0';
+    return ok && n > 0;
+}
+
+/* One POST; returns the HTTP status, or 0 for a transport failure. */
+static long post(agent_uploader *u, const agent_qitem *it, char *why, size_t whylen)
+{
+    char tok[TOKEN_MAX];
+    if (!read_token(u->token_file, tok, sizeof tok)) {
+        snprintf(why, whylen, "cannot read the token file %s", u->token_file);
+        return 0;
+    }
+    CURL *c = curl_easy_init();
+    if (!c) {
+        snprintf(why, whylen, "curl_easy_init failed");
+        return 0;
+    }
+    struct curl_slist *h = NULL;
+    h = curl_slist_append(h, "Content-Type: application/json");
+    h = curl_slist_append(h, "Content-Encoding: zstd");
+    char auth[TOKEN_MAX + 32];
+    if (tok[0]) {
+        snprintf(auth, sizeof auth, "Authorization: Bearer %s", tok);
+        h = curl_slist_append(h, auth);
+    }
+    char idh[JP_BATCH_ID_MAX + 32];
+    snprintf(idh, sizeof idh, "X-Jprof-Batch-Id: %s", it->id);
+    h = curl_slist_append(h, idh);
+    curl_easy_setopt(c, CURLOPT_URL, u->url);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, (const char *)it->data);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)it->len);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard_body);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(u->o.timeout_ns / 1000000));
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    if (u->ca_file)
+        curl_easy_setopt(c, CURLOPT_CAINFO, u->ca_file);
+    CURLcode cc = curl_easy_perform(c);
+    long status = 0;
+    if (cc == CURLE_OK)
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    else
+        snprintf(why, whylen, "%s", curl_easy_strerror(cc));
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    memset(tok, 0, sizeof tok);
+    memset(auth, 0, sizeof auth);
+    return status;
+}
+
+static void *sender(void *arg)
+{
+    agent_uploader *u = arg;
+    unsigned failures = 0;
+    int64_t not_before = 0;
+    pthread_mutex_lock(&u->lock);
+    for (;;) {
+        int64_t now = jp_time_mono_ns();
+        if (u->stopping && (!u->q.count || now >= u->flush_deadline))
+            break;
+        if (!u->q.count || now < not_before) {
+            int64_t until = u->q.count ? not_before : now + 3600 * JP_NS_PER_SEC;
+            if (u->stopping && until > u->flush_deadline)
+                until = u->flush_deadline;
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            int64_t wait = until - now;
+            int64_t abs_ns = (int64_t)ts.tv_sec * JP_NS_PER_SEC + ts.tv_nsec + wait;
+            ts.tv_sec = (time_t)(abs_ns / JP_NS_PER_SEC);
+            ts.tv_nsec = (long)(abs_ns % JP_NS_PER_SEC);
+            pthread_cond_timedwait(&u->cond, &u->lock, &ts);
+            continue;
+        }
+        agent_qitem *it = agent_queue_take(&u->q);
+        pthread_mutex_unlock(&u->lock);
+        char why[256] = "";
+        long st = post(u, it, why, sizeof why);
+        pthread_mutex_lock(&u->lock);
+        if (st >= 200 && st < 300) {
+            agent_queue_done(&u->q, it);
+            agent_qitem_free(it);
+            atomic_fetch_add(&u->m->uploads_ok, 1);
+            atomic_store(&u->m->last_upload_ok_ns, jp_time_now_ns());
+            failures = 0;
+            not_before = 0;
+        } else if (st == 400 || st == 413) {
+            agent_queue_done(&u->q, it);
+            agent_qitem_free(it);
+            atomic_fetch_add(&u->m->uploads_rejected, 1);
+        } else {
+            it->attempts++;
+            agent_queue_requeue(&u->q, it);
+            atomic_fetch_add(&u->m->uploads_retried, 1);
+            failures++;
+            not_before = jp_time_mono_ns() +
+                         agent_backoff_ns(failures, u->o.backoff_min_ns, u->o.backoff_max_ns,
+                                          rnd64());
+        }
+        atomic_store(&u->m->queue_bytes, u->q.bytes);
+    }
+    pthread_mutex_unlock(&u->lock);
+    return NULL;
+}
+
+static char *dup_or_null(const char *s) { return s ? jp_xstrdup(s) : NULL; }
+
+jp_err agent_uploader_new(const agent_upload_opts *o, agent_metrics *m, agent_uploader **out,
+                          jp_error *err)
+{
+    *out = NULL;
+    if (!o->server || strncmp(o->server, "http", 4) != 0)
+        return jp_error_set(err, JP_ERR_USAGE, "--server must be an http:// or https:// URL");
+    agent_uploader *u = jp_xcalloc(1, sizeof *u);
+    u->o = *o;
+    u->server = jp_xstrdup(o->server);
+    size_t sl = strlen(u->server);
+    while (sl && u->server[sl - 1] == '/')
+        u->server[--sl] = '\0';
+    u->url = jp_xmalloc(sl + 32);
+    snprintf(u->url, sl + 32, "%s/api/v1/ingest", u->server);
+    u->token_file = dup_or_null(o->token_file);
+    u->ca_file = dup_or_null(o->ca_file);
+    u->collector = jp_xstrdup(o->collector ? o->collector : "jprof-agent");
+    u->version = dup_or_null(o->version);
+    if (!m) {
+        agent_metrics_init(&u->dummy);
+        m = &u->dummy;
+    }
+    u->m = m;
+    u->started_s = jp_time_now_ns() / JP_NS_PER_SEC;
+    agent_queue_init(&u->q, o->queue_bytes);
+    pthread_mutex_init(&u->lock, NULL);
+    pthread_cond_init(&u->cond, NULL);
+    if (pthread_create(&u->thread, NULL, sender, u) != 0) {
+        agent_uploader_free(u, -1);
+        return jp_error_set(err, JP_ERR_INTERNAL, "cannot start the upload thread");
+    }
+    *out = u;
+    return JP_OK;
+}
+
+void agent_uploader_free(agent_uploader *u, int64_t flush_ns)
+{
+    if (!u)
+        return;
+    if (flush_ns >= 0) {
+        pthread_mutex_lock(&u->lock);
+        u->stopping = 1;
+        u->flush_deadline = jp_time_mono_ns() + flush_ns;
+        pthread_cond_signal(&u->cond);
+        pthread_mutex_unlock(&u->lock);
+        pthread_join(u->thread, NULL);
+    }
+    agent_queue_cleanup(&u->q);
+    pthread_mutex_destroy(&u->lock);
+    pthread_cond_destroy(&u->cond);
+    if (u->m == &u->dummy)
+        agent_metrics_cleanup(&u->dummy);
+    free(u->server);
+    free(u->url);
+    free(u->token_file);
+    free(u->ca_file);
+    free(u->collector);
+    free(u->version);
+    free(u);
+}

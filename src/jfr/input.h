@@ -1,0 +1,173 @@
+/* input.h - bounded readers for JFR's wire encoding (internal to src/jfr).
+ *
+ * Every reader takes a cursor (`*pp`) and the end of the readable range and
+ * returns false, leaving the cursor where it was, when the value would run
+ * past `end`. Nothing here allocates or keeps state, so all of it is
+ * thread-safe. Inline because the event loop calls these for every field. */
+#ifndef JP_JFR_INPUT_H
+#define JP_JFR_INPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define JFR_LIKELY(x) __builtin_expect(!!(x), 1)
+#define JFR_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Slow path of jfr_varint: multi-byte forms, including padded non-minimal
+ * ones. JFR's variant of LEB128 stops after 9 bytes and the 9th byte carries
+ * 8 full bits, so a 64-bit value never needs a 10th byte. */
+static inline bool jfr_varint_slow(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+    const uint8_t *p = *pp;
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) {
+        if (p >= end)
+            return false;
+        uint8_t b = *p++;
+        v |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (b < 0x80) {
+            *out = v;
+            *pp = p;
+            return true;
+        }
+    }
+    if (p >= end)
+        return false;
+    v |= (uint64_t)*p++ << 56;
+    *out = v;
+    *pp = p;
+    return true;
+}
+
+/* One compressed integer (short, char, int, long and every pool key). */
+static inline bool jfr_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+    const uint8_t *p = *pp;
+    if (JFR_LIKELY(p < end) && *p < 0x80) {
+        *out = *p;
+        *pp = p + 1;
+        return true;
+    }
+    return jfr_varint_slow(pp, end, out);
+}
+
+/* Skips one compressed integer without assembling its value. */
+static inline bool jfr_varint_skip(const uint8_t **pp, const uint8_t *end)
+{
+    const uint8_t *p = *pp;
+    for (int i = 0; i < 8; i++) {
+        if (p >= end)
+            return false;
+        if (*p++ < 0x80) {
+            *pp = p;
+            return true;
+        }
+    }
+    if (p >= end)
+        return false;
+    *pp = p + 1;
+    return true;
+}
+
+/* Skips n raw bytes. */
+static inline bool jfr_bytes_skip(const uint8_t **pp, const uint8_t *end, uint64_t n)
+{
+    if (n > (uint64_t)(end - *pp))
+        return false;
+    *pp += n;
+    return true;
+}
+
+static inline uint16_t jfr_be16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline uint64_t jfr_be64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* ---- strings ---- */
+
+/* The six string encodings: a tag byte, then the payload. */
+enum {
+    JFR_STR_NULL = 0,
+    JFR_STR_EMPTY = 1,
+    JFR_STR_POOL = 2,   /* varlong key into the java.lang.String pool */
+    JFR_STR_UTF8 = 3,   /* varint byte length + bytes */
+    JFR_STR_CHARS = 4,  /* varint count + count varints, UTF-16 units */
+    JFR_STR_LATIN1 = 5, /* varint byte length + bytes */
+};
+
+/* A string as found on the wire; payload points into the input. */
+typedef struct jfr_str {
+    uint8_t enc;
+    uint64_t n;         /* bytes (UTF8, LATIN1), units (CHARS), key (POOL) */
+    const uint8_t *p;   /* payload start (UTF8, LATIN1, CHARS) */
+    const uint8_t *e;   /* payload end */
+} jfr_str;
+
+/* Reads a string's tag and extent, validating that the whole payload lies
+ * before `end`. Returns false on overrun or an unknown tag. */
+static inline bool jfr_str_read(const uint8_t **pp, const uint8_t *end, jfr_str *s)
+{
+    const uint8_t *p = *pp;
+    if (p >= end)
+        return false;
+    s->enc = *p++;
+    s->n = 0;
+    s->p = s->e = NULL;
+    switch (s->enc) {
+    case JFR_STR_NULL:
+    case JFR_STR_EMPTY:
+        break;
+    case JFR_STR_POOL:
+        if (!jfr_varint(&p, end, &s->n))
+            return false;
+        break;
+    case JFR_STR_UTF8:
+    case JFR_STR_LATIN1:
+        if (!jfr_varint(&p, end, &s->n) || s->n > (uint64_t)(end - p))
+            return false;
+        s->p = p;
+        p += s->n;
+        s->e = p;
+        break;
+    case JFR_STR_CHARS:
+        /* Each unit takes at least one byte: check the count before the walk. */
+        if (!jfr_varint(&p, end, &s->n) || s->n > (uint64_t)(end - p))
+            return false;
+        s->p = p;
+        for (uint64_t i = 0; i < s->n; i++)
+            if (!jfr_varint_skip(&p, end))
+                return false;
+        s->e = p;
+        break;
+    default:
+        return false;
+    }
+    *pp = p;
+    return true;
+}
+
+static inline bool jfr_str_skip(const uint8_t **pp, const uint8_t *end)
+{
+    const uint8_t *p = *pp;
+    if (JFR_LIKELY(p < end) && (*p == JFR_STR_UTF8 || *p == JFR_STR_LATIN1)) {
+        uint64_t n;
+        p++;
+        if (!jfr_varint(&p, end, &n) || n > (uint64_t)(end - p))
+            return false;
+        *pp = p + n;
+        return true;
+    }
+    jfr_str s;
+    return jfr_str_read(pp, end, &s);
+}
+
+#endif

@@ -1,0 +1,77 @@
+/* internal.h - limits, error context and warnings shared by the src/jfr files.
+ *
+ * Not used outside src/jfr. Errors always name the input, the 1-based chunk
+ * and the absolute byte offset ("app.jfr: chunk 2 @0x1a2b: ..."), so every
+ * reader carries a jfr_where describing where it is. */
+#ifndef JP_JFR_INTERNAL_H
+#define JP_JFR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "base/strbuf.h"
+#include "jfr/input.h"
+#include "jfr/jfr.h"
+
+#define JFR_NONE UINT32_MAX
+
+/* Caps on what the input may ask for. Each one bounds a loop or a recursion
+ * that a hostile file could otherwise drive forever or very deep. */
+#define JFR_HEADER_SIZE 68
+#define JFR_MAX_META_DEPTH 64      /* metadata element tree nesting */
+#define JFR_MAX_NEST 32            /* inline struct nesting inside a value */
+#define JFR_MAX_CHECKPOINTS 1000000 /* checkpoint events in one chunk's chain */
+#define JFR_MAX_STACK_DEPTH 65536  /* frames kept per stack; the rest is cut */
+#define JFR_MAX_TEXT 65536         /* bytes of one decoded string */
+#define JFR_MAX_REF_HOPS 8         /* pool -> pool indirections for one string */
+#define JFR_MAX_PLAN_OPS 4096      /* ops in one compiled event plan */
+
+/* Where a reader is, for error messages. */
+typedef struct jfr_where {
+    const uint8_t *base; /* start of the whole input: offsets count from here */
+    const char *name;    /* label of the input (file name) */
+    uint32_t chunk;      /* 1-based chunk number */
+    jp_error *err;       /* receives the message */
+} jfr_where;
+
+/* Fills w->err with "name: chunk N @0xOFF: <fmt>" and returns code. */
+jp_err jfr_fail(const jfr_where *w, jp_err code, const uint8_t *at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Warning categories, each reported once per input. */
+enum {
+    JFR_WARN_MISSING_STACK,
+    JFR_WARN_MISSING_METHOD,
+    JFR_WARN_MISSING_CLASS,
+    JFR_WARN_MISSING_SYMBOL,
+    JFR_WARN_MISSING_THREAD,
+    JFR_WARN_MISSING_FRAMETYPE,
+    JFR_WARN_MISSING_STRING,
+    JFR_WARN_UNKNOWN_FRAMETYPE,
+    JFR_WARN_DEEP_STACK,
+    JFR_WARN_PERIOD_ASSUMED,
+    JFR_WARN_PERIOD_CHANGED,
+    JFR_WARN_SHAPE,
+    JFR_WARN_FLAGS,
+    JFR_WARN__COUNT
+};
+
+typedef struct jfr_warner {
+    jfr_report *rep;
+    const char *name;
+    uint32_t chunk;
+    uint32_t seen; /* bit per category already reported */
+} jfr_warner;
+
+/* Records a warning "name: chunk N: <fmt>" unless its category was seen. */
+void jfr_warn(jfr_warner *wn, unsigned category, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Appends the UTF-8 form of a UTF8/LATIN1/CHARS/EMPTY string to out, cut at
+ * JFR_MAX_TEXT bytes. NULL and POOL strings append nothing (the caller
+ * resolves pool keys). */
+void jfr_text_append(jp_strbuf *out, const jfr_str *s);
+
+#endif

@@ -1,0 +1,146 @@
+/* pool.c - checkpoint chain walk and the key -> offset index of pools. */
+#include "jfr/pool.h"
+
+#include <string.h>
+
+static const char *const jfr_pool_names[JFR_POOL__COUNT] = {
+    [JFR_POOL_STRING] = "java.lang.String", [JFR_POOL_SYMBOL] = "jdk.types.Symbol",
+    [JFR_POOL_CLASS] = "java.lang.Class",   [JFR_POOL_METHOD] = "jdk.types.Method",
+    [JFR_POOL_FRAMETYPE] = "jdk.types.FrameType", [JFR_POOL_THREAD] = "java.lang.Thread",
+    [JFR_POOL_STACK] = "jdk.types.StackTrace",
+};
+
+void jfr_pools_init(jfr_pools *pl, const jfr_meta *m)
+{
+    memset(pl, 0, sizeof *pl);
+    for (int k = 0; k < JFR_POOL__COUNT; k++) {
+        pl->cls[k] = jfr_meta_class(m, jfr_pool_names[k]);
+        jp_u64map_init(&pl->index[k]);
+    }
+}
+
+void jfr_pools_cleanup(jfr_pools *pl)
+{
+    for (int k = 0; k < JFR_POOL__COUNT; k++)
+        jp_u64map_cleanup(&pl->index[k]);
+}
+
+static int pool_kind_of(const jfr_pools *pl, uint32_t cls)
+{
+    for (int k = 0; k < JFR_POOL__COUNT; k++)
+        if (pl->cls[k] == cls)
+            return k;
+    return -1;
+}
+
+/* One pool inside a checkpoint: type id, count, count x (key, value). */
+static jp_err pool_read(jfr_pools *pl, const jfr_meta *m, const uint8_t **pp, const uint8_t *end,
+                        const jfr_where *w)
+{
+    const uint8_t *p = *pp;
+    uint64_t type = 0, count = 0;
+    if (!jfr_varint(&p, end, &type))
+        return jfr_fail(w, JP_ERR_FORMAT, p, "constant pool type runs past its checkpoint");
+    uint32_t cls = jfr_meta_class_by_id(m, type);
+    if (cls == JFR_NONE)
+        return jfr_fail(w, JP_ERR_FORMAT, *pp, "constant pool of undefined type id %llu",
+                        (unsigned long long)type);
+    const uint8_t *at = p;
+    if (!jfr_varint(&p, end, &count))
+        return jfr_fail(w, JP_ERR_FORMAT, at, "constant pool count runs past its checkpoint");
+    /* Each entry takes at least its key byte. */
+    if (count > (uint64_t)(end - p))
+        return jfr_fail(w, JP_ERR_LIMIT, at, "constant pool count %llu exceeds limit",
+                        (unsigned long long)count);
+    int kind = pool_kind_of(pl, cls);
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t key;
+        const uint8_t *kat = p;
+        if (!jfr_varint(&p, end, &key))
+            return jfr_fail(w, JP_ERR_FORMAT, kat, "constant pool key runs past its checkpoint");
+        if (kind >= 0) {
+            /* The chain runs newest first; keep the first value seen. */
+            bool inserted;
+            jp_u64map_upsert(&pl->index[kind], key, (uint64_t)(p - w->base), &inserted);
+        }
+        jp_err rc = jfr_skip_class(m, cls, &p, end, 0, w);
+        if (rc)
+            return rc;
+    }
+    pl->entries += count;
+    *pp = p;
+    return JP_OK;
+}
+
+/* Reads the checkpoint event at cp; returns its delta to the previous one. */
+static jp_err checkpoint_read(jfr_pools *pl, const jfr_meta *m, const uint8_t *cp,
+                              const uint8_t *chunk_end, int64_t *delta, const jfr_where *w)
+{
+    const uint8_t *p = cp;
+    uint64_t size, type = 0, v;
+    if (!jfr_varint(&p, chunk_end, &size) || size == 0 || size > (uint64_t)(chunk_end - cp))
+        return jfr_fail(w, JP_ERR_FORMAT, cp, "checkpoint event size runs past the chunk");
+    const uint8_t *end = cp + size;
+    if (!jfr_varint(&p, end, &type) || type != 1)
+        return jfr_fail(w, JP_ERR_FORMAT, cp, "checkpoint chain points at an event of type %llu",
+                        (unsigned long long)type);
+    /* start time, duration, delta, then one byte of type flags */
+    if (!jfr_varint(&p, end, &v) || !jfr_varint(&p, end, &v) || !jfr_varint(&p, end, &v) ||
+        p >= end)
+        return jfr_fail(w, JP_ERR_FORMAT, cp, "checkpoint header runs past the event");
+    *delta = (int64_t)v;
+    p++;
+    const uint8_t *at = p;
+    uint64_t npools;
+    if (!jfr_varint(&p, end, &npools))
+        return jfr_fail(w, JP_ERR_FORMAT, at, "checkpoint pool count runs past the event");
+    if (npools > (uint64_t)(end - p))
+        return jfr_fail(w, JP_ERR_LIMIT, at, "checkpoint pool count %llu exceeds limit",
+                        (unsigned long long)npools);
+    for (uint64_t i = 0; i < npools; i++) {
+        jp_err rc = pool_read(pl, m, &p, end, w);
+        if (rc)
+            return rc;
+    }
+    if (p != end)
+        return jfr_fail(w, JP_ERR_FORMAT, p, "checkpoint content ends %lld bytes before its size",
+                        (long long)(end - p));
+    return JP_OK;
+}
+
+jp_err jfr_pools_load(jfr_pools *pl, const jfr_meta *m, const uint8_t *chunk,
+                      const uint8_t *chunk_end, uint64_t last_cp, const jfr_where *w)
+{
+    jp_u64map seen;
+    jp_u64map_init(&seen);
+    jp_err rc = JP_OK;
+    const uint8_t *cp = chunk + last_cp;
+    for (;;) {
+        bool inserted;
+        jp_u64map_upsert(&seen, (uint64_t)(cp - chunk), 0, &inserted);
+        if (!inserted) {
+            rc = jfr_fail(w, JP_ERR_FORMAT, cp, "checkpoint chain loops back to itself");
+            break;
+        }
+        if (++pl->checkpoints > JFR_MAX_CHECKPOINTS) {
+            rc = jfr_fail(w, JP_ERR_LIMIT, cp, "more than %d checkpoints in one chunk",
+                          JFR_MAX_CHECKPOINTS);
+            break;
+        }
+        int64_t delta = 0;
+        if ((rc = checkpoint_read(pl, m, cp, chunk_end, &delta, w)))
+            break;
+        if (delta == 0)
+            break;
+        int64_t next;
+        if (__builtin_add_overflow((int64_t)(cp - chunk), delta, &next) ||
+            next < JFR_HEADER_SIZE || next >= chunk_end - chunk) {
+            rc = jfr_fail(w, JP_ERR_FORMAT, cp, "checkpoint delta %lld points outside the chunk",
+                          (long long)delta);
+            break;
+        }
+        cp = chunk + next;
+    }
+    jp_u64map_cleanup(&seen);
+    return rc;
+}

@@ -1,0 +1,56 @@
+/* pool.h - the constant pools of one chunk, indexed lazily.
+ *
+ * Internal to src/jfr. Loading walks the checkpoint chain once and, for the
+ * few pool types a profile needs, remembers key -> offset of the value; values
+ * are decoded only when an event refers to them (see resolve.h). Every other
+ * pool is skipped by its declared shape. jfr_pools is caller storage
+ * (jfr_pools_init / jfr_pools_cleanup); offsets point into the input, which
+ * must stay mapped while the pools are used. */
+#ifndef JP_JFR_POOL_H
+#define JP_JFR_POOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/hash.h"
+#include "jfr/meta.h"
+
+typedef enum jfr_pool_kind {
+    JFR_POOL_STRING = 0, /* java.lang.String */
+    JFR_POOL_SYMBOL,     /* jdk.types.Symbol */
+    JFR_POOL_CLASS,      /* java.lang.Class */
+    JFR_POOL_METHOD,     /* jdk.types.Method */
+    JFR_POOL_FRAMETYPE,  /* jdk.types.FrameType */
+    JFR_POOL_THREAD,     /* java.lang.Thread */
+    JFR_POOL_STACK,      /* jdk.types.StackTrace */
+    JFR_POOL__COUNT
+} jfr_pool_kind;
+
+typedef struct jfr_pools {
+    uint32_t cls[JFR_POOL__COUNT]; /* class index per kind, JFR_NONE when undeclared */
+    jp_u64map index[JFR_POOL__COUNT]; /* key -> offset of the value in the input */
+    uint32_t checkpoints;          /* checkpoint events walked */
+    uint64_t entries;              /* pool entries seen, of every type */
+} jfr_pools;
+
+/* Finds the pool classes of m by name. */
+void jfr_pools_init(jfr_pools *pl, const jfr_meta *m);
+void jfr_pools_cleanup(jfr_pools *pl);
+
+/* Walks the chain starting at chunk + last_cp (the header's checkpoint
+ * offset) following each event's delta until it is 0. Detects cycles, steps
+ * outside [chunk + 68, chunk_end) and overlong chains. */
+jp_err jfr_pools_load(jfr_pools *pl, const jfr_meta *m, const uint8_t *chunk,
+                      const uint8_t *chunk_end, uint64_t last_cp, const jfr_where *w);
+
+/* The value of `key` in pool k, as a pointer into the input; NULL if absent. */
+static inline const uint8_t *jfr_pools_get(const jfr_pools *pl, jfr_pool_kind k, uint64_t key,
+                                           const uint8_t *base)
+{
+    uint64_t off;
+    if (!jp_u64map_get(&pl->index[k], key, &off))
+        return NULL;
+    return base + off;
+}
+
+#endif

@@ -1,0 +1,62 @@
+/* resolve.h - lazy, cached resolution of pool keys into model stacks/threads.
+ *
+ * Internal to src/jfr. A resolver lives for one chunk: it decodes a pool value
+ * the first time an event needs it (stack trace -> frames -> method -> class
+ * -> symbol) and caches the result (stack key -> model stack index, method
+ * key + frame kind -> model frame index, thread key -> thread frame index).
+ * Broken references are not errors: they count a warning and print as
+ * "[unknown]". Caller storage: jfr_resolver_init / jfr_resolver_cleanup; it
+ * borrows meta, pools, the input and the profile for its whole life. */
+#ifndef JP_JFR_RESOLVE_H
+#define JP_JFR_RESOLVE_H
+
+#include <stdint.h>
+
+#include "base/strbuf.h"
+#include "jfr/meta.h"
+#include "jfr/pool.h"
+#include "model/profile.h"
+
+typedef struct jfr_resolver {
+    const jfr_meta *m;
+    const jfr_pools *pools;
+    const uint8_t *base;      /* input start (pool offsets count from here) */
+    const uint8_t *chunk_end; /* bound for decoding pool values */
+    jp_profile *prof;
+    jfr_warner *warn;
+    /* field indexes into m->fields, JFR_NONE when the type lacks the field */
+    uint32_t f_method_type, f_method_name, f_class_name, f_symbol_string, f_ft_desc;
+    uint32_t f_th_osname, f_th_osid, f_th_javaname, f_st_truncated, f_st_frames;
+    uint32_t f_sf_method, f_sf_type;
+    jp_u64map stacks;  /* stack key -> model stack index */
+    jp_u64map threads; /* thread key -> model thread (frame) index */
+    jp_u64map ftypes;  /* frame type key -> jp_frame_kind */
+    jp_u64map methods; /* method key -> row of mframes */
+    uint32_t (*mframes)[JP_FRAME_KIND_COUNT]; /* frame index per kind, JFR_NONE unknown */
+    size_t nmethods, mcap;
+    uint32_t *frames; /* scratch: one stack's frames */
+    size_t frames_cap;
+    jp_strbuf s1, s2, out; /* scratch text */
+    uint32_t no_stack, unknown_stack, unknown_thread; /* made on first use */
+} jfr_resolver;
+
+void jfr_resolver_init(jfr_resolver *r, const jfr_meta *m, const jfr_pools *pools,
+                       const uint8_t *base, const uint8_t *chunk_end, jp_profile *prof,
+                       jfr_warner *warn);
+void jfr_resolver_cleanup(jfr_resolver *r);
+
+/* Model stack index for a stack trace key; key 0 (no stack) gives the
+ * one-frame stack "[no stack]", a missing key "[unknown]". */
+uint32_t jfr_resolve_stack(jfr_resolver *r, uint64_t key);
+/* Model thread index for a thread key ("[unknown thread]" when missing). */
+uint32_t jfr_resolve_thread(jfr_resolver *r, uint64_t key);
+
+/* Reads the fields of an event (or any struct) of class cls at p by field
+ * index: for each i < n, fields[i] receives into nums[i] (numbers, pool keys)
+ * or texts[i] (strings, when texts[i] is not NULL). found[i] tells whether it
+ * was present. Returns false when the value does not decode. */
+bool jfr_resolve_fields(jfr_resolver *r, uint32_t cls, const uint8_t *p, const uint8_t *end,
+                        const uint32_t *fields, int n, uint64_t *nums, jp_strbuf **texts,
+                        bool *found);
+
+#endif

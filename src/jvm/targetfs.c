@@ -1,0 +1,146 @@
+#include "jvm/targetfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/timeutil.h"
+#include "base/xalloc.h"
+#include "jvm/cleanup.h"
+
+static unsigned name_counter;
+
+static void set_paths(const jvm_proc *t, jvm_tfile *f, const char *inner)
+{
+    snprintf(f->inner, sizeof f->inner, "%s", inner);
+    snprintf(f->host, sizeof f->host, "/proc/%d/root%s", (int)t->pid, inner);
+}
+
+jp_err jvm_tfile_name(const jvm_proc *t, const char *suffix, jvm_tfile *f, jp_error *err)
+{
+    memset(f, 0, sizeof *f);
+    char inner[160];
+    unsigned rnd = (unsigned)(jp_time_mono_ns() ^ (int64_t)getpid() << 16) & 0xffffffu;
+    snprintf(inner, sizeof inner, "/tmp/jprof-%d-%u-%06x%s", (int)getpid(), ++name_counter, rnd,
+             suffix ? suffix : "");
+    set_paths(t, f, inner);
+    f->cleanup = jvm_cleanup_register_file(f->host);
+    if (!f->cleanup)
+        return jp_error_set(err, JP_ERR_LIMIT, "too many pending cleanup actions");
+    return JP_OK;
+}
+
+void jvm_tfile_fixed(const jvm_proc *t, const char *name, jvm_tfile *f)
+{
+    memset(f, 0, sizeof *f);
+    char inner[160];
+    snprintf(inner, sizeof inner, "/tmp/%s", name);
+    set_paths(t, f, inner);
+}
+
+static jp_err copy_fd(int in, int out, const char *src, jp_error *err)
+{
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(in, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return jp_error_set(err, JP_ERR_IO, "%s: %s", src, strerror(errno));
+        if (n == 0)
+            return JP_OK;
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(out, buf + off, (size_t)(n - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0)
+                return jp_error_set(err, JP_ERR_IO, "writing into the target: %s", strerror(errno));
+            off += w;
+        }
+    }
+}
+
+jp_err jvm_tfile_copy_in(const jvm_proc *t, const char *src, jvm_tfile *f, jp_error *err)
+{
+    jvm_tfile tmp;
+    jp_err rc = jvm_tfile_name(t, ".part", &tmp, err);
+    if (rc != JP_OK)
+        return rc;
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in < 0) {
+        jvm_tfile_remove(&tmp);
+        return jp_error_set(err, JP_ERR_NOT_FOUND, "%s: %s", src, strerror(errno));
+    }
+    int out = open(tmp.host, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (out < 0) {
+        rc = jp_error_set(err, errno == EACCES || errno == EPERM ? JP_ERR_PERMISSION : JP_ERR_IO,
+                          "%s: %s", tmp.host, strerror(errno));
+        close(in);
+        jvm_tfile_remove(&tmp);
+        return rc;
+    }
+    rc = copy_fd(in, out, src, err);
+    close(in);
+    /* the JVM runs as its own user: it must be able to read the file */
+    if (rc == JP_OK && geteuid() == 0 && fchown(out, t->euid, t->egid) != 0)
+        rc = jp_error_set(err, JP_ERR_IO, "chown %s: %s", tmp.host, strerror(errno));
+    if (rc == JP_OK && fchmod(out, 0644) != 0)
+        rc = jp_error_set(err, JP_ERR_IO, "chmod %s: %s", tmp.host, strerror(errno));
+    if (close(out) != 0 && rc == JP_OK)
+        rc = jp_error_set(err, JP_ERR_IO, "%s: %s", tmp.host, strerror(errno));
+    if (rc == JP_OK && !f->cleanup)
+        f->cleanup = jvm_cleanup_register_file(f->host);
+    if (rc == JP_OK && rename(tmp.host, f->host) != 0)
+        rc = jp_error_set(err, JP_ERR_IO, "rename to %s: %s", f->host, strerror(errno));
+    jvm_tfile_remove(&tmp);
+    return rc;
+}
+
+jp_err jvm_tfile_read(const jvm_tfile *f, size_t cap, char **data, size_t *len, jp_error *err)
+{
+    *data = NULL;
+    *len = 0;
+    int fd = open(f->host, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return jp_error_set(err, errno == ENOENT ? JP_ERR_NOT_FOUND : JP_ERR_IO, "%s: %s", f->inner,
+                            strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return jp_error_set(err, JP_ERR_IO, "%s: not a regular file", f->inner);
+    }
+    if ((uint64_t)st.st_size > cap) {
+        close(fd);
+        return jp_error_set(err, JP_ERR_LIMIT, "%s: %lld bytes exceed the %zu byte limit", f->inner,
+                            (long long)st.st_size, cap);
+    }
+    size_t want = (size_t)st.st_size;
+    char *buf = jp_xmalloc(want + 1);
+    size_t got = 0;
+    while (got < want) {
+        ssize_t n = read(fd, buf + got, want - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    buf[got] = '\0';
+    *data = buf;
+    *len = got;
+    return JP_OK;
+}
+
+void jvm_tfile_remove(jvm_tfile *f)
+{
+    if (f->host[0])
+        unlink(f->host);
+    jvm_cleanup_unregister(f->cleanup);
+    f->cleanup = 0;
+}

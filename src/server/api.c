@@ -1,0 +1,384 @@
+/* api.c - the query API: parameters, scope checks, budgets, and the flame
+ * tree / top table built from the store's stack rows. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/timeutil.h"
+#include "base/xalloc.h"
+#include "model/flame.h"
+#include "server/api_int.h"
+
+/* ---- parameters ---- */
+
+bool api_limit(srv_req *r, srv_resp *o, const char *key, long def, long max, long *out)
+{
+    const char *v = srv_arg(r, key);
+    *out = def;
+    if (!v || !*v)
+        return true;
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*end || n < 1 || n > max) {
+        srv_error(o, 400, "malformed", "%s must be an integer from 1 to %ld", key, max);
+        return false;
+    }
+    *out = n;
+    return true;
+}
+
+static bool api_time(srv_req *r, srv_resp *o, const char *key, int64_t now, int64_t *out)
+{
+    const char *v = srv_arg(r, key);
+    if (!v || !*v)
+        return true;
+    if (!strcmp(v, "now")) {
+        *out = now;
+        return true;
+    }
+    jp_timespec_arg t;
+    jp_error e;
+    jp_error_init(&e);
+    if (jp_timespec_parse(v, &t, &e) != JP_OK) {
+        srv_error(o, 400, "malformed", "%s: %s (RFC 3339, @EPOCH or relative like -15m)", key,
+                  e.msg);
+        return false;
+    }
+    /* relative times count from now: "-15m" is 15 minutes ago */
+    *out = t.relative ? (t.from_end ? now - t.value : now + t.value) : t.value;
+    return true;
+}
+
+bool api_parse(srv_req *r, srv_resp *o, api_q *q, unsigned need)
+{
+    memset(q, 0, sizeof *q);
+    q->now = store_now_ns();
+    q->f.kind = -1;
+    q->f.ns = srv_arg(r, "namespace");
+    q->f.service = srv_arg(r, "service");
+    q->f.pod = srv_arg(r, "pod");
+    q->f.thread = srv_arg(r, "thread");
+    const char **opt[4] = {&q->f.ns, &q->f.service, &q->f.pod, &q->f.thread};
+    for (int i = 0; i < 4; i++)
+        if (*opt[i] && !**opt[i])
+            *opt[i] = NULL;
+    if ((need & API_NEED_NS) && !q->f.ns) {
+        srv_error(o, 400, "malformed", "query parameter 'namespace' is required");
+        return false;
+    }
+    if ((need & API_NEED_SERVICE) && !q->f.service) {
+        srv_error(o, 400, "malformed", "query parameter 'service' is required");
+        return false;
+    }
+    if (!srv_authorize(r, o, AUTH_READ, q->f.ns))
+        return false;
+    /* a token limited to some namespaces must say which one it reads */
+    if (!q->f.ns && !(need & API_SCOPE_FILTERS) && !r->s->cfg.insecure_no_auth &&
+        !auth_all_namespaces(r->tok)) {
+        srv_error(o, 403, "forbidden", "this token is limited to some namespaces: pass namespace=");
+        return false;
+    }
+    q->f.to_ns = q->now;
+    if (!api_time(r, o, "to", q->now, &q->f.to_ns))
+        return false;
+    q->f.from_ns = q->f.to_ns - 3600 * JP_NS_PER_SEC;
+    if (!api_time(r, o, "from", q->now, &q->f.from_ns))
+        return false;
+    if (q->f.from_ns >= q->f.to_ns) {
+        srv_error(o, 400, "malformed", "'from' must be before 'to'");
+        return false;
+    }
+    if (need & API_NEED_KIND) {
+        const char *k = srv_arg(r, "kind");
+        jp_kind kind = JP_KIND_CPU;
+        if (k && *k && !jp_kind_parse(k, &kind)) {
+            srv_error(o, 400, "malformed", "unknown kind '%.40s' (cpu, wall, alloc, lock, park)", k);
+            return false;
+        }
+        q->f.kind = (int)kind;
+    }
+    q->b.time_ns = r->s->cfg.query_budget_ns;
+    q->b.max_rows = r->s->cfg.query_max_rows;
+    q->b.max_stacks = r->s->cfg.query_max_stacks;
+    return true;
+}
+
+void api_meta_common(jp_strbuf *b, const api_q *q, const store_query_info *info, int64_t t0)
+{
+    jp_strbuf_puts(b, "\"namespace\":");
+    jw_cstr(b, q->f.ns);
+    jp_strbuf_puts(b, ",\"service\":");
+    jw_cstr(b, q->f.service);
+    jp_strbuf_puts(b, ",\"pod\":");
+    jw_cstr(b, q->f.pod);
+    jp_strbuf_puts(b, ",\"from\":");
+    jw_time(b, q->f.from_ns);
+    jp_strbuf_puts(b, ",\"to\":");
+    jw_time(b, q->f.to_ns);
+    jp_strbuf_printf(b,
+                     ",\"rows_scanned\":%llu,\"windows_scanned\":%llu,\"bytes_scanned\":%llu,"
+                     "\"partial\":%s,\"partial_reason\":",
+                     (unsigned long long)info->rows_scanned,
+                     (unsigned long long)info->windows_scanned,
+                     (unsigned long long)info->bytes_scanned, info->partial ? "true" : "false");
+    jw_cstr(b, info->partial ? info->partial_reason : NULL);
+    jp_strbuf_printf(b, ",\"took_ms\":%.3f", (double)(jp_time_mono_ns() - t0) / 1e6);
+}
+
+void api_store_error(srv_resp *o, jp_err rc, const jp_error *e)
+{
+    if (rc == JP_ERR_TIMEOUT || rc == JP_ERR_IO || rc == JP_ERR_PROTOCOL)
+        srv_error(o, 503, "unavailable", "store unavailable, retry later: %s", e->msg);
+    else if (rc == JP_ERR_USAGE)
+        srv_error(o, 400, "malformed", "%s", e->msg);
+    else
+        srv_error(o, 500, "internal", "store: %s", e->msg);
+}
+
+/* ---- flame and top ---- */
+
+typedef struct api_prof {
+    jp_profile *p;
+    jp_kind kind;
+    bool threads;
+    uint32_t *idx;
+    size_t idx_cap;
+} api_prof;
+
+static bool api_stack_cb(const store_stack_row *row, void *ctx)
+{
+    api_prof *c = ctx;
+    c->idx = jp_xgrow(c->idx, &c->idx_cap, row->depth + 1, sizeof *c->idx);
+    for (uint32_t i = 0; i < row->depth; i++)
+        c->idx[i] = jp_profile_frame(c->p, row->frames[i], row->frame_lens[i], JP_FRAME_UNKNOWN);
+    uint32_t st = jp_profile_stack(c->p, c->idx, row->depth, row->truncated);
+    uint32_t th = JP_NO_THREAD;
+    if (c->threads && row->thread)
+        th = jp_profile_thread(c->p, row->thread, strlen(row->thread));
+    jp_profile_add(c->p, c->kind, st, th, row->samples, row->samples, row->value);
+    return true;
+}
+
+/* Loads the profile of a flame/top query; NULL after an error answer. */
+static jp_profile *api_load(srv_req *r, srv_resp *o, api_q *q, bool threads,
+                            store_flame_totals *tot, store_query_info *info)
+{
+    api_prof c = {.p = jp_profile_new(), .kind = (jp_kind)q->f.kind, .threads = threads};
+    jp_error e;
+    jp_error_init(&e);
+    jp_err rc = r->s->st->ops->flame(r->s->st, &q->f, &q->b, api_stack_cb, &c, tot, info, &e);
+    free(c.idx);
+    if (rc) {
+        api_store_error(o, rc, &e);
+        jp_profile_free(c.p);
+        return NULL;
+    }
+    return c.p;
+}
+
+static void api_flame_meta(jp_strbuf *b, const api_q *q, const jp_profile *p, bool by_value,
+                           const store_flame_totals *tot, const store_query_info *info, int64_t t0)
+{
+    const jp_kind_table *kt = &p->kinds[q->f.kind];
+    jp_strbuf_puts(b, "\"meta\":{\"kind\":");
+    jw_cstr(b, jp_kind_name((jp_kind)q->f.kind));
+    jp_strbuf_puts(b, ",\"unit\":");
+    jw_cstr(b, by_value ? jp_kind_unit((jp_kind)q->f.kind) : "samples");
+    jp_strbuf_puts(b, ",\"value_unit\":");
+    jw_cstr(b, jp_kind_unit((jp_kind)q->f.kind));
+    jp_strbuf_puts(b, ",\"thread\":");
+    jw_cstr(b, q->f.thread);
+    jp_strbuf_printf(b,
+                     ",\"samples\":%llu,\"total\":%llu,\"events\":%llu,\"windows\":%llu,"
+                     "\"stacks\":%zu,\"frames\":%zu,\"period_ns\":%lld,\"dropped\":%s,"
+                     "\"stacks_truncated\":%s,\"first\":",
+                     (unsigned long long)kt->samples, (unsigned long long)kt->value,
+                     (unsigned long long)tot->events, (unsigned long long)tot->windows,
+                     p->nstacks, p->nframes, (long long)tot->period_ns,
+                     tot->any_dropped ? "true" : "false",
+                     tot->any_truncated || kt->truncated ? "true" : "false");
+    jw_time(b, tot->first_ns);
+    jp_strbuf_puts(b, ",\"last\":");
+    jw_time(b, tot->last_ns);
+    jp_strbuf_putc(b, ',');
+    api_meta_common(b, q, info, t0);
+}
+
+static const jp_flame *sort_flame;
+static bool sort_by_value;
+
+static int api_node_cmp(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    uint64_t ta = jp_flame_total(sort_flame, a, sort_by_value),
+             tb = jp_flame_total(sort_flame, b, sort_by_value);
+    if (ta != tb)
+        return ta > tb ? -1 : 1;
+    uint32_t da = sort_flame->nodes[a].depth, db = sort_flame->nodes[b].depth;
+    if (da != db)
+        return da < db ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/* Keeps the max_nodes heaviest nodes whose ancestors are all kept (a parent
+ * is never lighter than its child, so sorting by total keeps trees whole). */
+static uint8_t *api_flame_select(const jp_flame *f, bool by_value, size_t max_nodes, size_t *kept)
+{
+    uint8_t *keep = jp_xcalloc(f->count + 1, 1);
+    uint32_t *order = jp_xcalloc(f->count + 1, sizeof *order);
+    for (size_t i = 0; i < f->count; i++)
+        order[i] = (uint32_t)i;
+    /* qsort has no context argument in C11; the comparator reads these two */
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&mu);
+    sort_flame = f;
+    sort_by_value = by_value;
+    qsort(order, f->count, sizeof *order, api_node_cmp);
+    pthread_mutex_unlock(&mu);
+    size_t n = 0;
+    for (size_t i = 0; i < f->count && n < max_nodes; i++) {
+        uint32_t v = order[i], parent = f->nodes[v].parent;
+        if (parent == JP_FLAME_NONE || keep[parent]) {
+            keep[v] = 1;
+            n++;
+        }
+    }
+    free(order);
+    *kept = n;
+    return keep;
+}
+
+static void api_node_open(jp_strbuf *b, const jp_flame *f, uint32_t v, bool by_value)
+{
+    size_t len;
+    const char *name = jp_flame_node_name(f, v, &len);
+    jp_strbuf_puts(b, "{\"name\":");
+    jw_str(b, name, len);
+    jp_strbuf_printf(b, ",\"self\":%llu,\"total\":%llu,\"children\":[",
+                     (unsigned long long)jp_flame_self(f, v, by_value),
+                     (unsigned long long)jp_flame_total(f, v, by_value));
+}
+
+/* The kept tree as JSON, iteratively (depth does not grow the C stack). */
+static void api_flame_tree(jp_strbuf *b, const jp_flame *f, const uint8_t *keep, bool by_value)
+{
+    uint32_t *stack = jp_xcalloc(f->max_depth + 3, sizeof *stack);
+    uint32_t *cursor = jp_xcalloc(f->max_depth + 3, sizeof *cursor);
+    bool *first = jp_xcalloc(f->max_depth + 3, sizeof *first);
+    size_t sp = 0;
+    api_node_open(b, f, 0, by_value);
+    stack[0] = 0;
+    cursor[0] = f->nodes[0].first_child;
+    first[0] = true;
+    for (;;) {
+        uint32_t c = cursor[sp];
+        while (c != JP_FLAME_NONE && !keep[c])
+            c = f->nodes[c].next_sibling;
+        if (c == JP_FLAME_NONE) {
+            jp_strbuf_puts(b, "]}");
+            if (sp == 0)
+                break;
+            sp--;
+            continue;
+        }
+        cursor[sp] = f->nodes[c].next_sibling;
+        if (!first[sp])
+            jp_strbuf_putc(b, ',');
+        first[sp] = false;
+        api_node_open(b, f, c, by_value);
+        sp++;
+        stack[sp] = c;
+        cursor[sp] = f->nodes[c].first_child;
+        first[sp] = true;
+    }
+    free(stack);
+    free(cursor);
+    free(first);
+}
+
+static bool api_by_value(srv_req *r, srv_resp *o, bool *by_value)
+{
+    const char *by = srv_arg(r, "by");
+    *by_value = true;
+    if (!by || !*by || !strcmp(by, "value"))
+        return true;
+    if (!strcmp(by, "samples")) {
+        *by_value = false;
+        return true;
+    }
+    srv_error(o, 400, "malformed", "by must be 'value' or 'samples'");
+    return false;
+}
+
+void api_flamegraph(srv_req *r, srv_resp *o)
+{
+    int64_t t0 = jp_time_mono_ns();
+    api_q q;
+    long max_nodes;
+    bool by_value;
+    if (!api_parse(r, o, &q, API_NEED_NS | API_NEED_SERVICE | API_NEED_KIND) ||
+        !api_limit(r, o, "max_nodes", 2000, 200000, &max_nodes) || !api_by_value(r, o, &by_value))
+        return;
+    const char *th = srv_arg(r, "threads");
+    bool threads = th && (!strcmp(th, "1") || !strcmp(th, "true"));
+    store_flame_totals tot;
+    store_query_info info;
+    jp_profile *p = api_load(r, o, &q, threads, &tot, &info);
+    if (!p)
+        return;
+    jp_flame *f = jp_flame_build(p, (jp_kind)q.f.kind, threads);
+    size_t kept;
+    uint8_t *keep = api_flame_select(f, by_value, (size_t)max_nodes, &kept);
+    o->status = 200;
+    jp_strbuf_putc(&o->body, '{');
+    api_flame_meta(&o->body, &q, p, by_value, &tot, &info, t0);
+    jp_strbuf_printf(&o->body,
+                     ",\"nodes\":%zu,\"max_nodes\":%ld,\"truncated\":%s,\"omitted_nodes\":%zu},"
+                     "\"tree\":",
+                     kept, max_nodes, kept < f->count ? "true" : "false", f->count - kept);
+    api_flame_tree(&o->body, f, keep, by_value);
+    jp_strbuf_puts(&o->body, "}\n");
+    free(keep);
+    jp_flame_free(f);
+    jp_profile_free(p);
+}
+
+void api_top(srv_req *r, srv_resp *o)
+{
+    int64_t t0 = jp_time_mono_ns();
+    api_q q;
+    long limit;
+    bool by_value;
+    if (!api_parse(r, o, &q, API_NEED_NS | API_NEED_SERVICE | API_NEED_KIND) ||
+        !api_limit(r, o, "limit", 100, 100000, &limit) || !api_by_value(r, o, &by_value))
+        return;
+    store_flame_totals tot;
+    store_query_info info;
+    jp_profile *p = api_load(r, o, &q, false, &tot, &info);
+    if (!p)
+        return;
+    /* over the whole, untruncated tree: top must not depend on max_nodes */
+    jp_flame *f = jp_flame_build(p, (jp_kind)q.f.kind, false);
+    jp_top_row *rows = NULL;
+    size_t n = jp_flame_top(f, 0, by_value, &rows);
+    size_t shown = n < (size_t)limit ? n : (size_t)limit;
+    o->status = 200;
+    jp_strbuf_putc(&o->body, '{');
+    api_flame_meta(&o->body, &q, p, by_value, &tot, &info, t0);
+    jp_strbuf_printf(&o->body, ",\"rows_total\":%zu,\"limit\":%ld,\"truncated\":%s},\"rows\":[", n,
+                     limit, shown < n ? "true" : "false");
+    for (size_t i = 0; i < shown; i++) {
+        size_t len;
+        const char *name = jp_profile_frame_name(p, rows[i].frame, &len);
+        jp_strbuf_puts(&o->body, i ? ",{\"name\":" : "{\"name\":");
+        jw_str(&o->body, name, len);
+        jp_strbuf_printf(
+            &o->body, ",\"self\":%llu,\"total\":%llu,\"self_samples\":%llu,\"total_samples\":%llu}",
+            (unsigned long long)(by_value ? rows[i].self_value : rows[i].self_samples),
+            (unsigned long long)(by_value ? rows[i].total_value : rows[i].total_samples),
+            (unsigned long long)rows[i].self_samples, (unsigned long long)rows[i].total_samples);
+    }
+    jp_strbuf_puts(&o->body, "]}\n");
+    free(rows);
+    jp_flame_free(f);
+    jp_profile_free(p);
+}

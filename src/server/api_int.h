@@ -1,0 +1,32 @@
+/* api_int.h - helpers shared by the query handlers (api.c, api_docs.c). */
+#ifndef JP_SERVER_API_INT_H
+#define JP_SERVER_API_INT_H
+
+#include <pthread.h>
+
+#include "server/server.h"
+
+enum {
+    API_NEED_NS = 1,
+    API_NEED_SERVICE = 2,
+    API_NEED_KIND = 4,
+    API_SCOPE_FILTERS = 8 /* the handler filters rows by the token's scope itself */
+};
+
+typedef struct api_q {
+    store_filter f;
+    store_budget b;
+    int64_t now;
+} api_q;
+
+/* Parses namespace/service/pod/thread/kind/from/to and checks the token
+ * (read role, namespace scope). On failure fills o and returns false. */
+bool api_parse(srv_req *r, srv_resp *o, api_q *q, unsigned need);
+bool api_limit(srv_req *r, srv_resp *o, const char *key, long def, long max, long *out);
+/* namespace, service, pod, from, to, rows/windows/bytes scanned, partial, took_ms */
+void api_meta_common(jp_strbuf *b, const api_q *q, const store_query_info *info, int64_t t0);
+void api_store_error(srv_resp *o, jp_err rc, const jp_error *e);
+/* {"namespace":..., "service":..., ...} of a target. */
+void api_target_json(jp_strbuf *b, const jp_batch_target *t);
+
+#endif

@@ -1,0 +1,426 @@
+/* api_threads.c - /api/v1/threads: the latest thread snapshot per target with
+ * busy, blocked (owner chains, "blocks N") and deadlock summaries, and
+ * /api/v1/ingestion and /api/v1/retention.
+ *
+ * The snapshot JSON is what the agent sent (docs/API.md, "Thread snapshot");
+ * the summaries are computed here from its fields, and each says how sure it
+ * is (confidence). */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/timeutil.h"
+#include "base/xalloc.h"
+#include "server/api_int.h"
+
+#define API_CHAIN_MAX 16
+
+static json_int_t api_jint(json_t *o, const char *k, json_int_t def)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_integer(v) ? json_integer_value(v) : def;
+}
+
+static double api_jnum(json_t *o, const char *k, double def)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : def;
+}
+
+static const char *api_jstr(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* The lock a thread waits for: "waiting_on" as text or {"lock": ...}. */
+static const char *api_waiting_on(json_t *t)
+{
+    json_t *w = json_object_get(t, "waiting_on");
+    if (json_is_string(w))
+        return json_string_value(w);
+    if (json_is_object(w))
+        return api_jstr(w, "lock");
+    return NULL;
+}
+
+static json_int_t api_owner_id(json_t *t)
+{
+    json_int_t id = api_jint(t, "owner_id", -1);
+    json_t *w = json_object_get(t, "waiting_on");
+    if (id < 0 && json_is_object(w))
+        id = api_jint(w, "owner_id", -1);
+    return id;
+}
+
+static json_t *api_find_thread(json_t *threads, json_int_t id)
+{
+    size_t i;
+    json_t *t;
+    json_array_foreach(threads, i, t) if (api_jint(t, "id", -2) == id) return t;
+    return NULL;
+}
+
+typedef struct busy_item {
+    json_t *t;
+    double key;
+} busy_item;
+
+static int busy_cmp(const void *a, const void *b)
+{
+    double x = ((const busy_item *)a)->key, y = ((const busy_item *)b)->key;
+    return x > y ? -1 : x < y;
+}
+
+static json_t *api_stack_top(json_t *t, size_t n)
+{
+    json_t *st = json_object_get(t, "stack"), *out = json_array();
+    for (size_t i = 0; json_is_array(st) && i < json_array_size(st) && i < n; i++) {
+        json_t *f = json_array_get(st, i);
+        json_array_append(out, json_is_string(f) ? f : json_object_get(f, "name"));
+    }
+    return out;
+}
+
+static json_t *api_busy(json_t *threads, long limit)
+{
+    size_t n = json_array_size(threads), m = 0, i;
+    bool have_pct = false, have_cpu = false;
+    json_t *t;
+    json_array_foreach(threads, i, t)
+    {
+        have_pct |= json_is_number(json_object_get(t, "cpu_pct"));
+        have_cpu |= api_jint(t, "cpu_ns", -1) >= 0;
+    }
+    const char *conf = have_pct ? "exact_thread_cpu" : have_cpu ? "cumulative_thread_cpu"
+                                                                : "runnable_snapshot";
+    busy_item *items = jp_xcalloc(n + 1, sizeof *items);
+    json_array_foreach(threads, i, t)
+    {
+        const char *state = api_jstr(t, "state");
+        bool runnable = state && !strcmp(state, "RUNNABLE");
+        double key = have_pct ? api_jnum(t, "cpu_pct", -1)
+                     : have_cpu ? (double)api_jint(t, "cpu_ns", -1)
+                                : (runnable ? 1 : -1);
+        if (key <= 0)
+            continue;
+        items[m++] = (busy_item){t, key};
+    }
+    qsort(items, m, sizeof *items, busy_cmp);
+    json_t *list = json_array();
+    for (size_t k = 0; k < m && (long)k < limit; k++) {
+        json_t *x = items[k].t;
+        json_array_append_new(
+            list, json_pack("{s:I,s:s?,s:s?,s:o,s:o,s:o}", "id", api_jint(x, "id", -1), "name",
+                            api_jstr(x, "name"), "state", api_jstr(x, "state"), "cpu_pct",
+                            json_is_number(json_object_get(x, "cpu_pct"))
+                                ? json_real(api_jnum(x, "cpu_pct", 0))
+                                : json_null(),
+                            "cpu_ns",
+                            api_jint(x, "cpu_ns", -1) >= 0 ? json_integer(api_jint(x, "cpu_ns", 0))
+                                                           : json_null(),
+                            "stack_top", api_stack_top(x, 5)));
+    }
+    json_t *out = json_pack("{s:s,s:o,s:b}", "confidence", conf, "threads", list, "truncated",
+                            (long)m > limit);
+    free(items);
+    return out;
+}
+
+/* Blocked threads with their owner chains, and the owners ranked by how many
+ * threads wait behind them (directly or through a chain). */
+static json_t *api_blocked(json_t *threads, long limit)
+{
+    size_t n = json_array_size(threads), i;
+    json_int_t *owners = jp_xcalloc(n + 1, sizeof *owners);
+    long *blocks = jp_xcalloc(n + 1, sizeof *blocks);
+    json_t *list = json_array(), *t;
+    long nblocked = 0;
+    json_array_foreach(threads, i, t)
+    {
+        const char *state = api_jstr(t, "state");
+        json_int_t owner = api_owner_id(t);
+        if (!(state && !strcmp(state, "BLOCKED")) && owner < 0)
+            continue;
+        nblocked++;
+        json_t *chain = json_array();
+        bool cycle = false;
+        json_int_t seen[API_CHAIN_MAX];
+        size_t ns = 0;
+        for (json_int_t cur = owner; cur >= 0 && ns < API_CHAIN_MAX;) {
+            for (size_t k = 0; k < ns; k++)
+                cycle |= seen[k] == cur;
+            if (cycle)
+                break;
+            seen[ns++] = cur;
+            json_t *ot = api_find_thread(threads, cur);
+            json_array_append_new(chain, json_pack("{s:I,s:s?}", "id", cur, "name",
+                                                   ot ? api_jstr(ot, "name") : NULL));
+            /* count this thread as waiting behind every owner on its chain */
+            size_t oi = 0;
+            for (; oi < n && owners[oi] != cur && owners[oi]; oi++)
+                ;
+            if (oi < n) {
+                owners[oi] = cur;
+                blocks[oi]++;
+            }
+            cur = ot ? api_owner_id(ot) : -1;
+        }
+        if (nblocked <= limit)
+            json_array_append_new(
+                list, json_pack("{s:I,s:s?,s:s?,s:s?,s:o,s:b}", "id", api_jint(t, "id", -1),
+                                "name", api_jstr(t, "name"), "state", state, "waiting_on",
+                                api_waiting_on(t), "chain", chain, "cycle", cycle));
+        else
+            json_decref(chain);
+    }
+    json_t *own = json_array();
+    for (size_t k = 0; k < n && owners[k]; k++) {
+        /* simple selection of the heaviest remaining owner keeps order stable */
+        size_t best = k;
+        for (size_t j = k + 1; j < n && owners[j]; j++)
+            if (blocks[j] > blocks[best])
+                best = j;
+        json_int_t oid = owners[best];
+        long ob = blocks[best];
+        owners[best] = owners[k];
+        blocks[best] = blocks[k];
+        owners[k] = oid;
+        blocks[k] = ob;
+        if ((long)k >= limit)
+            break;
+        json_t *ot = api_find_thread(threads, oid);
+        json_array_append_new(own, json_pack("{s:I,s:s?,s:s?,s:i}", "id", oid, "name",
+                                             ot ? api_jstr(ot, "name") : NULL, "state",
+                                             ot ? api_jstr(ot, "state") : NULL, "blocks", (int)ob));
+    }
+    free(owners);
+    free(blocks);
+    return json_pack("{s:s,s:i,s:o,s:o,s:b}", "confidence", "snapshot", "count", (int)nblocked,
+                     "threads", list, "owners", own, "truncated", nblocked > limit);
+}
+
+static json_t *api_states(json_t *threads)
+{
+    json_t *st = json_object(), *t;
+    size_t i;
+    json_array_foreach(threads, i, t)
+    {
+        const char *s = api_jstr(t, "state");
+        s = s ? s : "UNKNOWN";
+        json_int_t c = api_jint(st, s, 0);
+        json_object_set_new(st, s, json_integer(c + 1));
+    }
+    return st;
+}
+
+typedef struct thr_ctx {
+    srv_req *r;
+    jp_strbuf *b;
+    long n, limit, thread_limit;
+    bool cut, full;
+    int64_t now;
+} thr_ctx;
+
+static bool api_thread_cb(const store_doc_row *row, void *ctx)
+{
+    thr_ctx *c = ctx;
+    if (c->n >= c->limit) {
+        c->cut = true;
+        return false;
+    }
+    if (c->n++)
+        jp_strbuf_putc(c->b, ',');
+    json_t *snap = json_loadb(row->json, row->json_len, 0, NULL);
+    json_t *threads = snap ? json_object_get(snap, "threads") : NULL;
+    if (!json_is_array(threads))
+        threads = NULL;
+    json_t *empty = json_array();
+    json_t *th = threads ? threads : empty;
+    json_t *dl = snap ? json_object_get(snap, "deadlocks") : NULL;
+    json_t *sum = json_pack("{s:i,s:o,s:o,s:o,s:O}", "threads_total", (int)json_array_size(th),
+                            "states", api_states(th), "busy", api_busy(th, c->thread_limit),
+                            "blocked", api_blocked(th, c->thread_limit), "deadlocks",
+                            json_is_array(dl) ? dl : empty);
+    if (c->full && snap)
+        json_object_set(sum, "snapshot", snap);
+    jp_strbuf_puts(c->b, "{\"target\":");
+    api_target_json(c->b, row->target);
+    jp_strbuf_puts(c->b, ",\"time\":");
+    jw_time(c->b, row->time_ns);
+    jp_strbuf_printf(c->b, ",\"age_seconds\":%.3f,\"summary\":",
+                     (double)(c->now - row->time_ns) / 1e9);
+    char *text = json_dumps(sum, JSON_COMPACT);
+    jp_strbuf_puts(c->b, text ? text : "null");
+    free(text);
+    jp_strbuf_putc(c->b, '}');
+    json_decref(sum);
+    json_decref(empty);
+    json_decref(snap);
+    return true;
+}
+
+void api_threads(srv_req *r, srv_resp *o)
+{
+    int64_t t0 = jp_time_mono_ns();
+    api_q q;
+    long limit, tlimit;
+    if (!api_parse(r, o, &q, API_NEED_NS) || !api_limit(r, o, "limit", 100, 10000, &limit) ||
+        !api_limit(r, o, "thread_limit", 20, 100000, &tlimit))
+        return;
+    /* the latest snapshot: look back a day unless told otherwise */
+    if (!srv_arg(r, "from"))
+        q.f.from_ns = q.f.to_ns - 24 * 3600 * JP_NS_PER_SEC;
+    const char *full = srv_arg(r, "full");
+    thr_ctx c = {.r = r,
+                 .b = &o->body,
+                 .limit = limit,
+                 .thread_limit = tlimit,
+                 .full = full && (!strcmp(full, "1") || !strcmp(full, "true")),
+                 .now = q.now};
+    store_query_info info;
+    jp_error e;
+    jp_error_init(&e);
+    jp_strbuf_puts(&o->body, "{\"targets\":[");
+    jp_err rc = r->s->st->ops->snapshots_latest(r->s->st, &q.f, &q.b, api_thread_cb, &c, &info, &e);
+    if (rc) {
+        api_store_error(o, rc, &e);
+        return;
+    }
+    jp_strbuf_printf(&o->body, "],\"meta\":{\"targets\":%ld,\"limit\":%ld,\"truncated\":%s,", c.n,
+                     limit, c.cut ? "true" : "false");
+    api_meta_common(&o->body, &q, &info, t0);
+    jp_strbuf_puts(&o->body, "}}\n");
+    o->status = 200;
+}
+
+/* ---- /api/v1/ingestion ---- */
+
+typedef struct ing_ctx {
+    jp_strbuf *b;
+    long n, limit;
+    bool cut;
+} ing_ctx;
+
+static bool api_ingest_cb(const store_ingest_row *row, void *ctx)
+{
+    ing_ctx *c = ctx;
+    if (c->n >= c->limit) {
+        c->cut = true;
+        return false;
+    }
+    jp_strbuf *b = c->b;
+    if (c->n++)
+        jp_strbuf_putc(b, ',');
+    jp_strbuf_puts(b, "{\"collector\":");
+    jw_cstr(b, row->collector);
+    jp_strbuf_puts(b, ",\"version\":");
+    jw_cstr(b, row->version);
+    jp_strbuf_printf(b,
+                     ",\"accepted\":%llu,\"duplicate\":%llu,\"rejected\":%llu,\"windows\":%llu,"
+                     "\"stack_rows\":%llu,\"bytes\":%llu,\"last_reject_reason\":",
+                     (unsigned long long)row->accepted, (unsigned long long)row->duplicate,
+                     (unsigned long long)row->rejected, (unsigned long long)row->windows,
+                     (unsigned long long)row->stack_rows, (unsigned long long)row->bytes);
+    jw_cstr(b, row->last_reject_reason);
+    jp_strbuf_puts(b, ",\"first_seen\":");
+    jw_time(b, row->first_ns);
+    jp_strbuf_puts(b, ",\"last_seen\":");
+    jw_time(b, row->last_ns);
+    jp_strbuf_puts(b, ",\"last_heartbeat\":");
+    jw_time(b, row->last_heartbeat_ns);
+    jp_strbuf_printf(b,
+                     ",\"queue\":{\"dropped_batches\":%llu,\"dropped_bytes\":%llu,\"bytes\":%llu,"
+                     "\"oldest_dropped\":",
+                     (unsigned long long)row->queue_dropped_batches,
+                     (unsigned long long)row->queue_dropped_bytes,
+                     (unsigned long long)row->queue_bytes);
+    jw_time(b, row->queue_oldest_dropped_ns);
+    jp_strbuf_puts(b, "}}");
+    return true;
+}
+
+void api_ingestion(srv_req *r, srv_resp *o)
+{
+    int64_t t0 = jp_time_mono_ns();
+    api_q q;
+    long limit;
+    /* per collector, no namespace data: any read token may look */
+    if (!api_parse(r, o, &q, API_SCOPE_FILTERS) || !api_limit(r, o, "limit", 1000, 100000, &limit))
+        return;
+    ing_ctx c = {.b = &o->body, .limit = limit};
+    store_query_info info;
+    jp_error e;
+    jp_error_init(&e);
+    jp_strbuf_puts(&o->body, "{\"collectors\":[");
+    jp_err rc = r->s->st->ops->ingestion(r->s->st, &q.f, &q.b, api_ingest_cb, &c, &info, &e);
+    if (rc) {
+        api_store_error(o, rc, &e);
+        return;
+    }
+    metrics *m = &r->s->m;
+    pthread_mutex_lock(&m->mu);
+    uint64_t counts[MI_COUNT], refused[MR_COUNT];
+    memcpy(counts, m->ingest, sizeof counts);
+    memcpy(refused, m->refused, sizeof refused);
+    pthread_mutex_unlock(&m->mu);
+    jp_strbuf_puts(&o->body, "],\"server_since_start\":{");
+    for (int i = 0; i < MI_COUNT; i++)
+        jp_strbuf_printf(&o->body, "%s\"%s\":%llu", i ? "," : "",
+                         metrics_ingest_name((metrics_ingest)i), (unsigned long long)counts[i]);
+    jp_strbuf_printf(&o->body,
+                     ",\"windows_refused_retention\":%llu,\"windows_refused_future\":%llu},"
+                     "\"meta\":{\"collectors\":%ld,\"limit\":%ld,\"truncated\":%s,",
+                     (unsigned long long)refused[MR_RETENTION],
+                     (unsigned long long)refused[MR_FUTURE], c.n, limit, c.cut ? "true" : "false");
+    api_meta_common(&o->body, &q, &info, t0);
+    jp_strbuf_puts(&o->body, "}}\n");
+    o->status = 200;
+}
+
+/* ---- /api/v1/retention ---- */
+
+static bool api_day_cb(const store_day_row *d, void *ctx)
+{
+    ing_ctx *c = ctx;
+    if (c->n++)
+        jp_strbuf_putc(c->b, ',');
+    char day[16];
+    store_day_format(d->day, day, sizeof day);
+    jp_strbuf_printf(c->b,
+                     "{\"day\":\"%s\",\"windows\":%llu,\"stack_rows\":%llu,\"stacks\":%llu,"
+                     "\"documents\":%llu,\"batches\":%llu,\"bytes\":%llu,\"expires\":",
+                     day, (unsigned long long)d->windows, (unsigned long long)d->stack_rows,
+                     (unsigned long long)d->stacks, (unsigned long long)d->docs,
+                     (unsigned long long)d->batches, (unsigned long long)d->bytes);
+    jw_time(c->b, d->expires_ns);
+    jp_strbuf_putc(c->b, '}');
+    return true;
+}
+
+void api_retention(srv_req *r, srv_resp *o)
+{
+    if (!srv_authorize(r, o, AUTH_READ, NULL))
+        return;
+    store *st = r->s->st;
+    ing_ctx c = {.b = &o->body, .limit = 1000};
+    jp_error e;
+    jp_error_init(&e);
+    jp_strbuf_printf(&o->body, "{\"store\":\"%s\",\"retention_days\":%d,\"now\":", st->ops->name,
+                     r->s->cfg.retention_days);
+    jw_time(&o->body, store_now_ns());
+    jp_strbuf_puts(&o->body, ",\"days\":[");
+    jp_err rc = st->ops->days(st, api_day_cb, &c, &e);
+    if (rc) {
+        api_store_error(o, rc, &e);
+        return;
+    }
+    store_stats ss;
+    st->ops->stats(st, &ss);
+    jp_strbuf_printf(&o->body, "],\"retention_runs\":%llu,\"days_removed\":%llu,\"last_run\":",
+                     (unsigned long long)ss.retention_runs,
+                     (unsigned long long)ss.retention_days_removed);
+    jw_time(&o->body, ss.retention_last_run_ns);
+    jp_strbuf_puts(&o->body, "}\n");
+    o->status = 200;
+}

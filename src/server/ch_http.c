@@ -1,0 +1,514 @@
+/* The ClickHouse store's HTTP side: one request per call through a small
+ * pool of libcurl handles (so TCP connections are reused), hard connect and
+ * total timeouts on every request (a dead ClickHouse never blocks a caller),
+ * streaming of JSONCompact output row by row (memory bounded by one row),
+ * and the mapping of failures to jp_err codes the server turns into 503. */
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/timeutil.h"
+#include "base/xalloc.h"
+#include "server/ch_int.h"
+
+#define CH_LINE_MAX (64u << 20)  /* one output row (a snapshot document) */
+#define CH_TEXT_MAX (4u << 20)   /* text answers of ch_exec */
+#define CH_ERRTEXT_MAX 600       /* kept of an error answer */
+#define CH_QUERY_SLACK_MS 5000   /* curl waits this long past the query's own budget */
+#define CH_QUERY_DEFAULT_MS 60000
+
+/* ---- escaping ---- */
+
+void ch_sql_str(jp_strbuf *b, const char *s)
+{
+    jp_strbuf_putc(b, '\'');
+    for (; s && *s; s++) {
+        if (*s == '\'' || *s == '\\')
+            jp_strbuf_putc(b, '\\');
+        jp_strbuf_putc(b, *s);
+    }
+    jp_strbuf_putc(b, '\'');
+}
+
+/* Escapes for both TabSeparated fields and quoted strings inside arrays. */
+static void ch_escape(jp_strbuf *b, const char *s, size_t len, bool quote)
+{
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        switch (c) {
+        case '\t': jp_strbuf_puts(b, "\\t"); break;
+        case '\n': jp_strbuf_puts(b, "\\n"); break;
+        case '\r': jp_strbuf_puts(b, "\\r"); break;
+        case '\0': jp_strbuf_puts(b, "\\0"); break;
+        case '\\': jp_strbuf_puts(b, "\\\\"); break;
+        case '\'':
+            if (quote)
+                jp_strbuf_putc(b, '\\');
+            jp_strbuf_putc(b, c);
+            break;
+        default: jp_strbuf_putc(b, c);
+        }
+    }
+}
+
+void ch_tsv_str(jp_strbuf *b, const char *s, size_t len)
+{
+    if (s)
+        ch_escape(b, s, len, false);
+}
+
+void ch_tsv_str_array(jp_strbuf *b, const char *const *s, size_t n)
+{
+    jp_strbuf_putc(b, '[');
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            jp_strbuf_putc(b, ',');
+        jp_strbuf_putc(b, '\'');
+        ch_escape(b, s[i], strlen(s[i]), true);
+        jp_strbuf_putc(b, '\'');
+    }
+    jp_strbuf_putc(b, ']');
+}
+
+void ch_day_str(jp_strbuf *b, int64_t day)
+{
+    char d[16];
+    store_day_format(day, d, sizeof d);
+    jp_strbuf_puts(b, d);
+}
+
+/* ---- JSONCompact cells ---- */
+
+uint64_t ch_u64(json_t *row, size_t i)
+{
+    json_t *v = json_array_get(row, i);
+    if (json_is_integer(v))
+        return (uint64_t)json_integer_value(v);
+    if (json_is_string(v))
+        return strtoull(json_string_value(v), NULL, 10);
+    return 0;
+}
+
+int64_t ch_i64(json_t *row, size_t i)
+{
+    json_t *v = json_array_get(row, i);
+    if (json_is_integer(v))
+        return (int64_t)json_integer_value(v);
+    if (json_is_string(v))
+        return strtoll(json_string_value(v), NULL, 10);
+    return 0;
+}
+
+const char *ch_str(json_t *row, size_t i, size_t *len)
+{
+    json_t *v = json_array_get(row, i);
+    if (!json_is_string(v) || json_string_length(v) == 0) {
+        if (len)
+            *len = 0;
+        return NULL;
+    }
+    if (len)
+        *len = json_string_length(v);
+    return json_string_value(v);
+}
+
+int64_t ch_day(json_t *row, size_t i)
+{
+    const char *s = ch_str(row, i, NULL);
+    char iso[40];
+    int64_t ns;
+    if (!s || strlen(s) != 10)
+        return INT64_MIN;
+    snprintf(iso, sizeof iso, "%sT00:00:00Z", s);
+    if (jp_rfc3339_parse(iso, &ns, NULL) != JP_OK)
+        return INT64_MIN;
+    return store_day_of(ns);
+}
+
+/* ---- stats ---- */
+
+void ch_stats_query(ch_store *st, int64_t ns, bool error)
+{
+    pthread_mutex_lock(&st->mu);
+    st->stats.queries++;
+    st->stats.query_ns_total += (uint64_t)ns;
+    st->stats.query_errors += error;
+    pthread_mutex_unlock(&st->mu);
+}
+
+void ch_set_available(ch_store *st, bool up)
+{
+    pthread_mutex_lock(&st->mu);
+    st->stats.available = up;
+    pthread_mutex_unlock(&st->mu);
+}
+
+/* ---- handle pool ---- */
+
+static CURL *ch_handle_get(ch_store *st)
+{
+    CURL *h = NULL;
+    pthread_mutex_lock(&st->pool_mu);
+    if (st->npool)
+        h = st->pool[--st->npool];
+    pthread_mutex_unlock(&st->pool_mu);
+    if (h)
+        curl_easy_reset(h); /* keeps the connection cache */
+    else
+        h = curl_easy_init();
+    return h;
+}
+
+/* A handle goes back only after a clean answer: one that timed out may hold
+ * a half-read connection. */
+static void ch_handle_put(ch_store *st, CURL *h, bool reuse)
+{
+    if (!h)
+        return;
+    pthread_mutex_lock(&st->pool_mu);
+    if (reuse && st->npool < CH_POOL_MAX) {
+        st->pool[st->npool++] = h;
+        h = NULL;
+    }
+    pthread_mutex_unlock(&st->pool_mu);
+    if (h)
+        curl_easy_cleanup(h);
+}
+
+void ch_http_cleanup(ch_store *st)
+{
+    for (size_t i = 0; i < st->npool; i++)
+        curl_easy_cleanup(st->pool[i]);
+    st->npool = 0;
+}
+
+/* ---- the answer sink ---- */
+
+enum { SINK_TEXT, SINK_ROWS };
+
+typedef struct ch_sink {
+    int mode;
+    CURL *h;
+    long status;
+    jp_strbuf errtext; /* a non-200 answer, or an exception inside a 200 one */
+    bool exception;
+    bool overflow;
+    /* SINK_TEXT */
+    jp_strbuf *text;
+    /* SINK_ROWS: JSONCompact, one row per line between "data" and "]" */
+    jp_strbuf line;
+    int state; /* 0 before data, 1 in data, 2 after */
+    ch_row_fn fn;
+    void *ctx;
+    ch_result *res;
+    bool stop;
+} ch_sink;
+
+static const char *ch_skip_ws(const char *s, const char *end)
+{
+    while (s < end && (*s == ' ' || *s == '\t' || *s == '\r'))
+        s++;
+    return s;
+}
+
+static bool ch_key_u64(const char *s, const char *end, const char *key, uint64_t *v)
+{
+    size_t kl = strlen(key);
+    if ((size_t)(end - s) <= kl || memcmp(s, key, kl) != 0)
+        return false;
+    s = ch_skip_ws(s + kl, end);
+    if (s < end && *s == '"')
+        s++;
+    *v = strtoull(s, NULL, 10);
+    return true;
+}
+
+static void ch_sink_line(ch_sink *k, const char *s, size_t len)
+{
+    const char *end = s + len;
+    s = ch_skip_ws(s, end);
+    while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+        end--;
+    if (end - s >= 6 && memcmp(s, "Code: ", 6) == 0) {
+        /* ClickHouse failed after it had started answering 200 */
+        k->exception = true;
+        jp_strbuf_reset(&k->errtext);
+        jp_strbuf_append(&k->errtext, s, (size_t)(end - s) < CH_ERRTEXT_MAX ? (size_t)(end - s)
+                                                                            : CH_ERRTEXT_MAX);
+        return;
+    }
+    if (k->state == 0) {
+        if (end - s >= 7 && memcmp(s, "\"data\":", 7) == 0)
+            k->state = 1;
+        return;
+    }
+    if (k->state == 1) {
+        if (end - s == 1 && *s == '[')
+            return; /* the array's opening bracket */
+        if (s < end && *s == ']') {
+            k->state = 2;
+            return;
+        }
+        if (s < end && *s == '[' && !k->stop) {
+            if (end[-1] == ',')
+                end--;
+            json_t *row = json_loadb(s, (size_t)(end - s), 0, NULL);
+            if (!json_is_array(row)) {
+                k->res->bad_rows++;
+            } else {
+                k->res->rows++;
+                if (!k->fn(row, k->ctx)) {
+                    k->stop = true;
+                    k->res->stopped = true;
+                }
+            }
+            json_decref(row);
+        }
+        return;
+    }
+    uint64_t v;
+    if (ch_key_u64(s, end, "\"rows_before_limit_at_least\":", &v))
+        k->res->rows_before_limit = v;
+    else if (ch_key_u64(s, end, "\"rows_read\":", &v)) {
+        k->res->rows_read = v;
+        k->res->have_stats = true;
+    } else if (ch_key_u64(s, end, "\"bytes_read\":", &v))
+        k->res->bytes_read = v;
+}
+
+static size_t ch_write_cb(char *data, size_t size, size_t n, void *arg)
+{
+    ch_sink *k = arg;
+    size_t len = size * n;
+    if (!k->status)
+        curl_easy_getinfo(k->h, CURLINFO_RESPONSE_CODE, &k->status);
+    if (k->status != 200) {
+        size_t room = CH_ERRTEXT_MAX > k->errtext.len ? CH_ERRTEXT_MAX - k->errtext.len : 0;
+        jp_strbuf_append(&k->errtext, data, len < room ? len : room);
+        return len;
+    }
+    if (k->mode == SINK_TEXT) {
+        if (jp_strbuf_append(k->text, data, len) != JP_OK) {
+            k->overflow = true;
+            return 0;
+        }
+        return len;
+    }
+    for (size_t i = 0; i < len; i++) {
+        if (data[i] != '\n') {
+            /* the rest of this chunk up to its next newline in one append */
+            const char *nl = memchr(data + i, '\n', len - i);
+            size_t take = nl ? (size_t)(nl - (data + i)) : len - i;
+            if (jp_strbuf_append(&k->line, data + i, take) != JP_OK) {
+                k->overflow = true;
+                return 0;
+            }
+            i += take - 1;
+            continue;
+        }
+        ch_sink_line(k, k->line.data ? k->line.data : "", k->line.len);
+        jp_strbuf_reset(&k->line);
+        if (k->stop)
+            return 0; /* aborts the transfer: the caller has what it wanted */
+    }
+    return len;
+}
+
+/* ---- requests ---- */
+
+static void ch_url_param(jp_strbuf *u, CURL *h, const char *key, const char *val)
+{
+    char *e = curl_easy_escape(h, val, 0);
+    jp_strbuf_printf(u, "%c%s=%s", strchr(u->data, '?') ? '&' : '?', key, e ? e : "");
+    curl_free(e);
+}
+
+/* Turns a failed request into a jp_err the server can map: unreachable or
+ * slow -> IO/TIMEOUT (503, retry later); ClickHouse busy -> TIMEOUT; our
+ * own mistakes (bad SQL) -> INTERNAL (500). */
+static jp_err ch_fail(ch_store *st, CURLcode cc, ch_sink *k, const char *curl_msg, jp_error *err)
+{
+    if (cc != CURLE_OK && cc != CURLE_WRITE_ERROR) {
+        ch_set_available(st, false);
+        if (cc == CURLE_OPERATION_TIMEDOUT)
+            return jp_error_set(err, JP_ERR_TIMEOUT, "clickhouse at %s: no answer in time: %s",
+                                st->url, curl_msg);
+        return jp_error_set(err, JP_ERR_IO, "clickhouse at %s unreachable: %s", st->url,
+                            curl_msg[0] ? curl_msg : curl_easy_strerror(cc));
+    }
+    if (k->overflow)
+        return jp_error_set(err, JP_ERR_LIMIT, "clickhouse: answer too large");
+    const char *t = jp_strbuf_str(&k->errtext);
+    int code = 0;
+    const char *c = strstr(t, "Code: ");
+    if (c)
+        code = (int)strtol(c + 6, NULL, 10);
+    ch_set_available(st, true);
+    jp_err rc;
+    switch (code) {
+    case 159: /* TIMEOUT_EXCEEDED */
+    case 202: /* TOO_MANY_SIMULTANEOUS_QUERIES */
+    case 209: /* SOCKET_TIMEOUT */
+    case 210: /* NETWORK_ERROR */
+    case 241: /* MEMORY_LIMIT_EXCEEDED */
+    case 252: /* TOO_MANY_PARTS */
+        rc = JP_ERR_TIMEOUT;
+        break;
+    case 60: /* UNKNOWN_TABLE: someone dropped our tables; retry after a restart */
+    case 81: /* UNKNOWN_DATABASE */
+        rc = JP_ERR_IO;
+        break;
+    case 192: /* UNKNOWN_USER */
+    case 193: /* WRONG_PASSWORD */
+    case 194: /* REQUIRED_PASSWORD */
+    case 516: /* AUTHENTICATION_FAILED */
+        rc = JP_ERR_PERMISSION;
+        break;
+    default: rc = code ? JP_ERR_INTERNAL : JP_ERR_PROTOCOL;
+    }
+    return jp_error_set(err, rc, "clickhouse (HTTP %ld): %.300s", k->status, t);
+}
+
+typedef struct ch_req {
+    const char *sql;      /* in the body (SELECT, DDL) or the URL (INSERT) */
+    const jp_strbuf *data; /* INSERT rows, or NULL */
+    bool use_db;
+    const store_budget *b;
+    long timeout_ms;
+} ch_req;
+
+static void ch_req_url(ch_store *st, CURL *h, const ch_req *r, jp_strbuf *u)
+{
+    jp_strbuf_puts(u, st->url);
+    if (r->use_db)
+        ch_url_param(u, h, "database", st->database);
+    if (r->data)
+        ch_url_param(u, h, "query", r->sql);
+    if (r->b && r->b->time_ns > 0) {
+        /* old servers take whole seconds only: round up, at least 1 */
+        long long s = (long long)((r->b->time_ns + JP_NS_PER_SEC - 1) / JP_NS_PER_SEC);
+        jp_strbuf_printf(u, "&max_execution_time=%lld&timeout_overflow_mode=break", s ? s : 1);
+    }
+    if (r->b && r->b->max_rows)
+        jp_strbuf_printf(u, "&max_rows_to_read=%llu&read_overflow_mode=break",
+                         (unsigned long long)r->b->max_rows);
+}
+
+static jp_err ch_perform(ch_store *st, const ch_req *r, ch_sink *k, jp_error *err)
+{
+    CURL *h = ch_handle_get(st);
+    if (!h)
+        return jp_error_set(err, JP_ERR_NOMEM, "curl_easy_init failed");
+    k->h = h;
+    jp_strbuf u;
+    jp_strbuf_init(&u, 0);
+    ch_req_url(st, h, r, &u);
+    char cerr[CURL_ERROR_SIZE] = "";
+    curl_easy_setopt(h, CURLOPT_URL, u.data);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, st->connect_timeout_ms);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, r->timeout_ms);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, ch_write_cb);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, k);
+    curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+    curl_easy_setopt(h, CURLOPT_USERNAME, st->user);
+    curl_easy_setopt(h, CURLOPT_PASSWORD, st->password);
+    const jp_strbuf *body = r->data;
+    const char *b = body ? (body->data ? body->data : "") : r->sql;
+    size_t blen = body ? body->len : strlen(r->sql);
+    curl_easy_setopt(h, CURLOPT_POST, 1L);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, b);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
+    CURLcode cc = curl_easy_perform(h);
+    if (!k->status)
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &k->status);
+    jp_strbuf_cleanup(&u);
+    /* flush a last line without newline */
+    if (cc == CURLE_OK && k->mode == SINK_ROWS && k->line.len && k->status == 200)
+        ch_sink_line(k, k->line.data, k->line.len);
+    bool clean = cc == CURLE_OK && k->status == 200 && !k->exception;
+    ch_handle_put(st, h, clean);
+    if (clean) {
+        ch_set_available(st, true);
+        return JP_OK;
+    }
+    if (cc == CURLE_WRITE_ERROR && k->stop && !k->exception)
+        return JP_OK; /* we stopped reading on purpose */
+    return ch_fail(st, cc, k, cerr, err);
+}
+
+static void ch_sink_init(ch_sink *k, int mode)
+{
+    memset(k, 0, sizeof *k);
+    k->mode = mode;
+    jp_strbuf_init(&k->errtext, 0);
+    jp_strbuf_init(&k->line, CH_LINE_MAX);
+}
+
+static void ch_sink_cleanup(ch_sink *k)
+{
+    jp_strbuf_cleanup(&k->errtext);
+    jp_strbuf_cleanup(&k->line);
+}
+
+jp_err ch_select(ch_store *st, const char *sql, const store_budget *b, ch_row_fn fn, void *ctx,
+                 ch_result *res, jp_error *err)
+{
+    memset(res, 0, sizeof *res);
+    jp_strbuf q;
+    jp_strbuf_init(&q, 0);
+    jp_strbuf_printf(&q, "%s FORMAT JSONCompact", sql);
+    long tmo = CH_QUERY_DEFAULT_MS;
+    if (b && b->time_ns > 0)
+        tmo = (long)((b->time_ns + JP_NS_PER_SEC - 1) / JP_NS_PER_SEC) * 1000 + CH_QUERY_SLACK_MS;
+    ch_req r = {.sql = q.data, .use_db = true, .b = b, .timeout_ms = tmo};
+    ch_sink k;
+    ch_sink_init(&k, SINK_ROWS);
+    k.fn = fn;
+    k.ctx = ctx;
+    k.res = res;
+    int64_t t0 = jp_time_mono_ns();
+    jp_err rc = ch_perform(st, &r, &k, err);
+    res->wall_ns = jp_time_mono_ns() - t0;
+    /* a complete answer ends with its statistics: without them it was cut */
+    if (!rc && !res->stopped && !res->have_stats)
+        rc = jp_error_set(err, JP_ERR_PROTOCOL, "clickhouse: answer ended early (%llu rows)",
+                          (unsigned long long)res->rows);
+    ch_sink_cleanup(&k);
+    jp_strbuf_cleanup(&q);
+    return rc;
+}
+
+jp_err ch_exec(ch_store *st, const char *sql, bool use_db, jp_strbuf *out, jp_error *err)
+{
+    ch_req r = {.sql = sql, .use_db = use_db, .timeout_ms = st->write_timeout_ms};
+    ch_sink k;
+    ch_sink_init(&k, SINK_TEXT);
+    jp_strbuf tmp;
+    jp_strbuf_init(&tmp, CH_TEXT_MAX);
+    k.text = out ? out : &tmp;
+    jp_err rc = ch_perform(st, &r, &k, err);
+    ch_sink_cleanup(&k);
+    jp_strbuf_cleanup(&tmp);
+    return rc;
+}
+
+jp_err ch_insert(ch_store *st, const char *table, const jp_strbuf *rows, jp_error *err)
+{
+    jp_strbuf q;
+    jp_strbuf_init(&q, 0);
+    jp_strbuf_printf(&q, "INSERT INTO %s FORMAT TabSeparated", table);
+    ch_req r = {.sql = q.data, .data = rows, .use_db = true, .timeout_ms = st->write_timeout_ms};
+    ch_sink k;
+    ch_sink_init(&k, SINK_TEXT);
+    jp_strbuf tmp;
+    jp_strbuf_init(&tmp, CH_TEXT_MAX);
+    k.text = &tmp;
+    jp_err rc = ch_perform(st, &r, &k, err);
+    ch_sink_cleanup(&k);
+    jp_strbuf_cleanup(&tmp);
+    jp_strbuf_cleanup(&q);
+    return rc;
+}

@@ -1,0 +1,533 @@
+/* http.c - libmicrohttpd glue: routing, bodies with a cap, auth, static
+ * files, and per-request state freed in the completion callback. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/timeutil.h"
+#include "base/xalloc.h"
+#include "server/server.h"
+
+void srv_log(const char *fmt, ...)
+{
+    char ts[40];
+    jp_rfc3339_format(jp_time_now_ns(), ts, sizeof ts);
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s jprof-server: %s\n", ts, line);
+}
+
+/* ---- JSON helpers ---- */
+
+void jw_str(jp_strbuf *b, const char *s, size_t len)
+{
+    jp_strbuf_putc(b, '"');
+    size_t run = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
+            continue;
+        jp_strbuf_append(b, s + run, i - run);
+        run = i + 1;
+        if (c == '"' || c == '\\') {
+            jp_strbuf_putc(b, '\\');
+            jp_strbuf_putc(b, (char)c);
+        } else {
+            jp_strbuf_printf(b, "\\u%04x", c);
+        }
+    }
+    jp_strbuf_append(b, s + run, len - run);
+    jp_strbuf_putc(b, '"');
+}
+
+void jw_cstr(jp_strbuf *b, const char *s)
+{
+    if (s)
+        jw_str(b, s, strlen(s));
+    else
+        jp_strbuf_puts(b, "null");
+}
+
+void jw_time(jp_strbuf *b, int64_t ns)
+{
+    if (!ns) {
+        jp_strbuf_puts(b, "null");
+        return;
+    }
+    char t[40];
+    jp_rfc3339_format(ns, t, sizeof t);
+    jp_strbuf_printf(b, "\"%s\"", t);
+}
+
+void srv_error(srv_resp *o, int status, const char *code, const char *fmt, ...)
+{
+    char msg[700];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    o->status = status;
+    o->ctype = "application/json";
+    jp_strbuf_reset(&o->body);
+    jp_strbuf_printf(&o->body, "{\"error\":{\"status\":%d,\"code\":", status);
+    jw_cstr(&o->body, code);
+    jp_strbuf_puts(&o->body, ",\"message\":");
+    jw_cstr(&o->body, msg);
+    jp_strbuf_puts(&o->body, "}}\n");
+    if (status == 429)
+        o->retry_after = 1;
+    else if (status == 503)
+        o->retry_after = 5;
+}
+
+const char *srv_arg(const srv_req *r, const char *key)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+const char *srv_header(const srv_req *r, const char *key)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, key);
+}
+
+bool srv_authorize(srv_req *r, srv_resp *o, auth_role role, const char *ns)
+{
+    if (r->s->cfg.insecure_no_auth)
+        return true;
+    if (!r->tok) {
+        srv_error(o, 401, "unauthorized",
+                  "missing or unknown bearer token (Authorization: Bearer TOKEN)");
+        return false;
+    }
+    if (!auth_has_role(r->tok, role)) {
+        srv_error(o, 403, "forbidden", "a %s token may not do this (needs %s)",
+                  auth_role_name(r->tok),
+                  role == AUTH_INGEST ? "ingest" : role == AUTH_READ ? "read" : "admin");
+        return false;
+    }
+    if (ns && !auth_in_scope(r->tok, ns)) {
+        srv_error(o, 403, "forbidden", "namespace '%s' is outside this token's scope", ns);
+        return false;
+    }
+    return true;
+}
+
+/* ---- per-connection state ---- */
+
+typedef struct conn_state {
+    jp_strbuf body;
+    bool too_large;
+    bool answered;
+    int64_t t0;
+    metrics_route route;
+    int status;
+} conn_state;
+
+static const auth_token *http_token(srv *s, struct MHD_Connection *c)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+        return NULL;
+    h += 7;
+    while (*h == ' ')
+        h++;
+    size_t len = strlen(h);
+    while (len && (h[len - 1] == ' ' || h[len - 1] == '\t'))
+        len--;
+    return auth_lookup(s->auth, h, len);
+}
+
+static enum MHD_Result http_send(struct MHD_Connection *c, conn_state *cs, srv_resp *o,
+                                 bool head)
+{
+    size_t len = o->body.len;
+    char *data = jp_strbuf_take(&o->body);
+    struct MHD_Response *resp;
+    if (head) {
+        free(data);
+        resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    } else {
+        resp = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+    }
+    if (!resp) {
+        free(data);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            o->ctype ? o->ctype : "application/json");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    if (o->status == 401)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    if (o->retry_after) {
+        char ra[16];
+        snprintf(ra, sizeof ra, "%d", o->retry_after);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+    }
+    enum MHD_Result rc = MHD_queue_response(c, (unsigned)o->status, resp);
+    MHD_destroy_response(resp);
+    cs->status = o->status;
+    cs->answered = true;
+    return rc;
+}
+
+/* ---- static files (web/) ---- */
+
+static const char *http_mime(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    if (!dot)
+        return "application/octet-stream";
+    if (!strcmp(dot, ".html"))
+        return "text/html; charset=utf-8";
+    if (!strcmp(dot, ".js"))
+        return "text/javascript; charset=utf-8";
+    if (!strcmp(dot, ".css"))
+        return "text/css; charset=utf-8";
+    if (!strcmp(dot, ".svg"))
+        return "image/svg+xml";
+    if (!strcmp(dot, ".png"))
+        return "image/png";
+    if (!strcmp(dot, ".json"))
+        return "application/json";
+    return "application/octet-stream";
+}
+
+static void http_static(srv *s, const char *url, srv_resp *o)
+{
+    if (strstr(url, "..") || strchr(url, '\\') || !s->cfg.web_dir) {
+        srv_error(o, 404, "not_found", "no such page");
+        return;
+    }
+    jp_strbuf p;
+    jp_strbuf_init(&p, 4096);
+    if (jp_strbuf_printf(&p, "%s%s%s", s->cfg.web_dir, url,
+                         url[strlen(url) - 1] == '/' ? "index.html" : "") != JP_OK) {
+        srv_error(o, 404, "not_found", "no such page");
+        jp_strbuf_cleanup(&p);
+        return;
+    }
+    int fd = open(p.data, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > (16 << 20)) {
+        srv_error(o, 404, "not_found", "no such page");
+    } else {
+        o->status = 200;
+        o->ctype = http_mime(p.data);
+        jp_strbuf_reset(&o->body);
+        char buf[8192];
+        ssize_t n;
+        while ((n = read(fd, buf, sizeof buf)) > 0)
+            jp_strbuf_append(&o->body, buf, (size_t)n);
+    }
+    if (fd >= 0)
+        close(fd);
+    jp_strbuf_cleanup(&p);
+}
+
+/* ---- routing ---- */
+
+typedef void (*handler_fn)(srv_req *, srv_resp *);
+
+static const struct route {
+    const char *method, *path;
+    handler_fn fn;
+    metrics_route group;
+} routes[] = {
+    {"POST", "/api/v1/ingest", ingest_batch, MRT_INGEST},
+    {"POST", "/api/v1/ingest/jfr", ingest_jfr, MRT_INGEST},
+    {"GET", "/api/v1/services", api_services, MRT_QUERY},
+    {"GET", "/api/v1/flamegraph", api_flamegraph, MRT_QUERY},
+    {"GET", "/api/v1/top", api_top, MRT_QUERY},
+    {"GET", "/api/v1/threads", api_threads, MRT_QUERY},
+    {"GET", "/api/v1/deadlocks", api_deadlocks, MRT_QUERY},
+    {"GET", "/api/v1/targets", api_targets, MRT_QUERY},
+    {"GET", "/api/v1/ingestion", api_ingestion, MRT_QUERY},
+    {"GET", "/api/v1/retention", api_retention, MRT_QUERY},
+};
+
+static const struct route *http_route(const char *url, bool *path_known, const char *method)
+{
+    *path_known = false;
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+        if (!strcmp(url, routes[i].path)) {
+            *path_known = true;
+            if (!strcmp(method, routes[i].method) ||
+                (!strcmp(method, "HEAD") && !strcmp(routes[i].method, "GET")))
+                return &routes[i];
+        }
+    return NULL;
+}
+
+static void http_metrics(srv_req *r, srv_resp *o)
+{
+    if (!r->s->cfg.metrics_open && !r->s->cfg.insecure_no_auth) {
+        if (!r->tok) {
+            srv_error(o, 401, "unauthorized", "missing or unknown bearer token");
+            return;
+        }
+    }
+    o->status = 200;
+    o->ctype = "text/plain; version=0.0.4; charset=utf-8";
+    jp_strbuf_reset(&o->body);
+    metrics_render(&r->s->m, r->s->st, r->s->cfg.retention_days, &o->body);
+}
+
+static void http_dispatch(srv *s, struct MHD_Connection *c, const char *url, const char *method,
+                          conn_state *cs, srv_resp *o)
+{
+    srv_req r = {.s = s, .conn = c, .method = method, .url = url};
+    r.tok = http_token(s, c);
+    r.body = (const uint8_t *)cs->body.data;
+    r.body_len = cs->body.len;
+    r.content_encoding =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_ENCODING);
+    bool known;
+    const struct route *rt = http_route(url, &known, method);
+    if (rt) {
+        cs->route = rt->group;
+        rt->fn(&r, o);
+    } else if (known) {
+        srv_error(o, 405, "method_not_allowed", "%s is not allowed on %s", method, url);
+    } else if (!strcmp(url, "/healthz")) {
+        o->status = 200;
+        o->ctype = "text/plain; charset=utf-8";
+        jp_strbuf_puts(&o->body, "ok\n");
+    } else if (!strcmp(url, "/metrics")) {
+        http_metrics(&r, o);
+    } else if (!strncmp(url, "/api/", 5)) {
+        srv_error(o, 404, "not_found", "no API endpoint %s", url);
+    } else if (!strcmp(method, "GET") || !strcmp(method, "HEAD")) {
+        http_static(s, url, o);
+    } else {
+        srv_error(o, 405, "method_not_allowed", "%s is not allowed on %s", method, url);
+    }
+}
+
+static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                       const char *method, const char *version,
+                                       const char *upload, size_t *upload_size, void **con_cls)
+{
+    srv *s = cls;
+    conn_state *cs = *con_cls;
+    (void)version;
+    if (!cs) {
+        cs = jp_xcalloc(1, sizeof *cs);
+        jp_strbuf_init(&cs->body, s->cfg.max_body);
+        cs->t0 = jp_time_mono_ns();
+        cs->route = MRT_OTHER;
+        *con_cls = cs;
+        /* refuse a declared oversize body before reading any of it */
+        const char *cl =
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl && strtoull(cl, NULL, 10) > s->cfg.max_body) {
+            srv_resp o = {.status = 413};
+            jp_strbuf_init(&o.body, 0);
+            srv_error(&o, 413, "too_large", "body of %s bytes exceeds the limit of %zu bytes", cl,
+                      s->cfg.max_body);
+            cs->route = MRT_INGEST;
+            metrics_ingest_count(&s->m, MI_REJ_TOO_LARGE);
+            return http_send(c, cs, &o, false);
+        }
+        return MHD_YES;
+    }
+    if (cs->answered) {
+        *upload_size = 0; /* discard the rest of a refused body */
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (!cs->too_large && jp_strbuf_append(&cs->body, upload, *upload_size) != JP_OK)
+            cs->too_large = true;
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    srv_resp o = {.status = 500};
+    jp_strbuf_init(&o.body, 0);
+    if (cs->too_large) {
+        srv_error(&o, 413, "too_large", "body exceeds the limit of %zu bytes", s->cfg.max_body);
+        cs->route = MRT_INGEST;
+        metrics_ingest_count(&s->m, MI_REJ_TOO_LARGE);
+    } else {
+        http_dispatch(s, c, url, method, cs, &o);
+    }
+    if (o.status >= 500)
+        srv_log("%s %s -> %d", method, url, o.status);
+    enum MHD_Result rc = http_send(c, cs, &o, !strcmp(method, "HEAD"));
+    jp_strbuf_cleanup(&o.body);
+    return rc;
+}
+
+/* Per-request state lives until here, whatever happened to the request. */
+static void http_on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                              enum MHD_RequestTerminationCode toe)
+{
+    srv *s = cls;
+    conn_state *cs = *con_cls;
+    (void)c;
+    (void)toe;
+    if (!cs)
+        return;
+    metrics_request_done(&s->m, cs->route, cs->status, jp_time_mono_ns() - cs->t0);
+    jp_strbuf_cleanup(&cs->body);
+    free(cs);
+    *con_cls = NULL;
+}
+
+/* ---- the daemon ---- */
+
+static char *http_read_file(const char *path, jp_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        jp_error_set(err, JP_ERR_IO, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    jp_strbuf b;
+    jp_strbuf_init(&b, 1u << 20);
+    char chunk[4096];
+    size_t n;
+    bool ok = true;
+    while (ok && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        ok = jp_strbuf_append(&b, chunk, n) == JP_OK;
+    fclose(f);
+    if (!ok) {
+        jp_strbuf_cleanup(&b);
+        jp_error_set(err, JP_ERR_LIMIT, "%s: larger than 1 MiB", path);
+        return NULL;
+    }
+    return jp_strbuf_take(&b);
+}
+
+/* "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" (loopback). */
+static jp_err http_parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len,
+                                jp_error *err)
+{
+    memset(ss, 0, sizeof *ss);
+    const char *colon = strrchr(s, ':');
+    if (!colon)
+        return jp_error_set(err, JP_ERR_USAGE, "--listen %s: expected ADDR:PORT", s);
+    char *end;
+    unsigned long port = strtoul(colon + 1, &end, 10);
+    if (*end || end == colon + 1 || port > 65535)
+        return jp_error_set(err, JP_ERR_USAGE, "--listen %s: bad port", s);
+    char host[128];
+    size_t hl = (size_t)(colon - s);
+    if (hl >= sizeof host)
+        return jp_error_set(err, JP_ERR_USAGE, "--listen %s: address too long", s);
+    memcpy(host, s, hl);
+    host[hl] = '\0';
+    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+        host[hl - 1] = '\0';
+        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET6, host + 1, &a6->sin6_addr) != 1)
+            return jp_error_set(err, JP_ERR_USAGE, "--listen %s: bad IPv6 address", s);
+        *len = sizeof *a6;
+        return JP_OK;
+    }
+    struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+    a4->sin_family = AF_INET;
+    a4->sin_port = htons((uint16_t)port);
+    if (!hl)
+        memcpy(host, "127.0.0.1", 10);
+    if (inet_pton(AF_INET, host, &a4->sin_addr) != 1)
+        return jp_error_set(err, JP_ERR_USAGE, "--listen %s: bad IPv4 address", s);
+    *len = sizeof *a4;
+    return JP_OK;
+}
+
+bool srv_listen_is_loopback(const char *listen)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+    if (http_parse_listen(listen, &ss, &len, NULL) != JP_OK)
+        return false;
+    if (ss.ss_family == AF_INET)
+        return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+    return IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr);
+}
+
+static void http_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char line[512];
+    (void)cls;
+    vsnprintf(line, sizeof line, fmt, ap);
+    size_t n = strlen(line);
+    while (n && line[n - 1] == '\n')
+        line[--n] = '\0';
+    srv_log("http: %s", line);
+}
+
+jp_err srv_http_start(srv *s, void **daemon, jp_error *err)
+{
+    struct sockaddr_storage ss;
+    socklen_t slen;
+    jp_err rc = http_parse_listen(s->cfg.listen, &ss, &slen, err);
+    if (rc)
+        return rc;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_EPOLL;
+    if (ss.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    char *cert = NULL, *key = NULL;
+    if (s->cfg.tls_cert || s->cfg.tls_key) {
+        if (!s->cfg.tls_cert || !s->cfg.tls_key)
+            return jp_error_set(err, JP_ERR_USAGE, "--tls-cert and --tls-key go together");
+        if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+            return jp_error_set(err, JP_ERR_UNSUPPORTED, "this libmicrohttpd has no TLS support");
+        if (!(cert = http_read_file(s->cfg.tls_cert, err)) ||
+            !(key = http_read_file(s->cfg.tls_key, err))) {
+            free(cert);
+            return err->code;
+        }
+        flags |= MHD_USE_TLS;
+    }
+    struct MHD_OptionItem opts[] = {
+        {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)http_mhd_log, NULL},
+        {MHD_OPTION_SOCK_ADDR, 0, &ss},
+        {MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)s->cfg.threads, NULL},
+        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)http_on_completed, s},
+        {MHD_OPTION_CONNECTION_TIMEOUT, 60, NULL},
+        {MHD_OPTION_CONNECTION_LIMIT, 1000, NULL},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 256 * 1024, NULL},
+        {cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, cert},
+        {cert ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, key},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    struct MHD_Daemon *d = MHD_start_daemon(flags, 0, NULL, NULL, http_on_request, s,
+                                            MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+    /* MHD may keep pointing at the PEM text: it lives until srv_http_stop */
+    s->tls_pem[0] = cert;
+    s->tls_pem[1] = key;
+    if (!d)
+        return jp_error_set(err, JP_ERR_IO, "cannot listen on %s (in use, or not allowed?)",
+                            s->cfg.listen);
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = info ? info->port : 0;
+    *daemon = d;
+    return JP_OK;
+}
+
+void srv_http_stop(srv *s, void *daemon)
+{
+    if (daemon)
+        MHD_stop_daemon(daemon);
+    for (int i = 0; i < 2; i++) {
+        if (s->tls_pem[i])
+            memset(s->tls_pem[i], 0, strlen(s->tls_pem[i]));
+        free(s->tls_pem[i]);
+        s->tls_pem[i] = NULL;
+    }
+}

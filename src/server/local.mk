@@ -1,0 +1,31 @@
+# src/server: jprof-server (HTTP, auth, ingest, stores, query API, /metrics).
+noinst_LIBRARIES += libjpserver.a
+libjpserver_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(ZSTD_CFLAGS) $(JANSSON_CFLAGS) $(MHD_CFLAGS)
+libjpserver_a_SOURCES = \
+	src/server/store.c src/server/store.h \
+	src/server/store_sqlite.c src/server/store_sqlite.h src/server/sqlite_int.h \
+	src/server/sqlite_query.c
+libjpserver_a_SOURCES += \
+	src/server/auth.c src/server/auth.h \
+	src/server/metrics.c src/server/metrics.h \
+	src/server/server.h src/server/http.c \
+	src/server/ingest.c src/server/api_int.h src/server/api.c \
+	src/server/api_docs.c src/server/api_threads.c
+
+bin_PROGRAMS += jprof-server
+jprof_server_SOURCES = src/server/main.c
+jprof_server_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JANSSON_CFLAGS)
+jprof_server_LDADD = libjpserver.a libjpwire.a libjpjfr.a libjpmodel.a libjpbase.a \
+	$(MHD_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(ZSTD_LIBS) -lpthread -lm
+
+# the placeholder web page, served under /
+webdir = $(pkgdatadir)/web
+dist_web_DATA = web/index.html
+
+# bench/server: the benchmark client (run by bench/server/run, not by make check)
+noinst_PROGRAMS += bench/server/load
+bench_server_load_SOURCES = bench/server/load.c
+bench_server_load_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS)
+bench_server_load_LDADD = libjpwire.a libjpmodel.a libjpbase.a $(CURL_LIBS) $(JANSSON_LIBS) \
+	$(ZSTD_LIBS) -lpthread -lm
+EXTRA_DIST += bench/server/run

@@ -1,0 +1,295 @@
+/* jprof-server: ingest, store, query API, web page and metrics.
+ * Exit codes: 0 clean stop (SIGTERM/SIGINT), 2 usage, 1 start-up failure
+ * (store, tokens, listen). See man/jprof-server.8. */
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/timeutil.h"
+#include "server/server.h"
+#include "server/store_sqlite.h"
+
+#define DEFAULT_LISTEN "127.0.0.1:8480"
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: jprof-server [options]\n"
+            "  --listen ADDR:PORT      address to bind (default " DEFAULT_LISTEN ")\n"
+            "  --data-dir DIR          embedded store directory (default ./jprof-data)\n"
+            "  --retention DAYS        days kept, 1..7 (default 7; '7d' also accepted)\n"
+            "  --tokens FILE           bearer tokens: TOKEN ROLE SCOPE per line\n"
+            "  --insecure-no-auth      no tokens at all (loopback demo only)\n"
+            "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
+            "  --web-dir DIR           files served under / (default " PKGDATADIR "/web)\n"
+            "  --threads N             HTTP worker threads (default 4)\n"
+            "  --max-body BYTES        request body limit on the wire (default 16 MiB)\n"
+            "  --max-decompressed BYTES  limit after zstd (default 128 MiB)\n"
+            "  --query-budget DURATION time budget of one query (default 3s)\n"
+            "  --metrics-no-auth       serve /metrics without a token\n"
+            "  --port-file FILE        write the bound port to FILE (useful with port 0)\n"
+            "  -h, --help\n");
+}
+
+static bool parse_size(const char *s, size_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s)
+        return false;
+    if (*end == 'k' || *end == 'K')
+        v <<= 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        v <<= 20, end++;
+    else if (*end == 'g' || *end == 'G')
+        v <<= 30, end++;
+    if (*end || v == 0)
+        return false;
+    *out = (size_t)v;
+    return true;
+}
+
+static int atoi_safe(const char *s)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    return (end == s || *end || v < 0 || v > 1000000) ? -1 : (int)v;
+}
+
+static bool parse_days(const char *s, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || (*end && strcmp(end, "d") != 0) || v < 1 || v > STORE_RETENTION_MAX_DAYS)
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+static int parse_args(int argc, char **argv, srv_config *c, const char **data_dir)
+{
+    enum { O_LISTEN = 256, O_DATA, O_RET, O_TOK, O_NOAUTH, O_CERT, O_KEY, O_WEB, O_THR, O_BODY,
+           O_DEC, O_BUDGET, O_METRICS, O_PORTFILE };
+    static const struct option opts[] = {
+        {"listen", 1, 0, O_LISTEN},  {"data-dir", 1, 0, O_DATA},   {"retention", 1, 0, O_RET},
+        {"tokens", 1, 0, O_TOK},     {"insecure-no-auth", 0, 0, O_NOAUTH},
+        {"tls-cert", 1, 0, O_CERT},  {"tls-key", 1, 0, O_KEY},     {"web-dir", 1, 0, O_WEB},
+        {"threads", 1, 0, O_THR},    {"max-body", 1, 0, O_BODY},   {"max-decompressed", 1, 0, O_DEC},
+        {"query-budget", 1, 0, O_BUDGET}, {"metrics-no-auth", 0, 0, O_METRICS},
+        {"port-file", 1, 0, O_PORTFILE}, {"help", 0, 0, 'h'},      {0, 0, 0, 0}};
+    int o;
+    jp_error e;
+    jp_error_init(&e);
+    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (o) {
+        case O_LISTEN: c->listen = optarg; break;
+        case O_DATA: *data_dir = optarg; break;
+        case O_RET:
+            if (!parse_days(optarg, &c->retention_days)) {
+                fprintf(stderr, "jprof-server: --retention must be 1..7 days\n");
+                return 2;
+            }
+            break;
+        case O_TOK: c->tokens_file = optarg; break;
+        case O_NOAUTH: c->insecure_no_auth = true; break;
+        case O_CERT: c->tls_cert = optarg; break;
+        case O_KEY: c->tls_key = optarg; break;
+        case O_WEB: c->web_dir = optarg; break;
+        case O_THR:
+            c->threads = atoi_safe(optarg);
+            if (c->threads < 1 || c->threads > 256) {
+                fprintf(stderr, "jprof-server: --threads must be 1..256\n");
+                return 2;
+            }
+            break;
+        case O_BODY:
+        case O_DEC:
+            if (!parse_size(optarg, o == O_BODY ? &c->max_body : &c->max_decompressed)) {
+                fprintf(stderr, "jprof-server: bad size '%s' (e.g. 16M)\n", optarg);
+                return 2;
+            }
+            break;
+        case O_BUDGET:
+            if (jp_duration_parse(optarg, &c->query_budget_ns, &e) != JP_OK) {
+                fprintf(stderr, "jprof-server: --query-budget: %s\n", e.msg);
+                return 2;
+            }
+            break;
+        case O_METRICS: c->metrics_open = true; break;
+        case O_PORTFILE: c->port_file = optarg; break;
+        case 'h': usage(stdout); exit(0);
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "jprof-server: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    return 0;
+}
+
+static void config_defaults(srv_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->listen = DEFAULT_LISTEN;
+    c->retention_days = STORE_RETENTION_MAX_DAYS;
+    c->threads = 4;
+    c->max_body = 16u << 20;
+    c->max_decompressed = 128u << 20;
+    jp_batch_limits_default(&c->limits);
+    c->query_budget_ns = 3 * JP_NS_PER_SEC;
+    c->query_max_rows = 100000000;
+    c->query_max_stacks = 1000000;
+    c->retention_interval_ns = 600 * JP_NS_PER_SEC;
+    c->web_dir = PKGDATADIR "/web";
+}
+
+/* Retention on a schedule (and whenever the process has been asleep). */
+typedef struct ret_thread {
+    srv *s;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop;
+} ret_thread;
+
+static void *retention_main(void *arg)
+{
+    ret_thread *rt = arg;
+    pthread_mutex_lock(&rt->mu);
+    while (!rt->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t wait = rt->s->cfg.retention_interval_ns;
+        ts.tv_sec += (time_t)(wait / JP_NS_PER_SEC);
+        pthread_cond_timedwait(&rt->cv, &rt->mu, &ts);
+        if (rt->stop)
+            break;
+        pthread_mutex_unlock(&rt->mu);
+        uint32_t removed = 0;
+        jp_error e;
+        jp_error_init(&e);
+        store *st = rt->s->st;
+        if (st->ops->enforce_retention(st, rt->s->cfg.retention_days, &removed, &e) != JP_OK)
+            srv_log("retention failed: %s", e.msg);
+        else if (removed)
+            srv_log("retention removed %u day(s) older than %d days", removed,
+                    rt->s->cfg.retention_days);
+        pthread_mutex_lock(&rt->mu);
+    }
+    pthread_mutex_unlock(&rt->mu);
+    return NULL;
+}
+
+static int write_port_file(const char *path, unsigned port)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "%u\n", port);
+    if (fclose(f) != 0)
+        return -1;
+    return rename(tmp, path);
+}
+
+static bool check_security(srv *s, jp_error *e)
+{
+    srv_config *c = &s->cfg;
+    if (c->insecure_no_auth) {
+        if (!srv_listen_is_loopback(c->listen)) {
+            jp_error_set(e, JP_ERR_USAGE,
+                         "--insecure-no-auth is only allowed on a loopback address, not %s",
+                         c->listen);
+            return false;
+        }
+        if (c->tokens_file) {
+            jp_error_set(e, JP_ERR_USAGE, "--insecure-no-auth and --tokens exclude each other");
+            return false;
+        }
+        srv_log("WARNING: --insecure-no-auth: EVERY request is allowed without a token. "
+                "Loopback demo only; never expose this server.");
+        return true;
+    }
+    if (!c->tokens_file) {
+        jp_error_set(e, JP_ERR_USAGE, "--tokens FILE is required (or --insecure-no-auth for a "
+                                      "loopback demo)");
+        return false;
+    }
+    return auth_load(c->tokens_file, &s->auth, e) == JP_OK;
+}
+
+int main(int argc, char **argv)
+{
+    static srv s;
+    const char *data_dir = "jprof-data";
+    config_defaults(&s.cfg);
+    int rc = parse_args(argc, argv, &s.cfg, &data_dir);
+    if (rc)
+        return rc;
+    jp_error e;
+    jp_error_init(&e);
+    if (!check_security(&s, &e)) {
+        fprintf(stderr, "jprof-server: %s\n", e.msg);
+        return e.code == JP_ERR_USAGE ? 2 : 1;
+    }
+    if (store_clock_offset_ns())
+        srv_log("WARNING: JPROF_TEST_CLOCK_OFFSET is set: the clock is moved by %lld s "
+                "(tests only)",
+                (long long)(store_clock_offset_ns() / JP_NS_PER_SEC));
+    store_config sc = {.retention_days = s.cfg.retention_days};
+    if (store_sqlite_open(data_dir, &sc, &s.st, &e) != JP_OK) {
+        fprintf(stderr, "jprof-server: store: %s\n", e.msg);
+        auth_free(s.auth);
+        return 1;
+    }
+    metrics_init(&s.m);
+    signal(SIGPIPE, SIG_IGN);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    void *daemon = NULL;
+    if (srv_http_start(&s, &daemon, &e) != JP_OK) {
+        fprintf(stderr, "jprof-server: %s\n", e.msg);
+        store_close(s.st);
+        auth_free(s.auth);
+        return 1;
+    }
+    srv_log("listening on %s (port %u), store sqlite in %s, retention %d days, %zu token(s)%s",
+            s.cfg.listen, s.port, data_dir, s.cfg.retention_days, auth_count(s.auth),
+            s.cfg.tls_cert ? ", TLS" : "");
+    if (s.cfg.port_file && write_port_file(s.cfg.port_file, s.port) != 0)
+        srv_log("cannot write --port-file %s", s.cfg.port_file);
+    ret_thread rt = {.s = &s};
+    pthread_mutex_init(&rt.mu, NULL);
+    pthread_cond_init(&rt.cv, NULL);
+    pthread_t rtid;
+    pthread_create(&rtid, NULL, retention_main, &rt);
+    while (!stop_flag)
+        pause();
+    srv_log("stopping");
+    pthread_mutex_lock(&rt.mu);
+    rt.stop = true;
+    pthread_cond_signal(&rt.cv);
+    pthread_mutex_unlock(&rt.mu);
+    pthread_join(rtid, NULL);
+    srv_http_stop(&s, daemon);
+    store_close(s.st);
+    auth_free(s.auth);
+    metrics_cleanup(&s.m);
+    return 0;
+}

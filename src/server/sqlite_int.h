@@ -1,0 +1,78 @@
+/* sqlite_int.h - internals shared by the embedded store's writer
+ * (store_sqlite.c) and its readers (sqlite_query.c). Not for other modules. */
+#ifndef JP_SERVER_SQLITE_INT_H
+#define JP_SERVER_SQLITE_INT_H
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/hash.h"
+#include "base/strbuf.h"
+#include "server/store.h"
+
+#define SQ_SCHEMA_VERSION 1
+#define SQ_MAX_DAYS 64 /* day files a store looks at (retention is at most 7) */
+
+typedef struct sq_req sq_req;
+typedef struct sq_day sq_day;
+typedef struct sq_reject sq_reject;
+
+typedef struct sq_store {
+    char *dir;
+    int retention_days;
+    /* the writer thread and its queue */
+    pthread_t writer;
+    bool writer_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_work, cv_done;
+    sq_req *head, *tail;
+    size_t queued;
+    bool stopping;
+    sq_reject *rejects; /* note_rejected() records waiting for the writer */
+    size_t nrejects;
+    /* writer-only state */
+    sq_day *days[SQ_MAX_DAYS];
+    size_t ndays;
+    jp_u64map batch_ids; /* hash(batch id) -> day + 1 (0 = forgotten) */
+    /* stats */
+    pthread_mutex_t stats_mu;
+    store_stats stats;
+} sq_store;
+
+/* "DIR/jprof-YYYY-MM-DD.db" */
+void sq_day_path(const sq_store *st, int64_t day, jp_strbuf *out);
+/* Day numbers of the existing files, ascending; returns the count. */
+size_t sq_list_days(const sq_store *st, int64_t *days, size_t max);
+/* Opens a day read-only (NULL when the file is missing or unreadable; err says). */
+sqlite3 *sq_open_ro(const sq_store *st, int64_t day, jp_error *err);
+/* Thread id of a thread name (0 is reserved for "no thread"). */
+uint64_t sq_thread_id(const char *name, size_t len);
+/* Hash of a target's (namespace, service, pod) key. */
+uint64_t sq_target_key(const char *ns, const char *service, const char *pod);
+
+void sq_stats_query(sq_store *st, int64_t ns, bool error);
+
+/* Read ops (sqlite_query.c). */
+jp_err sq_targets(store *s, const store_filter *f, const store_budget *b, store_target_cb cb,
+                  void *ctx, store_query_info *info, jp_error *err);
+jp_err sq_flame(store *s, const store_filter *f, const store_budget *b, store_stack_cb cb,
+                void *ctx, store_flame_totals *totals, store_query_info *info, jp_error *err);
+jp_err sq_snapshots_latest(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb,
+                           void *ctx, store_query_info *info, jp_error *err);
+jp_err sq_deadlocks(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb,
+                    void *ctx, store_query_info *info, jp_error *err);
+jp_err sq_statuses(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb,
+                   void *ctx, store_query_info *info, jp_error *err);
+jp_err sq_ingestion(store *s, const store_filter *f, const store_budget *b, store_ingest_cb cb,
+                    void *ctx, store_query_info *info, jp_error *err);
+jp_err sq_days(store *s, store_day_cb cb, void *ctx, jp_error *err);
+
+/* Blob of one window's rows: varint thread count, that many u64 thread ids,
+ * then per row u64 stack id, varint thread slot (0 none, k = ids[k-1]),
+ * varint samples, varint value; zstd-compressed. */
+void sq_blob_put_varint(jp_strbuf *b, uint64_t v);
+bool sq_blob_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
+
+#endif

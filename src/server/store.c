@@ -1,0 +1,63 @@
+#include "server/store.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/timeutil.h"
+
+static pthread_once_t clock_once = PTHREAD_ONCE_INIT;
+static int64_t clock_offset_ns;
+
+/* Test-only: JPROF_TEST_CLOCK_OFFSET moves the server's idea of "now" so a
+ * test can write data "8 days ago" and watch retention remove it, without
+ * depending on today's date. A leading '-' means the past. */
+static void clock_init(void)
+{
+    const char *s = getenv("JPROF_TEST_CLOCK_OFFSET");
+    if (!s || !*s)
+        return;
+    int sign = 1;
+    if (*s == '-' || *s == '+') {
+        sign = *s == '-' ? -1 : 1;
+        s++;
+    }
+    int64_t ns;
+    jp_error e;
+    jp_error_init(&e);
+    if (jp_duration_parse(s, &ns, &e) == JP_OK)
+        clock_offset_ns = sign * ns;
+}
+
+int64_t store_now_ns(void)
+{
+    pthread_once(&clock_once, clock_init);
+    return jp_time_now_ns() + clock_offset_ns;
+}
+
+int64_t store_clock_offset_ns(void)
+{
+    pthread_once(&clock_once, clock_init);
+    return clock_offset_ns;
+}
+
+int64_t store_day_of(int64_t t_ns)
+{
+    int64_t d = t_ns / STORE_DAY_NS;
+    if (t_ns < 0 && d * STORE_DAY_NS != t_ns)
+        d--;
+    return d;
+}
+
+void store_day_format(int64_t day, char *buf, size_t len)
+{
+    char tmp[40];
+    jp_rfc3339_format(day * STORE_DAY_NS, tmp, sizeof tmp);
+    snprintf(buf, len, "%.10s", tmp);
+}
+
+void store_close(store *s)
+{
+    if (s)
+        s->ops->close(s);
+}

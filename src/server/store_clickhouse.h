@@ -1,0 +1,42 @@
+/* store_clickhouse.h - the store over ClickHouse's HTTP interface (libcurl).
+ *
+ * jprof-server keeps no state of its own here (batch ids included), so any
+ * number of replicas can share one ClickHouse. Tables (all MergeTree family,
+ * PARTITION BY day, names prefixed jprof_): samples (one row per window x
+ * stack x thread), windows (one row per profile window), stacks (once per day
+ * and stack id, ReplacingMergeTree), statuses, snapshots, deadlocks, ingest
+ * (the ingestion log; its accepted rows are the batches' commit markers) and
+ * schema (the schema version). Retention drops expired day partitions; on
+ * servers that know TTL (19.6+) the tables carry one as a safety net.
+ *
+ * Atomic batches without transactions: every row a batch writes carries the
+ * write attempt's id, and readers only see rows whose attempt is the winning
+ * (smallest) committed attempt of its batch id. A batch becomes visible at
+ * once when its commit marker is inserted; a write that fails half-way leaves
+ * invisible rows that retention removes. Details and the remaining race are
+ * in store_clickhouse.c.
+ *
+ * Ownership: the returned store owns copies of every string of the options. */
+#ifndef JP_SERVER_STORE_CLICKHOUSE_H
+#define JP_SERVER_STORE_CLICKHOUSE_H
+
+#include "server/store.h"
+
+typedef struct store_clickhouse_options {
+    /* http[s]://[user[:password]@]host:port[/][?database=NAME]; required */
+    const char *url;
+    /* override what the URL says; NULL = take it from the URL, else
+     * user "default", no password, database "jprof" */
+    const char *user, *password, *database;
+    int64_t connect_timeout_ns; /* 0 = 2 s */
+    int64_t write_timeout_ns;   /* one INSERT; 0 = 60 s */
+} store_clickhouse_options;
+
+/* Connects, checks the server version, creates or migrates the schema and
+ * runs retention once. Fails (JP_ERR_IO / JP_ERR_TIMEOUT) when ClickHouse
+ * cannot be reached at start; later outages are reported per call and the
+ * store recovers by itself when ClickHouse answers again. */
+jp_err store_clickhouse_open(const store_clickhouse_options *opt, const store_config *cfg,
+                             store **out, jp_error *err);
+
+#endif

@@ -1,0 +1,373 @@
+#include "tui/batch.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "base/timeutil.h"
+#include "base/xalloc.h"
+#include "model/flame.h"
+#include "model/units.h"
+#include "tui/flame_json.h"
+
+#define UNKNOWN_THREAD "[unknown thread]"
+#define NO_STACK "[no stack]"
+
+/* ---- collapsed ---- */
+
+/* A cell seen as the sequence of names a collapsed line prints. */
+typedef struct seq_ctx {
+    const jp_profile *p;
+    const jp_kind_table *t;
+    bool threads;
+} seq_ctx;
+
+static size_t seq_len(const seq_ctx *c, const jp_sample *s)
+{
+    return c->p->stacks[s->stack].depth + (c->threads ? 1u : 0u);
+}
+
+static uint32_t seq_id(const seq_ctx *c, const jp_sample *s, size_t i)
+{
+    if (c->threads) {
+        if (i == 0)
+            return s->thread;
+        i--;
+    }
+    return jp_profile_stack_frames(c->p, s->stack)[i];
+}
+
+static const char *seq_name(const seq_ctx *c, const jp_sample *s, size_t i, size_t *len)
+{
+    uint32_t id = seq_id(c, s, i);
+    if (id == JP_NO_THREAD) {
+        *len = sizeof UNKNOWN_THREAD - 1;
+        return UNKNOWN_THREAD;
+    }
+    return jp_profile_frame_name(c->p, id, len);
+}
+
+/* Yields the bytes of a collapsed line's stack text from frame i on. */
+typedef struct cursor {
+    const seq_ctx *c;
+    const jp_sample *s;
+    size_t i, n;
+    const char *name;
+    size_t len, off;
+} cursor;
+
+static void cursor_init(cursor *k, const seq_ctx *c, const jp_sample *s, size_t i)
+{
+    k->c = c;
+    k->s = s;
+    k->n = seq_len(c, s);
+    k->name = "";
+    k->len = k->off = 0;
+    k->i = i ? i - 1 : 0;
+    if (k->i < k->n)
+        k->name = seq_name(c, s, k->i, &k->len);
+    /* Starting after frame i-1: the next byte is the ';' before frame i. */
+    if (i)
+        k->off = k->len;
+}
+
+static int cursor_next(cursor *k)
+{
+    if (k->off < k->len)
+        return (unsigned char)k->name[k->off++];
+    if (k->i + 1 >= k->n)
+        return -1;
+    k->i++;
+    k->name = seq_name(k->c, k->s, k->i, &k->len);
+    k->off = 0;
+    return ';';
+}
+
+/* Orders cells like their printed stack text in byte order. Equal frame
+ * ids mean equal names, so the common prefix is skipped without reading
+ * names; the rest is compared as text, because a name that is a prefix of
+ * another does not sort like the joined line would (';' vs '.'). */
+static int cells_cmp(const void *pa, const void *pb, void *arg)
+{
+    const seq_ctx *c = arg;
+    const jp_sample *x = &c->t->cells[*(const uint32_t *)pa];
+    const jp_sample *y = &c->t->cells[*(const uint32_t *)pb];
+    if (x->stack == y->stack && (!c->threads || x->thread == y->thread))
+        return 0;
+    size_t nx = seq_len(c, x), ny = seq_len(c, y), i = 0;
+    while (i < nx && i < ny && seq_id(c, x, i) == seq_id(c, y, i))
+        i++;
+    cursor kx, ky;
+    cursor_init(&kx, c, x, i);
+    cursor_init(&ky, c, y, i);
+    for (;;) {
+        int a = cursor_next(&kx), b = cursor_next(&ky);
+        if (a != b)
+            return a < b ? -1 : 1;
+        if (a < 0)
+            return 0;
+    }
+}
+
+static void write_line(FILE *out, const seq_ctx *c, const jp_sample *s, uint64_t v)
+{
+    size_t n = seq_len(c, s);
+    if (!n)
+        fputs(NO_STACK, out);
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        const char *name = seq_name(c, s, i, &len);
+        if (i)
+            putc(';', out);
+        fwrite(name, 1, len, out);
+    }
+    fprintf(out, " %" PRIu64 "\n", v);
+}
+
+static jp_err stream_check(FILE *out, jp_error *err)
+{
+    if (fflush(out) != 0 || ferror(out))
+        return jp_error_set(err, JP_ERR_IO, "write error: %s", strerror(errno));
+    return JP_OK;
+}
+
+jp_err tui_write_collapsed(FILE *out, const jp_profile *p, jp_kind k, bool threads, bool by_value,
+                           jp_error *err)
+{
+    seq_ctx c = {.p = p, .t = &p->kinds[k], .threads = threads};
+    size_t n = c.t->count;
+    uint32_t *order = jp_xreallocarray(NULL, n ? n : 1, sizeof *order);
+    for (size_t i = 0; i < n; i++)
+        order[i] = (uint32_t)i;
+    if (n > 1)
+        qsort_r(order, n, sizeof *order, cells_cmp, &c);
+    for (size_t i = 0; i < n;) {
+        const jp_sample *first = &c.t->cells[order[i]];
+        uint64_t sum = 0;
+        size_t j = i;
+        for (; j < n && (j == i || cells_cmp(&order[i], &order[j], &c) == 0); j++)
+            sum += by_value ? c.t->cells[order[j]].value : c.t->cells[order[j]].samples;
+        write_line(out, &c, first, sum);
+        i = j;
+    }
+    free(order);
+    return stream_check(out, err);
+}
+
+/* ---- top ---- */
+
+static void format_cell(jp_kind k, bool by_value, uint64_t v, char *buf, size_t len)
+{
+    if (by_value)
+        jp_format_value(k, 1, v, buf, len);
+    else
+        snprintf(buf, len, "%" PRIu64, v);
+}
+
+static double pct(uint64_t v, uint64_t total)
+{
+    return total ? 100.0 * (double)v / (double)total : 0.0;
+}
+
+static void write_top_header(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k,
+                             bool by_value)
+{
+    const jp_kind_table *t = &p->kinds[k];
+    char total[32], from[48], to[48];
+    jp_format_value(k, 1, t->value, total, sizeof total);
+    fprintf(out, "# kind %s  unit %s  value %s  events %" PRIu64 "  samples %" PRIu64 "  total %s",
+            jp_kind_name(k), by_value ? jp_kind_unit(k) : "samples", by_value ? "total" : "samples",
+            t->events, t->samples, total);
+    if (rep->start_ns || rep->end_ns) {
+        jp_rfc3339_format(rep->start_ns, from, sizeof from);
+        jp_rfc3339_format(rep->end_ns, to, sizeof to);
+        fprintf(out, "  from %s  to %s", from, to);
+    }
+    if (rep->partial)
+        fputs("  PARTIAL", out);
+    putc('\n', out);
+}
+
+jp_err tui_write_top(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k, bool threads,
+                     bool by_value, jp_error *err)
+{
+    jp_flame *f = jp_flame_build(p, k, threads);
+    jp_top_row *rows = NULL;
+    size_t n = jp_flame_top(f, 0, by_value, &rows);
+    uint64_t all = jp_flame_total(f, 0, by_value);
+    write_top_header(out, p, rep, k, by_value);
+    fprintf(out, "%10s %6s %10s %6s  %s\n", "SELF", "SELF%", "TOTAL", "TOTAL%", "NAME");
+    for (size_t i = 0; i < n; i++) {
+        const jp_top_row *r = &rows[i];
+        uint64_t self = by_value ? r->self_value : r->self_samples;
+        uint64_t tot = by_value ? r->total_value : r->total_samples;
+        if (!self && !tot)
+            continue;
+        char sb[32], tb[32];
+        format_cell(k, by_value, self, sb, sizeof sb);
+        format_cell(k, by_value, tot, tb, sizeof tb);
+        size_t len;
+        const char *name = tui_frame_name(p, r->frame, &len);
+        fprintf(out, "%10s %5.1f%% %10s %5.1f%%  %.*s\n", sb, pct(self, all), tb, pct(tot, all),
+                (int)len, name);
+    }
+    free(rows);
+    jp_flame_free(f);
+    return stream_check(out, err);
+}
+
+/* ---- json ---- */
+
+static json_t *time_json(int64_t ns)
+{
+    if (!ns)
+        return json_null();
+    char buf[48];
+    jp_rfc3339_format(ns, buf, sizeof buf);
+    return json_string(buf);
+}
+
+static json_t *meta_json(const jp_profile *p, const jfr_report *rep, jp_kind k, bool by_value)
+{
+    const jp_kind_table *t = &p->kinds[k];
+    json_t *m = json_object();
+    json_object_set_new(m, "kind", json_string(jp_kind_name(k)));
+    json_object_set_new(m, "unit", json_string(jp_kind_unit(k)));
+    json_object_set_new(m, "value", json_string(by_value ? "total" : "samples"));
+    json_object_set_new(m, "events", json_integer((json_int_t)t->events));
+    json_object_set_new(m, "samples", json_integer((json_int_t)t->samples));
+    json_object_set_new(m, "total", json_integer((json_int_t)t->value));
+    json_object_set_new(m, "events_read", json_integer((json_int_t)rep->events_read));
+    json_object_set_new(m, "events_used", json_integer((json_int_t)rep->events_used));
+    json_object_set_new(m, "events_filtered", json_integer((json_int_t)rep->events_filtered));
+    json_object_set_new(m, "chunks", json_integer(rep->chunks_total));
+    json_object_set_new(m, "chunks_read", json_integer(rep->chunks_read));
+    json_object_set_new(m, "start", time_json(rep->start_ns));
+    json_object_set_new(m, "end", time_json(rep->end_ns));
+    json_object_set_new(m, "period_ns", json_integer(t->period_ns));
+    json_object_set_new(m, "truncated_stacks", json_integer((json_int_t)t->truncated));
+    json_t *w = json_array();
+    for (uint32_t i = 0; i < rep->nwarnings && i < JFR_MAX_WARNINGS; i++)
+        json_array_append_new(
+            w,
+            tui_json_string(rep->warnings[i], strnlen(rep->warnings[i], sizeof rep->warnings[i])));
+    json_object_set_new(m, "warnings", w);
+    json_object_set_new(m, "warnings_dropped", json_integer((json_int_t)rep->warnings_dropped));
+    json_object_set_new(m, "partial", json_boolean(rep->partial));
+    json_object_set_new(m, "error",
+                        rep->partial ? tui_json_string(rep->error.msg, strlen(rep->error.msg))
+                                     : json_null());
+    return m;
+}
+
+jp_err tui_write_json(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k,
+                      bool threads, bool by_value, jp_error *err)
+{
+    jp_flame *f = jp_flame_build(p, k, threads);
+    json_t *doc = json_object();
+    json_object_set_new(doc, "meta", meta_json(p, rep, k, by_value));
+    json_object_set_new(doc, "tree", tui_flame_json(f, 0, by_value));
+    int rc = json_dumpf(doc, out, JSON_COMPACT);
+    json_decref(doc);
+    jp_flame_free(f);
+    if (rc != 0)
+        return jp_error_set(err, JP_ERR_IO, "write error: %s", strerror(errno));
+    putc('\n', out);
+    return stream_check(out, err);
+}
+
+/* ---- the batch command ---- */
+
+static void print_warnings(FILE *errout, const jfr_report *rep)
+{
+    for (uint32_t i = 0; i < rep->nwarnings && i < JFR_MAX_WARNINGS; i++)
+        fprintf(errout, "jprof-top: warning: %.*s\n", (int)sizeof rep->warnings[i],
+                rep->warnings[i]);
+    if (rep->warnings_dropped)
+        fprintf(errout, "jprof-top: warning: %" PRIu64 " more warnings not shown\n",
+                rep->warnings_dropped);
+}
+
+/* The requested kind has no events: either the file has none (an error
+ * naming the kinds it has) or the time window left none (empty output). */
+static bool kind_in_file(const tui_args *a, jp_kind k, char *kinds, size_t len)
+{
+    tui_args all = *a;
+    all.has_from = all.has_to = false;
+    jfr_report rep;
+    jp_error err;
+    jp_error_init(&err);
+    jp_profile *p = NULL;
+    if (tui_load_jfr(&all, 0, false, &p, &rep, &err) == TUI_LOAD_FAILED) {
+        snprintf(kinds, len, "none");
+        return false;
+    }
+    tui_kinds_present(p, kinds, len);
+    bool present = jp_profile_has_kind(p, k);
+    jp_profile_free(p);
+    return present;
+}
+
+static jp_err batch_write(const tui_args *a, FILE *out, const jp_profile *p, const jfr_report *rep,
+                          jp_kind k, jp_error *err)
+{
+    switch (a->format) {
+    case TUI_FORMAT_TOP:
+        return tui_write_top(out, p, rep, k, a->threads, a->by_value, err);
+    case TUI_FORMAT_JSON:
+        return tui_write_json(out, p, rep, k, a->threads, a->by_value, err);
+    case TUI_FORMAT_COLLAPSED:
+    default:
+        return tui_write_collapsed(out, p, k, a->threads, a->by_value, err);
+    }
+}
+
+int tui_batch_run(const tui_args *a, FILE *out, FILE *errout)
+{
+    jp_error err, werr;
+    jp_error_init(&err);
+    jp_error_init(&werr);
+    jfr_report rep;
+    jp_profile *p = NULL;
+    uint32_t mask = a->has_kind ? 1u << a->kind : 0;
+    tui_load_status st = tui_load_jfr(a, mask, a->threads, &p, &rep, &err);
+    if (st == TUI_LOAD_FAILED) {
+        fprintf(errout, "jprof-top: %s\n", err.msg);
+        return TUI_EXIT_ERROR;
+    }
+    int status = TUI_EXIT_OK;
+    jp_kind k = a->kind;
+    char kinds[64];
+    if (!a->has_kind && !tui_kind_default(p, &k) && st == TUI_LOAD_OK) {
+        fprintf(errout, "jprof-top: %s: no profile events (cpu, wall, alloc, lock or park)\n",
+                a->jfr_path);
+        status = TUI_EXIT_ERROR;
+        goto out;
+    }
+    if (a->has_kind && !jp_profile_has_kind(p, k) && st == TUI_LOAD_OK) {
+        if (!kind_in_file(a, k, kinds, sizeof kinds)) {
+            fprintf(errout, "jprof-top: %s: no %s events; kinds present: %s\n", a->jfr_path,
+                    jp_kind_name(k), kinds);
+            status = TUI_EXIT_ERROR;
+            goto out;
+        }
+        fprintf(errout, "jprof-top: %s: no %s events in the selected time range\n", a->jfr_path,
+                jp_kind_name(k));
+    }
+    print_warnings(errout, &rep);
+    if (batch_write(a, out, p, &rep, k, &werr) != JP_OK) {
+        fprintf(errout, "jprof-top: %s\n", werr.msg);
+        status = TUI_EXIT_ERROR;
+        goto out;
+    }
+    if (st == TUI_LOAD_PARTIAL) {
+        fprintf(errout, "jprof-top: %s\n", err.msg);
+        status = TUI_EXIT_PARTIAL;
+    }
+out:
+    jp_profile_free(p);
+    return status;
+}

@@ -1,0 +1,42 @@
+/* batch.h - jprof-top -b: profiles as text or JSON on a stream, no curses.
+ *
+ * The writers are the formats of man/jprof-top.1 ("OUTPUT FORMATS"); they
+ * borrow the profile and return JP_ERR_IO when the stream fails.
+ * tui_batch_run() is the whole batch command: it reads the file, writes the
+ * output and the error messages, and returns the exit status. */
+#ifndef JP_TUI_BATCH_H
+#define JP_TUI_BATCH_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "base/error.h"
+#include "jfr/jfr.h"
+#include "model/profile.h"
+#include "tui/load.h"
+
+/* Exit statuses of jprof-top (man page, EXIT STATUS). */
+#define TUI_EXIT_OK 0
+#define TUI_EXIT_ERROR 1
+#define TUI_EXIT_USAGE 2
+#define TUI_EXIT_PARTIAL 3
+
+/* One line per distinct printed stack, "root;...;leaf VALUE", sorted by
+ * byte order of the stack text; stacks printing the same text are merged.
+ * With threads the thread name is the root frame. */
+jp_err tui_write_collapsed(FILE *out, const jp_profile *p, jp_kind k, bool threads, bool by_value,
+                           jp_error *err);
+
+/* The self/total table over the whole profile, after a '#' header line. */
+jp_err tui_write_top(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k, bool threads,
+                     bool by_value, jp_error *err);
+
+/* {"meta": {...}, "tree": {...}} followed by a newline. */
+jp_err tui_write_json(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k,
+                      bool threads, bool by_value, jp_error *err);
+
+/* Runs `jprof-top -b`: output on out, messages on errout; returns a
+ * TUI_EXIT_* status. */
+int tui_batch_run(const tui_args *a, FILE *out, FILE *errout);
+
+#endif

@@ -1,0 +1,28 @@
+/* flame_json.h - the JSON form of a flame tree (jansson).
+ *
+ * Kept apart from the rest of src/tui so it can move to src/wire when the
+ * server speaks it. A node is {"name", "type", "self", "total", "children"}
+ * where type is the frame kind used for colouring (absent on the root) and
+ * self/total are samples or the kind's value.
+ *
+ * Ownership: functions return a new jansson reference (json_decref), never
+ * NULL. Not thread-safe. */
+#ifndef JP_TUI_FLAME_JSON_H
+#define JP_TUI_FLAME_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "model/flame.h"
+
+/* The subtree of `root` (0 for the whole tree). Iterative, so stack depth
+ * does not depend on the tree's depth. */
+json_t *tui_flame_json(const jp_flame *f, uint32_t root, bool by_value);
+
+/* A JSON string of len bytes; invalid UTF-8 bytes become '?'. */
+json_t *tui_json_string(const char *s, size_t len);
+
+#endif

@@ -1,0 +1,90 @@
+#include "tui/load.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/strbuf.h"
+
+bool tui_format_parse(const char *s, tui_format *out)
+{
+    static const char *const names[] = {"collapsed", "top", "json"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (!strcmp(s, names[i])) {
+            *out = (tui_format)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+void tui_args_init(tui_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->kind = JP_KIND_CPU;
+    a->format = TUI_FORMAT_COLLAPSED;
+}
+
+tui_load_status tui_load_jfr(const tui_args *a, uint32_t kinds, bool threads, jp_profile **out,
+                             jfr_report *rep, jp_error *err)
+{
+    jfr_options opt;
+    jfr_options_init(&opt);
+    opt.kinds = kinds;
+    opt.threads = threads;
+    opt.has_from = a->has_from;
+    opt.has_to = a->has_to;
+    opt.from = a->from;
+    opt.to = a->to;
+    jfr_report_init(rep);
+    jp_profile *p = jp_profile_new();
+    jp_err rc = jfr_read_file(a->jfr_path, &opt, p, rep);
+    if (rc == JP_OK) {
+        *out = p;
+        return TUI_LOAD_OK;
+    }
+    *err = rep->error;
+    if (err->code == JP_OK)
+        jp_error_set(err, rc, "%s: %s", a->jfr_path, jp_strerror(rc));
+    /* Damage before a single event was decoded leaves nothing to show:
+     * that is a bad file, not a partial one. */
+    if (rep->partial && (rep->chunks_read > 0 || rep->events_used > 0)) {
+        *out = p;
+        return TUI_LOAD_PARTIAL;
+    }
+    jp_profile_free(p);
+    *out = NULL;
+    return TUI_LOAD_FAILED;
+}
+
+void tui_kinds_present(const jp_profile *p, char *buf, size_t len)
+{
+    jp_strbuf b;
+    jp_strbuf_init(&b, 0);
+    for (int k = 0; k < JP_KIND_COUNT; k++)
+        if (jp_profile_has_kind(p, (jp_kind)k))
+            jp_strbuf_printf(&b, "%s%s", b.len ? ", " : "", jp_kind_name((jp_kind)k));
+    snprintf(buf, len, "%s", b.len ? jp_strbuf_str(&b) : "none");
+    jp_strbuf_cleanup(&b);
+}
+
+bool tui_kind_default(const jp_profile *p, jp_kind *out)
+{
+    /* cpu is what people look at first; otherwise the order of the enum. */
+    for (int k = 0; k < JP_KIND_COUNT; k++) {
+        if (jp_profile_has_kind(p, (jp_kind)k)) {
+            *out = (jp_kind)k;
+            return true;
+        }
+    }
+    return false;
+}
+
+const char *tui_frame_name(const jp_profile *p, uint32_t frame, size_t *len)
+{
+    static const char unknown[] = "[unknown thread]";
+    if (frame >= p->nframes) {
+        *len = sizeof unknown - 1;
+        return unknown;
+    }
+    return jp_profile_frame_name(p, frame, len);
+}

@@ -1,0 +1,64 @@
+/* load.h - jprof-top's command-line settings and reading a JFR file for them.
+ *
+ * Shared by batch mode and the interactive view so both read a file the same
+ * way (kinds, threads, --from/--to). Ownership: tui_load_jfr() returns a heap
+ * profile in *out (jp_profile_free) whenever it returns anything but a
+ * failure with nothing read. Not thread-safe. */
+#ifndef JP_TUI_LOAD_H
+#define JP_TUI_LOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/error.h"
+#include "base/timeutil.h"
+#include "jfr/jfr.h"
+#include "model/profile.h"
+
+typedef enum tui_format { TUI_FORMAT_COLLAPSED = 0, TUI_FORMAT_TOP, TUI_FORMAT_JSON } tui_format;
+
+/* "collapsed", "top", "json"; false when unknown. */
+bool tui_format_parse(const char *s, tui_format *out);
+
+typedef struct tui_args {
+    const char *jfr_path; /* --jfr FILE */
+    bool batch;           /* -b */
+    bool threads;         /* --threads */
+    bool by_value;        /* --value total */
+    bool has_kind;        /* --event KIND given */
+    jp_kind kind;
+    bool has_format; /* --format given */
+    tui_format format;
+    bool has_from, has_to;
+    jp_timespec_arg from, to;
+} tui_args;
+
+void tui_args_init(tui_args *a);
+
+/* What reading a file ended in. */
+typedef enum tui_load_status {
+    TUI_LOAD_OK = 0,  /* the whole file was read */
+    TUI_LOAD_PARTIAL, /* damage stopped reading; *out holds what came before */
+    TUI_LOAD_FAILED   /* nothing usable (cannot open, not JFR, damaged before
+                         any event); *out is NULL */
+} tui_load_status;
+
+/* Reads a->jfr_path. `kinds` is the jfr_options kind mask (0 = all kinds);
+ * threads and the time window come from `a`. err gets the message on
+ * PARTIAL and FAILED. */
+tui_load_status tui_load_jfr(const tui_args *a, uint32_t kinds, bool threads, jp_profile **out,
+                             jfr_report *rep, jp_error *err);
+
+/* The kinds with events, as "cpu, alloc, lock" or "none". */
+void tui_kinds_present(const jp_profile *p, char *buf, size_t len);
+
+/* The kind to show first: cpu when present, else the first present in
+ * enum order; false when the profile has no events at all. */
+bool tui_kind_default(const jp_profile *p, jp_kind *out);
+
+/* Printed name of a frame index as found in flame nodes and top rows:
+ * indexes past the profile's frames (flame.c's "no thread" marker) read
+ * "[unknown thread]". */
+const char *tui_frame_name(const jp_profile *p, uint32_t frame, size_t *len);
+
+#endif

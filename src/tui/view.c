@@ -1,0 +1,522 @@
+#include "tui/view.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/xalloc.h"
+#include "tui/chrome.h"
+#include "tui/flame_panel.h"
+#include "tui/table_panel.h"
+
+tui_style tui_frame_style(const jp_profile *p, uint32_t frame)
+{
+    if (frame == JP_FLAME_NONE)
+        return TUI_STYLE_ROOT;
+    if (frame >= p->nframes) /* flame.c's "unknown thread" marker */
+        return TUI_STYLE_FRAME_THREAD;
+    return (tui_style)(TUI_STYLE_FRAME_INTERPRETED + jp_frame_primary_kind(&p->frames[frame]));
+}
+
+static void mark_all_dirty(tui_view *v)
+{
+    v->dirty_layout = v->dirty_search = v->dirty_top = true;
+}
+
+tui_view *tui_view_new(const jp_profile *p, const jfr_report *rep, const char *path, jp_kind kind,
+                       bool by_value, bool threads)
+{
+    tui_view *v = jp_xcalloc(1, sizeof *v);
+    v->prof = p;
+    v->rep = rep;
+    v->path = path;
+    v->kind = kind;
+    v->by_value = by_value;
+    v->threads = threads;
+    v->fwd = jp_flame_build(p, kind, threads);
+    v->cur = v->fwd;
+    v->last_child = JP_FLAME_NONE;
+    tui_layout_init(&v->layout);
+    v->rows = 24;
+    v->cols = 80;
+    mark_all_dirty(v);
+    return v;
+}
+
+void tui_view_free(tui_view *v)
+{
+    if (!v)
+        return;
+    jp_flame_free(v->rev);
+    jp_flame_free(v->fwd);
+    free(v->zoom);
+    free(v->saved_zoom);
+    free(v->matches);
+    free(v->frame_matches);
+    free(v->top);
+    tui_layout_cleanup(&v->layout);
+    free(v);
+}
+
+void tui_view_resize(tui_view *v, int rows, int cols)
+{
+    v->rows = rows < 1 ? 1 : rows;
+    v->cols = cols < 1 ? 1 : cols;
+    v->dirty_layout = true;
+}
+
+void tui_view_message(tui_view *v, bool error, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->msg, sizeof v->msg, fmt, ap);
+    va_end(ap);
+    v->msg_error = error;
+}
+
+/* ---- zoom paths survive a change of kind as far as they still exist ---- */
+
+/* Frames from below the tree root down to `node`, root-most first. */
+static size_t node_path(const jp_flame *f, uint32_t node, uint32_t **buf, size_t *cap)
+{
+    size_t n = f->nodes[node].depth;
+    *buf = jp_xgrow(*buf, cap, n ? n : 1, sizeof **buf);
+    for (size_t i = n; i > 0 && node != 0; i--) {
+        (*buf)[i - 1] = f->nodes[node].frame;
+        node = f->nodes[node].parent;
+    }
+    return n;
+}
+
+/* The deepest node reached by following `frames` from the root. */
+static uint32_t node_follow(const jp_flame *f, const uint32_t *frames, size_t n)
+{
+    uint32_t node = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t c = f->nodes[node].first_child;
+        while (c != JP_FLAME_NONE && f->nodes[c].frame != frames[i])
+            c = f->nodes[c].next_sibling;
+        if (c == JP_FLAME_NONE)
+            break;
+        node = c;
+    }
+    return node;
+}
+
+void tui_view_zoom_push(tui_view *v, uint32_t node)
+{
+    if (node == tui_view_zoom_root(v) || node >= v->cur->count)
+        return;
+    v->zoom = jp_xgrow(v->zoom, &v->zoom_cap, v->nzoom + 1, sizeof *v->zoom);
+    v->zoom[v->nzoom++] = node;
+    v->scroll = 0;
+    mark_all_dirty(v);
+}
+
+bool tui_view_zoom_pop(tui_view *v)
+{
+    if (!v->nzoom)
+        return false;
+    v->sel = v->zoom[--v->nzoom];
+    v->scroll = 0;
+    mark_all_dirty(v);
+    return true;
+}
+
+static void reverse_off(tui_view *v)
+{
+    if (!v->rev)
+        return;
+    jp_flame_free(v->rev);
+    v->rev = NULL;
+    v->cur = v->fwd;
+    v->zoom = jp_xgrow(v->zoom, &v->zoom_cap, v->saved_nzoom ? v->saved_nzoom : 1, sizeof *v->zoom);
+    if (v->saved_nzoom)
+        memcpy(v->zoom, v->saved_zoom, v->saved_nzoom * sizeof *v->zoom);
+    v->nzoom = v->saved_nzoom;
+    v->sel = v->saved_sel;
+    v->last_child = JP_FLAME_NONE;
+    mark_all_dirty(v);
+}
+
+/* Rebuilds the forward tree (kind or threads changed) keeping the zoom
+ * stack and the selection where the same frame path exists. */
+static void rebuild(tui_view *v, jp_kind k, bool threads)
+{
+    reverse_off(v);
+    size_t nz = 0, npaths = v->nzoom + 1;
+    uint32_t **paths = jp_xcalloc(npaths, sizeof *paths);
+    size_t *lens = jp_xcalloc(v->nzoom + 1, sizeof *lens);
+    for (size_t i = 0; i <= v->nzoom; i++) {
+        uint32_t node = i < v->nzoom ? v->zoom[i] : v->sel;
+        size_t pcap = 0;
+        lens[i] = node_path(v->fwd, node, &paths[i], &pcap);
+    }
+    bool same_shape = threads == v->threads;
+    jp_flame_free(v->fwd);
+    v->fwd = v->cur = jp_flame_build(v->prof, k, threads);
+    v->kind = k;
+    v->threads = threads;
+    if (same_shape) {
+        for (size_t i = 0; i < v->nzoom; i++) {
+            uint32_t node = node_follow(v->fwd, paths[i], lens[i]);
+            if (node != 0 && (nz == 0 || v->zoom[nz - 1] != node))
+                v->zoom[nz++] = node;
+        }
+        v->sel = node_follow(v->fwd, paths[v->nzoom], lens[v->nzoom]);
+    } else {
+        v->sel = 0;
+    }
+    v->nzoom = nz;
+    v->last_child = JP_FLAME_NONE;
+    v->scroll = 0;
+    for (size_t i = 0; i < npaths; i++)
+        free(paths[i]);
+    free(paths);
+    free(lens);
+    mark_all_dirty(v);
+}
+
+bool tui_view_set_kind(tui_view *v, jp_kind k)
+{
+    if (!jp_profile_has_kind(v->prof, k)) {
+        tui_view_message(v, true, "no %s events in this recording", jp_kind_name(k));
+        return false;
+    }
+    if (k == v->kind && !v->rev)
+        return true;
+    rebuild(v, k, v->threads);
+    tui_view_message(v, false, "showing %s", jp_kind_name(k));
+    return true;
+}
+
+static void kind_cycle(tui_view *v, int dir)
+{
+    for (int i = 1; i <= JP_KIND_COUNT; i++) {
+        jp_kind k = (jp_kind)(((int)v->kind + dir * i + 2 * JP_KIND_COUNT) % JP_KIND_COUNT);
+        if (jp_profile_has_kind(v->prof, k)) {
+            if (k != v->kind)
+                tui_view_set_kind(v, k);
+            else
+                tui_view_message(v, false, "%s is the only kind in this recording",
+                                 jp_kind_name(k));
+            return;
+        }
+    }
+    tui_view_message(v, true, "no profile events in this recording");
+}
+
+static void reverse_toggle(tui_view *v)
+{
+    if (v->rev) {
+        reverse_off(v);
+        tui_view_message(v, false, "callers view closed");
+        return;
+    }
+    uint32_t frame = v->cur->nodes[v->sel].frame;
+    if (frame == JP_FLAME_NONE) {
+        tui_view_message(v, true, "select a frame first: r shows who calls it");
+        return;
+    }
+    v->saved_zoom =
+        jp_xgrow(v->saved_zoom, &v->saved_cap, v->nzoom ? v->nzoom : 1, sizeof *v->saved_zoom);
+    if (v->nzoom)
+        memcpy(v->saved_zoom, v->zoom, v->nzoom * sizeof *v->zoom);
+    v->saved_nzoom = v->nzoom;
+    v->saved_sel = v->sel;
+    v->rev = jp_flame_build_reverse(v->prof, v->kind, frame, v->threads);
+    v->cur = v->rev;
+    v->nzoom = 0;
+    uint32_t focus = v->rev->nodes[0].first_child;
+    v->sel = focus != JP_FLAME_NONE ? focus : 0;
+    v->last_child = JP_FLAME_NONE;
+    v->scroll = 0;
+    mark_all_dirty(v);
+}
+
+void tui_view_reverse(tui_view *v, bool on)
+{
+    if (on != (v->rev != NULL))
+        reverse_toggle(v);
+}
+
+void tui_view_search(tui_view *v, const char *pattern)
+{
+    snprintf(v->pattern, sizeof v->pattern, "%s", pattern);
+    v->nmatches = 0;
+    v->share = 0;
+    v->dirty_search = true;
+}
+
+/* Moves the selection to the next (dir 1) or previous (-1) matching bar,
+ * left to right then top to bottom, which is the tree's pre-order. */
+static void search_step(tui_view *v, int dir)
+{
+    if (!v->pattern[0]) {
+        tui_view_message(v, true, "no search: press / to search");
+        return;
+    }
+    const tui_layout *l = &v->layout;
+    int cur = tui_layout_find(l, v->sel);
+    long best = -1, wrap = -1;
+    for (size_t i = 0; i < l->nbars; i++) {
+        const tui_bar *b = &l->bars[i];
+        if (!v->matches[b->node])
+            continue;
+        long key = (long)b->x * 65536 + b->depth;
+        long here = cur < 0 ? -1 : (long)l->bars[cur].x * 65536 + l->bars[cur].depth;
+        bool ahead = dir > 0 ? key > here : (cur < 0 || key < here);
+        long bk = best < 0 ? 0 : (long)l->bars[best].x * 65536 + l->bars[best].depth;
+        long wk = wrap < 0 ? 0 : (long)l->bars[wrap].x * 65536 + l->bars[wrap].depth;
+        if (ahead && (best < 0 || (dir > 0 ? key < bk : key > bk)))
+            best = (long)i;
+        if (wrap < 0 || (dir > 0 ? key < wk : key > wk))
+            wrap = (long)i;
+    }
+    if (wrap < 0) {
+        tui_view_message(v, true, "no match shown: matches are too narrow here, zoom in");
+        return;
+    }
+    if (best < 0) {
+        best = wrap;
+        tui_view_message(v, false, "search wrapped");
+    }
+    v->sel = l->bars[best].node;
+    v->last_child = JP_FLAME_NONE;
+}
+
+static tui_action prompt_key(tui_view *v, int key)
+{
+    switch (key) {
+    case TUI_KEY_ESC:
+        v->prompt = false;
+        return TUI_ACTION_REDRAW;
+    case TUI_KEY_ENTER:
+        v->prompt = false;
+        v->input[v->input_len] = '\0';
+        tui_view_search(v, v->input);
+        if (!v->input_len)
+            tui_view_message(v, false, "search cleared");
+        return TUI_ACTION_REDRAW;
+    case TUI_KEY_BACKSPACE:
+        /* Drop a whole UTF-8 sequence, not just its last byte. */
+        while (v->input_len > 0 && ((unsigned char)v->input[--v->input_len] & 0xc0) == 0x80)
+            ;
+        return TUI_ACTION_REDRAW;
+    default:
+        if (key >= 0x20 && key < 0x7f && v->input_len + 1 < sizeof v->input) {
+            v->input[v->input_len++] = (char)key;
+            return TUI_ACTION_REDRAW;
+        }
+        return TUI_ACTION_NONE;
+    }
+}
+
+static void start_prompt(tui_view *v)
+{
+    v->prompt = true;
+    snprintf(v->input, sizeof v->input, "%s", v->pattern);
+    v->input_len = strlen(v->input);
+}
+
+/* Keys that mean the same whichever panel has the focus. */
+static bool global_key(tui_view *v, int key, tui_action *act)
+{
+    *act = TUI_ACTION_REDRAW;
+    switch (key) {
+    case 'q':
+    case TUI_KEY_F10:
+        *act = TUI_ACTION_QUIT;
+        return true;
+    case '?':
+    case 'h':
+    case TUI_KEY_F1:
+        v->help = true;
+        return true;
+    case '/':
+    case TUI_KEY_F3:
+        start_prompt(v);
+        return true;
+    case 'n':
+    case 'N':
+        search_step(v, key == 'n' ? 1 : -1);
+        return true;
+    case 'r':
+        reverse_toggle(v);
+        return true;
+    case 'k':
+    case 'K':
+        kind_cycle(v, key == 'k' ? 1 : -1);
+        return true;
+    case 'v':
+        v->by_value = !v->by_value;
+        mark_all_dirty(v);
+        tui_view_message(v, false, "values: %s", v->by_value ? jp_kind_unit(v->kind) : "samples");
+        return true;
+    case 't':
+        rebuild(v, v->kind, !v->threads);
+        tui_view_message(v, false, "threads %s", v->threads ? "on top" : "merged");
+        return true;
+    case TUI_KEY_TAB:
+        v->focus = v->focus == TUI_FOCUS_FLAME ? TUI_FOCUS_TABLE : TUI_FOCUS_FLAME;
+        return true;
+    case TUI_KEY_RESIZE:
+        return true;
+    default:
+        if (key >= '1' && key < '1' + JP_KIND_COUNT) {
+            tui_view_set_kind(v, (jp_kind)(key - '1'));
+            return true;
+        }
+        return false;
+    }
+}
+
+tui_action tui_view_key(tui_view *v, int key)
+{
+    if (v->help) {
+        v->help = false;
+        return TUI_ACTION_REDRAW;
+    }
+    if (v->prompt)
+        return prompt_key(v, key);
+    v->msg[0] = '\0';
+    tui_action act;
+    if (global_key(v, key, &act))
+        return act;
+    if (v->focus == TUI_FOCUS_TABLE)
+        return tui_table_panel_key(v, key);
+    return tui_flame_panel_key(v, key);
+}
+
+/* ---- derived state ---- */
+
+/* Rows: 3 header lines, the panels, a status line and the key bar; tiny
+ * terminals lose the header first, then the key bar. Below 12 body rows
+ * only the focused panel is shown. */
+static void geometry(tui_view *v)
+{
+    int header = v->rows >= 8 ? 3 : v->rows >= 5 ? 1 : 0;
+    int footer = v->rows >= 4 ? 2 : v->rows >= 2 ? 1 : 0;
+    int body = v->rows - header - footer;
+    if (body < 0)
+        body = 0;
+    if (body >= 12) {
+        v->table_h = body / 3 + 1;
+        v->flame_h = body - v->table_h;
+    } else if (v->focus == TUI_FOCUS_TABLE) {
+        v->table_h = body;
+        v->flame_h = 0;
+    } else {
+        v->flame_h = body;
+        v->table_h = 0;
+    }
+    v->flame_top = header;
+    v->table_top = header + v->flame_h;
+}
+
+static bool is_ancestor(const jp_flame *f, uint32_t anc, uint32_t node)
+{
+    while (node != JP_FLAME_NONE && f->nodes[node].depth > f->nodes[anc].depth)
+        node = f->nodes[node].parent;
+    return node == anc;
+}
+
+/* Keeps the selection inside the zoomed subtree and on a drawn bar, and
+ * scrolls so that its row is on screen. */
+static void fix_selection(tui_view *v)
+{
+    const jp_flame *f = v->cur;
+    uint32_t zr = tui_view_zoom_root(v);
+    if (v->sel >= f->count || !is_ancestor(f, zr, v->sel))
+        v->sel = zr;
+    while (v->sel != zr && tui_layout_find(&v->layout, v->sel) < 0)
+        v->sel = f->nodes[v->sel].parent;
+    int d = (int)(f->nodes[v->sel].depth - f->nodes[zr].depth);
+    if (v->flame_h > 0) {
+        if (d < v->scroll)
+            v->scroll = d;
+        if (d >= v->scroll + v->flame_h)
+            v->scroll = d - v->flame_h + 1;
+    }
+    int max_scroll = (int)v->layout.depths - v->flame_h;
+    if (v->scroll > max_scroll)
+        v->scroll = max_scroll;
+    if (v->scroll < 0)
+        v->scroll = 0;
+}
+
+static void run_search(tui_view *v)
+{
+    const jp_flame *f = v->cur;
+    v->matches = jp_xgrow(v->matches, &v->matches_cap, f->count, 1);
+    memset(v->matches, 0, v->matches_cap);
+    size_t nf = v->prof->nframes ? v->prof->nframes : 1;
+    v->frame_matches = jp_xgrow(v->frame_matches, &v->frame_matches_cap, nf, 1);
+    memset(v->frame_matches, 0, v->frame_matches_cap);
+    v->nmatches = 0;
+    v->share = 0;
+    if (!v->pattern[0])
+        return;
+    char err[160];
+    long n = jp_flame_search(f, tui_view_zoom_root(v), v->pattern, v->by_value, v->matches,
+                             &v->share, err, sizeof err);
+    if (n < 0) {
+        tui_view_message(v, true, "bad regex /%s/: %s", v->pattern, err);
+        v->pattern[0] = '\0';
+        memset(v->matches, 0, v->matches_cap);
+        return;
+    }
+    v->nmatches = n;
+    for (size_t i = 0; i < f->count; i++)
+        if (v->matches[i] && f->nodes[i].frame < nf)
+            v->frame_matches[f->nodes[i].frame] = 1;
+}
+
+void tui_view_update(tui_view *v)
+{
+    geometry(v);
+    uint32_t zr = tui_view_zoom_root(v);
+    if (v->dirty_layout) {
+        tui_layout_build(&v->layout, v->cur, zr, v->by_value, v->cols);
+        v->dirty_layout = false;
+    }
+    fix_selection(v);
+    if (v->dirty_search) {
+        run_search(v);
+        v->dirty_search = false;
+    }
+    if (v->dirty_top) {
+        free(v->top);
+        v->top = NULL;
+        v->ntop = jp_flame_top(v->cur, zr, v->by_value, &v->top);
+        v->top_sel = 0;
+        v->top_scroll = 0;
+        v->dirty_top = false;
+    }
+    tui_table_panel_fix(v);
+}
+
+void tui_view_render(const tui_view *v, tui_canvas *c)
+{
+    tui_canvas_resize(c, v->rows, v->cols);
+    if (v->help) {
+        tui_chrome_help(v, c);
+        return;
+    }
+    if (v->flame_top >= 1)
+        tui_chrome_title(v, c, 0);
+    if (v->flame_top >= 3) {
+        tui_chrome_kinds(v, c, 1);
+        tui_chrome_breadcrumb(v, c, 2);
+    }
+    if (v->flame_h > 0)
+        tui_flame_panel_render(v, c, v->flame_top, v->flame_h);
+    if (v->table_h > 0)
+        tui_table_panel_render(v, c, v->table_top, v->table_h);
+    int used = v->table_top + v->table_h;
+    if (used < v->rows)
+        tui_chrome_status(v, c, used);
+    if (used + 1 < v->rows)
+        tui_chrome_keybar(v, c, used + 1);
+}

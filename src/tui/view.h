@@ -1,0 +1,154 @@
+/* view.h - the interactive flame view of one profile, without a terminal.
+ *
+ * State in, canvas out: tui_view_key() changes the state and says what the
+ * screen loop should do; tui_view_update() recomputes what depends on the
+ * state (layout, search, top table) and tui_view_render() draws it into a
+ * canvas. Only src/tui/screen.c talks to curses, so everything here can be
+ * driven from unit tests.
+ *
+ * Panels (htop-like): the flame panel and the top table each handle their
+ * own keys (flame_panel.h, table_panel.h); this module handles the keys of
+ * the whole view and the modal parts (search prompt, help).
+ *
+ * Ownership: tui_view_new() borrows the profile, the report and the path
+ * (all must outlive the view) and returns a heap object freed by
+ * tui_view_free(). Not thread-safe. */
+#ifndef JP_TUI_VIEW_H
+#define JP_TUI_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jfr/jfr.h"
+#include "model/flame.h"
+#include "model/profile.h"
+#include "tui/canvas.h"
+#include "tui/layout.h"
+
+/* Keys: printable ASCII as itself, Enter '\n', Tab '\t', Esc 27; the rest
+ * above the Unicode range so they never clash with typed text. */
+enum {
+    TUI_KEY_ENTER = '\n',
+    TUI_KEY_TAB = '\t',
+    TUI_KEY_ESC = 27,
+    TUI_KEY_UP = 0x110001,
+    TUI_KEY_DOWN,
+    TUI_KEY_LEFT,
+    TUI_KEY_RIGHT,
+    TUI_KEY_HOME,
+    TUI_KEY_END,
+    TUI_KEY_PGUP,
+    TUI_KEY_PGDN,
+    TUI_KEY_BACKSPACE,
+    TUI_KEY_RESIZE,
+    TUI_KEY_F1,
+    TUI_KEY_F3,
+    TUI_KEY_F10,
+};
+
+typedef enum tui_action {
+    TUI_ACTION_NONE = 0, /* nothing changed */
+    TUI_ACTION_REDRAW,   /* state changed: update and render */
+    TUI_ACTION_QUIT
+} tui_action;
+
+typedef enum tui_focus { TUI_FOCUS_FLAME = 0, TUI_FOCUS_TABLE } tui_focus;
+
+#define TUI_PATTERN_MAX 256
+
+typedef struct tui_view {
+    /* borrowed input */
+    const jp_profile *prof;
+    const jfr_report *rep;
+    const char *path;
+    /* screen size and panel geometry (tui_view_update) */
+    int rows, cols;
+    int flame_top, flame_h, table_top, table_h;
+    /* what is shown */
+    jp_kind kind;
+    bool by_value;
+    bool threads;
+    jp_flame *fwd; /* the tree of `kind` */
+    jp_flame *rev; /* callers tree while reversed, else NULL */
+    jp_flame *cur; /* fwd or rev */
+    /* zoom stack of nodes of `cur`; the zoom root is the top or node 0 */
+    uint32_t *zoom;
+    size_t nzoom, zoom_cap;
+    uint32_t sel;        /* selected node of `cur` */
+    uint32_t last_child; /* where Down goes back to after Up */
+    int scroll;          /* first depth shown in the flame panel */
+    /* the forward view saved while reversed */
+    uint32_t *saved_zoom;
+    size_t saved_nzoom, saved_cap;
+    uint32_t saved_sel;
+    /* search */
+    char pattern[TUI_PATTERN_MAX]; /* "" = no search */
+    uint8_t *matches;              /* per node of cur */
+    size_t matches_cap;
+    uint8_t *frame_matches; /* per profile frame, for the table */
+    size_t frame_matches_cap;
+    long nmatches;
+    uint64_t share;
+    /* prompt (search input) */
+    bool prompt;
+    char input[TUI_PATTERN_MAX];
+    size_t input_len;
+    /* top table of the zoom root */
+    jp_top_row *top;
+    size_t ntop;
+    int top_sel, top_scroll;
+    /* panels */
+    tui_focus focus;
+    bool help;
+    char msg[256];
+    bool msg_error;
+    /* derived, rebuilt by tui_view_update when dirty */
+    tui_layout layout;
+    bool dirty_layout, dirty_search, dirty_top;
+} tui_view;
+
+/* `kind` is the kind shown first; threads puts thread names on top (the
+ * profile must have been read with threads for that). */
+tui_view *tui_view_new(const jp_profile *p, const jfr_report *rep, const char *path, jp_kind kind,
+                       bool by_value, bool threads);
+void tui_view_free(tui_view *v);
+
+/* Sets the screen size (any size, even 1x1). */
+void tui_view_resize(tui_view *v, int rows, int cols);
+/* Handles one key. */
+tui_action tui_view_key(tui_view *v, int key);
+/* Recomputes layout, search and top table as needed; call before render. */
+void tui_view_update(tui_view *v);
+/* Draws the whole screen; resizes the canvas to the view's size. */
+void tui_view_render(const tui_view *v, tui_canvas *c);
+
+/* The zoom root. */
+static inline uint32_t tui_view_zoom_root(const tui_view *v)
+{
+    return v->nzoom ? v->zoom[v->nzoom - 1] : 0;
+}
+
+/* Zooms into `node` (a node of v->cur); pops back out. Pop returns false
+ * when not zoomed. */
+void tui_view_zoom_push(tui_view *v, uint32_t node);
+bool tui_view_zoom_pop(tui_view *v);
+
+/* Shows a message in the status line until the next key. */
+void tui_view_message(tui_view *v, bool error, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Selects the kind (rebuilds the tree, keeps the zoom path where it still
+ * exists); false with a message when the kind has no events. */
+bool tui_view_set_kind(tui_view *v, jp_kind k);
+
+/* Shows the callers of the selected frame (on) or the forward tree again. */
+void tui_view_reverse(tui_view *v, bool on);
+
+/* Runs a search over the zoom root; "" clears it. */
+void tui_view_search(tui_view *v, const char *pattern);
+
+/* Style of a frame's bar. */
+tui_style tui_frame_style(const jp_profile *p, uint32_t frame);
+
+#endif

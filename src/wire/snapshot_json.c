@@ -1,0 +1,233 @@
+#include "wire/snapshot_json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/timeutil.h"
+#include "model/analyze.h"
+
+void jp_snapjson_opts_init(jp_snapjson_opts *o)
+{
+    o->max_frames = 0;
+    o->include_vm = 1;
+}
+
+static json_t *num_or_null(int64_t v)
+{
+    return v < 0 ? json_null() : json_integer((json_int_t)v);
+}
+
+static json_t *str_or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+static json_t *time_json(int64_t ns)
+{
+    if (ns <= 0)
+        return json_null();
+    char buf[64];
+    jp_rfc3339_format(ns, buf, sizeof buf);
+    return json_string(buf);
+}
+
+static json_t *frame_text(const jp_snap_frame *f)
+{
+    char buf[2048];
+    jp_snap_frame_format(f, buf, sizeof buf);
+    return json_string(buf);
+}
+
+static json_t *lock_json(const jp_thread *t, const jp_lock_ref *l)
+{
+    char id[32];
+    snprintf(id, sizeof id, "%llx", (unsigned long long)l->id);
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_string(id));
+    json_object_set_new(o, "class", json_string(l->class_name ? l->class_name : ""));
+    json_object_set_new(o, "kind",
+                        json_string(l->kind == JP_LOCK_MONITOR ? "monitor" : "synchronizer"));
+    bool has = t && l->frame >= 0 && (size_t)l->frame < t->nframes;
+    json_object_set_new(o, "frame", has ? frame_text(&t->frames[l->frame]) : json_null());
+    return o;
+}
+
+static json_t *thread_ref(const jp_snapshot *s, long i)
+{
+    if (i < 0)
+        return json_null();
+    json_t *o = json_object();
+    json_object_set_new(o, "id", num_or_null(s->threads[i].id));
+    json_object_set_new(o, "name", json_string(s->threads[i].name));
+    return o;
+}
+
+static json_t *stack_json(const jp_thread *t, const jp_snapjson_opts *o)
+{
+    json_t *a = json_array();
+    size_t n = o->max_frames && o->max_frames < t->nframes ? o->max_frames : t->nframes;
+    for (size_t k = 0; k < n; k++)
+        json_array_append_new(a, frame_text(&t->frames[k]));
+    return a;
+}
+
+static json_t *waiting_json(const jp_snapshot *s, const jp_thread *t)
+{
+    if (t->wait_kind == JP_WAIT_NONE)
+        return json_null();
+    json_t *w = json_object();
+    json_object_set_new(w, "kind", json_string(jp_wait_kind_name(t->wait_kind)));
+    json_object_set_new(w, "lock", lock_json(t, &t->wait_lock));
+    json_object_set_new(w, "owner", thread_ref(s, jp_snapshot_find_id(s, t->wait_owner_id)));
+    return w;
+}
+
+static json_t *thread_json(const jp_snapshot *s, const jp_busy_thread *b, const jp_snapjson_opts *o)
+{
+    const jp_thread *t = &s->threads[b->thread];
+    json_t *j = json_object();
+    json_object_set_new(j, "id", num_or_null(t->id));
+    json_object_set_new(j, "native_id", num_or_null(t->native_id));
+    json_object_set_new(j, "name", json_string(t->name));
+    json_object_set_new(j, "daemon", json_boolean(t->daemon));
+    json_object_set_new(j, "state", json_string(jp_thread_state_name(t->state)));
+    json_object_set_new(j, "state_detail", str_or_null(t->state_detail));
+    json_object_set_new(j, "cpu_ns", num_or_null(t->cpu_ns));
+    json_object_set_new(j, "cpu_pct", b->cpu_pct < 0 ? json_null() : json_real(b->cpu_pct));
+    json_object_set_new(j, "cpu_confidence", json_string(jp_cpu_confidence_name(b->confidence)));
+    json_object_set_new(j, "blocked_count", num_or_null(t->blocked_count));
+    json_object_set_new(j, "waited_count", num_or_null(t->waited_count));
+    json_object_set_new(j, "waiting", waiting_json(s, t));
+    json_t *held = json_array();
+    for (size_t k = 0; k < t->nheld; k++)
+        json_array_append_new(held, lock_json(t, &t->held[k]));
+    json_object_set_new(j, "held", held);
+    json_object_set_new(j, "stack", stack_json(t, o));
+    return j;
+}
+
+static json_t *locks_json(const jp_snapshot *s)
+{
+    jp_lock_group_list lg;
+    jp_analyze_locks(s, &lg);
+    json_t *a = json_array();
+    for (size_t i = 0; i < lg.count; i++) {
+        const jp_lock_group *g = &lg.items[i];
+        json_t *o = json_object();
+        const jp_thread *holder = g->owner >= 0 ? &s->threads[g->owner] : NULL;
+        jp_lock_ref l = g->lock;
+        l.frame = -1;
+        for (size_t k = 0; holder && k < holder->nheld; k++)
+            if (holder->held[k].id == l.id)
+                l.frame = holder->held[k].frame;
+        json_object_set_new(o, "lock", lock_json(holder, &l));
+        json_object_set_new(o, "owner", thread_ref(s, g->owner));
+        json_object_set_new(o, "owner_blocks", json_integer((json_int_t)g->owner_blocks));
+        json_t *chain = json_array();
+        for (size_t k = 0; k < g->nchain; k++)
+            json_array_append_new(chain, json_string(s->threads[g->owner_chain[k]].name));
+        json_object_set_new(o, "owner_chain", chain);
+        json_object_set_new(o, "chain_cycles", json_boolean(g->chain_cycles));
+        json_t *w = json_array();
+        for (size_t k = 0; k < g->nwaiters; k++) {
+            const jp_thread *t = &s->threads[g->waiters[k]];
+            json_t *wt = thread_ref(s, (long)g->waiters[k]);
+            json_object_set_new(wt, "state", json_string(jp_thread_state_name(t->state)));
+            json_object_set_new(wt, "kind", json_string(jp_wait_kind_name(t->wait_kind)));
+            json_array_append_new(w, wt);
+        }
+        json_object_set_new(o, "waiters", w);
+        json_array_append_new(a, o);
+    }
+    jp_lock_group_list_cleanup(&lg);
+    return a;
+}
+
+static json_t *deadlocks_json(const jp_snapshot *s, const jp_snapjson_opts *opts)
+{
+    jp_deadlock_list dl;
+    jp_analyze_deadlocks(s, &dl);
+    json_t *a = json_array();
+    for (size_t i = 0; i < dl.count; i++) {
+        json_t *d = json_object(), *members = json_array();
+        json_object_set_new(d, "jvm_confirmed", json_boolean(dl.items[i].jvm_confirmed));
+        json_object_set_new(d, "mixed", json_boolean(dl.items[i].mixed));
+        for (size_t k = 0; k < dl.items[i].count; k++) {
+            const jp_deadlock_member *m = &dl.items[i].members[k];
+            const jp_thread *t = &s->threads[m->thread];
+            json_t *o = thread_ref(s, (long)m->thread);
+            json_object_set_new(o, "waits_for", lock_json(t, &m->waits_for));
+            json_object_set_new(o, "holds", lock_json(t, &m->holds));
+            json_object_set_new(o, "stack", stack_json(t, opts));
+            json_array_append_new(members, o);
+        }
+        json_object_set_new(d, "threads", members);
+        json_array_append_new(a, d);
+    }
+    jp_deadlock_list_cleanup(&dl);
+    return a;
+}
+
+static json_t *target_json(const jp_snapjson_target *t)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "pid", t && t->pid > 0 ? json_integer(t->pid) : json_null());
+    json_object_set_new(o, "main_class", str_or_null(t ? t->main_class : NULL));
+    json_object_set_new(o, "user", str_or_null(t ? t->user : NULL));
+    json_object_set_new(o, "jvm", str_or_null(t ? t->jvm_version : NULL));
+    json_object_set_new(o, "start", time_json(t ? t->start_ns : 0));
+    return o;
+}
+
+json_t *jp_snapshot_json(const jp_snapshot *cur, const jp_snapshot *prev,
+                         const jp_snapjson_target *target, const jp_snapjson_opts *o)
+{
+    jp_snapjson_opts dflt;
+    if (!o) {
+        jp_snapjson_opts_init(&dflt);
+        o = &dflt;
+    }
+    json_t *root = json_object();
+    json_object_set_new(root, "target", target_json(target));
+    json_object_set_new(root, "source", json_string(cur->source));
+    json_object_set_new(root, "taken_at", time_json(cur->taken_ns));
+    jp_busy_list bl;
+    jp_analyze_busy(prev, cur, &bl);
+    json_object_set_new(root, "interval_ms",
+                        prev && bl.interval_ns > 0 ? json_integer(bl.interval_ns / 1000000)
+                                                   : json_null());
+    json_object_set_new(root, "truncated", json_boolean(cur->truncated));
+    size_t counts[JP_TSTATE_COUNT];
+    jp_snapshot_count_states(cur, counts);
+    json_t *states = json_object();
+    for (int i = 0; i < JP_TSTATE_COUNT; i++)
+        if (counts[i])
+            json_object_set_new(states, jp_thread_state_name((jp_thread_state)i),
+                                json_integer((json_int_t)counts[i]));
+    json_object_set_new(root, "states", states);
+    json_t *threads = json_array();
+    for (size_t i = 0; i < bl.count; i++)
+        if (o->include_vm || !cur->threads[bl.items[i].thread].vm_internal)
+            json_array_append_new(threads, thread_json(cur, &bl.items[i], o));
+    jp_busy_list_cleanup(&bl);
+    json_object_set_new(root, "threads", threads);
+    json_object_set_new(root, "locks", locks_json(cur));
+    json_object_set_new(root, "deadlocks", deadlocks_json(cur, o));
+    return root;
+}
+
+char *jp_snapshot_json_text(const jp_snapshot *cur, const jp_snapshot *prev,
+                            const jp_snapjson_target *target, const jp_snapjson_opts *o, int indent)
+{
+    json_t *j = jp_snapshot_json(cur, prev, target, o);
+    size_t flags =
+        JSON_PRESERVE_ORDER | (indent > 0 ? JSON_INDENT(indent > 8 ? 8 : indent) : JSON_COMPACT);
+    char *text = json_dumps(j, flags);
+    json_decref(j);
+    if (!text) { /* only on allocation failure inside jansson */
+        fprintf(stderr, "jprof: out of memory encoding JSON\n");
+        abort();
+    }
+    return text;
+}

@@ -1,0 +1,59 @@
+/* snapshot_json.h - the JSON form of a thread snapshot and its analyses, as
+ * printed by `jprof-top -b --format json` and shipped in upload batches.
+ *
+ * Shape (every key always present; unknown numbers are null):
+ *   { "target": {"pid", "main_class", "user", "jvm", "start"},
+ *     "source": "helper" | "thread-print", "taken_at": RFC 3339,
+ *     "interval_ms": ms since the previous snapshot or null, "truncated",
+ *     "states": {"RUNNABLE": n, ...},
+ *     "threads": [ {"id", "native_id", "name", "daemon", "state", "state_detail",
+ *                   "cpu_ns", "cpu_pct", "cpu_confidence", "blocked_count",
+ *                   "waited_count", "waiting": null | {"kind", "lock", "owner"},
+ *                   "held": [lock], "stack": ["pkg.Class.method(File.java:12)"]} ]
+ *                 busiest first,
+ *     "locks": [ {"lock", "owner": null | {"id","name"}, "owner_blocks",
+ *                 "owner_chain": [names], "chain_cycles", "waiters": [{"id","name","state"}]} ],
+ *     "deadlocks": [ {"jvm_confirmed", "mixed",
+ *                     "threads": [ {"id", "name", "waits_for": lock, "holds": lock,
+ *                                   "stack": [...]} ]} ] }
+ *   lock = {"id": "ff708868" (hex string: may exceed 2^53), "class", "kind":
+ *           "monitor" | "synchronizer", "frame": "where taken/waited" | null}
+ *
+ * Ownership: the json_t is a new reference for the caller (json_decref); the
+ * string form is heap text to free(). Thread-safe on distinct snapshots. */
+#ifndef JP_WIRE_SNAPSHOT_JSON_H
+#define JP_WIRE_SNAPSHOT_JSON_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/snapshot.h"
+
+/* What the caller knows about the JVM (all fields optional: NULL / 0). */
+typedef struct jp_snapjson_target {
+    int pid;
+    const char *main_class;
+    const char *user;
+    const char *jvm_version;
+    int64_t start_ns; /* JVM start, ns since the epoch */
+} jp_snapjson_target;
+
+typedef struct jp_snapjson_opts {
+    size_t max_frames; /* frames per thread stack; 0 = all */
+    int include_vm;    /* include VM-internal threads (GC, compiler); default 1 */
+} jp_snapjson_opts;
+
+void jp_snapjson_opts_init(jp_snapjson_opts *o);
+
+/* cur is required; prev (same JVM and source, earlier) gives cpu_pct; target
+ * and o may be NULL. Never NULL. */
+json_t *jp_snapshot_json(const jp_snapshot *cur, const jp_snapshot *prev,
+                         const jp_snapjson_target *target, const jp_snapjson_opts *o);
+
+/* The same as compact (indent = 0) or indented text; heap, free(). */
+char *jp_snapshot_json_text(const jp_snapshot *cur, const jp_snapshot *prev,
+                            const jp_snapjson_target *target, const jp_snapjson_opts *o,
+                            int indent);
+
+#endif

@@ -1,0 +1,785 @@
+#!/usr/bin/env python3
+"""server_api.py - the jprof-server API suite, for any store.
+
+The store is chosen by the server's command line, so the same suite runs
+against the embedded store and ClickHouse:
+
+  JPROF_SERVER_CMD   the server command without --listen/--tokens/--port-file;
+                     "{data}" is replaced by a fresh directory per test case
+                     (default: "./jprof-server --data-dir {data}")
+  JPROF_TOP          jprof-top, for the JFR totals check (default ./jprof-top)
+  JPROF_FIXTURES     async-profiler fixtures (default SRCDIR/../shared/fixtures/jfr)
+  JPROF_ONLY         run only cases whose name contains this text
+  CI=true            a missing tool (zstd, jprof-top, fixtures) fails instead of skipping
+
+Only loopback traffic; every loop is bounded. Exit 0 pass, 1 fail, 77 skip.
+Tests never depend on today's date: times are computed from the clock, and
+old data is made with the server's test-only clock offset
+(JPROF_TEST_CLOCK_OFFSET).
+"""
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRCDIR = os.path.abspath(os.path.join(HERE, "..", ".."))
+CI = os.environ.get("CI") == "true"
+NS = 1_000_000_000
+DAY = 86400 * NS
+
+TOKENS = {
+    "ingest": "ingest-token-0123456789",
+    "read": "read-token-0123456789abc",
+    "admin": "admin-token-0123456789ab",
+    "read_other": "read-other-0123456789ab",   # scope: other
+    "read_multi": "read-multi-0123456789ab",   # scope: shop,other
+    "ingest_other": "ingest-other-012345678",  # scope: other
+}
+TOKEN_FILE = """# jprof-server tokens for the API suite
+{ingest} ingest *
+{read} read *
+{admin} admin *   # comment after a token
+{read_other} read other
+{read_multi} read shop,other
+{ingest_other} ingest other
+""".format(**TOKENS)
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Fail(what)
+
+
+class Server:
+    """One jprof-server process on a loopback port chosen by the kernel."""
+
+    def __init__(self, work, data, env_extra=None, extra_args=(), tokens=True):
+        self.tokens = tokens
+        self.work = work
+        self.data = data
+        self.env_extra = env_extra or {}
+        self.extra_args = list(extra_args)
+        self.proc = None
+        self.port = None
+
+    def start(self):
+        cmd = os.environ.get("JPROF_SERVER_CMD", "./jprof-server --data-dir {data}")
+        args = [a.replace("{data}", self.data) for a in shlex.split(cmd)]
+        portfile = os.path.join(self.work, "port")
+        if os.path.exists(portfile):
+            os.unlink(portfile)
+        tokfile = os.path.join(self.work, "tokens")
+        with open(tokfile, "w") as f:
+            f.write(TOKEN_FILE)
+        args += ["--listen", "127.0.0.1:0", "--port-file", portfile,
+                 "--web-dir", os.path.join(SRCDIR, "web")] + self.extra_args
+        if self.tokens:
+            args += ["--tokens", tokfile]
+        env = dict(os.environ)
+        env.pop("JPROF_TEST_CLOCK_OFFSET", None)
+        env.update(self.env_extra)
+        self.log = open(os.path.join(self.work, "server.log"), "a")
+        self.proc = subprocess.Popen(args, env=env, stdout=self.log, stderr=self.log)
+        for _ in range(200):
+            if os.path.exists(portfile):
+                with open(portfile) as f:
+                    txt = f.read().strip()
+                if txt:
+                    self.port = int(txt)
+                    return self
+            if self.proc.poll() is not None:
+                raise Fail("server exited at start: " + self.logtext())
+            time.sleep(0.05)
+        raise Fail("server did not start within 10 s: " + self.logtext())
+
+    def logtext(self):
+        try:
+            with open(os.path.join(self.work, "server.log")) as f:
+                return f.read()[-2000:]
+        except OSError:
+            return ""
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc and sig == signal.SIGTERM:
+            check(self.proc.returncode == 0, "server exit status %s" % self.proc.returncode)
+        self.proc = None
+        self.log.close()
+
+    def url(self, path):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def request(self, method, path, body=None, token=None, headers=None):
+        h = dict(headers or {})
+        if token:
+            h["Authorization"] = "Bearer " + TOKENS.get(token, token)
+        req = urllib.request.Request(self.url(path), data=body, method=method, headers=h)
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return r.status, r.read(), dict(r.headers)
+        except urllib.error.HTTPError as e:
+            return e.code, e.read(), dict(e.headers)
+
+    def get(self, path, token="admin"):
+        st, body, _ = self.request("GET", path, token=token)
+        return st, body
+
+    def getj(self, path, token="admin"):
+        st, body = self.get(path, token)
+        check(st == 200, "GET %s -> %d %s" % (path, st, body[:300]))
+        return json.loads(body)
+
+    def ingest(self, batch, token="ingest", encoding=None):
+        body = batch if isinstance(batch, bytes) else json.dumps(batch).encode()
+        headers = {"Content-Type": "application/json"}
+        if encoding:
+            headers["Content-Encoding"] = encoding
+        st, resp, hdr = self.request("POST", "/api/v1/ingest", body, token, headers)
+        try:
+            return st, json.loads(resp), hdr
+        except ValueError:
+            return st, {"raw": resp.decode(errors="replace")}, hdr
+
+
+def target(pod="checkout-1", ns="shop", service="checkout"):
+    return {"namespace": ns, "service": service, "pod": pod, "node": "node-1", "pid": 4242}
+
+
+def make_batch(bid, start_ns, ns="shop", service="checkout", pod="checkout-1", kind="cpu",
+               docs=True, collector="agent@node-1", extra_frames=()):
+    """A batch with one window of 3 stacks: 30 samples, 300 ms of cpu."""
+    frames = ["java.lang.Thread.run", "com.shop.Checkout.price", "com.shop.Tax.compute",
+              "com.shop.Cart.add"] + list(extra_frames)
+    stacks = [[0, 1], [0, 1, 2], [0, 3]] + [[0, 4 + i] for i in range(len(extra_frames))]
+    rows = [[0, 10, 100_000_000], [1, 15, 150_000_000, 0], [2, 5, 50_000_000, 1]]
+    rows += [[3 + i, 1, 10_000_000] for i in range(len(extra_frames))]
+    b = {
+        "batch_id": bid,
+        "collector": {"id": collector, "version": "test"},
+        "sent": start_ns + 60 * NS,
+        "heartbeat": True,
+        "queue": {"dropped_batches": 2, "dropped_bytes": 1000, "bytes": 10},
+        "frames": frames,
+        "threads": ["main", "worker-1"],
+        "stacks": stacks,
+        "windows": [{"target": target(pod, ns, service), "kind": kind, "start": start_ns,
+                     "end": start_ns + 60 * NS, "period_ns": 10_000_000, "events": 31,
+                     "rows": rows}],
+    }
+    if docs:
+        t = start_ns + 30 * NS
+        b["statuses"] = [{"target": target(pod, ns, service), "time": t, "state": "active",
+                          "engine": "jfr"},
+                         {"target": target("cart-1", ns, "cart"), "time": t, "state": "skipped",
+                          "reason": "conflict", "message": "async-profiler loaded by someone else"}]
+        b["thread_snapshots"] = [{"target": target(pod, ns, service), "time": t, "threads": [
+            {"id": 1, "name": "main", "state": "RUNNABLE", "cpu_ns": 9_000_000, "cpu_pct": 91.5,
+             "stack": ["com.shop.Tax.compute", "java.lang.Thread.run"], "locks_held": ["L1"]},
+            {"id": 2, "name": "worker-1", "state": "BLOCKED", "cpu_pct": 0.5,
+             "waiting_on": {"lock": "L1", "kind": "enter"}, "owner_id": 1, "stack": []},
+            {"id": 3, "name": "worker-2", "state": "BLOCKED", "cpu_pct": 0.0,
+             "waiting_on": "L2", "owner_id": 2, "stack": []}],
+            "deadlocks": []}]
+        b["deadlocks"] = [{"target": target(pod, ns, service), "time": t, "threads": [
+            {"name": "a", "id": 7, "waiting_for": "LA", "holds": "LB"},
+            {"name": "b", "id": 8, "waiting_for": "LB", "holds": "LA"}]}]
+    return b
+
+
+def now_ns():
+    return time.time_ns()
+
+
+def q(path, **params):
+    return path + "?" + urllib.parse.urlencode(params)
+
+
+# ---------------------------------------------------------------- cases
+
+def case_basics(ctx):
+    s = ctx.server()
+    st, body = s.get("/healthz", token=None)
+    check(st == 200 and body.strip() == b"ok", "healthz: %d %r" % (st, body))
+    st, body = s.get("/", token=None)
+    check(st == 200 and b"<h1>jprof-server</h1>" in body, "/ serves web/index.html: %d" % st)
+    st, body = s.get("/../etc/passwd", token=None)
+    check(st == 404, "path traversal refused: %d" % st)
+    st, body = s.get("/api/v1/nothing")
+    check(st == 404 and json.loads(body)["error"]["code"] == "not_found", "unknown endpoint 404")
+    st, _, _ = s.request("DELETE", "/api/v1/services", token="admin")
+    check(st == 405, "DELETE -> 405, got %d" % st)
+    st, _, _ = s.request("GET", "/api/v1/ingest", token="admin")
+    check(st == 405, "GET ingest -> 405, got %d" % st)
+
+
+def case_endpoints(ctx):
+    s = ctx.server()
+    t0 = now_ns() - 10 * 60 * NS
+    st, r, _ = s.ingest(make_batch("b-1", t0))
+    check(st == 200 and r["status"] == "accepted", "ingest: %d %s" % (st, r))
+    check(r["windows"] == 1 and r["stack_rows"] == 3 and r["documents"] == 4, "counts %s" % r)
+    st, r, _ = s.ingest(make_batch("b-2", t0 + 60 * NS, pod="checkout-2"))
+    check(st == 200 and r["status"] == "accepted", "ingest 2: %s" % r)
+
+    sv = s.getj("/api/v1/services")
+    names = [(x["namespace"], x["service"]) for x in sv["services"]]
+    check(("shop", "checkout") in names and ("shop", "cart") in names, "services %s" % names)
+    co = [x for x in sv["services"] if x["service"] == "checkout"][0]
+    check(co["pods"] == 2 and co["kinds"] == ["cpu"], "checkout pods/kinds %s" % co)
+    check(sv["meta"]["truncated"] is False, "services not truncated")
+    sv1 = s.getj(q("/api/v1/services", limit=1))
+    check(len(sv1["services"]) == 1 and sv1["meta"]["truncated"] is True, "services limit=1 cut")
+
+    fg = s.getj(q("/api/v1/flamegraph", namespace="shop", service="checkout", kind="cpu"))
+    m = fg["meta"]
+    check(m["samples"] == 60 and m["total"] == 600_000_000, "flame totals %s" % m)
+    check(m["unit"] == "ns" and m["kind"] == "cpu" and m["windows"] == 2, "flame meta %s" % m)
+    check(m["partial"] is False and m["truncated"] is False and m["omitted_nodes"] == 0, "meta")
+    check(m["rows_scanned"] == 6, "rows scanned %s" % m["rows_scanned"])
+    tree = fg["tree"]
+    check(tree["name"] == "all" and tree["total"] == 600_000_000, "root %s" % tree["name"])
+    run = tree["children"][0]
+    check(run["name"] == "java.lang.Thread.run" and run["total"] == 600_000_000, "child")
+    fgp = s.getj(q("/api/v1/flamegraph", namespace="shop", service="checkout",
+                   pod="checkout-2"))
+    check(fgp["meta"]["samples"] == 30, "pod filter %s" % fgp["meta"]["samples"])
+    fgt = s.getj(q("/api/v1/flamegraph", namespace="shop", service="checkout", thread="main"))
+    check(fgt["meta"]["samples"] == 30, "thread filter: %s" % fgt["meta"]["samples"])
+    fgs = s.getj(q("/api/v1/flamegraph", namespace="shop", service="checkout", by="samples",
+                   threads="1"))
+    check(fgs["tree"]["total"] == 60 and fgs["meta"]["unit"] == "samples", "by=samples")
+    tnames = sorted(c["name"] for c in fgs["tree"]["children"])
+    check(tnames == ["[unknown thread]", "main", "worker-1"], "threads level %s" % tnames)
+    fg2 = s.getj(q("/api/v1/flamegraph", namespace="shop", service="checkout", max_nodes=2))
+    check(fg2["meta"]["truncated"] is True and fg2["meta"]["nodes"] == 2, "max_nodes cut")
+    check(fg2["meta"]["omitted_nodes"] == 3 and fg2["tree"]["total"] == 600_000_000, "omitted")
+    empty = s.getj(q("/api/v1/flamegraph", namespace="shop", service="checkout", kind="alloc"))
+    check(empty["meta"]["samples"] == 0 and empty["meta"]["unit"] == "bytes", "empty alloc")
+    old = s.getj(q("/api/v1/flamegraph", namespace="shop", service="checkout", to="-2h"))
+    check(old["meta"]["samples"] == 0, "relative to=-2h excludes the data")
+    rng = s.getj(q("/api/v1/flamegraph", namespace="shop", service="checkout",
+                   **{"from": rfc3339(t0 - NS), "to": rfc3339(t0 + NS)}))
+    check(rng["meta"]["samples"] == 30, "RFC 3339 range selects one window")
+
+    top = s.getj(q("/api/v1/top", namespace="shop", service="checkout", limit=2))
+    rows = top["rows"]
+    check(len(rows) == 2 and top["meta"]["truncated"] is True and top["meta"]["rows_total"] == 4,
+          "top limit %s" % top["meta"])
+    check(rows[0]["name"] == "com.shop.Tax.compute" and rows[0]["self"] == 300_000_000,
+          "top row 0 %s" % rows[0])
+    top_all = s.getj(q("/api/v1/top", namespace="shop", service="checkout", max_nodes=1))
+    run_row = [r for r in top_all["rows"] if r["name"] == "java.lang.Thread.run"][0]
+    check(run_row["total"] == 600_000_000 and run_row["total_samples"] == 60, "top total")
+
+    th = s.getj(q("/api/v1/threads", namespace="shop", service="checkout"))
+    check(len(th["targets"]) == 2, "threads: one per pod")
+    summ = th["targets"][0]["summary"]
+    check(summ["busy"]["confidence"] == "exact_thread_cpu", "busy confidence")
+    check(summ["busy"]["threads"][0]["name"] == "main", "busiest is main")
+    owners = {o["name"]: o["blocks"] for o in summ["blocked"]["owners"]}
+    check(owners.get("main") == 2 and owners.get("worker-1") == 1, "blocks N %s" % owners)
+    check(summ["states"] == {"RUNNABLE": 1, "BLOCKED": 2}, "states %s" % summ["states"])
+    thf = s.getj(q("/api/v1/threads", namespace="shop", pod="checkout-1", full=1))
+    check(len(thf["targets"]) == 1 and "snapshot" in thf["targets"][0]["summary"], "full=1")
+
+    dl = s.getj(q("/api/v1/deadlocks", namespace="shop"))
+    check(len(dl["deadlocks"]) == 2, "deadlocks %d" % len(dl["deadlocks"]))
+    check(dl["deadlocks"][0]["deadlock"]["threads"][0]["waiting_for"] == "LA", "deadlock body")
+    check(dl["deadlocks"][0]["time"] >= dl["deadlocks"][1]["time"], "newest first")
+    dl1 = s.getj(q("/api/v1/deadlocks", namespace="shop", limit=1))
+    check(dl1["meta"]["truncated"] is True, "deadlocks limit")
+
+    tg = s.getj(q("/api/v1/targets", namespace="shop"))
+    cart = [t for t in tg["targets"] if t["target"]["service"] == "cart"]
+    check(cart and cart[0]["reason"] == "conflict" and cart[0]["state"] == "skipped",
+          "status reason %s" % cart)
+    check(len(tg["history"]) == 4, "history %d" % len(tg["history"]))
+
+    ing = s.getj("/api/v1/ingestion")
+    c = ing["collectors"][0]
+    check(c["collector"] == "agent@node-1" and c["accepted"] == 2 and c["windows"] == 2,
+          "ingestion %s" % c)
+    check(c["queue"]["dropped_batches"] == 2 and c["last_heartbeat"], "queue counters %s" % c)
+
+    ret = s.getj("/api/v1/retention")
+    check(ret["retention_days"] == 7 and len(ret["days"]) >= 1, "retention %s" % ret)
+    check(sum(d["stack_rows"] for d in ret["days"]) == 6, "retention rows")
+
+    st, body = s.get("/metrics", token="read")
+    text = body.decode()
+    check(st == 200 and 'jprof_server_ingest_batches_total{outcome="accepted",reason="accepted"} 2'
+          in text, "metrics accepted")
+    for name in ("jprof_server_http_request_duration_seconds_bucket",
+                 "jprof_server_store_partition_rows{day=", "jprof_server_store_oldest_day",
+                 "jprof_server_retention_lag_seconds", "jprof_server_store_write_seconds_total",
+                 "jprof_server_store_query_seconds_total"):
+        check(name in text, "metric %s present" % name)
+    st, _ = s.get("/metrics", token=None)
+    check(st == 401, "/metrics needs a token: %d" % st)
+
+    for bad in (q("/api/v1/flamegraph", namespace="shop"),
+                q("/api/v1/flamegraph", namespace="shop", service="x", kind="heap"),
+                q("/api/v1/flamegraph", namespace="shop", service="x", **{"from": "yesterday"}),
+                q("/api/v1/flamegraph", namespace="shop", service="x", max_nodes="0"),
+                q("/api/v1/top", namespace="shop", service="x", limit="many"),
+                q("/api/v1/threads", service="x")):
+        st, body = s.get(bad)
+        check(st == 400 and json.loads(body)["error"]["message"], "400 for %s: %d" % (bad, st))
+
+
+def rfc3339(ns):
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ns // NS)) + ".%03dZ" % (
+        ns % NS // 1_000_000)
+
+
+def case_auth(ctx):
+    s = ctx.server()
+    t0 = now_ns() - 5 * 60 * NS
+    ok, r, _ = s.ingest(make_batch("a-1", t0))
+    check(ok == 200, "seed ingest %s" % r)
+    gets = ["/api/v1/services", q("/api/v1/flamegraph", namespace="shop", service="checkout"),
+            q("/api/v1/top", namespace="shop", service="checkout"),
+            q("/api/v1/threads", namespace="shop"), q("/api/v1/deadlocks", namespace="shop"),
+            q("/api/v1/targets", namespace="shop"), "/api/v1/ingestion", "/api/v1/retention"]
+    for p in gets:
+        for tok in (None, "not-a-token-at-all-xxxx"):
+            st, body = s.get(p, token=tok)
+            check(st == 401, "%s without valid token -> %d" % (p, st))
+            check(b"Tax.compute" not in body, "no data in a 401")
+        st, body = s.get(p, token="ingest")
+        check(st == 403 and b"Tax.compute" not in body, "%s with ingest token -> %d" % (p, st))
+        for tok in ("read", "admin"):
+            st, _ = s.get(p, token=tok)
+            check(st == 200, "%s with %s -> %d" % (p, tok, st))
+    # bearer scheme is required; the header value is not echoed
+    st, body, _ = s.request("GET", "/api/v1/services",
+                            headers={"Authorization": "Basic " + TOKENS["read"]})
+    check(st == 401 and TOKENS["read"].encode() not in body, "Basic is not Bearer")
+    # namespace scope on reads: 403 and no stack data
+    for p in gets[1:6]:
+        st, body = s.get(p, token="read_other")
+        check(st == 403, "%s outside scope -> %d" % (p, st))
+        check(b"Tax.compute" not in body and b"Thread.run" not in body, "no stack data in 403")
+    st, body = s.get(q("/api/v1/flamegraph", namespace="shop", service="checkout"),
+                     token="read_multi")
+    check(st == 200 and b"Tax.compute" in body, "multi-namespace scope may read shop")
+    st, body = s.get(q("/api/v1/flamegraph", service="checkout"), token="read_other")
+    check(st == 400, "namespace required")
+    st, body = s.get(q("/api/v1/deadlocks"), token="read_other")
+    check(st == 403, "scoped token must name a namespace: %d" % st)
+    sv = json.loads(s.get("/api/v1/services", token="read_other")[1])
+    check(sv["services"] == [], "services filtered by scope: %s" % sv["services"])
+    # writes: role and scope
+    for tok in ("read", None, "bogus-token-xxxxxxxxxxxx"):
+        st, r, _ = s.ingest(make_batch("a-2", t0), token=tok)
+        check(st == (403 if tok == "read" else 401), "ingest with %s -> %d" % (tok, st))
+    st, r, _ = s.ingest(make_batch("a-3", t0), token="ingest_other")
+    check(st == 403 and "outside" in r["error"]["message"], "ingest outside scope: %s" % r)
+    st, r, _ = s.ingest(make_batch("a-4", t0, ns="other", docs=False), token="ingest_other")
+    check(st == 200, "ingest inside scope: %d %s" % (st, r))
+    st, r, _ = s.ingest(make_batch("a-5", t0), token="admin")
+    check(st == 200, "admin may ingest")
+    # the tokens never show up in the log
+    log = s.logtext()
+    for t in TOKENS.values():
+        check(t not in log, "token leaked into the log")
+
+
+def zstd_compress(data, level=3):
+    z = shutil.which("zstd")
+    if not z:
+        return None
+    return subprocess.run([z, "-q", "-c", "-%d" % level], input=data, stdout=subprocess.PIPE,
+                          check=True).stdout
+
+
+def case_malformed(ctx):
+    s = ctx.server()
+    t0 = now_ns() - 5 * 60 * NS
+    good = make_batch("m-good", t0)
+
+    def mutate(fn):
+        b = json.loads(json.dumps(good))
+        fn(b)
+        return b
+
+    corpus = [
+        (b"", 400, "not valid JSON"),
+        (b"{", 400, "not valid JSON"),
+        (b"[1,2]", 400, "must be a JSON object"),
+        (b'{"batch_id": "x", "batch_id": "y"}', 400, "not valid JSON"),
+        (mutate(lambda b: b.pop("batch_id")), 400, "batch_id"),
+        (mutate(lambda b: b.update(batch_id="")), 400, "batch_id"),
+        (mutate(lambda b: b.update(batch_id="x" * 129)), 400, "batch_id"),
+        (mutate(lambda b: b.pop("collector")), 400, "collector"),
+        (mutate(lambda b: b["windows"][0].update(kind="heap")), 400, "windows[0].kind"),
+        (mutate(lambda b: b["windows"][0].update(start="yesterday")), 400, "windows[0].start"),
+        (mutate(lambda b: b["windows"][0].update(end=1)), 400, "windows[0].end"),
+        (mutate(lambda b: b["windows"][0]["target"].pop("service")), 400,
+         "windows[0].target.service"),
+        (mutate(lambda b: b["windows"][0]["rows"].append([99, 1, 1])), 400,
+         "windows[0].rows[3]"),
+        (mutate(lambda b: b["windows"][0]["rows"].append([0, -1, 1])), 400,
+         "windows[0].rows[3]"),
+        (mutate(lambda b: b["windows"][0]["rows"].append([0, 1, 1, 9])), 400, "thread index"),
+        (mutate(lambda b: b["windows"][0]["rows"].append([0, 1])), 400, "windows[0].rows[3]"),
+        (mutate(lambda b: b["stacks"].append([0, 77])), 400, "stacks[3]"),
+        (mutate(lambda b: b["frames"].append(5)), 400, "frames[4]"),
+        (mutate(lambda b: b.update(windows={})), 400, "windows"),
+        (mutate(lambda b: b["thread_snapshots"][0].pop("threads")), 400,
+         "thread_snapshots[0]"),
+        (mutate(lambda b: b["thread_snapshots"][0]["threads"].append({"id": 9})), 400,
+         "thread_snapshots[0].threads[3]"),
+        (mutate(lambda b: b["deadlocks"][0].pop("time")), 400, "deadlocks[0].time"),
+        (mutate(lambda b: b["statuses"][0].pop("state")), 400, "statuses[0].state"),
+        (mutate(lambda b: b["queue"].update(dropped_batches="2")), 400, "queue.dropped_batches"),
+        (mutate(lambda b: b.update(heartbeat="yes")), 400, "heartbeat"),
+        # limits -> 413
+        (mutate(lambda b: b["stacks"].append(list(range(3)) * 700)), 413, "stacks[3]"),
+        (mutate(lambda b: b["frames"].append("x" * 5000)), 413, "frames[4]"),
+        (mutate(lambda b: b["windows"][0]["target"].update(pod="p" * 5000)), 413,
+         "windows[0].target.pod"),
+        (mutate(lambda b: b.update(windows=[b["windows"][0]] * 1001)), 413, "windows"),
+    ]
+    for body, want, where in corpus:
+        st, r, hdr = s.ingest(body if isinstance(body, bytes) else json.dumps(body).encode())
+        msg = r.get("error", {}).get("message", "")
+        check(st == want, "%s: want %d got %d %s" % (where, want, st, msg))
+        check(where in msg, "message names %r: %r" % (where, msg))
+        check("Retry-After" not in hdr, "no Retry-After on %d" % st)
+    # wrong encodings
+    st, r, _ = s.ingest(json.dumps(good).encode(), encoding="gzip")
+    check(st == 415, "gzip -> 415, got %d" % st)
+    st, r, _ = s.ingest(b"\x28\xb5\x2f\xfd garbage", encoding="zstd")
+    check(st == 400 and "zstd" in r["error"]["message"], "bad zstd -> 400: %s" % r)
+    # oversize body: refused from Content-Length before the body is read
+    with socket.create_connection(("127.0.0.1", s.port), timeout=10) as so:
+        so.sendall(("POST /api/v1/ingest HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+                    "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" %
+                    (TOKENS["ingest"], 1 << 30)).encode())
+        so.settimeout(10)
+        head = so.recv(4096).decode(errors="replace")
+    check(head.startswith("HTTP/1.1 413"), "1 GiB Content-Length -> 413: %r" % head[:80])
+    # a body over the limit without a length (chunked) is cut off at the limit
+    big = b'{"batch_id":"big","pad":"' + b"x" * (17 << 20) + b'"}'
+
+    def chunks():
+        for i in range(0, len(big), 1 << 20):
+            yield big[i:i + (1 << 20)]
+    req = urllib.request.Request(s.url("/api/v1/ingest"), data=chunks(), method="POST",
+                                 headers={"Authorization": "Bearer " + TOKENS["ingest"],
+                                          "Transfer-Encoding": "chunked"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            st = resp.status
+    except urllib.error.HTTPError as e:
+        st = e.code
+    except (ConnectionError, urllib.error.URLError):
+        st = 413  # the server may close the connection after answering
+    check(st == 413, "17 MiB chunked body -> 413, got %s" % st)
+    z = zstd_compress(json.dumps(good).encode())
+    if z is None:
+        ctx.skip_or_fail("zstd tool missing: compressed and bomb bodies not tested")
+        return
+    st, r, _ = s.ingest(z, encoding="zstd")
+    check(st == 200 and r["status"] == "accepted", "zstd batch accepted: %s" % r)
+    bomb = zstd_compress(b" " * (300 << 20), 19)
+    check(len(bomb) < (1 << 20), "bomb is small: %d" % len(bomb))
+    st, r, _ = s.ingest(bomb, encoding="zstd")
+    check(st == 413 and "decompressed" in r["error"]["message"], "zstd bomb -> 413: %s" % r)
+    # rejections are visible in ingestion health and metrics
+    ing = s.getj("/api/v1/ingestion")
+    check(ing["server_since_start"]["malformed"] >= 20, "malformed counted %s" %
+          ing["server_since_start"])
+    check(ing["server_since_start"]["too_large"] >= 6, "too_large counted")
+    # still healthy, and nothing of the refused batches was stored
+    fg = s.getj(q("/api/v1/flamegraph", namespace="shop", service="checkout"))
+    check(fg["meta"]["samples"] == 30, "only the good batch is stored: %s" % fg["meta"]["samples"])
+
+
+def case_duplicates_restart(ctx):
+    s = ctx.server()
+    t0 = now_ns() - 5 * 60 * NS
+    for i in range(3):
+        st, r, _ = s.ingest(make_batch("d-%d" % i, t0 + i * NS))
+        check(st == 200 and r["status"] == "accepted", "first %d: %s" % (i, r))
+    st, r, _ = s.ingest(make_batch("d-1", t0))
+    check(st == 200 and r["status"] == "duplicate", "duplicate before restart: %s" % r)
+    s.stop()
+    s.start()
+    for i in range(3):
+        st, r, _ = s.ingest(make_batch("d-%d" % i, t0 + i * NS))
+        check(st == 200 and r["status"] == "duplicate", "after restart %d: %s" % (i, r))
+    fg = s.getj(q("/api/v1/flamegraph", namespace="shop", service="checkout"))
+    check(fg["meta"]["samples"] == 90, "counted once: %s" % fg["meta"]["samples"])
+    ing = s.getj("/api/v1/ingestion")["collectors"][0]
+    check(ing["accepted"] == 3 and ing["duplicate"] == 4, "ingestion dup counts %s" % ing)
+    st, body = s.get("/metrics")
+    check(b'outcome="duplicate",reason="duplicate"} 3' in body, "duplicates in metrics")
+
+
+def case_kill9(ctx):
+    """kill -9 during sustained ingest: every acknowledged batch survives."""
+    s = ctx.server()
+    t0 = now_ns() - 20 * 60 * NS
+    acked, lock, stop = [], threading.Lock(), threading.Event()
+
+    def writer(w):
+        for i in range(2000):  # bounded
+            if stop.is_set():
+                return
+            bid = "k-%d-%d" % (w, i)
+            b = make_batch(bid, t0 + (w * 2000 + i) * 1_000_000, pod="p%d" % w, docs=False,
+                           extra_frames=["Batch_%d_%d" % (w, i)])
+            try:
+                st, r, _ = s.ingest(b)
+            except Exception:
+                return
+            if st == 200 and r.get("status") == "accepted":
+                with lock:
+                    acked.append((w, i))
+    ths = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for t in ths:
+        t.start()
+    deadline = time.time() + 20
+    while time.time() < deadline and len(acked) < 150:
+        time.sleep(0.05)
+    s.stop(signal.SIGKILL)
+    stop.set()
+    for t in ths:
+        t.join(timeout=60)
+    check(len(acked) >= 20, "enough batches acknowledged before the kill: %d" % len(acked))
+    s.start()
+    top = s.getj(q("/api/v1/top", namespace="shop", service="checkout", limit=100000,
+                   **{"from": rfc3339(t0 - NS), "to": "now"}))
+    names = {r["name"] for r in top["rows"]}
+    missing = [a for a in acked if "Batch_%d_%d" % a not in names]
+    check(not missing, "%d acknowledged batches lost after kill -9, e.g. %s" %
+          (len(missing), missing[:5]))
+    for w, i in acked[:10]:
+        st, r, _ = s.ingest(make_batch("k-%d-%d" % (w, i), t0, docs=False))
+        check(r.get("status") == "duplicate", "acknowledged batch is a duplicate after restart")
+    ctx.note("kill -9: %d acknowledged batches, all queryable" % len(acked))
+
+
+def case_retention(ctx):
+    data = ctx.datadir()
+    day = DAY
+    # write as if it were 8 days (and 5 days) ago, with the test-only clock offset
+    for off_days, bid in ((8, "r-old"), (5, "r-mid")):
+        s = ctx.server(data=data, env={"JPROF_TEST_CLOCK_OFFSET": "-%dd" % off_days})
+        then = now_ns() - off_days * day
+        st, r, _ = s.ingest(make_batch(bid, then - 10 * 60 * NS, pod="pod-%d" % off_days))
+        check(st == 200 and r["status"] == "accepted", "write at -%dd: %s" % (off_days, r))
+        s.stop()
+    s = ctx.server(data=data)
+    ret = s.getj("/api/v1/retention")
+    days = [d["day"] for d in ret["days"]]
+    old_day = time.strftime("%Y-%m-%d", time.gmtime((now_ns() - 8 * day - 10 * 60 * NS) // NS))
+    mid_day = time.strftime("%Y-%m-%d", time.gmtime((now_ns() - 5 * day - 10 * 60 * NS) // NS))
+    check(old_day not in days, "8-day-old day removed at start: %s" % days)
+    check(mid_day in days, "5-day-old day kept: %s" % days)
+    check(ret["days_removed"] >= 1, "removal counted")
+    check(not any(f.startswith("jprof-" + old_day) for f in os.listdir(data)),
+          "the 8-day-old file is gone")
+    wide = {"from": "-9d", "to": "now"}
+    fg = s.getj(q("/api/v1/flamegraph", namespace="shop", service="checkout", pod="pod-8",
+                  **wide))
+    check(fg["meta"]["samples"] == 0, "8-day-old data not served")
+    fg = s.getj(q("/api/v1/flamegraph", namespace="shop", service="checkout", pod="pod-5",
+                  **wide))
+    check(fg["meta"]["samples"] == 30, "5-day-old data served")
+    # a window 8 days old is refused with its reason, and counted
+    st, r, _ = s.ingest(make_batch("r-late", now_ns() - 8 * day, docs=False))
+    check(st == 200 and r["windows"] == 0 and r["windows_refused"] and
+          r["windows_refused"][0]["reason"] == "older than the retention", "refused: %s" % r)
+    st, body = s.get("/metrics")
+    check(b'jprof_server_ingest_windows_refused_total{reason="retention"} 1' in body,
+          "refusal counted in metrics")
+    # the old batch id was forgotten with its day: not a duplicate any more, but still refused
+    st, r, _ = s.ingest(make_batch("r-old", now_ns() - 8 * day, docs=False))
+    check(r["status"] == "accepted" and r["windows"] == 0, "forgotten id: %s" % r)
+    # the retention job on a schedule: the clock moves on while the server runs
+    s.stop()
+    s = ctx.server(data=data, env={"JPROF_TEST_CLOCK_OFFSET": "3d"})
+    ret = s.getj("/api/v1/retention")
+    check(mid_day not in [d["day"] for d in ret["days"]], "5+3 days old removed at start")
+
+
+def case_jfr_upload(ctx):
+    top = os.environ.get("JPROF_TOP", "./jprof-top")
+    fixtures = os.environ.get("JPROF_FIXTURES", os.path.join(SRCDIR, "..", "shared",
+                                                              "fixtures", "jfr"))
+    path = os.path.join(fixtures, "asprof-cpu-alloc-lock.jfr")
+    if not os.path.exists(path) or not os.access(top, os.X_OK):
+        ctx.skip_or_fail("JFR fixture or jprof-top missing: JFR upload not tested")
+        return
+    # the recording's own time, from jprof-top; the server's clock is moved there
+    out = subprocess.run([top, "-b", "--jfr", path, "--format", "json", "--event", "cpu"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=120)
+    if out.returncode != 0:
+        ctx.skip_or_fail("jprof-top -b --format json failed (%d): batch mode not ready" %
+                         out.returncode)
+        return
+    meta = json.loads(out.stdout)["meta"]
+    start = parse_rfc3339(meta["start"])
+    offset_s = (start + 3600 * NS - now_ns()) // NS
+    s = ctx.server(env={"JPROF_TEST_CLOCK_OFFSET": "%ds" % offset_s if offset_s >= 0 else
+                        "-%ds" % -offset_s})
+    with open(path, "rb") as f:
+        body = f.read()
+    st, resp, _ = s.request("POST", q("/api/v1/ingest/jfr", namespace="shop", service="asprof",
+                                      pod="pod-a"), body, "ingest")
+    r = json.loads(resp)
+    check(st == 200 and r["status"] == "accepted" and r["windows"] >= 3, "jfr upload: %s" % r)
+    st, resp, _ = s.request("POST", q("/api/v1/ingest/jfr", namespace="shop", service="asprof",
+                                      pod="pod-a"), body, "ingest")
+    check(json.loads(resp)["status"] == "duplicate", "same file twice is a duplicate")
+    for kind in ("cpu", "alloc", "lock"):
+        out = subprocess.run([top, "-b", "--jfr", path, "--format", "json", "--event", kind],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=120)
+        want = json.loads(out.stdout)["meta"]
+        got = s.getj(q("/api/v1/flamegraph", namespace="shop", service="asprof", kind=kind,
+                       **{"from": "-3h", "to": "now"}))["meta"]
+        check(got["samples"] == want["samples"] and got["total"] == want["total"],
+              "%s totals: server %s/%s, jprof-top %s/%s" % (kind, got["samples"], got["total"],
+                                                            want["samples"], want["total"]))
+        ctx.note("%s: %d samples, total %d, equal to jprof-top" % (kind, got["samples"],
+                                                                   got["total"]))
+    st, resp, _ = s.request("POST", q("/api/v1/ingest/jfr", namespace="shop", service="x"),
+                            b"not a jfr file at all", "ingest")
+    check(st == 400, "garbage JFR -> 400, got %d" % st)
+    st, resp, _ = s.request("POST", q("/api/v1/ingest/jfr", service="x"), body, "ingest")
+    check(st == 400, "namespace required -> 400")
+    st, resp, _ = s.request("POST", q("/api/v1/ingest/jfr", namespace="shop", service="x"),
+                            body, "ingest_other")
+    check(st == 403, "jfr upload outside scope -> 403")
+
+
+def parse_rfc3339(s):
+    import datetime
+    d = datetime.datetime.strptime(s[:19], "%Y-%m-%dT%H:%M:%S").replace(
+        tzinfo=datetime.timezone.utc)
+    frac = s[19:].rstrip("Z")
+    ns = int(d.timestamp()) * NS
+    if frac.startswith("."):
+        ns += int((frac[1:] + "000000000")[:9])
+    return ns
+
+
+def case_insecure_flag(ctx):
+    """--insecure-no-auth only on loopback, and loud."""
+    cmd = os.environ.get("JPROF_SERVER_CMD", "./jprof-server --data-dir {data}")
+    args = [a.replace("{data}", ctx.datadir()) for a in shlex.split(cmd)]
+    p = subprocess.run(args + ["--insecure-no-auth", "--listen", "0.0.0.0:0"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+    check(p.returncode == 2 and b"loopback" in p.stderr, "non-loopback refused: %d %s" %
+          (p.returncode, p.stderr[:200]))
+    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+    check(p.returncode == 2 and b"--tokens" in p.stderr, "tokens required: %s" % p.stderr[:200])
+    s = ctx.server(extra_args=["--insecure-no-auth"], no_tokens=True)
+    st, _ = s.get("/api/v1/services", token=None)
+    check(st == 200, "insecure mode serves without a token")
+    check("WARNING" in s.logtext() and "insecure" in s.logtext(), "loud warning at start")
+
+
+CASES = [case_basics, case_endpoints, case_auth, case_malformed, case_duplicates_restart,
+         case_kill9, case_retention, case_jfr_upload, case_insecure_flag]
+
+
+class Ctx:
+    def __init__(self, root, name):
+        self.root = os.path.join(root, name)
+        os.makedirs(self.root)
+        self.servers = []
+        self.ndata = 0
+        self.notes = []
+        self.skipped = None
+
+    def datadir(self):
+        self.ndata += 1
+        return os.path.join(self.root, "data%d" % self.ndata)
+
+    def server(self, data=None, env=None, extra_args=(), no_tokens=False):
+        for old in self.servers:
+            if old.proc:
+                old.stop()
+        s = Server(self.root, data or self.datadir(), env, extra_args, tokens=not no_tokens)
+        self.servers.append(s.start())
+        return s
+
+    def cleanup(self):
+        for s in self.servers:
+            if s.proc:
+                s.stop(signal.SIGKILL)
+
+    def note(self, text):
+        self.notes.append(text)
+
+    def skip_or_fail(self, why):
+        if CI:
+            raise Fail(why + " (CI=true: not skipping)")
+        self.skipped = why
+
+
+def main():
+    only = os.environ.get("JPROF_ONLY", "")
+    root = tempfile.mkdtemp(prefix="jprof-server-api.")
+    failed, skipped = [], []
+    try:
+        for case in CASES:
+            name = case.__name__[5:]
+            if only and only not in name:
+                continue
+            ctx = Ctx(root, name)
+            t = time.time()
+            try:
+                case(ctx)
+                if ctx.skipped:
+                    skipped.append(name)
+                    print("SKIP %s: %s" % (name, ctx.skipped))
+                else:
+                    print("PASS %s (%.1fs)%s" % (name, time.time() - t,
+                                                  "".join("\n     " + n for n in ctx.notes)))
+            except Exception as e:  # a failing case must not stop the others
+                failed.append(name)
+                print("FAIL %s: %s: %s" % (name, type(e).__name__, e))
+                for s in ctx.servers:
+                    print("     server log tail: %s" % s.logtext()[-800:].replace("\n", "\n     "))
+            finally:
+                ctx.cleanup()
+            sys.stdout.flush()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    if failed:
+        print("FAILED: %s" % ", ".join(failed))
+        return 1
+    if skipped and len(skipped) == len(CASES):
+        return 77
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

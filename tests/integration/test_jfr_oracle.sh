@@ -1,0 +1,369 @@
+#!/bin/bash
+# test_jfr_oracle.sh - jprof-top's batch collapsed output against the JDK's
+# own `jfr print --json` (tests/integration/jfr_oracle.py), stack by stack.
+#
+# Records the test workload with JDK 17 and JDK 25 (once per run, kept in
+# tests/integration/jfr-oracle.d/ of the build dir), then compares, for every
+# profile kind, the exact set of `stack value` lines: samples, totals, the
+# --threads view, the async-profiler fixtures, a two-chunk file, a file cut
+# in its last chunk, a file with a wrong magic and an empty file.
+#
+# Environment (all optional):
+#   JPROF_TOP        the jprof-top binary (default ./jprof-top, run from the build dir)
+#   JPROF_FIXTURES   async-profiler fixtures (default SRCDIR/../shared/fixtures/jfr)
+#   JDK17_HOME       default /usr/lib/jvm/java-17-openjdk-amd64
+#   JDK25_HOME       default /usr/lib/jvm/temurin-25-jdk-amd64
+#   JPROF_WORKLOAD_CLASSES  compiled workload (default tests/java/classes)
+#   RECORD_SECONDS   length of each recording (default 10)
+#   CI=true          a missing JDK, tool or fixture fails instead of skipping
+# Exit: 0 all passed, 1 some case failed, 77 nothing could run (not in CI).
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+srcdir=$(cd "$here/../.." && pwd)
+builddir=$(pwd)
+top=${JPROF_TOP:-$builddir/jprof-top}
+fixtures=${JPROF_FIXTURES:-$srcdir/../shared/fixtures/jfr}
+jdk17=${JDK17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
+jdk25=${JDK25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+secs=${RECORD_SECONDS:-10}
+oracle="$here/jfr_oracle.py"
+work=$builddir/tests/integration/jfr-oracle.d
+export JPROF_WORKLOAD_CLASSES=${JPROF_WORKLOAD_CLASSES:-$builddir/tests/java/classes}
+export JFR_ORACLE_CACHE=$work/cache
+# 10 ms: record-jfr.sh pins jdk.ExecutionSample#period at this value.
+period_ns=10000000
+
+npass=0
+nfail=0
+nmissing=0
+
+pass() {
+    echo "PASS: $1"
+    npass=$((npass + 1))
+}
+
+fail() {
+    echo "FAIL: $1"
+    shift
+    for line in "$@"; do
+        echo "      $line"
+    done
+    nfail=$((nfail + 1))
+}
+
+# A missing prerequisite: loud, and a failure under CI=true.
+missing() {
+    echo "MISSING: $1" >&2
+    echo "MISSING: $1"
+    nmissing=$((nmissing + 1))
+    if [ "${CI:-}" = true ]; then
+        nfail=$((nfail + 1))
+    fi
+}
+
+finish() {
+    echo "$npass passed, $nfail failed"
+    if [ "$nfail" -gt 0 ]; then
+        exit 1
+    fi
+    if [ "$npass" -eq 0 ]; then
+        echo "SKIP: nothing could be tested (see MISSING lines above)" >&2
+        exit 77
+    fi
+    exit 0
+}
+
+csort() {
+    LC_ALL=C sort
+}
+
+# sum_collapsed FILE... : adds the values of equal stacks (multi-chunk expectations).
+sum_collapsed() {
+    cat "$@" | awk '{
+        i = match($0, / -?[0-9]+$/)
+        if (i == 0) { print "bad line: " $0 > "/dev/stderr"; next }
+        a[substr($0, 1, i - 1)] += substr($0, i + 1)
+    } END { for (k in a) printf "%s %.0f\n", k, a[k] }' | csort
+}
+
+# run_top OUT ERR ARGS... : runs jprof-top -b, returns its exit status.
+run_top() {
+    local out=$1 err=$2
+    shift 2
+    "$top" -b "$@" >"$out" 2>"$err"
+}
+
+# compare NAME EXPECTED_FILE TOP_ARGS... : exact comparison of sorted lines.
+compare() {
+    local name=$1 exp=$2
+    shift 2
+    local got=$work/got.txt err=$work/got.err rc
+    run_top "$got.raw" "$err" "$@"
+    rc=$?
+    csort <"$got.raw" >"$got"
+    csort <"$exp" >"$exp.sorted"
+    if [ $rc -ne 0 ]; then
+        fail "$name: jprof-top exited $rc" "command: jprof-top -b $*" "stderr: $(head -c 400 "$err")"
+        return
+    fi
+    if [ ! -s "$exp.sorted" ]; then
+        fail "$name: the oracle found no events (the recording lacks this kind)"
+        return
+    fi
+    if cmp -s "$exp.sorted" "$got"; then
+        pass "$name ($(wc -l <"$got") stacks)"
+        return
+    fi
+    local d
+    d=$(diff "$exp.sorted" "$got" | grep '^[<>]' | cut -c1-600 | head -n 12)
+    fail "$name: output differs from the oracle ('<' expected, '>' jprof-top)" \
+        "command: jprof-top -b $*" \
+        "expected $(wc -l <"$exp.sorted") stacks, got $(wc -l <"$got")" "$d"
+}
+
+# oracle OUT FILE JFRTOOL KIND ARGS...
+oracle() {
+    local out=$1 file=$2 tool=$3
+    shift 3
+    if ! python3 "$oracle" --jfr "$tool" "$file" "$@" >"$out"; then
+        fail "oracle failed on $file $*"
+        return 1
+    fi
+}
+
+# check_file LABEL FILE JFRTOOL KINDS TOTAL_KINDS THREAD_KINDS CPU_TOTAL(yes|no)
+check_file() {
+    local label=$1 file=$2 tool=$3 kinds=$4 totals=$5 threads=$6 cputotal=$7 k
+    local exp=$work/exp.txt
+    for k in $kinds; do
+        oracle "$exp" "$file" "$tool" "$k" || continue
+        compare "$label $k samples" "$exp" --jfr "$file" --event "$k" --format collapsed --value samples
+        case " $totals " in
+        *" $k "*)
+            oracle "$exp" "$file" "$tool" "$k" --value total || continue
+            compare "$label $k total" "$exp" --jfr "$file" --event "$k" --format collapsed --value total
+            ;;
+        esac
+        case " $threads " in
+        *" $k "*)
+            oracle "$exp" "$file" "$tool" "$k" --threads || continue
+            compare "$label $k samples --threads" "$exp" --jfr "$file" --event "$k" --format collapsed --threads
+            ;;
+        esac
+        if [ "$cputotal" = yes ] && [ "$k" = cpu ]; then
+            oracle "$exp" "$file" "$tool" cpu --value total --period-ns "$period_ns" || continue
+            compare "$label cpu total (samples x 10 ms)" "$exp" --jfr "$file" --event cpu --format collapsed --value total
+        fi
+    done
+}
+
+# compare_sum NAME FILE KIND VALUE PART1 TOOL1 PART2 TOOL2 : FILE is PART1
+# followed by PART2, so its stacks are the sums of theirs.
+compare_sum() {
+    local name=$1 file=$2 k=$3 val=$4 p1=$5 t1=$6 p2=$7 t2=$8
+    oracle "$work/ea.txt" "$p1" "$t1" "$k" --value "$val" || return
+    oracle "$work/eb.txt" "$p2" "$t2" "$k" --value "$val" || return
+    sum_collapsed "$work/ea.txt" "$work/eb.txt" >"$work/exp-sum.txt"
+    compare "$name" "$work/exp-sum.txt" --jfr "$file" --event "$k" --format collapsed --value "$val"
+}
+
+# expect_damage NAME FILE EXPECTED_STDOUT|- ARGS... : non-zero exit, an error
+# naming the file on stderr, and exactly the expected lines (or none) on stdout.
+expect_damage() {
+    local name=$1 file=$2 exp=$3
+    shift 3
+    local out=$work/dmg.out err=$work/dmg.err rc base
+    run_top "$out" "$err" --jfr "$file" "$@"
+    rc=$?
+    base=$(basename "$file")
+    if [ $rc -eq 0 ]; then
+        fail "$name: jprof-top exited 0 on damaged input" "stderr: $(head -c 300 "$err")"
+        return 1
+    fi
+    if ! grep -q -- "$base" "$err"; then
+        fail "$name: the error does not name the file $base" "stderr: $(head -c 300 "$err")"
+        return 1
+    fi
+    if [ "$exp" = - ]; then
+        if [ -s "$out" ]; then
+            fail "$name: printed stacks from a file with nothing valid" "stdout: $(head -c 300 "$out")"
+            return 1
+        fi
+    else
+        csort <"$out" >"$out.sorted"
+        csort <"$exp" >"$exp.sorted"
+        if ! cmp -s "$exp.sorted" "$out.sorted"; then
+            fail "$name: the partial output differs from the oracle of the intact chunk" \
+                "$(diff "$exp.sorted" "$out.sorted" | grep '^[<>]' | cut -c1-600 | head -n 8)"
+            return 1
+        fi
+    fi
+    pass "$name (exit $rc: $(head -n 1 "$err" | cut -c1-200))"
+}
+
+# ---- prerequisites ----
+if [ ! -x "$top" ]; then
+    echo "FAIL: no jprof-top at $top (run make first)"
+    exit 99
+fi
+if ! command -v python3 >/dev/null; then
+    missing "python3 (needed by the oracle)"
+    finish
+fi
+rm -rf "$work"
+mkdir -p "$work" || exit 99
+
+jdks=""
+for j in "17:$jdk17" "25:$jdk25"; do
+    v=${j%%:*}
+    h=${j#*:}
+    if [ -x "$h/bin/java" ] && [ -x "$h/bin/jfr" ]; then
+        jdks="$jdks $v"
+    else
+        missing "JDK $v not found at $h (set JDK${v}_HOME); its recordings are not tested"
+    fi
+done
+
+jdk_home() {
+    if [ "$1" = 17 ]; then echo "$jdk17"; else echo "$jdk25"; fi
+}
+# Any available jfr tool reads the async-profiler fixtures.
+anyjfr=""
+for v in $jdks; do
+    anyjfr=${anyjfr:-$(jdk_home "$v")/bin/jfr}
+done
+
+# ---- record (in parallel: the wall time is what bounds the test) ----
+pids=""
+for v in $jdks; do
+    "$here/record-jfr.sh" "$(jdk_home "$v")" "$work/jdk$v.jfr" "$secs" 2>"$work/record$v.log" &
+    pids="$pids $!"
+done
+for p in $pids; do
+    wait "$p" || true
+done
+recorded=""
+for v in $jdks; do
+    if [ -s "$work/jdk$v.jfr" ]; then
+        recorded="$recorded $v"
+        pass "JDK $v recording made ($(wc -c <"$work/jdk$v.jfr") bytes)"
+    else
+        fail "JDK $v recording failed" "$(head -c 600 "$work/record$v.log")"
+    fi
+done
+
+# ---- JDK recordings ----
+for v in $recorded; do
+    f=$work/jdk$v.jfr
+    tool=$(jdk_home "$v")/bin/jfr
+    for k in cpu alloc lock park; do
+        n=$(python3 "$oracle" --jfr "$tool" "$f" "$k" --count)
+        if [ "${n:-0}" -gt 0 ]; then
+            pass "JDK $v recording has $n $k events"
+        else
+            fail "JDK $v recording has no $k events (workload or recording settings broken)"
+        fi
+    done
+    check_file "jdk$v" "$f" "$tool" "cpu alloc lock park" "alloc lock park" "cpu" yes
+done
+
+# ---- async-profiler fixtures ----
+if [ -z "$anyjfr" ]; then
+    missing "no jfr tool: the fixtures cannot be checked"
+else
+    for fx in asprof-cpu-alloc-lock.jfr asprof-wall.jfr asprof-two-chunks.jfr; do
+        if [ ! -r "$fixtures/$fx" ]; then
+            missing "fixture $fixtures/$fx (set JPROF_FIXTURES)"
+        fi
+    done
+    fx=$fixtures/asprof-cpu-alloc-lock.jfr
+    [ -r "$fx" ] && check_file "asprof-cpu-alloc-lock" "$fx" "$anyjfr" "cpu alloc lock" "alloc lock" "cpu" no
+    fx=$fixtures/asprof-wall.jfr
+    [ -r "$fx" ] && check_file "asprof-wall" "$fx" "$anyjfr" "wall" "" "wall" no
+    # The two-chunk fixture is the two files above, concatenated. The JDK's
+    # jfr tool misreads its second chunk (it resolves constant pool keys of
+    # chunk 2 against chunk 1's pools: async-profiler restarts its keys in
+    # every chunk), so the expectation is the sum of the two parts.
+    fx=$fixtures/asprof-two-chunks.jfr
+    p1=$fixtures/asprof-cpu-alloc-lock.jfr
+    p2=$fixtures/asprof-wall.jfr
+    if [ -r "$fx" ] && [ -r "$p1" ] && [ -r "$p2" ]; then
+        for kv in "cpu samples" "alloc samples" "alloc total" "lock samples" "lock total" "wall samples"; do
+            set -- $kv
+            compare_sum "asprof-two-chunks $1 $2" "$fx" "$1" "$2" "$p1" "$anyjfr" "$p2" "$anyjfr"
+        done
+    fi
+fi
+
+# ---- a file of two chunks from two different JDKs: the sum of both ----
+# Each chunk carries its own metadata and type ids. (The JDK's jfr tool itself
+# cannot read this file, it reuses the first chunk's metadata; the expectation
+# is therefore computed from the two files apart.)
+set -- $recorded
+if [ $# -ge 2 ]; then
+    a=$work/jdk$1.jfr
+    b=$work/jdk$2.jfr
+    ta=$(jdk_home "$1")/bin/jfr
+    tb=$(jdk_home "$2")/bin/jfr
+    multi=$work/multi-chunk.jfr
+    cat "$a" "$b" >"$multi"
+    for k in cpu alloc lock park; do
+        for val in samples total; do
+            [ "$val" = total ] && [ "$k" = cpu ] && continue
+            compare_sum "multi-chunk (jdk$1+jdk$2) $k $val" "$multi" "$k" "$val" "$a" "$ta" "$b" "$tb"
+        done
+    done
+
+    # Two chunks of the same JVM (what chunk rotation produces): twice one file.
+    same=$work/same-jdk.jfr
+    cat "$a" "$a" >"$same"
+    for k in cpu alloc; do
+        compare_sum "multi-chunk (jdk$1+jdk$1) $k samples" "$same" "$k" samples "$a" "$ta" "$a" "$ta"
+    done
+
+    # ---- the mixed file cut in the middle of its second chunk ----
+    la=$(wc -c <"$a")
+    lb=$(wc -c <"$b")
+    cut_at=$((la + lb / 2))
+    trunc=$work/truncated.jfr
+    head -c "$cut_at" "$multi" >"$trunc"
+    for k in cpu alloc; do
+        oracle "$work/ea.txt" "$a" "$ta" "$k" || continue
+        if expect_damage "truncated second chunk $k" "$trunc" "$work/ea.txt" \
+            --event "$k" --format collapsed --value samples; then
+            # The message must say where: which chunk, at which byte offset.
+            err=$work/dmg.err
+            if ! grep -Eq 'chunk[ #]*[12]\b' "$err"; then
+                fail "truncated second chunk $k: the error does not name the chunk" "stderr: $(head -c 300 "$err")"
+            fi
+            off=$(grep -Eo '@ ?0x[0-9a-fA-F]+|offset [0-9]+|@ ?[0-9]+' "$err" | head -n 1 | grep -Eo '0x[0-9a-fA-F]+|[0-9]+$')
+            if [ -z "$off" ]; then
+                fail "truncated second chunk $k: the error gives no byte offset" "stderr: $(head -c 300 "$err")"
+            elif [ $((off)) -lt "$la" ] || [ $((off)) -gt "$cut_at" ]; then
+                fail "truncated second chunk $k: offset $off is outside the damaged chunk [$la, $cut_at]" \
+                    "stderr: $(head -c 300 "$err")"
+            else
+                pass "truncated second chunk $k: error names chunk and offset $off"
+            fi
+        fi
+    done
+else
+    missing "two JDK recordings are needed for the multi-chunk and truncation cases"
+fi
+
+# ---- inputs that are not JFR at all ----
+src=""
+for v in $recorded; do src=${src:-$work/jdk$v.jfr}; done
+[ -z "$src" ] && [ -r "$fixtures/asprof-wall.jfr" ] && src=$fixtures/asprof-wall.jfr
+if [ -n "$src" ]; then
+    bad=$work/wrong-magic.jfr
+    { printf 'FLX\0'; tail -c +5 "$src"; } >"$bad"
+    expect_damage "wrong magic" "$bad" - --event cpu --format collapsed
+fi
+empty=$work/empty.jfr
+: >"$empty"
+expect_damage "empty file" "$empty" - --event cpu --format collapsed
+expect_damage "missing file" "$work/no-such-file.jfr" - --event cpu --format collapsed
+
+finish

@@ -1,0 +1,330 @@
+#!/bin/bash
+# test_live_jvm.sh - src/jvm against real JDK 17 and JDK 25 JVMs, through the
+# developer tool jprof-probe-dev (exit code = 10 + jp_err on failure).
+#
+# Per JDK: tests/java/Deadlocks.java -> both deadlock cycles with the right
+# thread names and lock classes, from the helper jar and from Thread.print;
+# tests/java/Contention.java -> hottest threads first, contended monitor and
+# ReentrantLock with owner and waiters; a JFR window dumped and stopped, also
+# when the tool is killed with SIGTERM; error cases (no such pid, not a JVM
+# left alive, attach disabled, agent loading refused on JDK 25, not
+# permitted, attach timeout, JVM exited during attach); and afterwards no
+# jprof file in the target's /tmp and no jprof recording in JFR.check.
+#
+# Environment: JPROF_PROBE (default ./jprof-probe-dev), JPROF_HELPER_JAR
+# (default ./jprof-helper.jar), JDK17_HOME, JDK25_HOME; CI=true turns a
+# missing JDK into a failure. Exit: 0 pass, 1 fail, 77 skipped (not in CI).
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+srcdir=$(cd "$here/../.." && pwd)
+builddir=$(pwd)
+probe=${JPROF_PROBE:-$builddir/jprof-probe-dev}
+export JPROF_HELPER_JAR=${JPROF_HELPER_JAR:-$builddir/jprof-helper.jar}
+jdk17=${JDK17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
+jdk25=${JDK25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+work=$builddir/tests/integration/live-jvm.d
+classes=$work/classes
+
+npass=0
+nfail=0
+pids=()
+
+pass() {
+    echo "PASS: $1"
+    npass=$((npass + 1))
+}
+
+fail() {
+    echo "FAIL: $1"
+    nfail=$((nfail + 1))
+}
+
+skip_or_fail() {
+    if [ "${CI:-}" = true ]; then
+        echo "FAIL (CI): $1"
+        exit 1
+    fi
+    echo "SKIP: $1" >&2
+    echo "SKIP: $1"
+    exit 77
+}
+
+cleanup() {
+    for p in "${pids[@]}"; do
+        kill -CONT "$p" 2>/dev/null
+        kill "$p" 2>/dev/null
+    done
+    wait 2>/dev/null
+}
+trap cleanup EXIT
+
+[ -x "$probe" ] || skip_or_fail "$probe not built"
+[ -r "$JPROF_HELPER_JAR" ] || skip_or_fail "helper jar $JPROF_HELPER_JAR not built (javac missing?)"
+command -v python3 >/dev/null || skip_or_fail "python3 not found"
+[ -x "$jdk17/bin/javac" ] || skip_or_fail "JDK 17 not found at $jdk17"
+
+mkdir -p "$work/cwd"
+if [ ! -f "$classes/live/Contention.class" ] ||
+    [ "$srcdir/tests/java/Contention.java" -nt "$classes/live/Contention.class" ] ||
+    [ "$srcdir/tests/java/Deadlocks.java" -nt "$classes/live/Deadlocks.class" ]; then
+    rm -rf "$classes" && mkdir -p "$classes"
+    "$jdk17/bin/javac" --release 17 -d "$classes" "$srcdir/tests/java/Deadlocks.java" \
+        "$srcdir/tests/java/Contention.java" || { fail "compiling the workloads"; exit 1; }
+fi
+chmod -R a+rX "$work"
+
+# start_jvm JAVA_HOME CLASS [JVM OPTIONS...]; sets $jvm_pid once it printed "ready"
+start_jvm() {
+    local home=$1 cls=$2
+    shift 2
+    local out="$work/$cls.$RANDOM.out"
+    (cd "$work/cwd" && exec "$home/bin/java" -Xmx64m "$@" -cp "$classes" "live.$cls" 600 >"$out" 2>&1) &
+    jvm_pid=$!
+    pids+=("$jvm_pid")
+    for _ in $(seq 100); do
+        grep -q ready "$out" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "      $cls did not get ready: $(cat "$out")"
+    return 1
+}
+
+# check_json FILE PYTHON-ASSERTIONS: runs the assertions with d = the JSON
+check_json() {
+    python3 - "$1" "$2" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+exec(sys.argv[2])
+EOF
+}
+
+leftovers() { # files jprof might have left in the target's /tmp or cwd
+    local pid=$1
+    ls -a "/proc/$pid/root/tmp" "/proc/$pid/cwd" 2>/dev/null | grep -E '^(jprof-[0-9]+-[0-9]+-[0-9a-f]+|jprof-helper-.*\.jar|\.attach_pid)' || true
+    ls -a "$work/cwd" | grep -E '^\.attach_pid' || true
+}
+
+deadlock_checks='
+names = sorted(sorted(t["name"] for t in c["threads"]) for c in d["deadlocks"])
+assert names == [["mon-deadlock-1", "mon-deadlock-2"], ["rl-deadlock-1", "rl-deadlock-2"]], names
+for c in d["deadlocks"]:
+    mon = c["threads"][0]["name"].startswith("mon")
+    cls = "live.Deadlocks$Account" if mon else "java.util.concurrent.locks.ReentrantLock$NonfairSync"
+    for i, t in enumerate(c["threads"]):
+        nxt = c["threads"][(i + 1) % len(c["threads"])]
+        assert t["waits_for"]["class"] == cls and t["holds"]["class"] == cls, t
+        assert t["waits_for"]["id"] == nxt["holds"]["id"], (t, nxt)
+        assert "Deadlocks" in (t["waits_for"]["frame"] or ""), t
+    assert c["jvm_confirmed"], c
+assert not any(t["name"] == "bystander" for c in d["deadlocks"] for t in c["threads"])
+'
+
+contention_checks='
+ranked = [t["name"] for t in d["threads"] if t["cpu_pct"] is not None]
+assert ranked[0] == "hot-spinner", ranked[:5]
+assert ranked.index("warm-spinner") < min(ranked.index(n) for n in ranked if n.startswith(("ledger-", "vault-"))), ranked
+hot = d["threads"][0]
+assert hot["cpu_confidence"] == "exact" and hot["cpu_pct"] > 5, hot
+assert hot["stack"][0].startswith("live.Contention$Hot.spin"), hot["stack"][:2]
+locks = {l["lock"]["class"]: l for l in d["locks"]}
+led = locks["live.Contention$Ledger"]
+assert led["owner"]["name"] == "ledger-owner" and led["owner_blocks"] == 3, led
+assert sorted(w["name"] for w in led["waiters"]) == ["ledger-waiter-1", "ledger-waiter-2", "ledger-waiter-3"], led
+assert all(w["state"] == "BLOCKED" for w in led["waiters"]), led
+vault = locks["java.util.concurrent.locks.ReentrantLock$NonfairSync"]
+assert vault["owner"]["name"] == "vault-owner", vault
+assert sorted(w["name"] for w in vault["waiters"]) == ["vault-waiter-1", "vault-waiter-2"], vault
+assert d["locks"][0]["lock"]["class"] == "live.Contention$Ledger", d["locks"][0]
+assert d["deadlocks"] == [], d["deadlocks"]
+byname = {t["name"]: t for t in d["threads"]}
+assert byname["parker"]["state"] == "WAITING" and byname["sleeper"]["state"] == "TIMED_WAITING"
+assert byname["waiter"]["waiting"]["kind"] == "wait" and byname["waiter"]["waiting"]["owner"] is None
+'
+
+run_jdk() {
+    local v=$1 home=$2
+    echo "--- JDK $v ($home)"
+    start_jvm "$home" Deadlocks || { fail "JDK $v: Deadlocks workload"; return; }
+    local dpid=$jvm_pid
+    for src in helper thread-print; do
+        local out="$work/dl-$v-$src.json"
+        if "$probe" json "$dpid" "$src" 100 >"$out" 2>"$out.err" &&
+            check_json "$out" "assert d['source'] == '$src', d['source']
+$deadlock_checks" >"$out.check" 2>&1; then
+            pass "JDK $v $src: both deadlock cycles, thread names, locks and frames"
+        else
+            fail "JDK $v $src: deadlocks"
+            cat "$out.err" "$out.check" | sed 's/^/      /'
+        fi
+    done
+
+    start_jvm "$home" Contention || { fail "JDK $v: Contention workload"; return; }
+    local cpid=$jvm_pid
+    for src in helper thread-print; do
+        local out="$work/ct-$v-$src.json"
+        if "$probe" json "$cpid" "$src" 1000 >"$out" 2>"$out.err" &&
+            check_json "$out" "$contention_checks" >"$out.check" 2>&1; then
+            pass "JDK $v $src: hottest threads first, contended monitor and ReentrantLock"
+        else
+            fail "JDK $v $src: contention"
+            cat "$out.err" "$out.check" | sed 's/^/      /'
+        fi
+    done
+
+    # a live JFR window: dumped, readable by the JDK's jfr tool, stopped
+    local jfr="$work/win-$v.jfr"
+    if "$probe" jfr "$cpid" 2 "$jfr" >"$work/jfr-$v.out" 2>&1 &&
+        "$home/bin/jfr" print --events jdk.ExecutionSample "$jfr" | grep -q 'live.Contention$Hot.spin'; then
+        pass "JDK $v: JFR window dumped with the hot method in it"
+    else
+        fail "JDK $v: JFR window"
+        sed 's/^/      /' "$work/jfr-$v.out"
+    fi
+    # SIGTERM while recording: the tool must stop its recording on the way out
+    "$probe" jfr "$cpid" 60 >"$work/jfr-term-$v.out" 2>&1 &
+    local tool=$!
+    for _ in $(seq 50); do
+        grep -q started "$work/jfr-term-$v.out" && break
+        sleep 0.1
+    done
+    kill -TERM "$tool"
+    wait "$tool"
+    local check
+    check=$("$probe" jfr-check "$cpid" 2>&1)
+    if grep -q cleaned "$work/jfr-term-$v.out" && ! grep -q 'name=jprof-' <<<"$check"; then
+        pass "JDK $v: SIGTERM during a recording leaves no recording running"
+    else
+        fail "JDK $v: recording left after SIGTERM: $check"
+    fi
+
+    for p in "$dpid" "$cpid"; do
+        local left
+        left=$(leftovers "$p")
+        check=$("$probe" jfr-check "$p" 2>&1)
+        if [ -z "$left" ] && ! grep -q 'name=jprof-' <<<"$check"; then
+            pass "JDK $v pid $p: no files left in the target, no recording running"
+        else
+            fail "JDK $v pid $p: left behind: $left / $check"
+        fi
+    done
+    kill "$dpid" "$cpid"
+}
+
+# expect_exit NAME WANT-CODE WANT-TEXT CMD...
+expect_exit() {
+    local name=$1 want=$2 text=$3
+    shift 3
+    local out rc
+    out=$("$@" 2>&1)
+    rc=$?
+    if [ "$rc" = "$want" ] && grep -q -- "$text" <<<"$out"; then
+        pass "$name"
+    else
+        fail "$name: exit $rc (want $want): $out"
+    fi
+}
+
+error_cases() {
+    local home=$1
+    echo "--- error cases"
+    expect_exit "no such pid" 18 "no process" "$probe" snapshot 999999999
+    sleep 100 &
+    local sp=$!
+    pids+=("$sp")
+    expect_exit "not a JVM" 23 "not a HotSpot JVM" "$probe" snapshot "$sp"
+    if kill -0 "$sp" 2>/dev/null; then pass "sleep survives untouched"; else fail "sleep was killed"; fi
+
+    start_jvm "$home" Deadlocks -XX:+DisableAttachMechanism || fail "JVM without attach"
+    expect_exit "attach mechanism disabled" 24 "DisableAttachMechanism" "$probe" snapshot "$jvm_pid"
+    [ -z "$(leftovers "$jvm_pid")" ] && kill -0 "$jvm_pid" && pass "attach-disabled JVM unharmed"
+
+    start_jvm "$home" Deadlocks || fail "JVM for timeout"
+    local tp=$jvm_pid
+    kill -STOP "$tp"
+    expect_exit "attach timed out" 20 "no attach listener" env JPROF_ATTACH_TIMEOUT=1s "$probe" snapshot "$tp" thread-print
+    [ -z "$(leftovers "$tp")" ] && pass "timed-out attach leaves no trigger file"
+    kill -CONT "$tp"
+    sleep 0.5
+    expect_exit "attach works after the JVM resumes" 0 "deadlock 2" "$probe" snapshot "$tp" thread-print
+
+    start_jvm "$home" Deadlocks || fail "JVM for exit"
+    local xp=$jvm_pid
+    kill -STOP "$xp"
+    (sleep 0.7 && kill -KILL "$xp") &
+    expect_exit "JVM exited during attach" 25 "exited" env JPROF_ATTACH_TIMEOUT=5s "$probe" snapshot "$xp" thread-print
+    wait "$xp" 2>/dev/null
+
+    if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+        start_jvm "$home" Deadlocks || fail "JVM for permission"
+        expect_exit "not permitted" 19 "run jprof as that user or as root" \
+            runuser -u nobody -- "$probe" snapshot "$jvm_pid"
+        kill "$jvm_pid"
+    else
+        echo "note: not root; the 'not permitted' case needs another user and is not run"
+    fi
+}
+
+# A JVM in its own pid and mount namespaces with a private /tmp, as in a
+# container: the socket is found through /proc/PID/root and the NSpid.
+container_case() {
+    local home=$1
+    echo "--- container-like namespaces"
+    if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null; then
+        echo "note: needs root and unshare; the namespace case is not run"
+        return
+    fi
+    local mark="-Djprof.test.ns=$$.$RANDOM" out="$work/ns.out"
+    unshare -p -f -m --mount-proc sh -c "mount -t tmpfs tmpfs /tmp && cd / && exec '$home/bin/java' -Xmx64m $mark -cp '$classes' live.Deadlocks 600" >"$out" 2>&1 &
+    pids+=("$!")
+    local np=""
+    for _ in $(seq 100); do
+        grep -q ready "$out" 2>/dev/null && np=$(pgrep -f -- "$mark" | while read -r p; do
+            [ "$(readlink "/proc/$p/exe")" != "$(readlink -f "$home/bin/java")" ] || echo "$p"
+        done | head -1) && break
+        sleep 0.1
+    done
+    if [ -z "$np" ]; then
+        fail "namespaced JVM did not start: $(cat "$out")"
+        return
+    fi
+    pids+=("$np")
+    local nspid
+    nspid=$(awk '/^NStgid:/ {print $NF}' "/proc/$np/status")
+    for src in helper thread-print; do
+        expect_exit "namespaced JVM (host pid $np, ns pid $nspid) via $src" 0 "deadlock 2 (jvm-confirmed)" \
+            "$probe" snapshot "$np" "$src"
+    done
+    [ -z "$(leftovers "$np")" ] && pass "namespaced JVM: nothing left in its private /tmp" ||
+        fail "namespaced JVM: left $(leftovers "$np")"
+    kill "$np"
+}
+
+agent_refused() {
+    local home=$1
+    echo "--- agent loading refused (JDK 21+)"
+    start_jvm "$home" Deadlocks -XX:-EnableDynamicAgentLoading || fail "JVM without agents"
+    expect_exit "agent loading refused (flag seen)" 26 "EnableDynamicAgentLoading" \
+        "$probe" snapshot "$jvm_pid" helper
+    expect_exit "auto falls back to thread-print" 0 "source=thread-print" \
+        "$probe" snapshot "$jvm_pid" auto
+    # the same flag hidden in an @argfile: the JVM's own refusal text is recognised
+    echo "-XX:-EnableDynamicAgentLoading" >"$work/argfile"
+    start_jvm "$home" Deadlocks "@$work/argfile" || fail "JVM without agents (argfile)"
+    expect_exit "agent loading refused (JVM reply)" 26 "Dynamic agent loading is not enabled" \
+        "$probe" snapshot "$jvm_pid" helper
+    [ -z "$(leftovers "$jvm_pid")" ] && pass "refused agent leaves no jar behind"
+}
+
+run_jdk 17 "$jdk17"
+error_cases "$jdk17"
+container_case "$jdk17"
+if [ -x "$jdk25/bin/java" ]; then
+    run_jdk 25 "$jdk25"
+    agent_refused "$jdk25"
+else
+    [ "${CI:-}" = true ] && fail "JDK 25 not found at $jdk25" || echo "note: JDK 25 not found at $jdk25; its cases are not run"
+fi
+
+echo "live JVM: $npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]

@@ -1,0 +1,254 @@
+/*
+ * JprofWorkload - a small Java service stand-in whose profile has a known shape.
+ *
+ * Used by the integration tests, the benchmarks and samples/make-demo.sh to
+ * make JFR recordings. Every kind jprof shows gets one clearly named source:
+ *
+ *   cpu    Checkout.computeTotals -> Crypto.hashLoop   (threads "checkout-N")
+ *   alloc  Catalog.buildProducts  -> Catalog.describe  (thread  "catalog")
+ *   lock   Inventory.reserve, synchronized on one monitor (threads "inventory-N")
+ *   park   Payments.settle on one ReentrantLock         (threads "payments-N")
+ *          Dispatcher.take waiting on a Condition       (thread  "dispatcher")
+ *          Scheduler.tick in LockSupport.parkNanos       (thread  "scheduler")
+ *
+ * Usage: java [-Dworkload.heavy=true] -cp DIR shop.JprofWorkload [SECONDS]
+ * SECONDS defaults to 10. By default the catalog thread rests 1 ms between
+ * batches so a 10 s recording stays a few MB; workload.heavy=true drops the
+ * rest (benchmarks want many allocation events).
+ * Runs for SECONDS, then stops every thread and exits 0. Thread count and
+ * names never vary, so two runs differ only in sample counts.
+ */
+package shop;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+public final class JprofWorkload {
+    static volatile boolean running = true;
+    /* Results are published here so the JIT cannot drop the work. */
+    static volatile long sink;
+
+    public static void main(String[] args) throws InterruptedException {
+        long seconds = args.length > 0 ? Long.parseLong(args[0]) : 10;
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            threads.add(start("checkout-" + i, Checkout::run));
+        }
+        threads.add(start("catalog", Catalog::run));
+        for (int i = 0; i < 3; i++) {
+            threads.add(start("inventory-" + i, Inventory::run));
+        }
+        for (int i = 0; i < 3; i++) {
+            threads.add(start("payments-" + i, Payments::run));
+        }
+        Dispatcher dispatcher = new Dispatcher();
+        threads.add(start("dispatcher", dispatcher::consume));
+        threads.add(start("producer", dispatcher::produce));
+        threads.add(start("scheduler", Scheduler::run));
+
+        Thread.sleep(TimeUnit.SECONDS.toMillis(seconds));
+        running = false;
+        for (Thread t : threads) {
+            t.join(5000);
+        }
+        System.out.println("JprofWorkload done, sink=" + (sink & 0xff));
+        System.exit(0);
+    }
+
+    static Thread start(String name, Runnable body) {
+        Thread t = new Thread(body, name);
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+}
+
+/* CPU: a pure computation loop, the hottest stack of the recording. */
+final class Checkout {
+    static void run() {
+        long total = 0;
+        while (JprofWorkload.running) {
+            total += computeTotals(2000);
+        }
+        JprofWorkload.sink += total;
+    }
+
+    static long computeTotals(int items) {
+        long sum = 0;
+        for (int i = 0; i < items; i++) {
+            sum += Crypto.hashLoop(i, 64);
+        }
+        return sum;
+    }
+}
+
+final class Crypto {
+    static long hashLoop(long seed, int rounds) {
+        long h = seed * 0x9E3779B97F4A7C15L;
+        for (int r = 0; r < rounds; r++) {
+            h ^= h >>> 31;
+            h *= 0xBF58476D1CE4E5B9L;
+            h ^= h >>> 29;
+        }
+        return h;
+    }
+}
+
+/* Allocation: arrays and strings, kept briefly so they are not scalar-replaced. */
+final class Catalog {
+    static final boolean HEAVY = Boolean.getBoolean("workload.heavy");
+
+    static void run() {
+        while (JprofWorkload.running) {
+            List<String> products = buildProducts(500);
+            JprofWorkload.sink += products.size();
+            if (!HEAVY) {
+                rest(1);
+            }
+        }
+    }
+
+    /* Thread.sleep, not parkNanos: the rest must not show up as a park event. */
+    static void rest(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    static List<String> buildProducts(int n) {
+        List<String> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            long[] prices = new long[64 + (i & 63)];
+            prices[i & 63] = i;
+            out.add(describe(i, prices));
+        }
+        return out;
+    }
+
+    static String describe(int id, long[] prices) {
+        StringBuilder sb = new StringBuilder(96);
+        sb.append("product-").append(id).append(':').append(prices.length).append(':').append(prices[id & 63]);
+        return sb.toString();
+    }
+}
+
+/* Monitor contention: three threads take turns on one lock and work ~3 ms inside. */
+final class Inventory {
+    static final Object STOCK_LOCK = new Object();
+    static long stock;
+
+    static void run() {
+        while (JprofWorkload.running) {
+            reserve();
+            LockSupport.parkNanos(200_000);
+        }
+    }
+
+    static void reserve() {
+        synchronized (STOCK_LOCK) {
+            stock += busyMillis(3);
+        }
+    }
+
+    static long busyMillis(long ms) {
+        long end = System.nanoTime() + ms * 1_000_000L;
+        long x = 0;
+        while (System.nanoTime() < end) {
+            x += Crypto.hashLoop(x, 8);
+        }
+        return x;
+    }
+}
+
+/* java.util.concurrent contention: threads park inside ReentrantLock.lock(). */
+final class Payments {
+    static final ReentrantLock LEDGER = new ReentrantLock();
+    static long balance;
+
+    static void run() {
+        while (JprofWorkload.running) {
+            settle();
+            LockSupport.parkNanos(200_000);
+        }
+    }
+
+    static void settle() {
+        LEDGER.lock();
+        try {
+            balance += Inventory.busyMillis(3);
+        } finally {
+            LEDGER.unlock();
+        }
+    }
+}
+
+/* A consumer that waits on a Condition for work a producer hands out every 5 ms
+ * (the producer sleeps, so only the consumer's waits are park events). */
+final class Dispatcher {
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition ready = lock.newCondition();
+    private final ArrayDeque<Integer> queue = new ArrayDeque<>();
+
+    void produce() {
+        int n = 0;
+        while (JprofWorkload.running) {
+            lock.lock();
+            try {
+                queue.add(n++);
+                ready.signal();
+            } finally {
+                lock.unlock();
+            }
+            Catalog.rest(5);
+        }
+    }
+
+    void consume() {
+        while (JprofWorkload.running) {
+            Integer job = take();
+            if (job != null) {
+                JprofWorkload.sink += job;
+            }
+        }
+    }
+
+    Integer take() {
+        lock.lock();
+        try {
+            while (queue.isEmpty()) {
+                if (!JprofWorkload.running) {
+                    return null;
+                }
+                try {
+                    ready.await(50, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    return null;
+                }
+            }
+            return queue.poll();
+        } finally {
+            lock.unlock();
+        }
+    }
+}
+
+/* A periodic task that sleeps with LockSupport.parkNanos between ticks. */
+final class Scheduler {
+    static void run() {
+        while (JprofWorkload.running) {
+            tick();
+        }
+    }
+
+    static void tick() {
+        JprofWorkload.sink += System.nanoTime() & 1;
+        LockSupport.parkNanos(4_000_000);
+    }
+}

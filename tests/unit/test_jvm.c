@@ -1,0 +1,203 @@
+/* Unit tests of src/jvm pieces that need no live JVM: command-line naming,
+ * attach reply parsing, the cleanup registry, the helper's JSON decoding,
+ * JFR.check parsing and /proc reading of this very process. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "jvm/attach.h"
+#include "jvm/cleanup.h"
+#include "jvm/proc.h"
+#include "jvm/recorder.h"
+#include "jvm/snapshot_take.h"
+#include "model/analyze.h"
+
+static void main_of(const char *args, size_t len, const char *want)
+{
+    char out[256];
+    jvm_cmdline_main(args, len, out, sizeof out);
+    assert_string_equal(out, want);
+}
+
+static void test_cmdline_main(void **state)
+{
+    (void)state;
+    static const char a[] = "java\0-Xmx1g\0-cp\0/x:/y\0-Dk=v\0com.shop.Main\0arg";
+    main_of(a, sizeof a, "com.shop.Main");
+    static const char b[] = "/usr/bin/java\0-XX:+UseG1GC\0-jar\0/srv/app.jar\0--port\0";
+    main_of(b, sizeof b, "/srv/app.jar");
+    static const char c[] = "java\0--module-path\0mods\0-m\0shop/shop.Main";
+    main_of(c, sizeof c, "shop/shop.Main");
+    static const char d[] = "java\0-version";
+    main_of(d, sizeof d, "");
+    main_of("java", 0, "");
+}
+
+static void test_reply_parse(void **state)
+{
+    (void)state;
+    jvm_reply r;
+    char ok[] = "0\nreturn code: 0\n";
+    assert_int_equal(jvm_reply_parse(ok, strlen(ok), &r, NULL), JP_OK);
+    assert_int_equal(r.code, 0);
+    assert_string_equal(r.text, "return code: 0\n");
+    jvm_reply_cleanup(&r);
+    char neg[] = "-1\nOperation bogus not recognized!";
+    assert_int_equal(jvm_reply_parse(neg, strlen(neg), &r, NULL), JP_OK);
+    assert_int_equal(r.code, -1);
+    jvm_reply_cleanup(&r);
+    char bare[] = "0";
+    assert_int_equal(jvm_reply_parse(bare, 1, &r, NULL), JP_OK);
+    assert_string_equal(r.text, "");
+    jvm_reply_cleanup(&r);
+    char bad[] = "garbage\n";
+    assert_int_equal(jvm_reply_parse(bad, strlen(bad), &r, NULL), JP_ERR_PROTOCOL);
+    char huge[] = "99999999999999999999\n";
+    assert_int_equal(jvm_reply_parse(huge, strlen(huge), &r, NULL), JP_ERR_PROTOCOL);
+}
+
+static int ran[4];
+static int order[4], norder;
+
+static void mark(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    ran[i]++;
+    if (norder < 4)
+        order[norder++] = i;
+}
+
+static void test_cleanup_registry(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/jprof-unit-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    int h1 = jvm_cleanup_register(mark, (void *)1);
+    int h2 = jvm_cleanup_register(mark, (void *)2);
+    int h3 = jvm_cleanup_register(mark, (void *)3);
+    int hf = jvm_cleanup_register_file(path);
+    assert_true(h1 > 0 && h2 > h1 && h3 > h2 && hf > h3);
+    assert_int_equal(jvm_cleanup_pending(), 4);
+    jvm_cleanup_unregister(h2);
+    jvm_cleanup_run_all();
+    assert_int_equal(jvm_cleanup_pending(), 0);
+    assert_int_equal(ran[1], 1);
+    assert_int_equal(ran[2], 0);
+    assert_int_equal(ran[3], 1);
+    assert_int_equal(order[0], 3); /* newest first */
+    assert_int_equal(order[1], 1);
+    assert_int_not_equal(access(path, F_OK), 0);
+    jvm_cleanup_run_all(); /* nothing twice */
+    assert_int_equal(ran[1], 1);
+    /* the signal-safe variant removes files only */
+    fd = mkstemp(path);
+    close(fd);
+    jvm_cleanup_register_file(path);
+    jvm_cleanup_register(mark, (void *)0);
+    jvm_cleanup_unlink_files();
+    assert_int_not_equal(access(path, F_OK), 0);
+    assert_int_equal(jvm_cleanup_pending(), 1);
+    jvm_cleanup_run_all();
+    assert_int_equal(ran[0], 1);
+    /* a full table refuses instead of forgetting */
+    int n = 0;
+    while (jvm_cleanup_register(mark, (void *)0))
+        n++;
+    assert_int_equal(n, JVM_CLEANUP_SLOTS);
+    jvm_cleanup_run_all();
+    assert_int_equal(jvm_cleanup_pending(), 0);
+    assert_int_equal(ran[0], 1 + JVM_CLEANUP_SLOTS);
+}
+
+static void test_helper_json(void **state)
+{
+    (void)state;
+    static const char json[] =
+        "{\"format\":1,\"time_ms\":1700000000000,\"uptime_ms\":5000,\"threads\":["
+        "{\"id\":11,\"name\":\"a\",\"daemon\":true,\"state\":\"BLOCKED\",\"cpu_ns\":7,"
+        "\"blocked_count\":1,\"waited_count\":0,\"blocked_time_ms\":-1,\"waited_time_ms\":-1,"
+        "\"wait\":\"enter\",\"lock\":{\"id\":4026531840,\"class\":\"X\",\"depth\":0},"
+        "\"lock_owner_id\":12,\"stack\":[{\"c\":\"p.A\",\"m\":\"run\",\"f\":\"A.java\",\"l\":3}],"
+        "\"monitors\":[{\"id\":2,\"class\":\"Y\",\"depth\":0}],\"synchronizers\":[]},"
+        "{\"id\":12,\"name\":\"b\",\"daemon\":false,\"state\":\"WAITING\",\"cpu_ns\":9,"
+        "\"wait\":\"park\",\"lock\":{\"id\":2,\"class\":\"Y\",\"depth\":0},\"lock_owner_id\":11,"
+        "\"stack\":[{\"c\":\"q.B\",\"m\":\"park\",\"f\":null,\"l\":-2}],"
+        "\"monitors\":[],\"synchronizers\":[{\"id\":4026531840,\"class\":\"X\",\"depth\":-1}]}"
+        "],\"deadlocks\":[[11,12]]}";
+    jp_snapshot *s = NULL;
+    jp_error err;
+    jp_error_init(&err);
+    assert_int_equal(jvm_helper_json_parse(json, sizeof json - 1, &s, &err), JP_OK);
+    assert_string_equal(s->source, "helper");
+    assert_int_equal(s->count, 2);
+    assert_int_equal(s->taken_ns, 1700000000000LL * 1000000);
+    assert_int_equal(s->uptime_ns, 5000LL * 1000000);
+    assert_int_equal(s->threads[0].wait_lock.id, 4026531840u);
+    assert_string_equal(s->threads[0].wait_owner_name, "b");
+    assert_int_equal(s->threads[1].frames[0].line, -2);
+    assert_int_equal(s->njvm_deadlocks, 1);
+    jp_deadlock_list dl;
+    jp_analyze_deadlocks(s, &dl);
+    assert_int_equal(dl.count, 1);
+    assert_true(dl.items[0].jvm_confirmed);
+    assert_true(dl.items[0].mixed);
+    jp_deadlock_list_cleanup(&dl);
+    jp_snapshot_free(s);
+    assert_int_equal(jvm_helper_json_parse("{\"format\":2,\"threads\":[]}", 26, &s, &err),
+                     JP_ERR_FORMAT);
+    assert_int_equal(jvm_helper_json_parse("{", 1, &s, &err), JP_ERR_FORMAT);
+    assert_null(s);
+}
+
+static void test_jfr_check_lists(void **state)
+{
+    (void)state;
+    const char *t = "Recording 2: name=jprof-10-1 maxage=30s (running)\n"
+                    "Recording 3: name=jprof-10-12 (running)\n";
+    assert_true(jvm_jfr_check_lists(t, "jprof-10-1"));
+    assert_true(jvm_jfr_check_lists(t, "jprof-10-12"));
+    assert_false(jvm_jfr_check_lists(t, "jprof-10-2"));
+    assert_false(jvm_jfr_check_lists("No available recordings.\n", "jprof-10-1"));
+}
+
+static void test_proc_self_is_not_a_jvm(void **state)
+{
+    (void)state;
+    jvm_proc p;
+    jp_error err;
+    jp_error_init(&err);
+    assert_int_equal(jvm_proc_read(getpid(), &p, &err), JP_OK);
+    assert_false(p.hotspot);
+    assert_int_equal(p.nspid > 0, 1);
+    assert_true(p.start_ns > 0);
+    assert_true(jvm_proc_alive(&p));
+    assert_int_equal(jvm_proc_open(getpid(), &p, &err), JP_ERR_NOT_JVM);
+    assert_int_equal(jvm_proc_open(0, &p, &err), JP_ERR_NOT_FOUND);
+    /* attach refuses a non-JVM without signalling it */
+    jvm_reply r;
+    assert_int_equal(jvm_attach_cmd(&p, NULL, "jcmd", "VM.version", NULL, NULL, &r, &err),
+                     JP_ERR_NOT_JVM);
+    jvm_snap_source src;
+    assert_true(jvm_snap_source_parse("thread-print", &src));
+    assert_int_equal(src, JVM_SNAP_THREAD_PRINT);
+    assert_false(jvm_snap_source_parse("jstack", &src));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cmdline_main),     cmocka_unit_test(test_reply_parse),
+        cmocka_unit_test(test_cleanup_registry), cmocka_unit_test(test_helper_json),
+        cmocka_unit_test(test_jfr_check_lists),  cmocka_unit_test(test_proc_self_is_not_a_jvm),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

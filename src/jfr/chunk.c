@@ -203,7 +203,7 @@ static const ev_spec specs[] = {
 
 enum { S_TIME, S_STACK, S_THREAD, S_VALUE };
 
-typedef struct chunk {
+struct chunk {
     jfr_ctx *c;
     jfr_where w;
     const jfr_header *h;
@@ -224,7 +224,7 @@ typedef struct chunk {
     agg agg;
     double ns_per_tick;
     jp_strbuf t_name, t_value;
-} chunk;
+};
 
 static void chunk_want(chunk *k, uint64_t id, unsigned ev)
 {
@@ -520,47 +520,74 @@ static void chunk_init(chunk *k, jfr_ctx *c, size_t off, uint32_t no, const jfr_
     c->warn.chunk = no;
 }
 
-static void chunk_cleanup(chunk *k, bool have_pools)
+/* Frees what only the event loop needed; meta, pools and resolver stay for
+ * the next chunk's look-ups (see jfr_resolver.prev). */
+static void chunk_trim(chunk *k)
 {
+    for (unsigned i = 0; i < NSPECS; i++)
+        jfr_plan_cleanup(&k->plans[i]);
+    free(k->lut);
+    k->lut = NULL;
+    free(k->agg.cells);
+    k->agg.cells = NULL;
+    jp_strbuf_cleanup(&k->t_name);
+    jp_strbuf_cleanup(&k->t_value);
+}
+
+static void chunk_free(chunk *k, bool have_pools)
+{
+    if (!k)
+        return;
+    chunk_trim(k);
     if (have_pools) {
         jfr_resolver_cleanup(&k->res);
         jfr_pools_cleanup(&k->pools);
     }
     jfr_meta_cleanup(&k->meta);
-    for (unsigned i = 0; i < NSPECS; i++)
-        jfr_plan_cleanup(&k->plans[i]);
-    free(k->lut);
-    free(k->agg.cells);
-    jp_strbuf_cleanup(&k->t_name);
-    jp_strbuf_cleanup(&k->t_value);
+    free(k);
+}
+
+void jfr_ctx_cleanup(jfr_ctx *c)
+{
+    chunk_free(c->prev, true);
+    c->prev = NULL;
 }
 
 jp_err jfr_chunk_read(jfr_ctx *c, size_t off, uint32_t no, const jfr_header *h)
 {
-    chunk k;
-    chunk_init(&k, c, off, no, h);
+    chunk *k = jp_xmalloc(sizeof *k);
+    chunk_init(k, c, off, no, h);
     if (!(h->flags & 1))
         jfr_warn(&c->warn, JFR_WARN_FLAGS,
                  "header does not flag compressed integers; read as compressed like the JDK");
-    jp_err rc = jfr_meta_parse(&k.meta, k.start + h->meta, k.end, &k.w);
+    jp_err rc = jfr_meta_parse(&k->meta, k->start + h->meta, k->end, &k->w);
     if (rc) {
-        chunk_cleanup(&k, false);
+        chunk_free(k, false);
         return rc;
     }
-    jfr_pools_init(&k.pools, &k.meta);
-    jfr_resolver_init(&k.res, &k.meta, &k.pools, c->base, k.end, c->prof, &c->warn);
-    rc = jfr_pools_load(&k.pools, &k.meta, k.start, k.end, h->cp, &k.w);
+    jfr_pools_init(&k->pools, &k->meta);
+    jfr_resolver_init(&k->res, &k->meta, &k->pools, c->base, k->end, c->prof, &c->warn);
+    rc = jfr_pools_load(&k->pools, &k->meta, k->start, k->end, h->cp, &k->w);
     if (!rc) {
         /* The pool walk touched pages all over the chunk; the event loop
          * re-reads them in order. */
         jfr_release(c, off, off + h->size);
-        chunk_plans(&k);
-        chunk_range(&k);
-        rc = chunk_events(&k);
+        k->res.prev = c->prev ? &c->prev->res : NULL;
+        chunk_plans(k);
+        chunk_range(k);
+        rc = chunk_events(k);
         /* Events before any damage count: flush them either way. */
-        chunk_flush(&k);
+        chunk_flush(k);
     }
-    chunk_cleanup(&k, true);
     jfr_release(c, off, off + h->size);
-    return rc;
+    chunk_free(c->prev, true);
+    c->prev = NULL;
+    if (rc) {
+        chunk_free(k, true);
+        return rc;
+    }
+    chunk_trim(k);
+    k->res.prev = NULL;
+    c->prev = k;
+    return JP_OK;
 }

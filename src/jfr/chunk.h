@@ -33,6 +33,8 @@ typedef struct jfr_header {
     uint8_t flags;           /* byte 67: bit 0 = compressed integers */
 } jfr_header;
 
+typedef struct chunk chunk;
+
 typedef struct jfr_ctx {
     const uint8_t *base;
     size_t len;
@@ -47,6 +49,7 @@ typedef struct jfr_ctx {
     size_t page;
     jfr_warner warn;
     jfr_settings carried; /* settings in force from earlier chunks */
+    chunk *prev;          /* the chunk before, kept for its pool look-ups */
 } jfr_ctx;
 
 /* Parses and checks the header of the chunk at `off` (chunk number `no`).
@@ -57,6 +60,9 @@ jp_err jfr_header_parse(const jfr_ctx *c, size_t off, uint32_t no, jfr_header *h
 /* Reads the chunk at `off` whose header is h. Events decoded before damage
  * stay in the profile. */
 jp_err jfr_chunk_read(jfr_ctx *c, size_t off, uint32_t no, const jfr_header *h);
+
+/* Frees what the context keeps between chunks. */
+void jfr_ctx_cleanup(jfr_ctx *c);
 
 /* Gives the whole pages of [from, to) back to the kernel when c->release. */
 void jfr_release(jfr_ctx *c, size_t from, size_t to);

@@ -88,11 +88,13 @@ static jp_err jfr_read_core(const uint8_t *data, size_t len, const char *name,
         }
         if (rc) {
             rep->partial = true;
+            jfr_ctx_cleanup(&c);
             return rc;
         }
         rep->chunks_read++;
         off += h.size;
     }
+    jfr_ctx_cleanup(&c);
     return JP_OK;
 }
 

@@ -392,8 +392,15 @@ uint32_t jfr_resolve_stack(jfr_resolver *r, uint64_t key)
         return (uint32_t)v;
     uint32_t s;
     const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_STACK, key, r->base);
+    jfr_resolver *prev = r->prev;
     if (p) {
         s = decode_stack(r, p);
+    } else if (key && prev &&
+               (jp_u64map_get(&prev->stacks, key, &v) ||
+                jfr_pools_get(prev->pools, JFR_POOL_STACK, key, prev->base))) {
+        jfr_warn(r->warn, JFR_WARN_PREV_CHUNK,
+                 "stack trace key %" PRIu64 " taken from the previous chunk", key);
+        s = jfr_resolve_stack(prev, key);
     } else if (key == 0) {
         s = one_frame_stack(r, &r->no_stack, "[no stack]");
     } else {
@@ -411,6 +418,16 @@ uint32_t jfr_resolve_thread(jfr_resolver *r, uint64_t key)
     if (jp_u64map_get(&r->threads, key, &v))
         return (uint32_t)v;
     const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_THREAD, key, r->base);
+    jfr_resolver *prev = r->prev;
+    if (!p && key && prev &&
+        (jp_u64map_get(&prev->threads, key, &v) ||
+         jfr_pools_get(prev->pools, JFR_POOL_THREAD, key, prev->base))) {
+        jfr_warn(r->warn, JFR_WARN_PREV_CHUNK, "thread key %" PRIu64 " taken from the previous chunk",
+                 key);
+        uint32_t t = jfr_resolve_thread(prev, key);
+        jp_u64map_put(&r->threads, key, t);
+        return t;
+    }
     uint32_t fields[3] = {r->f_th_javaname, r->f_th_osname, r->f_th_osid};
     uint64_t nums[3] = {0, 0, 0};
     jp_strbuf *texts[3] = {&r->s1, &r->s2, NULL};

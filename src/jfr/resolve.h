@@ -38,6 +38,10 @@ typedef struct jfr_resolver {
     size_t frames_cap;
     jp_strbuf s1, s2, out; /* scratch text */
     uint32_t no_stack, unknown_stack, unknown_thread; /* made on first use */
+    /* The previous chunk's resolver, asked for keys missing here: the JDK's
+     * ids are unique per recording and JDK 17 refers to stack traces that it
+     * wrote into the chunk before. NULL when there is none. */
+    struct jfr_resolver *prev;
 } jfr_resolver;
 
 void jfr_resolver_init(jfr_resolver *r, const jfr_meta *m, const jfr_pools *pools,

@@ -115,12 +115,15 @@ const char *ch_str(json_t *row, size_t i, size_t *len)
 
 int64_t ch_day(json_t *row, size_t i)
 {
-    const char *s = ch_str(row, i, NULL);
+    size_t len;
+    const char *s = ch_str(row, i, &len);
     char iso[40];
     int64_t ns;
-    if (!s || strlen(s) != 10)
+    if (s && len == 12 && s[0] == '\'' && s[11] == '\'') /* a partition value, quoted */
+        s++, len -= 2;
+    if (!s || len < 10)
         return INT64_MIN;
-    snprintf(iso, sizeof iso, "%sT00:00:00Z", s);
+    snprintf(iso, sizeof iso, "%.10sT00:00:00Z", s);
     if (jp_rfc3339_parse(iso, &ns, NULL) != JP_OK)
         return INT64_MIN;
     return store_day_of(ns);

@@ -39,4 +39,8 @@ typedef struct store_clickhouse_options {
 jp_err store_clickhouse_open(const store_clickhouse_options *opt, const store_config *cfg,
                              store **out, jp_error *err);
 
+/* One line for the start-up log: version, URL (no credentials), database,
+ * user and the features in use. Never the password. */
+void store_clickhouse_describe(const store *s, char *buf, size_t len);
+
 #endif

@@ -268,6 +268,14 @@ for v in $recorded; do
     check_file "jdk$v" "$f" "$tool" "cpu alloc lock park" "alloc lock park" "cpu" yes
 done
 
+# ---- the recording shipped for the README (samples/make-demo.sh, JDK 17) ----
+demo=$srcdir/samples/demo.jfr
+if [ ! -r "$demo" ]; then
+    fail "samples/demo.jfr is missing (samples/make-demo.sh re-creates it)"
+elif [ -x "$jdk17/bin/jfr" ]; then
+    check_file "demo.jfr" "$demo" "$jdk17/bin/jfr" "cpu alloc lock park" "alloc lock park" "" yes
+fi
+
 # ---- async-profiler fixtures ----
 if [ -z "$anyjfr" ]; then
     missing "no jfr tool: the fixtures cannot be checked"

@@ -381,10 +381,11 @@ static void test_queue_drops_oldest(void **state)
     (void)state;
     agent_queue q;
     agent_queue_init(&q, 100);
-    for (int i = 1; i <= 4; i++)
+    for (int i = 1; i <= 3; i++)
         assert_int_equal(agent_queue_push(&q, item(30, i * 1000)), 0);
-    /* 4 x 30 = 120 > 100: the fourth push above dropped nothing? no: check */
-    assert_true(q.bytes <= 100);
+    /* 4 x 30 = 120 > 100: the fourth push drops the first */
+    assert_int_equal(agent_queue_push(&q, item(30, 4000)), 1);
+    assert_int_equal(q.bytes, 90);
     agent_queue_cleanup(&q);
 
     agent_queue_init(&q, 100);

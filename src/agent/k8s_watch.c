@@ -1,0 +1,270 @@
+#include "agent/k8s_watch.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "agent/upload.h"
+#include "base/strbuf.h"
+#include "base/timeutil.h"
+#include "base/xalloc.h"
+
+#define WATCH_TIMEOUT_S 300
+
+struct agent_k8s_watch {
+    agent_k8s_conn conn;
+    char *node;
+    agent_metrics *m, dummy;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int stop;
+    bool synced;
+    agent_pod_list pods; /* under lock */
+    char last_error[256];
+    /* per-watch-request state (thread only) */
+    jp_strbuf line;
+    bool gone, failed, overflow;
+};
+
+static char *dup0(const char *s) { return s ? jp_xstrdup(s) : NULL; }
+
+void agent_pod_copy(agent_pod *dst, const agent_pod *src)
+{
+    memset(dst, 0, sizeof *dst);
+    dst->uid = dup0(src->uid);
+    dst->name = dup0(src->name);
+    dst->ns = dup0(src->ns);
+    dst->node = dup0(src->node);
+    dst->phase = dup0(src->phase);
+    dst->resource_version = dup0(src->resource_version);
+    dst->label_name = dup0(src->label_name);
+    dst->label_app = dup0(src->label_app);
+    dst->label_hash = dup0(src->label_hash);
+    dst->owner_kind = dup0(src->owner_kind);
+    dst->owner_name = dup0(src->owner_name);
+    for (size_t i = 0; i < src->nann; i++) {
+        dst->ann[i].key = dup0(src->ann[i].key);
+        dst->ann[i].value = dup0(src->ann[i].value);
+    }
+    dst->nann = src->nann;
+    for (size_t i = 0; i < src->ncontainers; i++) {
+        dst->containers[i].name = dup0(src->containers[i].name);
+        dst->containers[i].id = dup0(src->containers[i].id);
+    }
+    dst->ncontainers = src->ncontainers;
+}
+
+static void set_error(agent_k8s_watch *w, const char *msg)
+{
+    pthread_mutex_lock(&w->lock);
+    snprintf(w->last_error, sizeof w->last_error, "%s", msg);
+    pthread_mutex_unlock(&w->lock);
+    if (msg[0])
+        atomic_fetch_add(&w->m->k8s_errors, 1);
+}
+
+/* ---- the pod table (lock held) ---- */
+
+static void table_upsert(agent_k8s_watch *w, agent_pod *p)
+{
+    agent_pod_list *l = &w->pods;
+    for (size_t i = 0; i < l->count; i++)
+        if (strcmp(l->items[i].uid, p->uid) == 0) {
+            agent_pod_cleanup(&l->items[i]);
+            agent_pod_move(&l->items[i], p);
+            return;
+        }
+    if (l->count >= AGENT_POD_LIST_MAX)
+        return;
+    l->items = jp_xgrow(l->items, &l->cap, l->count + 1, sizeof *l->items);
+    agent_pod_move(&l->items[l->count++], p);
+}
+
+static void table_delete(agent_k8s_watch *w, const char *uid)
+{
+    agent_pod_list *l = &w->pods;
+    for (size_t i = 0; i < l->count; i++)
+        if (strcmp(l->items[i].uid, uid) == 0) {
+            agent_pod_cleanup(&l->items[i]);
+            l->items[i] = l->items[--l->count];
+            return;
+        }
+}
+
+static void set_rv(agent_k8s_watch *w, const char *rv)
+{
+    if (!rv)
+        return;
+    free(w->pods.resource_version);
+    w->pods.resource_version = jp_xstrdup(rv);
+}
+
+/* ---- HTTP ---- */
+
+typedef struct body {
+    jp_strbuf buf;
+    agent_k8s_watch *w;
+    bool watch;
+} body;
+
+static void handle_line(agent_k8s_watch *w, const char *line, size_t len)
+{
+    if (len == 0)
+        return;
+    agent_watch_event ev;
+    jp_error err;
+    jp_error_init(&err);
+    if (agent_watch_event_parse(line, len, &ev, &err) != JP_OK) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "watch event: %s", err.msg);
+        set_error(w, msg);
+        w->failed = true;
+        agent_pod_cleanup(&ev.pod);
+        return;
+    }
+    atomic_fetch_add(&w->m->k8s_watch_events, 1);
+    pthread_mutex_lock(&w->lock);
+    switch (ev.type) {
+    case AGENT_WATCH_ADDED:
+    case AGENT_WATCH_MODIFIED:
+        set_rv(w, ev.pod.resource_version);
+        table_upsert(w, &ev.pod);
+        break;
+    case AGENT_WATCH_DELETED:
+        set_rv(w, ev.pod.resource_version);
+        table_delete(w, ev.pod.uid);
+        break;
+    case AGENT_WATCH_BOOKMARK:
+        set_rv(w, ev.pod.resource_version);
+        break;
+    case AGENT_WATCH_GONE:
+        w->gone = true;
+        break;
+    case AGENT_WATCH_ERROR:
+        snprintf(w->last_error, sizeof w->last_error, "watch error %d: %s", ev.code, ev.message);
+        w->failed = true;
+        break;
+    }
+    atomic_store(&w->m->k8s_pods, w->pods.count);
+    pthread_mutex_unlock(&w->lock);
+    agent_pod_cleanup(&ev.pod);
+}
+
+static size_t on_data(char *p, size_t size, size_t n, void *ctx)
+{
+    body *b = ctx;
+    size_t len = size * n;
+    if (!b->watch) {
+        if (jp_strbuf_append(&b->buf, p, len) != JP_OK)
+            return 0; /* over the cap: abort */
+        return len;
+    }
+    agent_k8s_watch *w = b->w;
+    size_t total = len;
+    for (;;) {
+        char *nl = memchr(p, '\n', len);
+        if (!nl)
+            break;
+        size_t part = (size_t)(nl - p);
+        if (jp_strbuf_append(&b->buf, p, part) != JP_OK) {
+            w->overflow = true;
+            return 0;
+        }
+        handle_line(w, b->buf.data ? b->buf.data : "", b->buf.len);
+        jp_strbuf_reset(&b->buf);
+        p = nl + 1;
+        len -= part + 1;
+        if (w->gone || w->failed)
+            return 0; /* stop reading: re-list */
+    }
+    if (len && jp_strbuf_append(&b->buf, p, len) != JP_OK) {
+        w->overflow = true;
+        return 0;
+    }
+    return total;
+}
+
+static int on_progress(void *ctx, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+    agent_k8s_watch *w = ctx;
+    return __atomic_load_n(&w->stop, __ATOMIC_RELAXED) ? 1 : 0;
+}
+
+/* Performs one GET; returns the HTTP status or 0 (error text in why). */
+static long http_get(agent_k8s_watch *w, const char *url, body *b, long timeout_s, char *why,
+                     size_t whylen)
+{
+    const agent_k8s_conn *c = &w->conn;
+    CURL *h = curl_easy_init();
+    if (!h) {
+        snprintf(why, whylen, "curl_easy_init failed");
+        return 0;
+    }
+    struct curl_slist *hdr = curl_slist_append(NULL, "Accept: application/json");
+    char auth[8192] = "";
+    const char *tok = c->token;
+    char filetok[4096];
+    if (c->token_file) {
+        FILE *f = fopen(c->token_file, "re");
+        filetok[0] = '\0';
+        if (f) {
+            if (!fgets(filetok, sizeof filetok, f))
+                filetok[0] = '\0';
+            fclose(f);
+        }
+        filetok[strcspn(filetok, "\r\n")] = '\0';
+        tok = filetok;
+    }
+    if (tok && *tok) {
+        snprintf(auth, sizeof auth, "Authorization: Bearer %s", tok);
+        hdr = curl_slist_append(hdr, auth);
+    }
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, w);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout_s);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    if (c->ca) {
+        struct curl_blob blob = {.data = c->ca, .len = c->ca_len, .flags = CURL_BLOB_COPY};
+        curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
+    } else if (c->ca_file)
+        curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
+    if (c->cert && c->key) {
+        struct curl_blob cb = {.data = c->cert, .len = c->cert_len, .flags = CURL_BLOB_COPY};
+        struct curl_blob kb = {.data = c->key, .len = c->key_len, .flags = CURL_BLOB_COPY};
+        curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cb);
+        curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &kb);
+    } else if (c->cert_file && c->key_file) {
+        curl_easy_setopt(h, CURLOPT_SSLCERT, c->cert_file);
+        curl_easy_setopt(h, CURLOPT_SSLKEY, c->key_file);
+    }
+    if (c->insecure) {
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    CURLcode cc = curl_easy_perform(h);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    if (cc != CURLE_OK && !(b->watch && (w->gone || w->failed || cc == CURLE_OPERATION_TIMEDOUT)))
+        snprintf(why, whylen, "%s", curl_easy_strerror(cc));
+    if (cc == CURLE_OPERATION_TIMEDOUT && b->watch)
+        status = status ? status : 200; /* our own cap on a quiet watch: just resume */
+    if (cc != CURLE_OK && why[0])
+        status = status >= 400 ? status : 0;
+    curl_slist_free_all(hdr);
+    curl_easy_cleanup(h);
+    memset(auth, 0, sizeof auth);
+    memset(filetok, 0, sizeof filetok);
+    return status;
+}

@@ -1,0 +1,174 @@
+/* Unit tests of jprof-server's pure parts: the token file and the batch JSON
+ * codec (src/server/auth.c, src/wire/batch*.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "model/profile.h"
+#include "server/auth.h"
+#include "wire/batch.h"
+#include "wire/batch_json.h"
+
+static void test_auth_roles_and_scopes(void **state)
+{
+    (void)state;
+    const char *text = "# comment\n"
+                       "\n"
+                       "ingest-token-0123456789 ingest *\n"
+                       "  read-token-0123456789ab   read shop,pay  # trailing comment\r\n"
+                       "admin-token-0123456789a admin *\n";
+    auth_table *t;
+    jp_error e;
+    jp_error_init(&e);
+    assert_int_equal(auth_parse(text, strlen(text), "tokens", &t, &e), JP_OK);
+    assert_int_equal(auth_count(t), 3);
+    const auth_token *in = auth_lookup(t, "ingest-token-0123456789", 23);
+    const auth_token *rd = auth_lookup(t, "read-token-0123456789ab", 22);
+    const auth_token *ad = auth_lookup(t, "admin-token-0123456789a", 23);
+    assert_non_null(in);
+    assert_non_null(rd);
+    assert_non_null(ad);
+    assert_true(auth_has_role(in, AUTH_INGEST));
+    assert_false(auth_has_role(in, AUTH_READ));
+    assert_true(auth_has_role(rd, AUTH_READ));
+    assert_false(auth_has_role(rd, AUTH_INGEST));
+    assert_true(auth_has_role(ad, AUTH_READ) && auth_has_role(ad, AUTH_INGEST));
+    assert_true(auth_in_scope(rd, "shop") && auth_in_scope(rd, "pay"));
+    assert_false(auth_in_scope(rd, "sho"));
+    assert_false(auth_in_scope(rd, "other"));
+    assert_true(auth_in_scope(in, "anything"));
+    /* a prefix, a longer string or a near miss is not the token */
+    assert_null(auth_lookup(t, "read-token-0123456789a", 21));
+    assert_null(auth_lookup(t, "read-token-0123456789abc", 24));
+    assert_null(auth_lookup(t, "read-token-0123456789aX", 22));
+    assert_null(auth_lookup(t, "", 0));
+    auth_free(t);
+}
+
+static void test_auth_errors_name_the_line_not_the_token(void **state)
+{
+    (void)state;
+    const char *bad[] = {"secret-token-abcdef0123 reader *\n",
+                         "good-token-0123456789 read *\nshort read *\n",
+                         "secret-token-abcdef0123 read\n", "secret-token-abcdef0123 read shop,,x\n",
+                         "# nothing\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        auth_table *t = NULL;
+        jp_error e;
+        jp_error_init(&e);
+        assert_int_not_equal(auth_parse(bad[i], strlen(bad[i]), "tok", &t, &e), JP_OK);
+        assert_null(t);
+        assert_non_null(strstr(e.msg, "tok"));
+        assert_null(strstr(e.msg, "secret-token"));
+    }
+}
+
+static const char good_batch[] =
+    "{\"batch_id\":\"b-1\",\"collector\":{\"id\":\"agent@n1\"},"
+    "\"frames\":[\"java.lang.Thread.run\",\"a.B.c\"],\"threads\":[\"main\"],"
+    "\"stacks\":[[0,1],{\"frames\":[0],\"truncated\":true}],"
+    "\"windows\":[{\"target\":{\"namespace\":\"shop\",\"service\":\"checkout\",\"pod\":\"p1\","
+    "\"pid\":42},\"kind\":\"alloc\",\"start\":\"2026-11-21T10:00:00Z\",\"end\":1795341660000000000,"
+    "\"events\":3,\"rows\":[[0,2,2048],[1,1,512,0]]}],"
+    "\"statuses\":[{\"target\":{\"namespace\":\"shop\"},\"time\":5,\"state\":\"skipped\","
+    "\"reason\":\"conflict\"}],"
+    "\"thread_snapshots\":[{\"target\":{\"namespace\":\"shop\"},\"time\":5,\"threads\":"
+    "[{\"name\":\"main\",\"state\":\"RUNNABLE\"}]}]}";
+
+static void test_batch_decode_and_roundtrip(void **state)
+{
+    (void)state;
+    jp_batch_limits lim;
+    jp_batch_limits_default(&lim);
+    jp_batch b;
+    jp_batch_init(&b);
+    jp_error e;
+    jp_error_init(&e);
+    assert_int_equal(jp_batch_json_decode(good_batch, strlen(good_batch), &lim, &b, &e), JP_OK);
+    assert_string_equal(b.id, "b-1");
+    assert_int_equal(b.nwindows, 1);
+    assert_int_equal(b.windows[0].kind, JP_KIND_ALLOC);
+    assert_int_equal(b.windows[0].nrows, 2);
+    assert_int_equal(b.windows[0].rows[1].thread, 0);
+    assert_int_equal(b.windows[0].rows[0].thread, JP_BATCH_NO_THREAD);
+    assert_true(b.stacks[1].truncated);
+    assert_string_equal(b.statuses[0].reason, "conflict");
+    assert_int_equal(b.nsnapshots, 1);
+    /* the stack id is the one jp_profile gives the same frames */
+    jp_profile *p = jp_profile_new();
+    uint32_t f[2] = {jp_profile_frame(p, "java.lang.Thread.run", 20, JP_FRAME_JIT),
+                     jp_profile_frame(p, "a.B.c", 5, JP_FRAME_JIT)};
+    uint32_t s = jp_profile_stack(p, f, 2, false);
+    assert_true(p->stacks[s].id == b.stacks[0].id);
+    jp_profile_free(p);
+    /* encode, decode again: the same content */
+    size_t len;
+    char *text = jp_batch_json_encode(&b, &len);
+    jp_batch b2;
+    jp_batch_init(&b2);
+    assert_int_equal(jp_batch_json_decode(text, len, &lim, &b2, &e), JP_OK);
+    assert_int_equal(b2.nwindows, 1);
+    assert_int_equal(b2.windows[0].start_ns, b.windows[0].start_ns);
+    assert_int_equal(b2.windows[0].rows[0].value, 2048);
+    assert_true(b2.stacks[0].id == b.stacks[0].id);
+    assert_true(b2.stacks[1].truncated);
+    assert_string_equal(b2.windows[0].target.pod, "p1");
+    free(text);
+    jp_batch_cleanup(&b2);
+    jp_batch_cleanup(&b);
+}
+
+static void expect_error(const char *json, jp_err code, const char *where,
+                         const jp_batch_limits *lim)
+{
+    jp_batch b;
+    jp_batch_init(&b);
+    jp_error e;
+    jp_error_init(&e);
+    assert_int_equal(jp_batch_json_decode(json, strlen(json), lim, &b, &e), code);
+    if (!strstr(e.msg, where))
+        fail_msg("'%s' does not name '%s'", e.msg, where);
+    jp_batch_cleanup(&b);
+}
+
+static void test_batch_errors_name_the_field(void **state)
+{
+    (void)state;
+    jp_batch_limits lim;
+    jp_batch_limits_default(&lim);
+    expect_error("{\"collector\":{\"id\":\"x\"}}", JP_ERR_FORMAT, "batch_id", &lim);
+    expect_error("{\"batch_id\":\"x\"}", JP_ERR_FORMAT, "collector", &lim);
+    expect_error("{\"batch_id\":\"x\",\"collector\":{\"id\":\"a\"},\"stacks\":[[0]]}",
+                 JP_ERR_FORMAT, "stacks[0]", &lim);
+    expect_error("{\"batch_id\":\"x\",\"collector\":{\"id\":\"a\"},\"windows\":[{\"target\":"
+                 "{\"namespace\":\"n\",\"service\":\"s\"},\"kind\":\"cpu\",\"start\":1,\"end\":2,"
+                 "\"rows\":[[0,1,1]]}]}",
+                 JP_ERR_FORMAT, "windows[0].rows[0]", &lim);
+    expect_error("{\"batch_id\":\"x\",\"collector\":{\"id\":\"a\"},\"windows\":[{\"target\":"
+                 "{\"namespace\":\"n\"},\"kind\":\"cpu\",\"start\":1,\"end\":2,\"rows\":[]}]}",
+                 JP_ERR_FORMAT, "windows[0].target.service", &lim);
+    expect_error("[]", JP_ERR_FORMAT, "object", &lim);
+    lim.max_depth = 1;
+    expect_error("{\"batch_id\":\"x\",\"collector\":{\"id\":\"a\"},\"frames\":[\"a\"],"
+                 "\"stacks\":[[0,0]]}",
+                 JP_ERR_LIMIT, "stacks[0]", &lim);
+    lim.max_string = 3;
+    expect_error("{\"batch_id\":\"x\",\"collector\":{\"id\":\"a\"},\"frames\":[\"abcd\"]}",
+                 JP_ERR_LIMIT, "frames[0]", &lim);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_auth_roles_and_scopes),
+        cmocka_unit_test(test_auth_errors_name_the_line_not_the_token),
+        cmocka_unit_test(test_batch_decode_and_roundtrip),
+        cmocka_unit_test(test_batch_errors_name_the_field),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

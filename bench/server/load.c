@@ -23,6 +23,7 @@ typedef struct cfg {
     const char *url, *token;
     int server_pid; /* to read the server's CPU time (0 = unknown) */
     int jvms, services, windows, stacks, depth, threads, queries;
+    int ingest; /* 0: only query data already there (--ingest 0) */
 } cfg;
 
 typedef struct job {
@@ -68,7 +69,8 @@ static char *make_batch(const cfg *c, int jvm, int win, int64_t now, size_t *len
     }
     uint32_t *fr = jp_xcalloc((size_t)c->depth + 1, sizeof *fr);
     for (int s = 0; s < c->stacks; s++) {
-        uint64_t st = 0x9e3779b97f4a7c15ULL * (uint64_t)(s + 1) + (uint64_t)svc; /* same per service */
+        uint64_t st =
+            0x9e3779b97f4a7c15ULL * (uint64_t)(s + 1) + (uint64_t)svc; /* same per service */
         int depth = c->depth / 2 + (int)(rng_next(&st) % (uint64_t)(c->depth / 2 + 1));
         for (int d = 0; d < depth; d++)
             fr[d] = d < 4 ? (uint32_t)d : (uint32_t)(rng_next(&st) % (uint64_t)nframes);
@@ -208,8 +210,16 @@ static void query_bench(const cfg *c, const char *what, const char *extra)
 
 int main(int argc, char **argv)
 {
-    cfg c = {.url = "http://127.0.0.1:8480", .token = "", .jvms = 50, .services = 5,
-             .windows = 60, .stacks = 2000, .depth = 24, .threads = 4, .queries = 40};
+    cfg c = {.url = "http://127.0.0.1:8480",
+             .token = "",
+             .jvms = 50,
+             .services = 5,
+             .windows = 60,
+             .stacks = 2000,
+             .depth = 24,
+             .threads = 4,
+             .queries = 40,
+             .ingest = 1};
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *k = argv[i], *v = argv[i + 1];
         int n = (int)strtol(v, NULL, 10);
@@ -229,6 +239,8 @@ int main(int argc, char **argv)
             c.depth = n;
         else if (!strcmp(k, "--threads"))
             c.threads = n;
+        else if (!strcmp(k, "--ingest"))
+            c.ingest = n;
         else if (!strcmp(k, "--server-pid"))
             c.server_pid = n;
         else if (!strcmp(k, "--queries"))
@@ -250,32 +262,36 @@ int main(int argc, char **argv)
            "%d upload threads\n",
            c.jvms, c.services, c.windows, c.stacks, c.depth / 2, c.depth, c.threads);
     /* window-major order: like a fleet, every JVM uploads each minute */
-    size_t total = (size_t)c.jvms * (size_t)c.windows, zbytes = 0;
-    j.bodies = jp_xcalloc(total, sizeof *j.bodies);
-    j.lens = jp_xcalloc(total, sizeof *j.lens);
+    size_t total = c.ingest ? (size_t)c.jvms * (size_t)c.windows : 0, zbytes = 0;
+    j.bodies = jp_xcalloc(total + 1, sizeof *j.bodies);
+    j.lens = jp_xcalloc(total + 1, sizeof *j.lens);
     for (size_t k = 0; k < total; k++) {
-        j.bodies[k] = make_batch(&c, (int)(k % (size_t)c.jvms), (int)(k / (size_t)c.jvms), j.now,
-                                 &j.lens[k]);
+        j.bodies[k] =
+            make_batch(&c, (int)(k % (size_t)c.jvms), (int)(k / (size_t)c.jvms), j.now, &j.lens[k]);
         zbytes += j.lens[k];
     }
-    printf("built %zu batches, %.1f MB zstd, %.1f MB zstd per batch on average\n", total,
-           (double)zbytes / 1e6, (double)zbytes / 1e6 / (double)total);
-    pthread_t th[64];
-    double cpu0 = proc_cpu(c.server_pid);
-    int64_t t0 = jp_time_mono_ns();
-    for (int i = 0; i < c.threads; i++)
-        pthread_create(&th[i], NULL, ingest_thread, &j);
-    for (int i = 0; i < c.threads; i++)
-        pthread_join(th[i], NULL);
-    double secs = (double)(jp_time_mono_ns() - t0) / 1e9;
-    printf("ingest     %llu batches, %llu stack rows, %.1f MB zstd in %.2f s: %.0f stack rows/s, "
-           "%.1f batches/s, %llu errors\n",
-           (unsigned long long)j.batches, (unsigned long long)j.rows, (double)j.bytes / 1e6, secs,
-           (double)j.rows / secs, (double)j.batches / secs, (unsigned long long)j.errors);
-    double cpu1 = proc_cpu(c.server_pid);
-    if (cpu0 >= 0 && cpu1 > cpu0)
-        printf("ingest     server CPU %.2f s: %.0f stack rows per server CPU second\n", cpu1 - cpu0,
-               (double)j.rows / (cpu1 - cpu0));
+    if (total) {
+        printf("built %zu batches, %.1f MB zstd, %.1f MB zstd per batch on average\n", total,
+               (double)zbytes / 1e6, (double)zbytes / 1e6 / (double)total);
+        pthread_t th[64];
+        double cpu0 = proc_cpu(c.server_pid);
+        int64_t t0 = jp_time_mono_ns();
+        for (int i = 0; i < c.threads; i++)
+            pthread_create(&th[i], NULL, ingest_thread, &j);
+        for (int i = 0; i < c.threads; i++)
+            pthread_join(th[i], NULL);
+        double secs = (double)(jp_time_mono_ns() - t0) / 1e9;
+        printf(
+            "ingest     %llu batches, %llu stack rows, %.1f MB zstd in %.2f s: %.0f stack rows/s, "
+            "%.1f batches/s, %llu errors\n",
+            (unsigned long long)j.batches, (unsigned long long)j.rows, (double)j.bytes / 1e6, secs,
+            (double)j.rows / secs, (double)j.batches / secs, (unsigned long long)j.errors);
+        double cpu1 = proc_cpu(c.server_pid);
+        if (cpu0 >= 0 && cpu1 > cpu0)
+            printf("ingest     server CPU %.2f s: %.0f stack rows per server CPU second\n",
+                   cpu1 - cpu0, (double)j.rows / (cpu1 - cpu0));
+    }
+    fflush(stdout);
     query_bench(&c, "flamegraph", "&max_nodes=2000");
     query_bench(&c, "top", "&limit=100");
     for (size_t k = 0; k < total; k++)

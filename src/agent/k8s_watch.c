@@ -62,7 +62,7 @@ void agent_pod_copy(agent_pod *dst, const agent_pod *src)
 static void set_error(agent_k8s_watch *w, const char *msg)
 {
     pthread_mutex_lock(&w->lock);
-    snprintf(w->last_error, sizeof w->last_error, "%s", msg);
+    snprintf(w->last_error, sizeof w->last_error, "%.250s", msg);
     pthread_mutex_unlock(&w->lock);
     if (msg[0])
         atomic_fetch_add(&w->m->k8s_errors, 1);
@@ -121,7 +121,7 @@ static void handle_line(agent_k8s_watch *w, const char *line, size_t len)
     jp_error_init(&err);
     if (agent_watch_event_parse(line, len, &ev, &err) != JP_OK) {
         char msg[300];
-        snprintf(msg, sizeof msg, "watch event: %s", err.msg);
+        snprintf(msg, sizeof msg, "watch event: %.250s", err.msg);
         set_error(w, msg);
         w->failed = true;
         agent_pod_cleanup(&ev.pod);
@@ -146,7 +146,7 @@ static void handle_line(agent_k8s_watch *w, const char *line, size_t len)
         w->gone = true;
         break;
     case AGENT_WATCH_ERROR:
-        snprintf(w->last_error, sizeof w->last_error, "watch error %d: %s", ev.code, ev.message);
+        snprintf(w->last_error, sizeof w->last_error, "watch error %d: %.200s", ev.code, ev.message);
         w->failed = true;
         break;
     }
@@ -267,4 +267,223 @@ static long http_get(agent_k8s_watch *w, const char *url, body *b, long timeout_
     memset(auth, 0, sizeof auth);
     memset(filetok, 0, sizeof filetok);
     return status;
+}
+
+/* ---- the loop ---- */
+
+static char *pods_url(agent_k8s_watch *w, const char *rv, bool watch)
+{
+    CURL *h = curl_easy_init();
+    char sel[600];
+    snprintf(sel, sizeof sel, "spec.nodeName=%s", w->node);
+    char *esel = curl_easy_escape(h, sel, 0);
+    char *erv = rv ? curl_easy_escape(h, rv, 0) : NULL;
+    jp_strbuf u;
+    jp_strbuf_init(&u, 0);
+    jp_strbuf_printf(&u, "%s/api/v1/pods?fieldSelector=%s", w->conn.server, esel ? esel : "");
+    if (watch)
+        jp_strbuf_printf(&u, "&watch=1&allowWatchBookmarks=true&timeoutSeconds=%d",
+                         WATCH_TIMEOUT_S);
+    if (erv)
+        jp_strbuf_printf(&u, "&resourceVersion=%s", erv);
+    curl_free(esel);
+    curl_free(erv);
+    curl_easy_cleanup(h);
+    return jp_strbuf_take(&u);
+}
+
+/* Waits up to ns unless stopped; returns false when stopping. */
+static bool nap(agent_k8s_watch *w, int64_t ns)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t abs_ns = (int64_t)ts.tv_sec * JP_NS_PER_SEC + ts.tv_nsec + ns;
+    ts.tv_sec = (time_t)(abs_ns / JP_NS_PER_SEC);
+    ts.tv_nsec = (long)(abs_ns % JP_NS_PER_SEC);
+    pthread_mutex_lock(&w->lock);
+    while (!w->stop && pthread_cond_timedwait(&w->cond, &w->lock, &ts) == 0)
+        ;
+    bool go = !w->stop;
+    pthread_mutex_unlock(&w->lock);
+    return go;
+}
+
+static bool do_list(agent_k8s_watch *w)
+{
+    char *url = pods_url(w, NULL, false);
+    body b = {.w = w};
+    jp_strbuf_init(&b.buf, AGENT_K8S_BODY_MAX);
+    char why[256] = "";
+    long st = http_get(w, url, &b, 60, why, sizeof why);
+    free(url);
+    bool ok = false;
+    char msg[400];
+    agent_pod_list l;
+    agent_pod_list_init(&l);
+    if (st != 200) {
+        snprintf(msg, sizeof msg, "list pods: %s%s%ld %.160s", why, why[0] ? "; HTTP " : "HTTP ",
+                 st, b.buf.data ? b.buf.data : "");
+        set_error(w, msg);
+    } else {
+        jp_error err;
+        jp_error_init(&err);
+        if (agent_pod_list_parse(b.buf.data ? b.buf.data : "", b.buf.len, &l, &err) != JP_OK) {
+            snprintf(msg, sizeof msg, "list pods: %.300s", err.msg);
+            set_error(w, msg);
+        } else {
+            pthread_mutex_lock(&w->lock);
+            agent_pod_list_cleanup(&w->pods);
+            w->pods = l;
+            agent_pod_list_init(&l);
+            w->synced = true;
+            w->last_error[0] = '\0';
+            atomic_store(&w->m->k8s_pods, w->pods.count);
+            pthread_mutex_unlock(&w->lock);
+            atomic_fetch_add(&w->m->k8s_lists, 1);
+            ok = true;
+        }
+    }
+    agent_pod_list_cleanup(&l);
+    jp_strbuf_cleanup(&b.buf);
+    return ok;
+}
+
+typedef enum { WATCH_RESUME, WATCH_RELIST, WATCH_FAILED } watch_end;
+
+static watch_end do_watch(agent_k8s_watch *w)
+{
+    pthread_mutex_lock(&w->lock);
+    char *rv = w->pods.resource_version ? jp_xstrdup(w->pods.resource_version) : NULL;
+    pthread_mutex_unlock(&w->lock);
+    char *url = pods_url(w, rv, true);
+    free(rv);
+    body b = {.w = w, .watch = true};
+    jp_strbuf_init(&b.buf, AGENT_K8S_LINE_MAX);
+    w->gone = w->failed = w->overflow = false;
+    char why[256] = "";
+    long st = http_get(w, url, &b, WATCH_TIMEOUT_S + 30, why, sizeof why);
+    free(url);
+    watch_end end = WATCH_RESUME;
+    if (w->gone || st == 410) {
+        atomic_fetch_add(&w->m->k8s_relists_gone, 1);
+        end = WATCH_RELIST;
+    } else if (w->overflow) {
+        set_error(w, "watch: an event line exceeds the size limit");
+        end = WATCH_FAILED;
+    } else if (w->failed) {
+        end = WATCH_FAILED;
+    } else if (st != 200) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "watch pods: %s%sHTTP %ld", why, why[0] ? "; " : "", st);
+        set_error(w, msg);
+        end = WATCH_FAILED;
+    }
+    jp_strbuf_cleanup(&b.buf);
+    return end;
+}
+
+static void *watch_main(void *arg)
+{
+    agent_k8s_watch *w = arg;
+    bool need_list = true;
+    unsigned failures = 0;
+    while (!__atomic_load_n(&w->stop, __ATOMIC_RELAXED)) {
+        if (need_list) {
+            if (!do_list(w)) {
+                uint64_t r = 0;
+                if (getrandom(&r, sizeof r, GRND_NONBLOCK) < 0)
+                    r = (uint64_t)jp_time_mono_ns();
+                if (!nap(w, agent_backoff_ns(++failures, JP_NS_PER_SEC, 60 * JP_NS_PER_SEC, r)))
+                    break;
+                continue;
+            }
+            need_list = false;
+        }
+        watch_end e = do_watch(w);
+        if (e == WATCH_RESUME) {
+            failures = 0;
+            continue;
+        }
+        need_list = true;
+        if (e == WATCH_FAILED) {
+            uint64_t r = (uint64_t)jp_time_mono_ns();
+            if (!nap(w, agent_backoff_ns(++failures, JP_NS_PER_SEC, 60 * JP_NS_PER_SEC, r)))
+                break;
+        }
+    }
+    return NULL;
+}
+
+jp_err agent_k8s_watch_start(agent_k8s_conn *conn, const char *node, agent_metrics *m,
+                             agent_k8s_watch **out, jp_error *err)
+{
+    *out = NULL;
+    if (!node || !*node)
+        return jp_error_set(err, JP_ERR_USAGE,
+                            "the node name is needed: --node NAME or the NODE_NAME environment "
+                            "variable (from the downward API, spec.nodeName)");
+    if (strlen(node) > 253)
+        return jp_error_set(err, JP_ERR_USAGE, "node name longer than 253 bytes");
+    agent_k8s_watch *w = jp_xcalloc(1, sizeof *w);
+    w->conn = *conn;
+    memset(conn, 0, sizeof *conn);
+    w->node = jp_xstrdup(node);
+    if (!m) {
+        agent_metrics_init(&w->dummy);
+        m = &w->dummy;
+    }
+    w->m = m;
+    agent_pod_list_init(&w->pods);
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->cond, NULL);
+    if (pthread_create(&w->thread, NULL, watch_main, w) != 0) {
+        agent_k8s_conn_cleanup(&w->conn);
+        free(w->node);
+        free(w);
+        return jp_error_set(err, JP_ERR_INTERNAL, "cannot start the pod watch thread");
+    }
+    *out = w;
+    return JP_OK;
+}
+
+void agent_k8s_watch_stop(agent_k8s_watch *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->lock);
+    __atomic_store_n(&w->stop, 1, __ATOMIC_RELAXED);
+    pthread_cond_broadcast(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL);
+    agent_pod_list_cleanup(&w->pods);
+    agent_k8s_conn_cleanup(&w->conn);
+    pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->cond);
+    if (w->m == &w->dummy)
+        agent_metrics_cleanup(&w->dummy);
+    free(w->node);
+    free(w);
+}
+
+bool agent_k8s_pods_copy(agent_k8s_watch *w, agent_pod_list *out)
+{
+    agent_pod_list_init(out);
+    pthread_mutex_lock(&w->lock);
+    bool synced = w->synced;
+    if (w->pods.count) {
+        out->items = jp_xcalloc(w->pods.count, sizeof *out->items);
+        out->cap = w->pods.count;
+    }
+    for (size_t i = 0; i < w->pods.count; i++)
+        agent_pod_copy(&out->items[out->count++], &w->pods.items[i]);
+    out->resource_version = dup0(w->pods.resource_version);
+    pthread_mutex_unlock(&w->lock);
+    return synced;
+}
+
+void agent_k8s_last_error(agent_k8s_watch *w, char *buf, size_t len)
+{
+    pthread_mutex_lock(&w->lock);
+    snprintf(buf, len, "%s", w->last_error);
+    pthread_mutex_unlock(&w->lock);
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "agent/queue.h"
+#include "base/strbuf.h"
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "wire/batch_json.h"
@@ -30,6 +31,7 @@ struct agent_uploader {
     int64_t flush_deadline; /* mono ns; 0 while running */
     pthread_t thread;
     agent_metrics dummy; /* counters when the caller gave none */
+    char last_error[256]; /* under lock */
 };
 
 void agent_upload_opts_init(agent_upload_opts *o)
@@ -109,6 +111,13 @@ jp_err agent_upload_add(agent_uploader *u, jp_batch *b, int64_t data_ns, jp_erro
     pthread_cond_signal(&u->cond);
     pthread_mutex_unlock(&u->lock);
     return JP_OK;
+}
+
+void agent_uploader_last_error(agent_uploader *u, char *buf, size_t len)
+{
+    pthread_mutex_lock(&u->lock);
+    snprintf(buf, len, "%s", u->last_error);
+    pthread_mutex_unlock(&u->lock);
 }
 
 void agent_uploader_stats(agent_uploader *u, uint64_t *dropped_batches, uint64_t *dropped_bytes,
@@ -219,11 +228,14 @@ size_t agent_upload_profile(agent_uploader *u, const jp_profile *p,
 
 /* ---- sending ---- */
 
-static size_t discard_body(void *p, size_t size, size_t n, void *ctx)
+/* Keeps the first bytes of the answer: the server says why it refused. */
+static size_t keep_body(void *p, size_t size, size_t n, void *ctx)
 {
-    (void)p;
-    (void)ctx;
-    return size * n;
+    jp_strbuf *b = ctx;
+    size_t len = size * n;
+    size_t room = b->cap > b->len + 1 ? b->cap - b->len - 1 : 0;
+    jp_strbuf_append(b, p, len < room ? len : room);
+    return len;
 }
 
 /* Reads the token file (first line, trimmed); "" when there is none. */
@@ -247,6 +259,8 @@ static bool read_token(const char *path, char *tok, size_t cap)
 /* One POST; returns the HTTP status, or 0 for a transport failure. */
 static long post(agent_uploader *u, const agent_qitem *it, char *why, size_t whylen)
 {
+    jp_strbuf resp;
+    jp_strbuf_init(&resp, 240);
     char tok[TOKEN_MAX];
     if (!read_token(u->token_file, tok, sizeof tok)) {
         snprintf(why, whylen, "cannot read the token file %s", u->token_file);
@@ -272,7 +286,8 @@ static long post(agent_uploader *u, const agent_qitem *it, char *why, size_t why
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, (const char *)it->data);
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)it->len);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard_body);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(u->o.timeout_ns / 1000000));
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
@@ -283,8 +298,11 @@ static long post(agent_uploader *u, const agent_qitem *it, char *why, size_t why
     long status = 0;
     if (cc == CURLE_OK)
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    else
+    if (cc != CURLE_OK)
         snprintf(why, whylen, "%s", curl_easy_strerror(cc));
+    else if (status < 200 || status >= 300)
+        snprintf(why, whylen, "HTTP %ld: %.200s", status, jp_strbuf_str(&resp));
+    jp_strbuf_cleanup(&resp);
     curl_slist_free_all(h);
     curl_easy_cleanup(c);
     memset(tok, 0, sizeof tok);
@@ -327,11 +345,16 @@ static void *sender(void *arg)
             atomic_store(&u->m->last_upload_ok_ns, jp_time_now_ns());
             failures = 0;
             not_before = 0;
+            if (strncmp(u->last_error, "upload failing", 14) == 0)
+                u->last_error[0] = '\0';
         } else if (st == 400 || st == 413) {
+            snprintf(u->last_error, sizeof u->last_error, "batch %.80s refused: %.150s", it->id,
+                     why);
             agent_queue_done(&u->q, it);
             agent_qitem_free(it);
             atomic_fetch_add(&u->m->uploads_rejected, 1);
         } else {
+            snprintf(u->last_error, sizeof u->last_error, "upload failing: %.200s", why);
             it->attempts++;
             agent_queue_requeue(&u->q, it);
             atomic_fetch_add(&u->m->uploads_retried, 1);

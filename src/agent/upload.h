@@ -67,6 +67,9 @@ size_t agent_upload_profile(agent_uploader *u, const jp_profile *p,
 void agent_uploader_stats(agent_uploader *u, uint64_t *dropped_batches, uint64_t *dropped_bytes,
                           int64_t *oldest_dropped_ns, size_t *queued_bytes);
 
+/* The latest refusal or failure ("" after a success following a failure). */
+void agent_uploader_last_error(agent_uploader *u, char *buf, size_t len);
+
 /* The delay before retry number `attempt` (1, 2, ...): a random value in
  * [d/2, d] with d = min(max, min * 2^(attempt-1)). Exposed for tests. */
 int64_t agent_backoff_ns(unsigned attempt, int64_t min_ns, int64_t max_ns, uint64_t rnd);

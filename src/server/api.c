@@ -91,7 +91,8 @@ bool api_parse(srv_req *r, srv_resp *o, api_q *q, unsigned need)
         const char *k = srv_arg(r, "kind");
         jp_kind kind = JP_KIND_CPU;
         if (k && *k && !jp_kind_parse(k, &kind)) {
-            srv_error(o, 400, "malformed", "unknown kind '%.40s' (cpu, wall, alloc, lock, park)", k);
+            srv_error(o, 400, "malformed", "unknown kind '%.40s' (cpu, wall, alloc, lock, park)",
+                      k);
             return false;
         }
         q->f.kind = (int)kind;
@@ -192,9 +193,8 @@ static void api_flame_meta(jp_strbuf *b, const api_q *q, const jp_profile *p, bo
                      "\"stacks\":%zu,\"frames\":%zu,\"period_ns\":%lld,\"dropped\":%s,"
                      "\"stacks_truncated\":%s,\"first\":",
                      (unsigned long long)kt->samples, (unsigned long long)kt->value,
-                     (unsigned long long)tot->events, (unsigned long long)tot->windows,
-                     p->nstacks, p->nframes, (long long)tot->period_ns,
-                     tot->any_dropped ? "true" : "false",
+                     (unsigned long long)tot->events, (unsigned long long)tot->windows, p->nstacks,
+                     p->nframes, (long long)tot->period_ns, tot->any_dropped ? "true" : "false",
                      tot->any_truncated || kt->truncated ? "true" : "false");
     jw_time(b, tot->first_ns);
     jp_strbuf_puts(b, ",\"last\":");

@@ -153,8 +153,9 @@ void api_targets(srv_req *r, srv_resp *o)
         info.partial = true;
         memcpy(info.partial_reason, info2.partial_reason, sizeof info.partial_reason);
     }
-    jp_strbuf_printf(b, "],\"meta\":{\"targets\":%ld,\"limit\":%ld,\"truncated\":%s,"
-                        "\"history\":%ld,\"history_limit\":%ld,\"history_truncated\":%s,",
+    jp_strbuf_printf(b,
+                     "],\"meta\":{\"targets\":%ld,\"limit\":%ld,\"truncated\":%s,"
+                     "\"history\":%ld,\"history_limit\":%ld,\"history_truncated\":%s,",
                      l.n, limit, l.cut ? "true" : "false", h.n, hlimit, h.cut ? "true" : "false");
     api_meta_common(b, &q, &info, t0);
     jp_strbuf_puts(b, "}}\n");

@@ -92,14 +92,15 @@ static json_t *api_busy(json_t *threads, long limit)
         have_pct |= json_is_number(json_object_get(t, "cpu_pct"));
         have_cpu |= api_jint(t, "cpu_ns", -1) >= 0;
     }
-    const char *conf = have_pct ? "exact_thread_cpu" : have_cpu ? "cumulative_thread_cpu"
-                                                                : "runnable_snapshot";
+    const char *conf = have_pct   ? "exact_thread_cpu"
+                       : have_cpu ? "cumulative_thread_cpu"
+                                  : "runnable_snapshot";
     busy_item *items = jp_xcalloc(n + 1, sizeof *items);
     json_array_foreach(threads, i, t)
     {
         const char *state = api_jstr(t, "state");
         bool runnable = state && !strcmp(state, "RUNNABLE");
-        double key = have_pct ? api_jnum(t, "cpu_pct", -1)
+        double key = have_pct   ? api_jnum(t, "cpu_pct", -1)
                      : have_cpu ? (double)api_jint(t, "cpu_ns", -1)
                                 : (runnable ? 1 : -1);
         if (key <= 0)
@@ -168,8 +169,8 @@ static json_t *api_blocked(json_t *threads, long limit)
         }
         if (nblocked <= limit)
             json_array_append_new(
-                list, json_pack("{s:I,s:s?,s:s?,s:s?,s:o,s:b}", "id", api_jint(t, "id", -1),
-                                "name", api_jstr(t, "name"), "state", state, "waiting_on",
+                list, json_pack("{s:I,s:s?,s:s?,s:s?,s:o,s:b}", "id", api_jint(t, "id", -1), "name",
+                                api_jstr(t, "name"), "state", state, "waiting_on",
                                 api_waiting_on(t), "chain", chain, "cycle", cycle));
         else
             json_decref(chain);
@@ -238,18 +239,18 @@ static bool api_thread_cb(const store_doc_row *row, void *ctx)
     json_t *empty = json_array();
     json_t *th = threads ? threads : empty;
     json_t *dl = snap ? json_object_get(snap, "deadlocks") : NULL;
-    json_t *sum = json_pack("{s:i,s:o,s:o,s:o,s:O}", "threads_total", (int)json_array_size(th),
-                            "states", api_states(th), "busy", api_busy(th, c->thread_limit),
-                            "blocked", api_blocked(th, c->thread_limit), "deadlocks",
-                            json_is_array(dl) ? dl : empty);
+    json_t *sum =
+        json_pack("{s:i,s:o,s:o,s:o,s:O}", "threads_total", (int)json_array_size(th), "states",
+                  api_states(th), "busy", api_busy(th, c->thread_limit), "blocked",
+                  api_blocked(th, c->thread_limit), "deadlocks", json_is_array(dl) ? dl : empty);
     if (c->full && snap)
         json_object_set(sum, "snapshot", snap);
     jp_strbuf_puts(c->b, "{\"target\":");
     api_target_json(c->b, row->target);
     jp_strbuf_puts(c->b, ",\"time\":");
     jw_time(c->b, row->time_ns);
-    jp_strbuf_printf(c->b, ",\"age_seconds\":%.3f,\"summary\":",
-                     (double)(c->now - row->time_ns) / 1e9);
+    jp_strbuf_printf(c->b,
+                     ",\"age_seconds\":%.3f,\"summary\":", (double)(c->now - row->time_ns) / 1e9);
     char *text = json_dumps(sum, JSON_COMPACT);
     jp_strbuf_puts(c->b, text ? text : "null");
     free(text);

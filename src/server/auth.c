@@ -87,8 +87,7 @@ static jp_err auth_add_scope(auth_token *tok, const char *s, size_t n, const cha
         if (i < n && s[i] != ',')
             continue;
         if (i == start)
-            return jp_error_set(err, JP_ERR_FORMAT, "%s:%zu: empty namespace in scope", name,
-                                line);
+            return jp_error_set(err, JP_ERR_FORMAT, "%s:%zu: empty namespace in scope", name, line);
         tok->ns = jp_xreallocarray(tok->ns, tok->nns + 1, sizeof *tok->ns);
         tok->ns[tok->nns++] = jp_xstrndup(s + start, i - start);
         start = i + 1;
@@ -116,8 +115,8 @@ static jp_err auth_line(auth_table *t, const char *s, size_t len, const char *na
                             line, AUTH_TOKEN_MAX);
     auth_role role;
     if (!auth_parse_role(f[1], fl[1], &role))
-        return jp_error_set(err, JP_ERR_FORMAT, "%s:%zu: role must be ingest, read or admin",
-                            name, line);
+        return jp_error_set(err, JP_ERR_FORMAT, "%s:%zu: role must be ingest, read or admin", name,
+                            line);
     if (t->n >= AUTH_TOKENS_MAX)
         return jp_error_set(err, JP_ERR_LIMIT, "%s: more than %d tokens", name, AUTH_TOKENS_MAX);
     t->tokens = jp_xgrow(t->tokens, &t->cap, t->n + 1, sizeof *t->tokens);
@@ -217,5 +216,8 @@ bool auth_all_namespaces(const auth_token *tok)
 
 const char *auth_role_name(const auth_token *tok)
 {
-    return !tok ? "none" : tok->role == AUTH_ADMIN ? "admin" : tok->role == AUTH_READ ? "read" : "ingest";
+    return !tok                      ? "none"
+           : tok->role == AUTH_ADMIN ? "admin"
+           : tok->role == AUTH_READ  ? "read"
+                                     : "ingest";
 }

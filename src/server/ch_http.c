@@ -12,10 +12,10 @@
 #include "base/xalloc.h"
 #include "server/ch_int.h"
 
-#define CH_LINE_MAX (64u << 20)  /* one output row (a snapshot document) */
-#define CH_TEXT_MAX (4u << 20)   /* text answers of ch_exec */
-#define CH_ERRTEXT_MAX 600       /* kept of an error answer */
-#define CH_QUERY_SLACK_MS 5000   /* curl waits this long past the query's own budget */
+#define CH_LINE_MAX (64u << 20) /* one output row (a snapshot document) */
+#define CH_TEXT_MAX (4u << 20)  /* text answers of ch_exec */
+#define CH_ERRTEXT_MAX 600      /* kept of an error answer */
+#define CH_QUERY_SLACK_MS 5000  /* curl waits this long past the query's own budget */
 #define CH_QUERY_DEFAULT_MS 60000
 
 /* ---- escaping ---- */
@@ -37,17 +37,28 @@ static void ch_escape(jp_strbuf *b, const char *s, size_t len, bool quote)
     for (size_t i = 0; i < len; i++) {
         char c = s[i];
         switch (c) {
-        case '\t': jp_strbuf_puts(b, "\\t"); break;
-        case '\n': jp_strbuf_puts(b, "\\n"); break;
-        case '\r': jp_strbuf_puts(b, "\\r"); break;
-        case '\0': jp_strbuf_puts(b, "\\0"); break;
-        case '\\': jp_strbuf_puts(b, "\\\\"); break;
+        case '\t':
+            jp_strbuf_puts(b, "\\t");
+            break;
+        case '\n':
+            jp_strbuf_puts(b, "\\n");
+            break;
+        case '\r':
+            jp_strbuf_puts(b, "\\r");
+            break;
+        case '\0':
+            jp_strbuf_puts(b, "\\0");
+            break;
+        case '\\':
+            jp_strbuf_puts(b, "\\\\");
+            break;
         case '\'':
             if (quote)
                 jp_strbuf_putc(b, '\\');
             jp_strbuf_putc(b, c);
             break;
-        default: jp_strbuf_putc(b, c);
+        default:
+            jp_strbuf_putc(b, c);
         }
     }
 }
@@ -237,8 +248,8 @@ static void ch_sink_line(ch_sink *k, const char *s, size_t len)
         /* ClickHouse failed after it had started answering 200 */
         k->exception = true;
         jp_strbuf_reset(&k->errtext);
-        jp_strbuf_append(&k->errtext, s, (size_t)(end - s) < CH_ERRTEXT_MAX ? (size_t)(end - s)
-                                                                            : CH_ERRTEXT_MAX);
+        jp_strbuf_append(&k->errtext, s,
+                         (size_t)(end - s) < CH_ERRTEXT_MAX ? (size_t)(end - s) : CH_ERRTEXT_MAX);
         return;
     }
     if (k->state == 0) {
@@ -368,13 +379,14 @@ static jp_err ch_fail(ch_store *st, CURLcode cc, ch_sink *k, const char *curl_ms
     case 516: /* AUTHENTICATION_FAILED */
         rc = JP_ERR_PERMISSION;
         break;
-    default: rc = code ? JP_ERR_INTERNAL : JP_ERR_PROTOCOL;
+    default:
+        rc = code ? JP_ERR_INTERNAL : JP_ERR_PROTOCOL;
     }
     return jp_error_set(err, rc, "clickhouse (HTTP %ld): %.300s", k->status, t);
 }
 
 typedef struct ch_req {
-    const char *sql;      /* in the body (SELECT, DDL) or the URL (INSERT) */
+    const char *sql;       /* in the body (SELECT, DDL) or the URL (INSERT) */
     const jp_strbuf *data; /* INSERT rows, or NULL */
     bool use_db;
     const store_budget *b;

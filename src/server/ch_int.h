@@ -42,11 +42,17 @@ typedef struct ch_store {
     size_t nrejects;
     jp_u64map known_stacks; /* hash(day, stack id) -> 1: stored (cache only) */
     uint64_t attempt_seq;
+    /* batch ids this process is writing now: a second write of the same id
+     * waits for the first, so within one replica exactly one is accepted */
+    char **inflight;
+    size_t ninflight, inflight_cap;
+    pthread_cond_t inflight_cv;
 } ch_store;
 
 /* The committed, winning write attempt of every batch: readers keep a row
  * only when its attempt is in this set (see store_clickhouse.c). */
-#define CH_VISIBLE " attempt IN (SELECT min(attempt) FROM jprof_ingest WHERE outcome = 0 GROUP BY batch_id)"
+#define CH_VISIBLE                                                                                 \
+    " attempt IN (SELECT min(attempt) FROM jprof_ingest WHERE outcome = 0 GROUP BY batch_id)"
 
 /* What a SELECT reported besides its rows (FORMAT JSONCompact). */
 typedef struct ch_result {

@@ -23,9 +23,10 @@ static bool ingest_body(srv_req *r, srv_resp *o, const uint8_t **out, size_t *le
     *owned = NULL;
     *out = r->body ? r->body : (const uint8_t *)"";
     *len = r->body_len;
-    if (r->content_encoding && *r->content_encoding && strcasecmp(r->content_encoding, "identity") &&
-        !ingest_is_zstd(r)) {
-        srv_error(o, 415, "unsupported", "Content-Encoding '%.40s' is not supported (zstd, identity)",
+    if (r->content_encoding && *r->content_encoding &&
+        strcasecmp(r->content_encoding, "identity") && !ingest_is_zstd(r)) {
+        srv_error(o, 415, "unsupported",
+                  "Content-Encoding '%.40s' is not supported (zstd, identity)",
                   r->content_encoding);
         metrics_ingest_count(&r->s->m, MI_REJ_UNSUPPORTED);
         return false;
@@ -34,7 +35,8 @@ static bool ingest_body(srv_req *r, srv_resp *o, const uint8_t **out, size_t *le
         return true;
     jp_error e;
     jp_error_init(&e);
-    jp_err rc = jp_zstd_decompress(r->body, r->body_len, r->s->cfg.max_decompressed, owned, len, &e);
+    jp_err rc =
+        jp_zstd_decompress(r->body, r->body_len, r->s->cfg.max_decompressed, owned, len, &e);
     if (rc == JP_ERR_LIMIT) {
         srv_error(o, 413, "too_large", "decompressed body exceeds the limit of %zu bytes",
                   r->s->cfg.max_decompressed);
@@ -136,12 +138,13 @@ static void ingest_write(srv_req *r, srv_resp *o, const jp_batch *b)
         jw_cstr(&o->body, res.duplicate ? "duplicate" : "accepted");
         jp_strbuf_puts(&o->body, ",\"batch_id\":");
         jw_cstr(&o->body, b->id);
-        jp_strbuf_printf(&o->body,
-                         ",\"windows\":%llu,\"stack_rows\":%llu,\"new_stacks\":%llu,\"documents\":%llu,"
-                         "\"documents_refused\":%llu,\"windows_refused\":[%s]}\n",
-                         (unsigned long long)res.windows, (unsigned long long)res.stack_rows,
-                         (unsigned long long)res.new_stacks, (unsigned long long)res.docs,
-                         (unsigned long long)res.docs_refused, jp_strbuf_str(&refused));
+        jp_strbuf_printf(
+            &o->body,
+            ",\"windows\":%llu,\"stack_rows\":%llu,\"new_stacks\":%llu,\"documents\":%llu,"
+            "\"documents_refused\":%llu,\"windows_refused\":[%s]}\n",
+            (unsigned long long)res.windows, (unsigned long long)res.stack_rows,
+            (unsigned long long)res.new_stacks, (unsigned long long)res.docs,
+            (unsigned long long)res.docs_refused, jp_strbuf_str(&refused));
     }
     jp_strbuf_cleanup(&refused);
     free(skip);
@@ -268,8 +271,9 @@ void ingest_jfr(srv_req *r, srv_resp *o)
         start = end = store_now_ns();
     size_t nwin = jp_batch_add_profile(&b, p, &t, start, end < start ? start : end);
     if (!nwin) {
-        srv_error(o, 400, "malformed", "the recording has no profile events (cpu, wall, alloc, "
-                                       "lock, park)");
+        srv_error(o, 400, "malformed",
+                  "the recording has no profile events (cpu, wall, alloc, "
+                  "lock, park)");
         metrics_ingest_count(&s->m, MI_REJ_MALFORMED);
         goto out;
     }

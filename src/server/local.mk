@@ -4,7 +4,7 @@ libjpserver_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(ZSTD_CFLAGS) $(JANSSON_CF
 libjpserver_a_SOURCES = \
 	src/server/store.c src/server/store.h \
 	src/server/store_sqlite.c src/server/store_sqlite.h src/server/sqlite_int.h \
-	src/server/sqlite_query.c
+	src/server/sqlite_query.c src/server/sqlite_write.c
 libjpserver_a_SOURCES += \
 	src/server/auth.c src/server/auth.h \
 	src/server/metrics.c src/server/metrics.h \
@@ -29,3 +29,10 @@ bench_server_load_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS)
 bench_server_load_LDADD = libjpwire.a libjpmodel.a libjpbase.a $(CURL_LIBS) $(JANSSON_LIBS) \
 	$(ZSTD_LIBS) -lpthread -lm
 EXTRA_DIST += bench/server/run
+
+# The ClickHouse store (--clickhouse URL): libcurl over ClickHouse's HTTP interface.
+libjpserver_a_CFLAGS += $(CURL_CFLAGS)
+libjpserver_a_SOURCES += \
+	src/server/store_clickhouse.c src/server/store_clickhouse.h src/server/ch_int.h \
+	src/server/ch_http.c src/server/ch_query.c
+jprof_server_LDADD += $(CURL_LIBS)

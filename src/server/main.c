@@ -11,6 +11,7 @@
 
 #include "base/timeutil.h"
 #include "server/server.h"
+#include "server/store_clickhouse.h"
 #include "server/store_sqlite.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:8480"
@@ -25,22 +26,23 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: jprof-server [options]\n"
-            "  --listen ADDR:PORT      address to bind (default " DEFAULT_LISTEN ")\n"
-            "  --data-dir DIR          embedded store directory (default ./jprof-data)\n"
-            "  --retention DAYS        days kept, 1..7 (default 7; '7d' also accepted)\n"
-            "  --tokens FILE           bearer tokens: TOKEN ROLE SCOPE per line\n"
-            "  --insecure-no-auth      no tokens at all (loopback demo only)\n"
-            "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
-            "  --web-dir DIR           files served under / (default " PKGDATADIR "/web)\n"
-            "  --threads N             HTTP worker threads (default 4)\n"
-            "  --max-body BYTES        request body limit on the wire (default 16 MiB)\n"
-            "  --max-decompressed BYTES  limit after zstd (default 128 MiB)\n"
-            "  --query-budget DURATION time budget of one query (default 3s)\n"
-            "  --metrics-no-auth       serve /metrics without a token\n"
-            "  --port-file FILE        write the bound port to FILE (useful with port 0)\n"
-            "  -h, --help\n");
+    fprintf(f, "usage: jprof-server [options]\n"
+               "  --listen ADDR:PORT      address to bind (default " DEFAULT_LISTEN ")\n"
+               "  --data-dir DIR          embedded store directory (default ./jprof-data)\n"
+               "  --retention DAYS        days kept, 1..7 (default 7; '7d' also accepted)\n"
+               "  --tokens FILE           bearer tokens: TOKEN ROLE SCOPE per line\n"
+               "  --insecure-no-auth      no tokens at all (loopback demo only)\n"
+               "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
+               "  --web-dir DIR           files served under / (default " PKGDATADIR "/web)\n"
+               "  --max-connections N     concurrent connections, one thread each (default 128)\n"
+               "  --max-body BYTES        request body limit on the wire (default 16 MiB)\n"
+               "  --max-decompressed BYTES  limit after zstd (default 128 MiB)\n"
+               "  --query-budget DURATION time budget of one query (default 3s)\n"
+               "  --metrics-no-auth       serve /metrics without a token\n"
+               "  --port-file FILE        write the bound port to FILE (useful with port 0)\n"
+               "  --clickhouse URL        store in ClickHouse instead (http://[USER[:PW]@]HOST:PORT/)\n"
+               "  --clickhouse-user USER  --clickhouse-database DB  --clickhouse-password-file FILE\n"
+               "  -h, --help\n");
 }
 
 static bool parse_size(const char *s, size_t *out)
@@ -78,39 +80,87 @@ static bool parse_days(const char *s, int *out)
     return true;
 }
 
+/* --clickhouse and its options (the store reads the password file) */
+static store_clickhouse_options ch_opt;
+
 static int parse_args(int argc, char **argv, srv_config *c, const char **data_dir)
 {
-    enum { O_LISTEN = 256, O_DATA, O_RET, O_TOK, O_NOAUTH, O_CERT, O_KEY, O_WEB, O_THR, O_BODY,
-           O_DEC, O_BUDGET, O_METRICS, O_PORTFILE };
-    static const struct option opts[] = {
-        {"listen", 1, 0, O_LISTEN},  {"data-dir", 1, 0, O_DATA},   {"retention", 1, 0, O_RET},
-        {"tokens", 1, 0, O_TOK},     {"insecure-no-auth", 0, 0, O_NOAUTH},
-        {"tls-cert", 1, 0, O_CERT},  {"tls-key", 1, 0, O_KEY},     {"web-dir", 1, 0, O_WEB},
-        {"threads", 1, 0, O_THR},    {"max-body", 1, 0, O_BODY},   {"max-decompressed", 1, 0, O_DEC},
-        {"query-budget", 1, 0, O_BUDGET}, {"metrics-no-auth", 0, 0, O_METRICS},
-        {"port-file", 1, 0, O_PORTFILE}, {"help", 0, 0, 'h'},      {0, 0, 0, 0}};
+    enum {
+        O_LISTEN = 256,
+        O_DATA,
+        O_RET,
+        O_TOK,
+        O_NOAUTH,
+        O_CERT,
+        O_KEY,
+        O_WEB,
+        O_THR,
+        O_BODY,
+        O_DEC,
+        O_BUDGET,
+        O_METRICS,
+        O_PORTFILE,
+        O_CH,
+        O_CH_USER,
+        O_CH_PWFILE,
+        O_CH_DB
+    };
+    static const struct option opts[] = {{"listen", 1, 0, O_LISTEN},
+                                         {"data-dir", 1, 0, O_DATA},
+                                         {"retention", 1, 0, O_RET},
+                                         {"tokens", 1, 0, O_TOK},
+                                         {"insecure-no-auth", 0, 0, O_NOAUTH},
+                                         {"tls-cert", 1, 0, O_CERT},
+                                         {"tls-key", 1, 0, O_KEY},
+                                         {"web-dir", 1, 0, O_WEB},
+                                         {"max-connections", 1, 0, O_THR},
+                                         {"max-body", 1, 0, O_BODY},
+                                         {"max-decompressed", 1, 0, O_DEC},
+                                         {"query-budget", 1, 0, O_BUDGET},
+                                         {"metrics-no-auth", 0, 0, O_METRICS},
+                                         {"port-file", 1, 0, O_PORTFILE},
+                                         {"clickhouse", 1, 0, O_CH},
+                                         {"clickhouse-user", 1, 0, O_CH_USER},
+                                         {"clickhouse-password-file", 1, 0, O_CH_PWFILE},
+                                         {"clickhouse-database", 1, 0, O_CH_DB},
+                                         {"help", 0, 0, 'h'},
+                                         {0, 0, 0, 0}};
     int o;
     jp_error e;
     jp_error_init(&e);
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (o) {
-        case O_LISTEN: c->listen = optarg; break;
-        case O_DATA: *data_dir = optarg; break;
+        case O_LISTEN:
+            c->listen = optarg;
+            break;
+        case O_DATA:
+            *data_dir = optarg;
+            break;
         case O_RET:
             if (!parse_days(optarg, &c->retention_days)) {
                 fprintf(stderr, "jprof-server: --retention must be 1..7 days\n");
                 return 2;
             }
             break;
-        case O_TOK: c->tokens_file = optarg; break;
-        case O_NOAUTH: c->insecure_no_auth = true; break;
-        case O_CERT: c->tls_cert = optarg; break;
-        case O_KEY: c->tls_key = optarg; break;
-        case O_WEB: c->web_dir = optarg; break;
+        case O_TOK:
+            c->tokens_file = optarg;
+            break;
+        case O_NOAUTH:
+            c->insecure_no_auth = true;
+            break;
+        case O_CERT:
+            c->tls_cert = optarg;
+            break;
+        case O_KEY:
+            c->tls_key = optarg;
+            break;
+        case O_WEB:
+            c->web_dir = optarg;
+            break;
         case O_THR:
             c->threads = atoi_safe(optarg);
-            if (c->threads < 1 || c->threads > 256) {
-                fprintf(stderr, "jprof-server: --threads must be 1..256\n");
+            if (c->threads < 1 || c->threads > 4096) {
+                fprintf(stderr, "jprof-server: --max-connections must be 1..4096\n");
                 return 2;
             }
             break;
@@ -127,10 +177,30 @@ static int parse_args(int argc, char **argv, srv_config *c, const char **data_di
                 return 2;
             }
             break;
-        case O_METRICS: c->metrics_open = true; break;
-        case O_PORTFILE: c->port_file = optarg; break;
-        case 'h': usage(stdout); exit(0);
-        default: usage(stderr); return 2;
+        case O_METRICS:
+            c->metrics_open = true;
+            break;
+        case O_PORTFILE:
+            c->port_file = optarg;
+            break;
+        case O_CH:
+            ch_opt.url = optarg;
+            break;
+        case O_CH_USER:
+            ch_opt.user = optarg;
+            break;
+        case O_CH_PWFILE:
+            ch_opt.password_file = optarg;
+            break;
+        case O_CH_DB:
+            ch_opt.database = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            exit(0);
+        default:
+            usage(stderr);
+            return 2;
         }
     }
     if (optind < argc) {
@@ -145,7 +215,7 @@ static void config_defaults(srv_config *c)
     memset(c, 0, sizeof *c);
     c->listen = DEFAULT_LISTEN;
     c->retention_days = STORE_RETENTION_MAX_DAYS;
-    c->threads = 4;
+    c->threads = 128;
     c->max_body = 16u << 20;
     c->max_decompressed = 128u << 20;
     jp_batch_limits_default(&c->limits);
@@ -224,8 +294,9 @@ static bool check_security(srv *s, jp_error *e)
         return true;
     }
     if (!c->tokens_file) {
-        jp_error_set(e, JP_ERR_USAGE, "--tokens FILE is required (or --insecure-no-auth for a "
-                                      "loopback demo)");
+        jp_error_set(e, JP_ERR_USAGE,
+                     "--tokens FILE is required (or --insecure-no-auth for a "
+                     "loopback demo)");
         return false;
     }
     return auth_load(c->tokens_file, &s->auth, e) == JP_OK;
@@ -250,7 +321,10 @@ int main(int argc, char **argv)
                 "(tests only)",
                 (long long)(store_clock_offset_ns() / JP_NS_PER_SEC));
     store_config sc = {.retention_days = s.cfg.retention_days};
-    if (store_sqlite_open(data_dir, &sc, &s.st, &e) != JP_OK) {
+    char store_desc[512];
+    snprintf(store_desc, sizeof store_desc, "sqlite in %s", data_dir);
+    if (ch_opt.url ? store_clickhouse_open(&ch_opt, &sc, &s.st, &e) != JP_OK
+                   : store_sqlite_open(data_dir, &sc, &s.st, &e) != JP_OK) {
         fprintf(stderr, "jprof-server: store: %s\n", e.msg);
         auth_free(s.auth);
         return 1;
@@ -269,8 +343,10 @@ int main(int argc, char **argv)
         auth_free(s.auth);
         return 1;
     }
-    srv_log("listening on %s (port %u), store sqlite in %s, retention %d days, %zu token(s)%s",
-            s.cfg.listen, s.port, data_dir, s.cfg.retention_days, auth_count(s.auth),
+    if (ch_opt.url)
+        store_clickhouse_describe(s.st, store_desc, sizeof store_desc);
+    srv_log("listening on %s (port %u), store %s, retention %d days, %zu token(s)%s",
+            s.cfg.listen, s.port, store_desc, s.cfg.retention_days, auth_count(s.auth),
             s.cfg.tls_cert ? ", TLS" : "");
     if (s.cfg.port_file && write_port_file(s.cfg.port_file, s.port) != 0)
         srv_log("cannot write --port-file %s", s.cfg.port_file);

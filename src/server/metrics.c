@@ -7,8 +7,8 @@
 static const double bucket_s[METRICS_BUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
                                                  0.1,   0.25,   0.5,   1,    2.5,   10};
 static const char *const ingest_names[MI_COUNT] = {
-    "accepted",    "duplicate",   "malformed", "too_large", "unauthorized",
-    "forbidden",   "unsupported", "overload",  "unavailable", "internal"};
+    "accepted",  "duplicate",   "malformed", "too_large",   "unauthorized",
+    "forbidden", "unsupported", "overload",  "unavailable", "internal"};
 static const char *const route_names[MRT_COUNT] = {"ingest", "query", "other"};
 
 void metrics_init(metrics *m)
@@ -163,8 +163,11 @@ void metrics_render(metrics *m, store *st, int retention_days, jp_strbuf *o)
     jp_strbuf_puts(o, "# HELP jprof_server_ingest_batches_total Ingest requests by outcome.\n"
                       "# TYPE jprof_server_ingest_batches_total counter\n");
     for (int i = 0; i < MI_COUNT; i++)
-        jp_strbuf_printf(o, "jprof_server_ingest_batches_total{outcome=\"%s\",reason=\"%s\"} %llu\n",
-                         i == MI_ACCEPTED ? "accepted" : i == MI_DUPLICATE ? "duplicate" : "rejected",
+        jp_strbuf_printf(o,
+                         "jprof_server_ingest_batches_total{outcome=\"%s\",reason=\"%s\"} %llu\n",
+                         i == MI_ACCEPTED    ? "accepted"
+                         : i == MI_DUPLICATE ? "duplicate"
+                                             : "rejected",
                          ingest_names[i], (unsigned long long)snap.ingest[i]);
     jp_strbuf_printf(o,
                      "# HELP jprof_server_ingest_windows_refused_total Profile windows refused.\n"
@@ -196,13 +199,14 @@ void metrics_render(metrics *m, store *st, int retention_days, jp_strbuf *o)
                              route_names[r], bucket_s[b], (unsigned long long)cum);
         }
         cum += snap.hist[r][METRICS_BUCKETS];
-        jp_strbuf_printf(o,
-                         "jprof_server_http_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} "
-                         "%llu\n"
-                         "jprof_server_http_request_duration_seconds_sum{route=\"%s\"} %.6f\n"
-                         "jprof_server_http_request_duration_seconds_count{route=\"%s\"} %llu\n",
-                         route_names[r], (unsigned long long)cum, route_names[r],
-                         snap.hist_sum[r], route_names[r], (unsigned long long)snap.hist_count[r]);
+        jp_strbuf_printf(
+            o,
+            "jprof_server_http_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} "
+            "%llu\n"
+            "jprof_server_http_request_duration_seconds_sum{route=\"%s\"} %.6f\n"
+            "jprof_server_http_request_duration_seconds_count{route=\"%s\"} %llu\n",
+            route_names[r], (unsigned long long)cum, route_names[r], snap.hist_sum[r],
+            route_names[r], (unsigned long long)snap.hist_count[r]);
     }
     jp_strbuf_printf(o,
                      "# TYPE jprof_server_start_time_seconds gauge\n"

@@ -17,14 +17,14 @@
 typedef enum metrics_ingest {
     MI_ACCEPTED = 0,
     MI_DUPLICATE,
-    MI_REJ_MALFORMED,   /* 400 */
-    MI_REJ_TOO_LARGE,   /* 413 */
+    MI_REJ_MALFORMED,    /* 400 */
+    MI_REJ_TOO_LARGE,    /* 413 */
     MI_REJ_UNAUTHORIZED, /* 401 */
-    MI_REJ_FORBIDDEN,   /* 403 */
-    MI_REJ_UNSUPPORTED, /* 415 */
-    MI_REJ_OVERLOAD,    /* 429 */
-    MI_REJ_UNAVAILABLE, /* 503 */
-    MI_REJ_INTERNAL,    /* 500 */
+    MI_REJ_FORBIDDEN,    /* 403 */
+    MI_REJ_UNSUPPORTED,  /* 415 */
+    MI_REJ_OVERLOAD,     /* 429 */
+    MI_REJ_UNAVAILABLE,  /* 503 */
+    MI_REJ_INTERNAL,     /* 500 */
     MI_COUNT
 } metrics_ingest;
 

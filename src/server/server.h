@@ -19,16 +19,16 @@
 #include "wire/batch_json.h"
 
 typedef struct srv_config {
-    const char *listen;      /* "ADDR:PORT"; default 127.0.0.1:8480 */
-    const char *data_dir;    /* embedded store */
+    const char *listen;   /* "ADDR:PORT"; default 127.0.0.1:8480 */
+    const char *data_dir; /* embedded store */
     const char *tokens_file;
     const char *tls_cert, *tls_key;
     const char *web_dir;
-    const char *port_file;   /* write the bound port here (tests use port 0) */
+    const char *port_file; /* write the bound port here (tests use port 0) */
     int retention_days;
     bool insecure_no_auth;
     bool metrics_open;       /* /metrics without a token */
-    int threads;             /* HTTP worker threads */
+    int threads;             /* --max-connections: concurrent connections, a thread each */
     size_t max_body;         /* bytes on the wire */
     size_t max_decompressed; /* bytes after zstd */
     jp_batch_limits limits;

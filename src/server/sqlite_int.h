@@ -75,4 +75,57 @@ jp_err sq_days(store *s, store_day_cb cb, void *ctx, jp_error *err);
 void sq_blob_put_varint(jp_strbuf *b, uint64_t v);
 bool sq_blob_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
 
+/* ---- writer internals (store_sqlite.c, sqlite_write.c) ---- */
+
+enum {
+    ST_TARGET,
+    ST_STACK,
+    ST_THREAD,
+    ST_WINDOW,
+    ST_STATUS,
+    ST_SNAPSHOT,
+    ST_DEADLOCK,
+    ST_BATCH,
+    ST_LOG,
+    ST_BATCH_FIND,
+    ST_COUNT
+};
+
+/* One day file as the writer holds it. */
+struct sq_day {
+    int64_t day;
+    sqlite3 *db;
+    sqlite3_stmt *st[ST_COUNT];
+    jp_u64map stacks;  /* stack id -> 1: already stored today */
+    jp_u64map threads; /* thread id -> 1 */
+    jp_u64map targets; /* sq_target_key -> row id */
+    bool in_tx;
+};
+
+/* A queued request: a batch to write or a retention run. */
+struct sq_req {
+    int type;
+    const jp_batch *b;
+    const store_write_opts *opt;
+    store_write_result *res;
+    int retention_days;
+    uint32_t removed;
+    jp_error *err;
+    jp_err rc;
+    bool done;
+    bool duplicate; /* writer scratch */
+    sq_req *next;
+};
+
+jp_err sq_db_fail(sqlite3 *db, const char *what, jp_error *err);
+/* Binds text (NULL as ""), borrowed until the statement is reset. */
+void sq_bind_text(sqlite3_stmt *s, int i, const char *v);
+/* Steps a statement to its end, resets it and clears its bindings. */
+jp_err sq_step_done(sq_day *d, sqlite3_stmt *s, const char *what, jp_error *err);
+/* A document goes into its day only if that day is retained and not after tomorrow. */
+bool sq_doc_day_ok(int64_t day, int64_t now, int retention);
+/* Writes everything of request r that belongs to day d (inside the caller's transaction). */
+jp_err sq_write_part(sq_store *st, sq_day *d, sq_req *r, const uint64_t *tids, int64_t now,
+                     jp_strbuf *tmp, jp_strbuf *blob, jp_error *err);
+
 #endif

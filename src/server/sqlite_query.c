@@ -286,27 +286,79 @@ typedef struct q_cell {
     uint64_t stack, thread, samples, value;
 } q_cell;
 
+/* (stack, thread) -> sums. Stack ids are already well-mixed 64-bit hashes,
+ * so the table indexes by them directly: this loop runs once per stored row
+ * and dominates a flame query. Open addressing, linear probing, <= 50% full. */
 typedef struct q_agg {
-    jp_u64map idx; /* hash(stack, thread) (+ probe) -> cell */
-    q_cell *cells;
-    size_t n, cap;
+    q_cell *cells; /* slots; stack == 0 && thread == 0 && !used means empty */
+    uint8_t *used;
+    size_t cap, n;
 } q_agg;
 
-static void q_agg_add(q_agg *a, uint64_t stack, uint64_t thread, uint64_t samples, uint64_t value)
+static void q_agg_grow(q_agg *a)
 {
-    uint64_t key = jp_hash_combine(stack, thread), v;
-    while (jp_u64map_get(&a->idx, key, &v)) {
-        q_cell *c = &a->cells[v];
+    size_t ncap = a->cap ? a->cap * 2 : 4096;
+    q_cell *nc = jp_xcalloc(ncap, sizeof *nc);
+    uint8_t *nu = jp_xcalloc(ncap, 1);
+    for (size_t i = 0; i < a->cap; i++) {
+        if (!a->used[i])
+            continue;
+        size_t k = (size_t)(a->cells[i].stack ^ a->cells[i].thread) & (ncap - 1);
+        while (nu[k])
+            k = (k + 1) & (ncap - 1);
+        nc[k] = a->cells[i];
+        nu[k] = 1;
+    }
+    free(a->cells);
+    free(a->used);
+    a->cells = nc;
+    a->used = nu;
+    a->cap = ncap;
+}
+
+static inline void q_agg_add(q_agg *a, uint64_t stack, uint64_t thread, uint64_t samples,
+                             uint64_t value)
+{
+    if (2 * (a->n + 1) > a->cap)
+        q_agg_grow(a);
+    size_t mask = a->cap - 1, k = (size_t)(stack ^ thread) & mask;
+    while (a->used[k]) {
+        q_cell *c = &a->cells[k];
         if (c->stack == stack && c->thread == thread) {
             c->samples += samples;
             c->value += value;
             return;
         }
-        key++;
+        k = (k + 1) & mask;
     }
-    a->cells = jp_xgrow(a->cells, &a->cap, a->n + 1, sizeof *a->cells);
-    a->cells[a->n] = (q_cell){stack, thread, samples, value};
-    jp_u64map_put(&a->idx, key, a->n++);
+    a->used[k] = 1;
+    a->cells[k] = (q_cell){stack, thread, samples, value};
+    a->n++;
+}
+
+/* Packs the used slots to the front (for sorting and emitting). */
+static void q_agg_compact(q_agg *a)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < a->cap; i++)
+        if (a->used[i])
+            a->cells[w++] = a->cells[i];
+}
+
+static void q_agg_free(q_agg *a)
+{
+    free(a->cells);
+    free(a->used);
+}
+
+/* Varint with a one-byte fast path (most samples and thread slots are small). */
+static inline bool q_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    if (*p < end && !(**p & 0x80)) {
+        *v = *(*p)++;
+        return true;
+    }
+    return sq_blob_get_varint(p, end, v);
 }
 
 static uint64_t q_u64le(const uint8_t *p)
@@ -333,8 +385,8 @@ static bool q_blob_decode(const uint8_t *p, size_t len, uint64_t want_thread, q_
             return false;
         uint64_t stack = q_u64le(p);
         p += 8;
-        if (!sq_blob_get_varint(&p, end, &slot) || !sq_blob_get_varint(&p, end, &samples) ||
-            !sq_blob_get_varint(&p, end, &value) || slot > nthreads)
+        if (!q_varint(&p, end, &slot) || !q_varint(&p, end, &samples) ||
+            !q_varint(&p, end, &value) || slot > nthreads)
             return false;
         uint64_t tid = slot ? q_u64le(tids + (slot - 1) * 8) : 0;
         (*rows)++;
@@ -501,7 +553,6 @@ jp_err sq_flame(store *s, const store_filter *f, const store_budget *b, store_st
             continue;
         }
         q_agg a = {0};
-        jp_u64map_init(&a.idx);
         sqlite3_stmt *ts = q_targets_stmt(db, f), *ws = NULL;
         sqlite3_prepare_v2(db,
                            "SELECT start,end,period,events,flags,nrows,data FROM windows WHERE "
@@ -511,12 +562,12 @@ jp_err sq_flame(store *s, const store_filter *f, const store_budget *b, store_st
             q_flame_target(&c, ws, sqlite3_column_int64(ts, 0), &a);
         sqlite3_finalize(ts);
         sqlite3_finalize(ws);
+        q_agg_compact(&a);
         /* rows of one thread together, so thread names are looked up once */
         if (a.n && f->thread == NULL)
             qsort(a.cells, a.n, sizeof *a.cells, q_cell_cmp_thread);
         go = q_flame_emit(&q, db, &a, cb, ctx);
-        jp_u64map_cleanup(&a.idx);
-        free(a.cells);
+        q_agg_free(&a);
         sqlite3_close(db);
     }
     ZSTD_freeDCtx(c.dctx);
@@ -609,9 +660,8 @@ jp_err sq_snapshots_latest(store *s, const store_filter *f, const store_budget *
         jp_error_init(&e2);
         sqlite3 *db = info->stopped ? NULL : sq_open_ro(q.st, e->day, &e2);
         sqlite3_stmt *js = NULL;
-        if (db &&
-            sqlite3_prepare_v2(db, "SELECT json FROM snapshots WHERE rowid=?", -1, &js, NULL) ==
-                SQLITE_OK) {
+        if (db && sqlite3_prepare_v2(db, "SELECT json FROM snapshots WHERE rowid=?", -1, &js,
+                                     NULL) == SQLITE_OK) {
             sqlite3_bind_int64(js, 1, e->rowid);
             if (sqlite3_step(js) == SQLITE_ROW) {
                 store_doc_row row = {.target = &e->t,
@@ -689,12 +739,12 @@ static jp_err q_docs_newest(store *s, const store_filter *f, const store_budget 
     return q_done(&q, JP_OK);
 }
 
-#define Q_DOC_TARGET                                                                              \
-    "SELECT t.id,t.ns,t.service,t.pod,t.cluster,t.workload,t.container,t.node,t.pid,"            \
+#define Q_DOC_TARGET                                                                               \
+    "SELECT t.id,t.ns,t.service,t.pod,t.cluster,t.workload,t.container,t.node,t.pid,"              \
     "t.jvm_start,t.jvm,"
-#define Q_DOC_WHERE                                                                               \
-    " JOIN targets t ON t.id=d.target WHERE (?1 IS NULL OR t.ns=?1) AND (?2 IS NULL OR "         \
-    "t.service=?2) AND (?3 IS NULL OR t.pod=?3) AND d.time>=?4 AND d.time<?5 "                   \
+#define Q_DOC_WHERE                                                                                \
+    " JOIN targets t ON t.id=d.target WHERE (?1 IS NULL OR t.ns=?1) AND (?2 IS NULL OR "           \
+    "t.service=?2) AND (?3 IS NULL OR t.pod=?3) AND d.time>=?4 AND d.time<?5 "                     \
     "ORDER BY d.time DESC"
 
 jp_err sq_deadlocks(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb,

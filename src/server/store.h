@@ -81,9 +81,9 @@ typedef struct store_write_opts {
 /* ---- queries ---- */
 
 typedef struct store_budget {
-    int64_t time_ns;        /* wall-clock budget for the call; 0 = none */
-    uint64_t max_rows;      /* stack rows (or documents) to read; 0 = none */
-    uint64_t max_stacks;    /* distinct stacks to deliver (flame); 0 = none */
+    int64_t time_ns;     /* wall-clock budget for the call; 0 = none */
+    uint64_t max_rows;   /* stack rows (or documents) to read; 0 = none */
+    uint64_t max_stacks; /* distinct stacks to deliver (flame); 0 = none */
 } store_budget;
 
 typedef struct store_query_info {
@@ -120,11 +120,11 @@ typedef bool (*store_stack_cb)(const store_stack_row *row, void *ctx);
 
 /* Per kind totals of what a flame query covered (for meta), filled by flame(). */
 typedef struct store_flame_totals {
-    uint64_t windows;       /* windows matched */
-    uint64_t events;        /* sum of their raw event counts */
-    bool any_dropped;       /* some window reported dropped events */
-    bool any_truncated;     /* some window reported truncated stacks/rows */
-    int64_t period_ns;      /* the period of the newest matching window, 0 unknown */
+    uint64_t windows;          /* windows matched */
+    uint64_t events;           /* sum of their raw event counts */
+    bool any_dropped;          /* some window reported dropped events */
+    bool any_truncated;        /* some window reported truncated stacks/rows */
+    int64_t period_ns;         /* the period of the newest matching window, 0 unknown */
     int64_t first_ns, last_ns; /* start of the oldest / end of the newest matched window */
 } store_flame_totals;
 
@@ -152,12 +152,12 @@ typedef bool (*store_doc_cb)(const store_doc_row *row, void *ctx);
 /* Ingestion health of one collector over a range (per collector, sum over days). */
 typedef struct store_ingest_row {
     const char *collector;
-    const char *version;           /* latest reported, may be NULL */
-    uint64_t accepted, duplicate;  /* batches */
-    uint64_t rejected;             /* batches the server refused (store_note_rejected) */
+    const char *version;          /* latest reported, may be NULL */
+    uint64_t accepted, duplicate; /* batches */
+    uint64_t rejected;            /* batches the server refused (store_note_rejected) */
     const char *last_reject_reason;
     uint64_t windows, stack_rows, bytes;
-    int64_t first_ns, last_ns;     /* receive times */
+    int64_t first_ns, last_ns; /* receive times */
     int64_t last_heartbeat_ns;
     /* latest agent queue counters reported in range */
     uint64_t queue_dropped_batches, queue_dropped_bytes, queue_bytes;
@@ -167,10 +167,10 @@ typedef bool (*store_ingest_cb)(const store_ingest_row *row, void *ctx);
 
 /* One retained day (partition). */
 typedef struct store_day_row {
-    int64_t day;              /* day number (store_day_of) */
+    int64_t day; /* day number (store_day_of) */
     uint64_t windows, stack_rows, stacks, docs, batches;
-    uint64_t bytes;           /* on disk (SQLite: file + WAL; ClickHouse: compressed parts) */
-    int64_t expires_ns;       /* when retention removes it: (day + retention_days) * STORE_DAY_NS */
+    uint64_t bytes;     /* on disk (SQLite: file + WAL; ClickHouse: compressed parts) */
+    int64_t expires_ns; /* when retention removes it: (day + retention_days) * STORE_DAY_NS */
 } store_day_row;
 typedef bool (*store_day_cb)(const store_day_row *row, void *ctx);
 
@@ -180,8 +180,8 @@ typedef struct store_stats {
     uint64_t commits;                              /* transactions (group commit: <= writes) */
     uint64_t queries, query_errors, query_ns_total;
     uint64_t retention_runs, retention_days_removed;
-    int64_t retention_last_run_ns;                 /* 0 never */
-    bool available;                                /* last contact with the backend worked */
+    int64_t retention_last_run_ns; /* 0 never */
+    bool available;                /* last contact with the backend worked */
 } store_stats;
 
 typedef struct store store;

@@ -19,7 +19,10 @@
  * A write that fails anywhere before 4 leaves nothing visible and records no
  * batch id, so the agent's retry writes it again cleanly. Readers pick one
  * attempt per batch id, so data is never counted twice, whatever the timing.
- * The remaining race is in the acknowledgement only: two replicas writing
+ * Within one process, writes of the same batch id are serialised (the
+ * second waits for the first, then finds its marker), so exactly one is
+ * accepted. The remaining race is across replicas, in the acknowledgement
+ * only: two replicas writing
  * the same batch id at the same moment, both passing 3 before either runs
  * 4, where the one with the larger attempt id reads back in 5 before the
  * other's marker lands: both answer "accepted" (the data still counts once;
@@ -31,6 +34,7 @@
 #include "server/store_clickhouse.h"
 
 #include <curl/curl.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,45 +49,46 @@
 #define CH_IN_CHUNK 2000               /* stack ids per existence query */
 #define CH_TTL_DAYS (STORE_RETENTION_MAX_DAYS + 1)
 
-static const char *const ch_tables[] = {"jprof_samples",   "jprof_windows",   "jprof_stacks",
-                                        "jprof_statuses",  "jprof_snapshots", "jprof_deadlocks",
+static const char *const ch_tables[] = {"jprof_samples",  "jprof_windows",   "jprof_stacks",
+                                        "jprof_statuses", "jprof_snapshots", "jprof_deadlocks",
                                         "jprof_ingest"};
 #define CH_NTABLES (sizeof ch_tables / sizeof *ch_tables)
 
 /* ---- schema ---- */
 
-#define CH_IDENT                                                                                  \
-    "cluster %1$s, workload %1$s, container %1$s, node %1$s, pid Int64, jvm_start_ns Int64, "     \
-    "jvm %1$s"
+#define CH_IDENT                                                                                   \
+    "cluster {S}, workload {S}, container {S}, node {S}, pid Int64, jvm_start_ns Int64, "          \
+    "jvm {S}"
 
-/* Version 1. %1$s is the type of short repeated strings (LowCardinality
- * where the server has it), %2$s the TTL clause (empty on old servers). */
+/* Version 1. {S} stands for the type of short repeated strings
+ * (LowCardinality where the server has it), {TTL} for the TTL clause (empty
+ * on old servers): see ch_schema_expand(). */
 static const char *const ch_schema_v1[] = {
-    "CREATE TABLE IF NOT EXISTS jprof_samples (day Date, ns %1$s, service %1$s, pod %1$s, "
-    "kind UInt8, start_ns Int64, stack_id UInt64, thread %1$s, samples UInt64, value UInt64, "
+    "CREATE TABLE IF NOT EXISTS jprof_samples (day Date, ns {S}, service {S}, pod {S}, "
+    "kind UInt8, start_ns Int64, stack_id UInt64, thread {S}, samples UInt64, value UInt64, "
     "attempt UInt64) ENGINE = MergeTree PARTITION BY day "
-    "ORDER BY (ns, service, kind, start_ns, stack_id)%2$s",
-    "CREATE TABLE IF NOT EXISTS jprof_windows (day Date, ns %1$s, service %1$s, pod %1$s, "
+    "ORDER BY (ns, service, kind, start_ns, stack_id){TTL}",
+    "CREATE TABLE IF NOT EXISTS jprof_windows (day Date, ns {S}, service {S}, pod {S}, "
     "kind UInt8, start_ns Int64, end_ns Int64, period_ns Int64, events UInt64, dropped UInt8, "
     "truncated UInt8, nrows UInt64, samples UInt64, value UInt64, " CH_IDENT ", attempt UInt64) "
-    "ENGINE = MergeTree PARTITION BY day ORDER BY (ns, service, kind, start_ns)%2$s",
+    "ENGINE = MergeTree PARTITION BY day ORDER BY (ns, service, kind, start_ns){TTL}",
     "CREATE TABLE IF NOT EXISTS jprof_stacks (day Date, stack_id UInt64, truncated UInt8, "
     "depth UInt32, frames Array(String)) ENGINE = ReplacingMergeTree PARTITION BY day "
-    "ORDER BY stack_id%2$s",
-    "CREATE TABLE IF NOT EXISTS jprof_statuses (day Date, ns %1$s, service %1$s, pod %1$s, "
-    "time_ns Int64, state %1$s, reason %1$s, message String, engine %1$s, " CH_IDENT
-    ", attempt UInt64) ENGINE = MergeTree PARTITION BY day ORDER BY (ns, service, time_ns)%2$s",
-    "CREATE TABLE IF NOT EXISTS jprof_snapshots (day Date, ns %1$s, service %1$s, pod %1$s, "
+    "ORDER BY stack_id{TTL}",
+    "CREATE TABLE IF NOT EXISTS jprof_statuses (day Date, ns {S}, service {S}, pod {S}, "
+    "time_ns Int64, state {S}, reason {S}, message String, engine {S}, " CH_IDENT
+    ", attempt UInt64) ENGINE = MergeTree PARTITION BY day ORDER BY (ns, service, time_ns){TTL}",
+    "CREATE TABLE IF NOT EXISTS jprof_snapshots (day Date, ns {S}, service {S}, pod {S}, "
     "time_ns Int64, json String, " CH_IDENT ", attempt UInt64) ENGINE = MergeTree "
-    "PARTITION BY day ORDER BY (ns, service, pod, time_ns)%2$s",
-    "CREATE TABLE IF NOT EXISTS jprof_deadlocks (day Date, ns %1$s, service %1$s, pod %1$s, "
+    "PARTITION BY day ORDER BY (ns, service, pod, time_ns){TTL}",
+    "CREATE TABLE IF NOT EXISTS jprof_deadlocks (day Date, ns {S}, service {S}, pod {S}, "
     "time_ns Int64, json String, " CH_IDENT ", attempt UInt64) ENGINE = MergeTree "
-    "PARTITION BY day ORDER BY (ns, service, time_ns)%2$s",
+    "PARTITION BY day ORDER BY (ns, service, time_ns){TTL}",
     "CREATE TABLE IF NOT EXISTS jprof_ingest (day Date, received_ns Int64, batch_id String, "
-    "attempt UInt64, outcome UInt8, collector %1$s, version %1$s, reason String, "
+    "attempt UInt64, outcome UInt8, collector {S}, version {S}, reason String, "
     "windows UInt64, rows UInt64, bytes UInt64, heartbeat UInt8, q_batches UInt64, "
     "q_bytes UInt64, q_now UInt64, q_oldest Int64) ENGINE = MergeTree PARTITION BY day "
-    "ORDER BY (batch_id, attempt)%2$s",
+    "ORDER BY (batch_id, attempt){TTL}",
 };
 
 /* "19.6.2.11" -> 19, 6 */
@@ -116,6 +121,22 @@ static bool ch_one_row(json_t *row, void *ctx)
     return true;
 }
 
+/* Copies a schema template with {S} and {TTL} replaced. */
+static void ch_schema_expand(jp_strbuf *q, const char *tpl, const char *str, const char *ttl)
+{
+    while (*tpl) {
+        if (strncmp(tpl, "{S}", 3) == 0) {
+            jp_strbuf_puts(q, str);
+            tpl += 3;
+        } else if (strncmp(tpl, "{TTL}", 5) == 0) {
+            jp_strbuf_puts(q, ttl);
+            tpl += 5;
+        } else {
+            jp_strbuf_putc(q, *tpl++);
+        }
+    }
+}
+
 static jp_err ch_schema(ch_store *st, jp_error *err)
 {
     jp_strbuf q, out;
@@ -132,8 +153,8 @@ static jp_err ch_schema(ch_store *st, jp_error *err)
     ch_one cur = {0};
     ch_result res;
     if (!rc)
-        rc = ch_select(st, "SELECT max(version), count() FROM jprof_schema", NULL, ch_one_row,
-                       &cur, &res, err);
+        rc = ch_select(st, "SELECT max(version), count() FROM jprof_schema", NULL, ch_one_row, &cur,
+                       &res, err);
     if (!rc && cur.a > CH_SCHEMA_VERSION)
         rc = jp_error_set(err, JP_ERR_UNSUPPORTED,
                           "clickhouse database %s has schema version %llu, newer than this "
@@ -147,7 +168,7 @@ static jp_err ch_schema(ch_store *st, jp_error *err)
     const char *str = st->has_lowcard ? "LowCardinality(String)" : "String";
     for (size_t i = 0; !rc && i < sizeof ch_schema_v1 / sizeof *ch_schema_v1; i++) {
         jp_strbuf_reset(&q);
-        jp_strbuf_printf(&q, ch_schema_v1[i], str, ttl);
+        ch_schema_expand(&q, ch_schema_v1[i], str, ttl);
         rc = ch_exec(st, q.data, true, NULL, err);
     }
     if (!rc && cur.a < CH_SCHEMA_VERSION) {
@@ -271,7 +292,8 @@ static jp_err ch_stacks_lookup(ch_wctx *w, const uint64_t *ids, size_t n, jp_err
     for (size_t at = 0; at < n && !rc; at += CH_IN_CHUNK) {
         size_t end = at + CH_IN_CHUNK < n ? at + CH_IN_CHUNK : n;
         jp_strbuf_reset(&w->q);
-        jp_strbuf_puts(&w->q, "SELECT toString(day), stack_id FROM jprof_stacks WHERE stack_id IN (");
+        jp_strbuf_puts(&w->q,
+                       "SELECT toString(day), stack_id FROM jprof_stacks WHERE stack_id IN (");
         for (size_t i = at; i < end; i++)
             jp_strbuf_printf(&w->q, "%s%llu", i > at ? "," : "", (unsigned long long)ids[i]);
         jp_strbuf_puts(&w->q, ") GROUP BY day, stack_id");
@@ -367,8 +389,8 @@ static jp_err ch_put_windows(ch_wctx *w, jp_error *err)
             ch_tsv_u64(&w->rows, (uint64_t)win->kind, '\t');
             ch_tsv_i64(&w->rows, win->start_ns, '\t');
             ch_tsv_u64(&w->rows, b->stacks[row->stack].id, '\t');
-            ch_tsv_field(&w->rows, row->thread == JP_BATCH_NO_THREAD ? NULL : b->threads[row->thread],
-                         '\t');
+            ch_tsv_field(&w->rows,
+                         row->thread == JP_BATCH_NO_THREAD ? NULL : b->threads[row->thread], '\t');
             ch_tsv_u64(&w->rows, row->samples, '\t');
             ch_tsv_u64(&w->rows, row->value, '\t');
             ch_tsv_u64(&w->rows, w->attempt, '\n');
@@ -499,8 +521,7 @@ static jp_err ch_write_steps(ch_wctx *w, bool *committed, jp_error *err)
     if (n)
         return ch_log_duplicate(w, err);
     w->attempt = ch_attempt_new(w->st);
-    if ((rc = ch_put_stacks(w, err)) || (rc = ch_put_windows(w, err)) ||
-        (rc = ch_put_docs(w, err)))
+    if ((rc = ch_put_stacks(w, err)) || (rc = ch_put_windows(w, err)) || (rc = ch_put_docs(w, err)))
         return rc;
     if ((rc = ch_markers(w->st, w->b->id, &n, &winner, err)))
         return rc;
@@ -522,11 +543,44 @@ static jp_err ch_write_steps(ch_wctx *w, bool *committed, jp_error *err)
     return JP_OK;
 }
 
+static bool ch_inflight_has(ch_store *st, const char *id)
+{
+    for (size_t i = 0; i < st->ninflight; i++)
+        if (!strcmp(st->inflight[i], id))
+            return true;
+    return false;
+}
+
+static void ch_inflight_enter(ch_store *st, const char *id)
+{
+    pthread_mutex_lock(&st->mu);
+    while (ch_inflight_has(st, id))
+        pthread_cond_wait(&st->inflight_cv, &st->mu);
+    st->inflight =
+        jp_xgrow(st->inflight, &st->inflight_cap, st->ninflight + 1, sizeof *st->inflight);
+    st->inflight[st->ninflight++] = jp_xstrdup(id);
+    pthread_mutex_unlock(&st->mu);
+}
+
+static void ch_inflight_leave(ch_store *st, const char *id)
+{
+    pthread_mutex_lock(&st->mu);
+    for (size_t i = 0; i < st->ninflight; i++)
+        if (!strcmp(st->inflight[i], id)) {
+            free(st->inflight[i]);
+            st->inflight[i] = st->inflight[--st->ninflight];
+            break;
+        }
+    pthread_cond_broadcast(&st->inflight_cv);
+    pthread_mutex_unlock(&st->mu);
+}
+
 static jp_err ch_write_batch(store *s, const jp_batch *b, const store_write_opts *opt,
                              store_write_result *res, jp_error *err)
 {
     ch_store *st = s->impl;
     int64_t t0 = jp_time_mono_ns();
+    ch_inflight_enter(st, b->id);
     memset(res, 0, sizeof *res);
     ch_wctx w = {.st = st, .b = b, .opt = opt, .res = res, .now = store_now_ns()};
     jp_u64map_init(&w.need);
@@ -534,6 +588,7 @@ static jp_err ch_write_batch(store *s, const jp_batch *b, const store_write_opts
     jp_strbuf_init(&w.q, 0);
     bool committed = false;
     jp_err rc = ch_write_steps(&w, &committed, err);
+    ch_inflight_leave(st, b->id);
     if (rc == JP_OK)
         ch_flush_rejects(st);
     jp_u64map_cleanup(&w.need);
@@ -699,6 +754,8 @@ static void ch_close(store *s)
     free(st->rejects);
     ch_http_cleanup(st);
     jp_u64map_cleanup(&st->known_stacks);
+    free(st->inflight);
+    pthread_cond_destroy(&st->inflight_cv);
     pthread_mutex_destroy(&st->mu);
     pthread_mutex_destroy(&st->pool_mu);
     free(st->url);
@@ -821,6 +878,23 @@ static void ch_override(char **dst, const char *v)
     *dst = jp_xstrdup(v);
 }
 
+/* First line of a file, without its newline. */
+static jp_err ch_read_password(const char *path, char **out, jp_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return jp_error_set(err, JP_ERR_IO, "--clickhouse-password-file %s: %s", path,
+                            strerror(errno));
+    char buf[1024];
+    if (!fgets(buf, sizeof buf, f))
+        buf[0] = '\0';
+    fclose(f);
+    buf[strcspn(buf, "\r\n")] = '\0';
+    ch_override(out, buf);
+    memset(buf, 0, sizeof buf);
+    return JP_OK;
+}
+
 static jp_err ch_config(ch_store *st, const store_clickhouse_options *o, const store_config *cfg,
                         jp_error *err)
 {
@@ -832,6 +906,12 @@ static jp_err ch_config(ch_store *st, const store_clickhouse_options *o, const s
     if (rc)
         return rc;
     ch_override(&st->user, o->user);
+    if (o->password_file) {
+        if ((rc = ch_read_password(o->password_file, &st->password, err)))
+            return rc;
+    } else if (!o->password && getenv("JPROF_CLICKHOUSE_PASSWORD")) {
+        ch_override(&st->password, getenv("JPROF_CLICKHOUSE_PASSWORD"));
+    }
     ch_override(&st->password, o->password);
     ch_override(&st->database, o->database);
     if (!st->user || !*st->user)
@@ -844,8 +924,8 @@ static jp_err ch_config(ch_store *st, const store_clickhouse_options *o, const s
         return jp_error_set(err, JP_ERR_USAGE,
                             "clickhouse database name '%.64s': use letters, digits and _",
                             st->database);
-    st->connect_timeout_ms = o->connect_timeout_ns > 0 ? (long)(o->connect_timeout_ns / 1000000)
-                                                       : 2000;
+    st->connect_timeout_ms =
+        o->connect_timeout_ns > 0 ? (long)(o->connect_timeout_ns / 1000000) : 2000;
     st->write_timeout_ms = o->write_timeout_ns > 0 ? (long)(o->write_timeout_ns / 1000000) : 60000;
     if (st->connect_timeout_ms < 1)
         st->connect_timeout_ms = 1;
@@ -868,6 +948,7 @@ jp_err store_clickhouse_open(const store_clickhouse_options *o, const store_conf
     ch_store *st = jp_xcalloc(1, sizeof *st);
     pthread_mutex_init(&st->mu, NULL);
     pthread_mutex_init(&st->pool_mu, NULL);
+    pthread_cond_init(&st->inflight_cv, NULL);
     jp_u64map_init(&st->known_stacks);
     store *s = jp_xcalloc(1, sizeof *s);
     s->ops = &ch_ops;

@@ -28,6 +28,10 @@ typedef struct store_clickhouse_options {
     /* override what the URL says; NULL = take it from the URL, else
      * user "default", no password, database "jprof" */
     const char *user, *password, *database;
+    /* a file whose first line is the password (kept out of the process
+     * list); when neither it nor password is given, the environment
+     * variable JPROF_CLICKHOUSE_PASSWORD, then the URL */
+    const char *password_file;
     int64_t connect_timeout_ns; /* 0 = 2 s */
     int64_t write_timeout_ns;   /* one INSERT; 0 = 60 s */
 } store_clickhouse_options;

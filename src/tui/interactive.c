@@ -3,7 +3,10 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "jvm/cleanup.h"
 #include "tui/batch.h"
+#include "tui/live_batch.h"
+#include "tui/live_view.h"
 #include "tui/screen.h"
 #include "tui/view.h"
 
@@ -47,6 +50,73 @@ int tui_interactive_run(const tui_args *a)
     if (st == TUI_LOAD_PARTIAL) {
         fprintf(stderr, "jprof-top: %s\n", err.msg);
         return TUI_EXIT_PARTIAL;
+    }
+    return TUI_EXIT_OK;
+}
+
+static void app_resize(void *ctx, int rows, int cols)
+{
+    tui_live_view_resize(ctx, rows, cols);
+}
+
+static tui_action app_key(void *ctx, int key)
+{
+    return tui_live_view_key(ctx, key);
+}
+
+static bool app_tick(void *ctx)
+{
+    return tui_live_view_tick(ctx);
+}
+
+static void app_render(void *ctx, tui_canvas *c)
+{
+    tui_live_view_render(ctx, c);
+}
+
+int tui_interactive_live(const tui_args *a)
+{
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        fputs("jprof-top: the interactive view needs a terminal; use -b for batch output\n",
+              stderr);
+        return TUI_EXIT_USAGE;
+    }
+    tui_live_signals_install();
+    tui_live_opts o;
+    tui_live_opts_from_args(a, &o);
+    jp_error err;
+    jp_error_init(&err);
+    tui_live *l = NULL;
+    /* Open before the screen takes over, so a failure is a plain message
+     * and a documented exit status. */
+    if (a->has_pid && tui_live_open(&o, &l, &err) != JP_OK) {
+        fprintf(stderr, "jprof-top: %s\n", err.msg);
+        return tui_live_exit_status(err.code);
+    }
+    tui_live_view *v = tui_live_view_new(l, &o);
+    if (l)
+        tui_live_view_tick(v); /* the first snapshot before the first screen */
+    tui_app app = {.ctx = v,
+                   .resize = app_resize,
+                   .key = app_key,
+                   .tick = app_tick,
+                   .render = app_render,
+                   .stop = &tui_live_stop_signal,
+                   .poll_ms = 100};
+    jp_err rc = JP_OK;
+    if (!tui_live_stop_signal)
+        rc = tui_screen_run_app(&app, &err);
+    /* Stops the recording and removes jprof's files in the target. */
+    tui_live_view_free(v);
+    jvm_cleanup_run_all();
+    if (rc != JP_OK) {
+        fprintf(stderr, "jprof-top: %s\n", err.msg);
+        return TUI_EXIT_ERROR;
+    }
+    if (tui_live_stop_signal) {
+        fprintf(stderr, "jprof-top: stopped by signal %d; nothing left in the target\n",
+                (int)tui_live_stop_signal);
+        return 128 + (int)tui_live_stop_signal;
     }
     return TUI_EXIT_OK;
 }

@@ -1,11 +1,16 @@
 /* interactive.h - `jprof-top --jfr FILE`: read the whole recording (every
  * kind, with threads) once and explore it on the terminal. Prints its own
- * errors and returns a TUI_EXIT_* status (batch.h). */
+ * errors and returns a TUI_EXIT_* status (batch.h). Live JVMs: below. */
 #ifndef JP_TUI_INTERACTIVE_H
 #define JP_TUI_INTERACTIVE_H
 
 #include "tui/load.h"
 
 int tui_interactive_run(const tui_args *a);
+
+/* `jprof-top -p PID` (or no argument: the list of local JVMs first): the
+ * live screens until q or a signal; then stops the recording and removes
+ * jprof's files from the target. Returns a TUI_EXIT_* status (live.h). */
+int tui_interactive_live(const tui_args *a);
 
 #endif

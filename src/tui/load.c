@@ -7,7 +7,7 @@
 
 bool tui_format_parse(const char *s, tui_format *out)
 {
-    static const char *const names[] = {"collapsed", "top", "json"};
+    static const char *const names[] = {"collapsed", "top", "json", "text"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (!strcmp(s, names[i])) {
             *out = (tui_format)i;

@@ -15,9 +15,15 @@
 #include "jfr/jfr.h"
 #include "model/profile.h"
 
-typedef enum tui_format { TUI_FORMAT_COLLAPSED = 0, TUI_FORMAT_TOP, TUI_FORMAT_JSON } tui_format;
+/* collapsed and top are for recordings, text for a live JVM, json for both. */
+typedef enum tui_format {
+    TUI_FORMAT_COLLAPSED = 0,
+    TUI_FORMAT_TOP,
+    TUI_FORMAT_JSON,
+    TUI_FORMAT_TEXT
+} tui_format;
 
-/* "collapsed", "top", "json"; false when unknown. */
+/* "collapsed", "top", "json", "text"; false when unknown. */
 bool tui_format_parse(const char *s, tui_format *out);
 
 typedef struct tui_args {
@@ -31,6 +37,14 @@ typedef struct tui_args {
     tui_format format;
     bool has_from, has_to;
     jp_timespec_arg from, to;
+    /* live JVM (-p PID, or the list of local JVMs without --jfr) */
+    bool has_pid;
+    int pid;
+    int64_t interval_ns; /* -d (0 = default 2 s) */
+    long count;          /* --count (batch samples; 0 = 1) */
+    int snap_source;     /* --snapshot: a jvm_snap_source */
+    int64_t window_ns;   /* --window (0 = default 30 s) */
+    const char *asprof;  /* --asprof PATH */
 } tui_args;
 
 void tui_args_init(tui_args *a);

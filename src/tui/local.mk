@@ -8,6 +8,10 @@ libjptui_a_SOURCES = \
 	src/tui/flame_json.c src/tui/flame_json.h \
 	src/tui/flame_panel.c src/tui/flame_panel.h \
 	src/tui/layout.c src/tui/layout.h \
+	src/tui/live.c src/tui/live.h \
+	src/tui/live_batch.c src/tui/live_batch.h \
+	src/tui/live_report.c src/tui/live_report.h \
+	src/tui/live_view.c src/tui/live_view.h src/tui/live_render.c \
 	src/tui/load.c src/tui/load.h \
 	src/tui/table_panel.c src/tui/table_panel.h \
 	src/tui/view.c src/tui/view.h
@@ -18,4 +22,4 @@ jprof_top_SOURCES = src/tui/main.c \
 	src/tui/interactive.c src/tui/interactive.h \
 	src/tui/screen.c src/tui/screen.h
 jprof_top_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(JANSSON_CFLAGS)
-jprof_top_LDADD = libjptui.a libjpjfr.a libjpmodel.a libjpbase.a $(NCURSES_LIBS) $(JANSSON_LIBS) -lm
+jprof_top_LDADD = libjptui.a libjpjvm.a libjpwire.a libjpjfr.a libjpmodel.a libjpbase.a $(NCURSES_LIBS) $(JANSSON_LIBS) -lm

@@ -1,6 +1,8 @@
 /* jprof-top: option parsing and dispatch to batch mode or the interactive
- * view. Exit statuses are documented in man/jprof-top.1 (EXIT STATUS). */
+ * view, on a recording (--jfr) or a live JVM (-p, or the list of JVMs). Exit statuses are documented in man/jprof-top.1 (EXIT STATUS). */
+#include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,7 +12,9 @@
 #include "base/timeutil.h"
 #include "model/profile.h"
 #include "tui/batch.h"
+#include "jvm/snapshot_take.h"
 #include "tui/interactive.h"
+#include "tui/live_batch.h"
 #include "tui/load.h"
 
 enum {
@@ -19,6 +23,10 @@ enum {
     OPT_THREADS,
     OPT_FROM,
     OPT_TO,
+    OPT_COUNT,
+    OPT_SNAPSHOT,
+    OPT_WINDOW,
+    OPT_ASPROF,
 };
 
 static const struct option long_options[] = {
@@ -32,30 +40,47 @@ static const struct option long_options[] = {
     {"to", required_argument, NULL, OPT_TO},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
-    /* Live sources, reserved for a later version. */
+    /* a live JVM on this machine */
     {"pid", required_argument, NULL, 'p'},
+    {"delay", required_argument, NULL, 'd'},
+    {"count", required_argument, NULL, OPT_COUNT},
+    {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
+    {"window", required_argument, NULL, OPT_WINDOW},
+    {"asprof", required_argument, NULL, OPT_ASPROF},
+    /* Kubernetes sources, reserved for a later version. */
     {"namespace", required_argument, NULL, 'n'},
     {"service", required_argument, NULL, 's'},
-    {"duration", required_argument, NULL, 'd'},
     {NULL, 0, NULL, 0},
 };
 
 static void usage(FILE *out)
 {
-    fputs("Usage: jprof-top --jfr FILE [--event KIND] [--value samples|total] [--threads]\n"
+    fputs("Usage: jprof-top [-p PID] [-d SECONDS] [--snapshot SRC] [--window SECONDS]\n"
+          "                 [--asprof PATH/libasyncProfiler.so]\n"
+          "       jprof-top -b [-p PID [--count N] [-d SECONDS] [--format text|json]\n"
+          "                 [--snapshot SRC]]\n"
+          "       jprof-top --jfr FILE [--event KIND] [--value samples|total] [--threads]\n"
           "                 [--from TIME] [--to TIME]\n"
           "       jprof-top -b --jfr FILE [--event KIND] [--value samples|total]\n"
           "                 [--format collapsed|top|json] [--threads] [--from TIME] [--to TIME]\n"
           "\n"
-          "Explore a Java Flight Recorder file: an interactive flame graph with zoom,\n"
-          "search, callers and a top table, or (-b) text and JSON for scripts.\n"
+          "Look into a running JVM (threads, locks, deadlocks, a live flame graph),\n"
+          "or explore a Java Flight Recorder file. Without -p and --jfr: the list of\n"
+          "local JVMs to pick from (-b prints it).\n"
           "\n"
+          "  -p, --pid PID          the JVM to attach to (same user as the JVM, or root)\n"
+          "  -d, --delay SECONDS    refresh interval, and the CPU% interval (default 2)\n"
+          "      --count N          batch: print N samples (default 1)\n"
+          "      --snapshot SRC     auto (default), helper or thread-print\n"
+          "      --window SECONDS   the live flame graph's window (default 30)\n"
+          "      --asprof PATH      profile with this libasyncProfiler.so instead of JFR\n"
           "  -b, --batch            print to stdout instead of the interactive view\n"
           "      --jfr FILE         the JFR recording to read\n"
           "  -e, --event KIND       cpu, wall, alloc, lock or park\n"
           "                         (default: cpu if present, else the first kind present)\n"
           "      --value WHAT       samples (event counts, default) or total (ns or bytes)\n"
-          "  -f, --format FMT       batch output: collapsed (default), top or json\n"
+          "  -f, --format FMT       batch output: live text (default) or json (one object\n"
+          "                         per line); --jfr collapsed (default), top or json\n"
           "      --threads          thread names as the root frames\n"
           "      --from TIME        only events at or after TIME\n"
           "      --to TIME          only events before TIME\n"
@@ -64,7 +89,9 @@ static void usage(FILE *out)
           "  -h, --help             this help\n"
           "  -V, --version          the version\n"
           "\n"
-          "Exit status: 0 ok, 1 error, 2 usage error, 3 damaged file (partial output).\n"
+          "Exit status: 0 ok, 1 error, 2 usage error, 3 damaged file (partial output),\n"
+          "4 no such process, 5 not a JVM, 6 not permitted, 7 attach timed out, 8 the JVM\n"
+          "exited, 9 attach disabled, 10 agent loading refused, 11 profiler conflict.\n"
           "See jprof-top(1).\n",
           out);
 }
@@ -79,6 +106,29 @@ static int usage_error(const char *fmt, ...)
     va_end(ap);
     fputs("\nTry 'jprof-top --help' for more information.\n", stderr);
     return TUI_EXIT_USAGE;
+}
+
+static int parse_seconds(const char *s, const char *opt, int64_t *out)
+{
+    jp_error err;
+    jp_error_init(&err);
+    int64_t ns = 0;
+    if (jp_duration_parse(s, &ns, &err) != JP_OK || ns <= 0)
+        return usage_error("%s: '%s' is not a positive number of seconds (like 2, 0.5 or 500ms)",
+                           opt, s);
+    *out = ns;
+    return TUI_EXIT_OK;
+}
+
+static int parse_count(const char *s, const char *opt, long min, long max, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max)
+        return usage_error("%s: '%s' is not a number from %ld to %ld", opt, s, min, max);
+    *out = (int)v;
+    return TUI_EXIT_OK;
 }
 
 static int parse_time(const char *s, jp_timespec_arg *t, bool *has, const char *opt)
@@ -141,12 +191,38 @@ static int parse(int argc, char **argv, tui_args *a)
             printf("jprof-top (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
             return TUI_EXIT_OK;
         case 'p':
+            rc = parse_count(optarg, "-p", 1, INT32_MAX, &a->pid);
+            a->has_pid = true;
+            break;
+        case 'd':
+            rc = parse_seconds(optarg, "-d", &a->interval_ns);
+            break;
+        case OPT_WINDOW:
+            rc = parse_seconds(optarg, "--window", &a->window_ns);
+            break;
+        case OPT_COUNT: {
+            int n = 0;
+            rc = parse_count(optarg, "--count", 1, 1000000, &n);
+            a->count = n;
+            break;
+        }
+        case OPT_SNAPSHOT: {
+            jvm_snap_source src;
+            if (!jvm_snap_source_parse(optarg, &src))
+                return usage_error("unknown snapshot source '%s' (use auto, helper or "
+                                   "thread-print)",
+                                   optarg);
+            a->snap_source = (int)src;
+            break;
+        }
+        case OPT_ASPROF:
+            a->asprof = optarg;
+            break;
         case 'n':
         case 's':
-        case 'd':
-            return usage_error("%s: live sources (-p, -n, -s, -d) are not available yet; "
-                               "this version reads recordings: --jfr FILE",
-                               argv[optind - 1]);
+            return usage_error("%s: Kubernetes targets (-n, -s) are not available yet; "
+                               "use -p PID for a JVM on this machine",
+                               c == 'n' ? "-n" : "-s");
         case ':':
             return usage_error("option '%s' needs a value", argv[optind - 1]);
         default:
@@ -157,10 +233,22 @@ static int parse(int argc, char **argv, tui_args *a)
     }
     if (optind < argc)
         return usage_error("unexpected argument '%s'", argv[optind]);
-    if (!a->jfr_path)
-        return usage_error("%s", "no recording given: use --jfr FILE");
     if (a->has_format && !a->batch)
         return usage_error("%s", "--format is for batch mode: add -b");
+    if (a->jfr_path) {
+        if (a->has_pid)
+            return usage_error("%s", "--jfr and -p are two sources: give one");
+        if (a->has_format && a->format == TUI_FORMAT_TEXT)
+            return usage_error("%s", "--format text is for live JVMs (-p); use collapsed, top "
+                                     "or json with --jfr");
+        return -1;
+    }
+    if (a->has_format && a->format != TUI_FORMAT_TEXT && a->format != TUI_FORMAT_JSON)
+        return usage_error("--format %s is for recordings (--jfr); a live JVM prints text or "
+                           "json",
+                           a->format == TUI_FORMAT_TOP ? "top" : "collapsed");
+    if (!a->has_format)
+        a->format = TUI_FORMAT_TEXT;
     return -1;
 }
 
@@ -172,5 +260,9 @@ int main(int argc, char **argv)
     int rc = parse(argc, argv, &a);
     if (rc >= 0)
         return rc;
-    return a.batch ? tui_batch_run(&a, stdout, stderr) : tui_interactive_run(&a);
+    if (a.jfr_path)
+        return a.batch ? tui_batch_run(&a, stdout, stderr) : tui_interactive_run(&a);
+    if (a.batch)
+        return a.has_pid ? tui_live_batch_run(&a, stdout, stderr) : tui_live_list_run(stdout, stderr);
+    return tui_interactive_live(&a);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <wchar.h>
 
+#include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "tui/canvas.h"
 
@@ -121,6 +122,18 @@ static int translate_key(int rc, wint_t wch)
             return TUI_KEY_F3;
         case KEY_F(10):
             return TUI_KEY_F10;
+        case KEY_F(2):
+            return TUI_KEY_F2;
+        case KEY_F(4):
+            return TUI_KEY_F4;
+        case KEY_F(5):
+            return TUI_KEY_F5;
+        case KEY_F(6):
+            return TUI_KEY_F6;
+        case KEY_F(7):
+            return TUI_KEY_F7;
+        case KEY_F(8):
+            return TUI_KEY_F8;
         default:
             return 0;
         }
@@ -139,12 +152,14 @@ static int translate_key(int rc, wint_t wch)
     }
 }
 
-jp_err tui_screen_run(tui_view *v, jp_error *err)
+static SCREEN *terminal_open(jp_error *err)
 {
     SCREEN *scr = newterm(NULL, stdout, stdin);
-    if (!scr)
-        return jp_error_set(err, JP_ERR_IO, "cannot set up the terminal (TERM=%s)",
-                            getenv("TERM") ? getenv("TERM") : "unset");
+    if (!scr) {
+        jp_error_set(err, JP_ERR_IO, "cannot set up the terminal (TERM=%s)",
+                     getenv("TERM") ? getenv("TERM") : "unset");
+        return NULL;
+    }
     set_term(scr);
     cbreak();
     noecho();
@@ -153,6 +168,14 @@ jp_err tui_screen_run(tui_view *v, jp_error *err)
     set_escdelay(25);
     curs_set(0);
     colours_init();
+    return scr;
+}
+
+jp_err tui_screen_run(tui_view *v, jp_error *err)
+{
+    SCREEN *scr = terminal_open(err);
+    if (!scr)
+        return err ? err->code : JP_ERR_IO;
     tui_canvas canvas;
     tui_canvas_init(&canvas, 1, 1);
     for (;;) {
@@ -170,6 +193,62 @@ jp_err tui_screen_run(tui_view *v, jp_error *err)
         int key = translate_key(rc, wch);
         if (key && tui_view_key(v, key) == TUI_ACTION_QUIT)
             break;
+    }
+    tui_canvas_cleanup(&canvas);
+    endwin();
+    delscreen(scr);
+    return JP_OK;
+}
+
+/* A get_wch that fails at once this many times in a row means the terminal
+ * is gone (EOF on stdin) even if no SIGHUP came. */
+#define DEAD_TERMINAL_ERRS 200
+
+jp_err tui_screen_run_app(const tui_app *app, jp_error *err)
+{
+    SCREEN *scr = terminal_open(err);
+    if (!scr)
+        return err ? err->code : JP_ERR_IO;
+    tui_canvas canvas;
+    tui_canvas_init(&canvas, 1, 1);
+    int rows = -1, cols = -1, fast_errs = 0;
+    bool redraw = true;
+    timeout(app->poll_ms > 0 ? app->poll_ms : 100);
+    while (!*app->stop) {
+        int r, c;
+        getmaxyx(stdscr, r, c);
+        if (r != rows || c != cols) {
+            rows = r, cols = c;
+            app->resize(app->ctx, rows, cols);
+            redraw = true;
+        }
+        if (redraw) {
+            app->render(app->ctx, &canvas);
+            erase();
+            blit(&canvas);
+            refresh();
+            redraw = false;
+        }
+        int64_t t0 = jp_time_mono_ns();
+        wint_t wch = 0;
+        int rc = get_wch(&wch);
+        if (*app->stop)
+            break;
+        if (rc == ERR) {
+            fast_errs = jp_time_mono_ns() - t0 < 2000000 ? fast_errs + 1 : 0;
+            if (fast_errs >= DEAD_TERMINAL_ERRS)
+                break;
+        } else {
+            fast_errs = 0;
+            int key = translate_key(rc, wch);
+            if (key) {
+                if (app->key(app->ctx, key) == TUI_ACTION_QUIT)
+                    break;
+                redraw = true;
+            }
+        }
+        if (app->tick(app->ctx))
+            redraw = true;
     }
     tui_canvas_cleanup(&canvas);
     endwin();

@@ -45,6 +45,12 @@ enum {
     TUI_KEY_F1,
     TUI_KEY_F3,
     TUI_KEY_F10,
+    TUI_KEY_F2,
+    TUI_KEY_F4,
+    TUI_KEY_F5,
+    TUI_KEY_F6,
+    TUI_KEY_F7,
+    TUI_KEY_F8,
 };
 
 typedef enum tui_action {

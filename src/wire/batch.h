@@ -21,9 +21,9 @@
 #include "model/profile.h"
 
 /* Hard caps a decoder enforces (the server may configure lower ones). */
-#define JP_BATCH_STRING_MAX 4096   /* bytes of any identity string, reason, frame name */
-#define JP_BATCH_DEPTH_MAX 2048    /* frames per stack */
-#define JP_BATCH_ID_MAX 128        /* bytes of a batch id */
+#define JP_BATCH_STRING_MAX 4096 /* bytes of any identity string, reason, frame name */
+#define JP_BATCH_DEPTH_MAX 2048  /* frames per stack */
+#define JP_BATCH_ID_MAX 128      /* bytes of a batch id */
 
 /* One JVM (ARCHITECTURE.md, "Target"). Strings are NULL when unknown; the
  * store treats NULL as "". namespace and service are required on windows. */
@@ -70,7 +70,8 @@ typedef struct jp_batch_status {
     jp_batch_target target;
     int64_t time_ns;
     char *state;   /* "active", "skipped", "failed", "stopped", ... */
-    char *reason;  /* a status reason word, e.g. "disabled", "conflict", "attach_timeout"; may be NULL */
+    char *reason;  /* a status reason word, e.g. "disabled", "conflict", "attach_timeout"; may be
+                      NULL */
     char *message; /* free text for humans; may be NULL */
     char *engine;  /* "jfr", "async-profiler"; may be NULL */
 } jp_batch_status;

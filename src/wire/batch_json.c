@@ -7,6 +7,8 @@
 #include "base/strbuf.h"
 #include "base/timeutil.h"
 #include "base/xalloc.h"
+#include "base/hash.h"
+#include "wire/json_pull.h"
 
 void jp_batch_limits_default(jp_batch_limits *l)
 {
@@ -70,18 +72,6 @@ static jp_err dec_u64(dec *d, json_t *obj, const char *key, uint64_t *out)
     return JP_OK;
 }
 
-static jp_err dec_bool(dec *d, json_t *obj, const char *key, bool *out)
-{
-    json_t *v = json_object_get(obj, key);
-    *out = false;
-    if (!v || json_is_null(v))
-        return JP_OK;
-    if (!json_is_boolean(v))
-        return dec_fail(d, JP_ERR_FORMAT, key, "must be true or false");
-    *out = json_is_true(v);
-    return JP_OK;
-}
-
 /* A time: an RFC 3339 string or an integer of ns since the epoch. */
 static jp_err dec_time(dec *d, json_t *obj, const char *key, bool required, int64_t *out)
 {
@@ -134,176 +124,6 @@ static jp_err dec_target(dec *d, json_t *obj, bool need_service, jp_batch_target
 static void dec_at(dec *d, const char *name, size_t i)
 {
     snprintf(d->path, sizeof d->path, "%s[%zu]", name, i);
-}
-
-/* A table of strings (frames, threads). */
-static jp_err dec_names(dec *d, json_t *root, const char *key, size_t max, char ***out, size_t *n,
-                        size_t *cap)
-{
-    json_t *a = json_object_get(root, key);
-    if (!a || json_is_null(a))
-        return JP_OK;
-    if (!json_is_array(a))
-        return dec_fail(d, JP_ERR_FORMAT, key, "must be an array of strings");
-    if (json_array_size(a) > max)
-        return dec_fail(d, JP_ERR_LIMIT, key, "more entries than the limit");
-    *out = jp_xcalloc(json_array_size(a) + 1, sizeof **out);
-    *cap = json_array_size(a) + 1;
-    size_t i;
-    json_t *v;
-    json_array_foreach(a, i, v)
-    {
-        if (!json_is_string(v)) {
-            dec_at(d, key, i);
-            return dec_fail(d, JP_ERR_FORMAT, "", "must be a string");
-        }
-        size_t len = json_string_length(v);
-        if (len > d->lim->max_string) {
-            dec_at(d, key, i);
-            return dec_fail(d, JP_ERR_LIMIT, "", "string longer than the limit");
-        }
-        char *s = jp_xstrndup(json_string_value(v), len);
-        for (size_t k = 0; k < len; k++)
-            if ((unsigned char)s[k] < 0x20)
-                s[k] = '?';
-        (*out)[(*n)++] = s;
-    }
-    return JP_OK;
-}
-
-static jp_err dec_stacks(dec *d, json_t *root, jp_batch *b)
-{
-    json_t *a = json_object_get(root, "stacks");
-    if (!a || json_is_null(a))
-        return JP_OK;
-    if (!json_is_array(a))
-        return dec_fail(d, JP_ERR_FORMAT, "stacks", "must be an array");
-    if (json_array_size(a) > d->lim->max_stacks)
-        return dec_fail(d, JP_ERR_LIMIT, "stacks", "more stacks than the limit");
-    uint32_t *tmp = jp_xcalloc(d->lim->max_depth + 1, sizeof *tmp);
-    jp_err rc = JP_OK;
-    size_t i;
-    json_t *s;
-    json_array_foreach(a, i, s)
-    {
-        dec_at(d, "stacks", i);
-        json_t *fr = s;
-        bool truncated = false;
-        if (json_is_object(s)) {
-            fr = json_object_get(s, "frames");
-            if ((rc = dec_bool(d, s, "truncated", &truncated)))
-                break;
-        }
-        if (!json_is_array(fr)) {
-            rc = dec_fail(d, JP_ERR_FORMAT, "", "a stack is an array of frame indexes or {frames}");
-            break;
-        }
-        size_t depth = json_array_size(fr);
-        if (depth > d->lim->max_depth) {
-            rc = dec_fail(d, JP_ERR_LIMIT, "", "more frames than the per-stack limit");
-            break;
-        }
-        for (size_t k = 0; k < depth && !rc; k++) {
-            json_t *x = json_array_get(fr, k);
-            if (!json_is_integer(x) || json_integer_value(x) < 0 ||
-                (uint64_t)json_integer_value(x) >= b->nframes)
-                rc = dec_fail(d, JP_ERR_FORMAT, "", "frame index out of the frames table");
-            else
-                tmp[k] = (uint32_t)json_integer_value(x);
-        }
-        if (rc)
-            break;
-        jp_batch_add_stack(b, tmp, (uint32_t)depth, truncated);
-    }
-    free(tmp);
-    d->path[0] = '\0';
-    return rc;
-}
-
-/* A row: [stack, samples, value] or [stack, samples, value, thread]. */
-static jp_err dec_row(dec *d, json_t *r, const jp_batch *b, jp_batch_window *w)
-{
-    size_t n = json_is_array(r) ? json_array_size(r) : 0;
-    if (n != 3 && n != 4)
-        return dec_fail(d, JP_ERR_FORMAT, "", "a row is [stack, samples, value] or [..., thread]");
-    json_int_t v[4] = {0, 0, 0, -1};
-    for (size_t k = 0; k < n; k++) {
-        json_t *x = json_array_get(r, k);
-        if (!json_is_integer(x) || json_integer_value(x) < 0)
-            return dec_fail(d, JP_ERR_FORMAT, "", "row fields must be integers >= 0");
-        v[k] = json_integer_value(x);
-    }
-    if ((uint64_t)v[0] >= b->nstacks)
-        return dec_fail(d, JP_ERR_FORMAT, "", "stack index out of the stacks table");
-    if (n == 4 && (uint64_t)v[3] >= b->nthreads)
-        return dec_fail(d, JP_ERR_FORMAT, "", "thread index out of the threads table");
-    jp_batch_window_add_row(w, (uint32_t)v[0], n == 4 ? (uint32_t)v[3] : JP_BATCH_NO_THREAD,
-                            (uint64_t)v[1], (uint64_t)v[2]);
-    return JP_OK;
-}
-
-static jp_err dec_window(dec *d, json_t *o, jp_batch *b, jp_batch_window *w, size_t *rows_total)
-{
-    if (!json_is_object(o))
-        return dec_fail(d, JP_ERR_FORMAT, "", "must be an object");
-    jp_err rc;
-    char *kind = NULL;
-    if ((rc = dec_target(d, o, true, &w->target)) || (rc = dec_str(d, o, "kind", true, &kind)))
-        return rc;
-    bool ok = jp_kind_parse(kind, &w->kind);
-    free(kind);
-    if (!ok)
-        return dec_fail(d, JP_ERR_FORMAT, "kind", "unknown kind (cpu, wall, alloc, lock, park)");
-    uint64_t period;
-    if ((rc = dec_time(d, o, "start", true, &w->start_ns)) ||
-        (rc = dec_time(d, o, "end", true, &w->end_ns)) ||
-        (rc = dec_u64(d, o, "period_ns", &period)) || (rc = dec_u64(d, o, "events", &w->events)) ||
-        (rc = dec_bool(d, o, "dropped", &w->dropped)) ||
-        (rc = dec_bool(d, o, "truncated", &w->truncated)))
-        return rc;
-    w->period_ns = (int64_t)period;
-    if (w->end_ns < w->start_ns)
-        return dec_fail(d, JP_ERR_FORMAT, "end", "window ends before it starts");
-    json_t *rows = json_object_get(o, "rows");
-    if (!json_is_array(rows))
-        return dec_fail(d, JP_ERR_FORMAT, "rows", "required array is missing");
-    size_t nr = json_array_size(rows);
-    if (nr > d->lim->max_rows - *rows_total)
-        return dec_fail(d, JP_ERR_LIMIT, "rows", "more rows in the batch than the limit");
-    *rows_total += nr;
-    w->rows = jp_xcalloc(nr + 1, sizeof *w->rows);
-    w->rows_cap = nr + 1;
-    char base[sizeof d->path];
-    memcpy(base, d->path, sizeof base);
-    for (size_t i = 0; i < nr; i++) {
-        snprintf(d->path, sizeof d->path, "%s.rows[%zu]", base, i);
-        if ((rc = dec_row(d, json_array_get(rows, i), b, w)))
-            return rc;
-    }
-    memcpy(d->path, base, sizeof base);
-    return JP_OK;
-}
-
-static jp_err dec_windows(dec *d, json_t *root, jp_batch *b)
-{
-    json_t *a = json_object_get(root, "windows");
-    if (!a || json_is_null(a))
-        return JP_OK;
-    if (!json_is_array(a))
-        return dec_fail(d, JP_ERR_FORMAT, "windows", "must be an array");
-    if (json_array_size(a) > d->lim->max_windows)
-        return dec_fail(d, JP_ERR_LIMIT, "windows", "more windows than the limit");
-    size_t rows_total = 0, i;
-    json_t *o;
-    json_array_foreach(a, i, o)
-    {
-        dec_at(d, "windows", i);
-        jp_err rc = dec_window(d, o, b, jp_batch_add_window(b), &rows_total);
-        if (rc)
-            return rc;
-    }
-    d->path[0] = '\0';
-    return JP_OK;
 }
 
 static jp_err dec_statuses(dec *d, json_t *root, jp_batch *b, size_t *docs)
@@ -393,68 +213,522 @@ static jp_err dec_docs(dec *d, json_t *root, const char *key, jp_batch_doc **out
     return JP_OK;
 }
 
-static jp_err dec_header(dec *d, json_t *root, jp_batch *b)
+/* ---- the batch, read with the pull parser (json_pull.h) ----
+ *
+ * The bulky parts (frame and thread names, stacks, window rows) are read
+ * token by token; the small objects (collector, queue, targets, statuses,
+ * snapshots, deadlocks) are cut out as text and checked with jansson by the
+ * helpers above. Indexes are checked once the whole document is read, so
+ * the keys may come in any order. */
+
+typedef struct pdec {
+    dec d;
+    jpull p;
+    jp_batch *b;
+    size_t rows_total, docs;
+} pdec;
+
+static jp_err pd_syntax(pdec *x)
 {
-    jp_err rc;
-    if ((rc = dec_str(d, root, "batch_id", true, &b->id)))
-        return rc;
-    if (strlen(b->id) > JP_BATCH_ID_MAX)
-        return dec_fail(d, JP_ERR_FORMAT, "batch_id", "longer than 128 bytes");
-    json_t *c = json_object_get(root, "collector");
-    if (!json_is_object(c))
-        return dec_fail(d, JP_ERR_FORMAT, "collector", "required object is missing");
-    snprintf(d->path, sizeof d->path, "collector");
-    if ((rc = dec_str(d, c, "id", true, &b->collector)) ||
-        (rc = dec_str(d, c, "version", false, &b->collector_version)))
-        return rc;
-    d->path[0] = '\0';
-    if ((rc = dec_time(d, root, "sent", false, &b->sent_ns)) ||
-        (rc = dec_bool(d, root, "heartbeat", &b->heartbeat)))
-        return rc;
-    json_t *q = json_object_get(root, "queue");
-    if (q && !json_is_null(q)) {
-        if (!json_is_object(q))
-            return dec_fail(d, JP_ERR_FORMAT, "queue", "must be an object");
-        snprintf(d->path, sizeof d->path, "queue");
-        if ((rc = dec_u64(d, q, "dropped_batches", &b->queue_dropped_batches)) ||
-            (rc = dec_u64(d, q, "dropped_bytes", &b->queue_dropped_bytes)) ||
-            (rc = dec_u64(d, q, "bytes", &b->queue_bytes)) ||
-            (rc = dec_time(d, q, "oldest_dropped", false, &b->queue_oldest_dropped_ns)))
-            return rc;
-        d->path[0] = '\0';
-    }
+    return jp_error_set(x->d.err, JP_ERR_FORMAT, "body is not valid JSON: %s", x->p.err);
+}
+
+static jp_err pd_expect(pdec *x, jpull_tok got, jpull_tok want, const char *field, const char *what)
+{
+    if (got == JPULL_ERROR)
+        return pd_syntax(x);
+    if (got != want)
+        return dec_fail(&x->d, JP_ERR_FORMAT, field, what);
     return JP_OK;
 }
 
-jp_err jp_batch_json_decode(const char *text, size_t len, const jp_batch_limits *lim,
-                            jp_batch *out, jp_error *err)
+/* Cuts out the value just started by `t` and parses it with jansson. */
+static jp_err pd_subdoc(pdec *x, jpull_tok t, json_t **out)
 {
+    size_t a, e;
+    *out = NULL;
+    if (!jpull_capture(&x->p, t, &a, &e))
+        return pd_syntax(x);
     json_error_t je;
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    if (!root)
-        return jp_error_set(err, JP_ERR_FORMAT, "body is not valid JSON: line %d column %d: %s",
-                            je.line, je.column, je.text);
-    dec d = {.lim = lim, .err = err};
+    *out = json_loadb(x->p.buf + a, e - a, JSON_REJECT_DUPLICATES, &je);
+    if (!*out)
+        return jp_error_set(x->d.err, JP_ERR_FORMAT, "body is not valid JSON: %s", je.text);
+    return JP_OK;
+}
+
+/* Runs a jansson-side decoder on {key: value} built from the value at t. */
+static jp_err pd_wrapped(pdec *x, jpull_tok t, const char *key, json_t **wrap)
+{
+    json_t *v;
+    jp_err rc = pd_subdoc(x, t, &v);
+    if (rc)
+        return rc;
+    *wrap = json_object();
+    json_object_set_new(*wrap, key, v);
+    return JP_OK;
+}
+
+static char *pd_strdup(pdec *x)
+{
+    char *s = jp_xstrndup(x->p.str, x->p.slen);
+    for (size_t i = 0; i < x->p.slen; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            s[i] = '?';
+    return s;
+}
+
+static jp_err pd_names(pdec *x, jpull_tok t, const char *key, size_t max, char ***out, size_t *n,
+                       size_t *cap)
+{
+    jp_err rc = pd_expect(x, t, JPULL_ARR_BEGIN, key, "must be an array of strings");
+    if (rc)
+        return rc;
+    for (size_t i = 0;; i++) {
+        t = jpull_next(&x->p);
+        if (t == JPULL_ARR_END)
+            return JP_OK;
+        dec_at(&x->d, key, i);
+        if (t == JPULL_ERROR)
+            return pd_syntax(x);
+        if (t != JPULL_STRING)
+            return dec_fail(&x->d, JP_ERR_FORMAT, "", "must be a string");
+        if (i >= max)
+            return dec_fail(&x->d, JP_ERR_LIMIT, "", "more entries than the limit");
+        if (x->p.slen > x->d.lim->max_string)
+            return dec_fail(&x->d, JP_ERR_LIMIT, "", "string longer than the limit");
+        *out = jp_xgrow(*out, cap, *n + 1, sizeof **out);
+        (*out)[(*n)++] = pd_strdup(x);
+        x->d.path[0] = '\0';
+    }
+}
+
+/* A stack: [i, j, ...] or {"frames": [...], "truncated": bool}. Frame
+ * indexes are checked at the end (frames may come after stacks). */
+static jp_err pd_stack_frames(pdec *x, jp_batch_stack *s, size_t *cap)
+{
+    for (;;) {
+        jpull_tok t = jpull_next(&x->p);
+        if (t == JPULL_ARR_END)
+            return JP_OK;
+        if (t == JPULL_ERROR)
+            return pd_syntax(x);
+        if (t != JPULL_INT || x->p.i < 0 || x->p.i > UINT32_MAX)
+            return dec_fail(&x->d, JP_ERR_FORMAT, "", "frame index must be an integer >= 0");
+        if (s->depth >= x->d.lim->max_depth)
+            return dec_fail(&x->d, JP_ERR_LIMIT, "", "more frames than the per-stack limit");
+        s->frames = jp_xgrow(s->frames, cap, s->depth + 1, sizeof *s->frames);
+        s->frames[s->depth++] = (uint32_t)x->p.i;
+    }
+}
+
+static jp_err pd_stack(pdec *x, jpull_tok t, jp_batch_stack *s)
+{
+    size_t cap = 0;
+    if (t == JPULL_ARR_BEGIN)
+        return pd_stack_frames(x, s, &cap);
+    if (t != JPULL_OBJ_BEGIN)
+        return t == JPULL_ERROR ? pd_syntax(x)
+                                : dec_fail(&x->d, JP_ERR_FORMAT, "",
+                                           "a stack is an array of frame indexes or {frames}");
+    bool have = false;
+    while ((t = jpull_next(&x->p)) == JPULL_KEY) {
+        bool is_frames = x->p.slen == 6 && !memcmp(x->p.str, "frames", 6);
+        bool is_trunc = x->p.slen == 9 && !memcmp(x->p.str, "truncated", 9);
+        t = jpull_next(&x->p);
+        jp_err rc;
+        if (is_frames && t == JPULL_ARR_BEGIN && !have) {
+            have = true;
+            if ((rc = pd_stack_frames(x, s, &cap)))
+                return rc;
+        } else if (is_trunc && (t == JPULL_TRUE || t == JPULL_FALSE)) {
+            s->truncated = t == JPULL_TRUE;
+        } else if (is_frames || is_trunc) {
+            return t == JPULL_ERROR ? pd_syntax(x)
+                                    : dec_fail(&x->d, JP_ERR_FORMAT, "",
+                                               "frames must be an array, truncated a boolean");
+        } else if (!jpull_skip(&x->p, t)) {
+            return pd_syntax(x);
+        }
+    }
+    if (t == JPULL_ERROR)
+        return pd_syntax(x);
+    return have ? JP_OK : dec_fail(&x->d, JP_ERR_FORMAT, "", "a stack object needs frames");
+}
+
+static jp_err pd_stacks(pdec *x, jpull_tok t)
+{
+    jp_err rc = pd_expect(x, t, JPULL_ARR_BEGIN, "stacks", "must be an array");
+    jp_batch *b = x->b;
+    for (size_t i = 0; !rc; i++) {
+        t = jpull_next(&x->p);
+        if (t == JPULL_ARR_END)
+            break;
+        dec_at(&x->d, "stacks", i);
+        if (i >= x->d.lim->max_stacks)
+            return dec_fail(&x->d, JP_ERR_LIMIT, "", "more stacks than the limit");
+        b->stacks = jp_xgrow(b->stacks, &b->stacks_cap, b->nstacks + 1, sizeof *b->stacks);
+        jp_batch_stack *s = &b->stacks[b->nstacks++];
+        memset(s, 0, sizeof *s);
+        rc = pd_stack(x, t, s);
+    }
+    x->d.path[0] = '\0';
+    return rc;
+}
+
+/* A row: [stack, samples, value] or [stack, samples, value, thread]. */
+static jp_err pd_row(pdec *x, jpull_tok t, jp_batch_window *w)
+{
+    if (t != JPULL_ARR_BEGIN)
+        return t == JPULL_ERROR ? pd_syntax(x)
+                                : dec_fail(&x->d, JP_ERR_FORMAT, "",
+                                           "a row is [stack, samples, value] or [..., thread]");
+    int64_t v[4] = {0, 0, 0, -1};
+    int n = 0;
+    while ((t = jpull_next(&x->p)) != JPULL_ARR_END) {
+        if (t == JPULL_ERROR)
+            return pd_syntax(x);
+        if (n == 4 || t != JPULL_INT || x->p.i < 0)
+            return dec_fail(&x->d, JP_ERR_FORMAT, "",
+                            n == 4 ? "a row is [stack, samples, value] or [..., thread]"
+                                   : "row fields must be integers >= 0");
+        v[n++] = x->p.i;
+    }
+    if (n < 3)
+        return dec_fail(&x->d, JP_ERR_FORMAT, "",
+                        "a row is [stack, samples, value] or [..., thread]");
+    if (v[0] > UINT32_MAX || v[3] > UINT32_MAX)
+        return dec_fail(&x->d, JP_ERR_FORMAT, "", "index out of range");
+    jp_batch_window_add_row(w, (uint32_t)v[0], n == 4 ? (uint32_t)v[3] : JP_BATCH_NO_THREAD,
+                            (uint64_t)v[1], (uint64_t)v[2]);
+    return JP_OK;
+}
+
+static jp_err pd_rows(pdec *x, jpull_tok t, jp_batch_window *w)
+{
+    jp_err rc = pd_expect(x, t, JPULL_ARR_BEGIN, "rows", "required array is missing");
+    char base[sizeof x->d.path];
+    memcpy(base, x->d.path, sizeof base);
+    for (size_t i = 0; !rc; i++) {
+        t = jpull_next(&x->p);
+        if (t == JPULL_ARR_END)
+            break;
+        snprintf(x->d.path, sizeof x->d.path, "%s.rows[%zu]", base, i);
+        if (x->rows_total++ >= x->d.lim->max_rows)
+            return dec_fail(&x->d, JP_ERR_LIMIT, "", "more rows in the batch than the limit");
+        rc = pd_row(x, t, w);
+    }
+    if (!rc)
+        memcpy(x->d.path, base, sizeof base);
+    return rc;
+}
+
+/* A time token: integer ns since the epoch or RFC 3339 text. */
+static jp_err pd_time(pdec *x, jpull_tok t, const char *key, int64_t *out)
+{
+    if (t == JPULL_INT && x->p.i >= 0) {
+        *out = x->p.i;
+        return JP_OK;
+    }
+    if (t == JPULL_STRING && x->p.slen < 64) {
+        char tmp[64];
+        memcpy(tmp, x->p.str, x->p.slen);
+        tmp[x->p.slen] = '\0';
+        jp_error e;
+        jp_error_init(&e);
+        if (jp_rfc3339_parse(tmp, out, &e) != JP_OK)
+            return dec_fail(&x->d, JP_ERR_FORMAT, key, e.msg);
+        return JP_OK;
+    }
+    return t == JPULL_ERROR ? pd_syntax(x)
+                            : dec_fail(&x->d, JP_ERR_FORMAT, key,
+                                       "must be RFC 3339 text or integer ns since epoch");
+}
+
+static bool pd_kind(const pdec *x, jp_kind *out)
+{
+    char tmp[16];
+    if (x->p.slen >= sizeof tmp)
+        return false;
+    memcpy(tmp, x->p.str, x->p.slen);
+    tmp[x->p.slen] = '\0';
+    return jp_kind_parse(tmp, out);
+}
+
+static bool pd_key(const pdec *x, const char *k)
+{
+    size_t n = strlen(k);
+    return x->p.slen == n && !memcmp(x->p.str, k, n);
+}
+
+/* One field of a window object; t is the value's first token. */
+static jp_err pd_window_field(pdec *x, int key, jpull_tok t, jp_batch_window *w, unsigned *seen)
+{
+    static const char *const names[] = {"target", "kind",    "start",     "end", "period_ns",
+                                        "events", "dropped", "truncated", "rows"};
+    if (*seen & (1u << key))
+        return dec_fail(&x->d, JP_ERR_FORMAT, names[key], "duplicate key");
+    *seen |= 1u << key;
+    json_t *wrap;
+    jp_err rc;
+    switch (key) {
+    case 0:
+        if ((rc = pd_wrapped(x, t, "target", &wrap)))
+            return rc;
+        rc = dec_target(&x->d, wrap, true, &w->target);
+        json_decref(wrap);
+        return rc;
+    case 1:
+        if (t != JPULL_STRING || !pd_kind(x, &w->kind))
+            return t == JPULL_ERROR ? pd_syntax(x)
+                                    : dec_fail(&x->d, JP_ERR_FORMAT, "kind",
+                                               "unknown kind (cpu, wall, alloc, lock, park)");
+        return JP_OK;
+    case 2:
+        return pd_time(x, t, "start", &w->start_ns);
+    case 3:
+        return pd_time(x, t, "end", &w->end_ns);
+    case 4:
+    case 5:
+        if (t != JPULL_INT || x->p.i < 0)
+            return t == JPULL_ERROR
+                       ? pd_syntax(x)
+                       : dec_fail(&x->d, JP_ERR_FORMAT, names[key], "must be an integer >= 0");
+        if (key == 4)
+            w->period_ns = x->p.i;
+        else
+            w->events = (uint64_t)x->p.i;
+        return JP_OK;
+    case 6:
+    case 7:
+        if (t != JPULL_TRUE && t != JPULL_FALSE && t != JPULL_NULL)
+            return t == JPULL_ERROR
+                       ? pd_syntax(x)
+                       : dec_fail(&x->d, JP_ERR_FORMAT, names[key], "must be true or false");
+        *(key == 6 ? &w->dropped : &w->truncated) = t == JPULL_TRUE;
+        return JP_OK;
+    default:
+        return pd_rows(x, t, w);
+    }
+}
+
+static jp_err pd_window(pdec *x, jpull_tok t, jp_batch_window *w)
+{
+    static const char *const keys[] = {"target", "kind",    "start",     "end", "period_ns",
+                                       "events", "dropped", "truncated", "rows"};
+    if (t != JPULL_OBJ_BEGIN)
+        return t == JPULL_ERROR ? pd_syntax(x)
+                                : dec_fail(&x->d, JP_ERR_FORMAT, "", "must be an object");
+    unsigned seen = 0;
     jp_err rc = JP_OK;
-    size_t docs = 0;
-    if (!json_is_object(root)) {
-        rc = jp_error_set(err, JP_ERR_FORMAT, "body must be a JSON object");
+    while (!rc && (t = jpull_next(&x->p)) == JPULL_KEY) {
+        int key = -1;
+        for (int k = 0; k < 9 && key < 0; k++)
+            if (pd_key(x, keys[k]))
+                key = k;
+        t = jpull_next(&x->p);
+        if (key < 0)
+            rc = jpull_skip(&x->p, t) ? JP_OK : pd_syntax(x);
+        else
+            rc = pd_window_field(x, key, t, w, &seen);
+    }
+    if (rc)
+        return rc;
+    if (t == JPULL_ERROR)
+        return pd_syntax(x);
+    for (int k = 0; k < 9; k++)
+        if ((k < 4 || k == 8) && !(seen & (1u << k)))
+            return dec_fail(&x->d, JP_ERR_FORMAT, keys[k], "required field is missing");
+    if (w->end_ns < w->start_ns)
+        return dec_fail(&x->d, JP_ERR_FORMAT, "end", "window ends before it starts");
+    return JP_OK;
+}
+
+static jp_err pd_windows(pdec *x, jpull_tok t)
+{
+    jp_err rc = pd_expect(x, t, JPULL_ARR_BEGIN, "windows", "must be an array");
+    for (size_t i = 0; !rc; i++) {
+        t = jpull_next(&x->p);
+        if (t == JPULL_ARR_END)
+            break;
+        dec_at(&x->d, "windows", i);
+        if (i >= x->d.lim->max_windows)
+            return dec_fail(&x->d, JP_ERR_LIMIT, "", "more windows than the limit");
+        rc = pd_window(x, t, jp_batch_add_window(x->b));
+    }
+    if (!rc)
+        x->d.path[0] = '\0';
+    return rc;
+}
+
+/* Collector and queue objects, statuses and documents: through jansson. */
+static jp_err pd_small(pdec *x, const char *key, jpull_tok t)
+{
+    json_t *wrap;
+    jp_err rc = pd_wrapped(x, t, key, &wrap);
+    if (rc)
+        return rc;
+    jp_batch *b = x->b;
+    json_t *v = json_object_get(wrap, key);
+    if (!strcmp(key, "collector")) {
+        if (!json_is_object(v)) {
+            rc = dec_fail(&x->d, JP_ERR_FORMAT, "collector", "required object is missing");
+        } else {
+            snprintf(x->d.path, sizeof x->d.path, "collector");
+            if (!(rc = dec_str(&x->d, v, "id", true, &b->collector)))
+                rc = dec_str(&x->d, v, "version", false, &b->collector_version);
+        }
+    } else if (!strcmp(key, "queue")) {
+        if (!json_is_null(v) && !json_is_object(v)) {
+            rc = dec_fail(&x->d, JP_ERR_FORMAT, "queue", "must be an object");
+        } else if (json_is_object(v)) {
+            snprintf(x->d.path, sizeof x->d.path, "queue");
+            if (!(rc = dec_u64(&x->d, v, "dropped_batches", &b->queue_dropped_batches)) &&
+                !(rc = dec_u64(&x->d, v, "dropped_bytes", &b->queue_dropped_bytes)) &&
+                !(rc = dec_u64(&x->d, v, "bytes", &b->queue_bytes)))
+                rc = dec_time(&x->d, v, "oldest_dropped", false, &b->queue_oldest_dropped_ns);
+        }
+    } else if (!strcmp(key, "statuses")) {
+        rc = dec_statuses(&x->d, wrap, b, &x->docs);
+    } else if (!strcmp(key, "thread_snapshots")) {
+        rc = dec_docs(&x->d, wrap, key, &b->snapshots, &b->nsnapshots, &b->snapshots_cap, &x->docs);
+    } else {
+        rc = dec_docs(&x->d, wrap, key, &b->deadlocks, &b->ndeadlocks, &b->deadlocks_cap, &x->docs);
+    }
+    if (!rc)
+        x->d.path[0] = '\0';
+    json_decref(wrap);
+    return rc;
+}
+
+static jp_err pd_scalar(pdec *x, int key, jpull_tok t)
+{
+    jp_batch *b = x->b;
+    switch (key) {
+    case 0: /* batch_id */
+        if (t != JPULL_STRING || !x->p.slen)
+            return t == JPULL_ERROR
+                       ? pd_syntax(x)
+                       : dec_fail(&x->d, JP_ERR_FORMAT, "batch_id", "must be a non-empty string");
+        if (x->p.slen > JP_BATCH_ID_MAX)
+            return dec_fail(&x->d, JP_ERR_FORMAT, "batch_id", "longer than 128 bytes");
+        b->id = pd_strdup(x);
+        return JP_OK;
+    case 1: /* sent */
+        return t == JPULL_NULL ? JP_OK : pd_time(x, t, "sent", &b->sent_ns);
+    default: /* heartbeat */
+        if (t != JPULL_TRUE && t != JPULL_FALSE && t != JPULL_NULL)
+            return t == JPULL_ERROR
+                       ? pd_syntax(x)
+                       : dec_fail(&x->d, JP_ERR_FORMAT, "heartbeat", "must be true or false");
+        b->heartbeat = t == JPULL_TRUE;
+        return JP_OK;
+    }
+}
+
+static const char *const pd_keys[] = {"batch_id", "sent",     "heartbeat",        "collector",
+                                      "queue",    "statuses", "thread_snapshots", "deadlocks",
+                                      "frames",   "threads",  "stacks",           "windows"};
+#define PD_NKEYS 12
+
+static jp_err pd_field(pdec *x, int key, jpull_tok t)
+{
+    jp_batch *b = x->b;
+    if (t == JPULL_NULL && key >= 4) /* optional lists and objects may be null */
+        return JP_OK;
+    if (key < 3)
+        return pd_scalar(x, key, t);
+    if (key < 8)
+        return pd_small(x, pd_keys[key], t);
+    switch (key) {
+    case 8:
+        return pd_names(x, t, "frames", x->d.lim->max_frames, &b->frames, &b->nframes,
+                        &b->frames_cap);
+    case 9:
+        return pd_names(x, t, "threads", x->d.lim->max_threads, &b->threads, &b->nthreads,
+                        &b->threads_cap);
+    case 10:
+        return pd_stacks(x, t);
+    default:
+        return pd_windows(x, t);
+    }
+}
+
+/* Indexes and stack ids, once every table is known. */
+static jp_err pd_finish(pdec *x)
+{
+    jp_batch *b = x->b;
+    for (size_t i = 0; i < b->nstacks; i++) {
+        jp_batch_stack *s = &b->stacks[i];
+        uint64_t id = 0x6a70726f66ULL ^ s->depth; /* as jp_batch_stack_id() */
+        for (uint32_t k = 0; k < s->depth; k++) {
+            if (s->frames[k] >= b->nframes) {
+                dec_at(&x->d, "stacks", i);
+                return dec_fail(&x->d, JP_ERR_FORMAT, "", "frame index out of the frames table");
+            }
+            const char *n = b->frames[s->frames[k]];
+            size_t len = strlen(n);
+            id = jp_hash_combine(
+                id, jp_hash_bytes(n, len > JP_FRAME_NAME_MAX ? JP_FRAME_NAME_MAX : len));
+        }
+        s->id = id;
+    }
+    for (size_t w = 0; w < b->nwindows; w++)
+        for (size_t r = 0; r < b->windows[w].nrows; r++) {
+            const jp_batch_row *row = &b->windows[w].rows[r];
+            const char *bad = row->stack >= b->nstacks ? "stack index out of the stacks table"
+                              : row->thread != JP_BATCH_NO_THREAD && row->thread >= b->nthreads
+                                  ? "thread index out of the threads table"
+                                  : NULL;
+            if (bad) {
+                snprintf(x->d.path, sizeof x->d.path, "windows[%zu].rows[%zu]", w, r);
+                return dec_fail(&x->d, JP_ERR_FORMAT, "", bad);
+            }
+        }
+    if (!b->id)
+        return dec_fail(&x->d, JP_ERR_FORMAT, "batch_id", "required string is missing");
+    if (!b->collector)
+        return dec_fail(&x->d, JP_ERR_FORMAT, "collector", "required object is missing");
+    return JP_OK;
+}
+
+jp_err jp_batch_json_decode(const char *text, size_t len, const jp_batch_limits *lim, jp_batch *out,
+                            jp_error *err)
+{
+    pdec x = {.d = {.lim = lim, .err = err}, .b = out};
+    jpull_init(&x.p, text, len);
+    jp_err rc = JP_OK;
+    unsigned seen = 0;
+    jpull_tok t = jpull_next(&x.p);
+    if (t != JPULL_OBJ_BEGIN) {
+        rc = t == JPULL_ERROR ? pd_syntax(&x)
+                              : jp_error_set(err, JP_ERR_FORMAT, "body must be a JSON object");
         goto out;
     }
-    if ((rc = dec_header(&d, root, out)) ||
-        (rc = dec_names(&d, root, "frames", lim->max_frames, &out->frames, &out->nframes,
-                        &out->frames_cap)) ||
-        (rc = dec_names(&d, root, "threads", lim->max_threads, &out->threads, &out->nthreads,
-                        &out->threads_cap)) ||
-        (rc = dec_stacks(&d, root, out)) || (rc = dec_windows(&d, root, out)) ||
-        (rc = dec_statuses(&d, root, out, &docs)) ||
-        (rc = dec_docs(&d, root, "thread_snapshots", &out->snapshots, &out->nsnapshots,
-                       &out->snapshots_cap, &docs)) ||
-        (rc = dec_docs(&d, root, "deadlocks", &out->deadlocks, &out->ndeadlocks,
-                       &out->deadlocks_cap, &docs)))
-        goto out;
+    while (!rc && (t = jpull_next(&x.p)) == JPULL_KEY) {
+        int key = -1;
+        for (int k = 0; k < PD_NKEYS && key < 0; k++)
+            if (pd_key(&x, pd_keys[k]))
+                key = k;
+        if (key >= 0 && (seen & (1u << key))) {
+            rc = dec_fail(&x.d, JP_ERR_FORMAT, pd_keys[key], "duplicate key");
+            break;
+        }
+        t = jpull_next(&x.p);
+        if (key < 0) {
+            rc = jpull_skip(&x.p, t) ? JP_OK : pd_syntax(&x);
+            continue;
+        }
+        seen |= 1u << key;
+        rc = pd_field(&x, key, t);
+    }
+    if (!rc && t == JPULL_ERROR)
+        rc = pd_syntax(&x);
+    if (!rc && jpull_next(&x.p) != JPULL_END)
+        rc = pd_syntax(&x);
+    if (!rc)
+        rc = pd_finish(&x);
 out:
-    json_decref(root);
+    jpull_cleanup(&x.p);
     return rc;
 }
 
@@ -475,8 +749,9 @@ static void enc_target(jp_strbuf *o, const jp_batch_target *t)
     enc_str(o, t->ns);
     const struct {
         const char *k, *v;
-    } f[] = {{"service", t->service},     {"pod", t->pod},   {"cluster", t->cluster},
-             {"workload", t->workload},   {"node", t->node}, {"container", t->container},
+    } f[] = {{"service", t->service}, {"pod", t->pod},
+             {"cluster", t->cluster}, {"workload", t->workload},
+             {"node", t->node},       {"container", t->container},
              {"jvm", t->jvm}};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
         if (!f[i].v)

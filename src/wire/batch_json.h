@@ -33,8 +33,8 @@ typedef struct jp_batch_limits {
  * 2,000,000 rows, 10,000 docs, 4 KiB strings, 8 MiB per document. */
 void jp_batch_limits_default(jp_batch_limits *l);
 
-jp_err jp_batch_json_decode(const char *text, size_t len, const jp_batch_limits *lim,
-                            jp_batch *out, jp_error *err);
+jp_err jp_batch_json_decode(const char *text, size_t len, const jp_batch_limits *lim, jp_batch *out,
+                            jp_error *err);
 
 /* Compact JSON of a batch (times as integer ns fields). Never NULL. */
 char *jp_batch_json_encode(const jp_batch *b, size_t *len);

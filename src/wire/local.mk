@@ -6,7 +6,8 @@ libjpwire_a_SOURCES = \
 # upload batches (the agent -> server contract, docs/API.md)
 libjpwire_a_SOURCES += \
 	src/wire/batch.c src/wire/batch.h \
-	src/wire/batch_json.c src/wire/batch_json.h
+	src/wire/batch_json.c src/wire/batch_json.h \
+	src/wire/json_pull.c src/wire/json_pull.h
 # thread snapshots + analyses (jprof-top -b --format json, batches)
 libjpwire_a_SOURCES += \
 	src/wire/snapshot_json.c src/wire/snapshot_json.h

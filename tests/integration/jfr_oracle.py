@@ -4,6 +4,7 @@ independently with the JDK's own `jfr print --json`.
 
 Usage: jfr_oracle.py FILE KIND [--value samples|total] [--threads]
                      [--jfr PATH] [--period-ns N] [--cache DIR] [--count]
+                     [--from-ns NS] [--to-ns NS]
 
 KIND is cpu|wall|alloc|lock|park. Prints one line per distinct stack,
 `root;...;leaf VALUE`, sorted. Frame names follow jprof's rule: the class name
@@ -21,12 +22,15 @@ for a JDK recording made with settings=profile).
 --cache DIR keeps the per-stack aggregate of each (file, kind) so that the
 variants (samples, total, threads) cost one `jfr print` only. --count prints
 the number of events instead of the stacks (to check against `jfr summary`).
+--from-ns/--to-ns keep the events with from <= startTime < to (ns since the
+epoch), which is what jprof-top's --from/--to mean.
 
 The jfr tool is taken from --jfr, else $JFR, else `jfr` on PATH. Exit 0 on
 success, 2 on usage errors, 1 when `jfr print` fails.
 """
 
 import argparse
+import datetime
 import hashlib
 import json
 import os
@@ -84,6 +88,19 @@ def duration_ns(text):
     if m.group("sign"):
         ns = -ns
     return ns
+
+
+TIME_RE = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$")
+
+
+def timestamp_ns(text):
+    """Exact ns since the epoch of an ISO-8601 instant ("...T22:03:41.939639271Z")."""
+    m = TIME_RE.match(text or "")
+    if not m:
+        raise ValueError("unparsable time %r" % text)
+    zone = "+00:00" if m.group(3) == "Z" else m.group(3)
+    secs = int(datetime.datetime.fromisoformat(m.group(1) + zone).timestamp())
+    return secs * 1_000_000_000 + int((m.group(2) or "").ljust(9, "0"))
 
 
 def frame_name(frame):
@@ -155,14 +172,19 @@ def run_jfr(jfr, path, kind):
     return proc.stdout.decode("utf-8", errors="surrogateescape")
 
 
-def aggregate(jfr, path, kind):
-    """{"thread\\x00stack": [samples, total_or_None, events]} for one file and kind."""
+def aggregate(jfr, path, kind, window=None):
+    """{"thread\\x00stack": [samples, total_or_None, events]} for one file and
+    kind, of the events starting in window = (from_ns, to_ns) when given."""
     agg = {}
     for ev in iter_events(run_jfr(jfr, path, kind)):
         etype = ev.get("type")
         if etype not in EVENTS[kind]:
             continue
         values = ev.get("values") or {}
+        if window:
+            t = timestamp_ns(values.get("startTime"))
+            if (window[0] is not None and t < window[0]) or (window[1] is not None and t >= window[1]):
+                continue
         thread = values.get("sampledThread", values.get("eventThread"))
         trace = values.get("stackTrace")
         if trace and trace.get("frames"):
@@ -178,18 +200,18 @@ def aggregate(jfr, path, kind):
     return agg
 
 
-def cached_aggregate(jfr, path, kind, cache):
+def cached_aggregate(jfr, path, kind, cache, window=None):
     if not cache:
-        return aggregate(jfr, path, kind)
+        return aggregate(jfr, path, kind, window)
     st = os.stat(path)
-    ident = "%s|%d|%d|%s|%s" % (os.path.abspath(path), st.st_size, st.st_mtime_ns, kind, jfr)
+    ident = "%s|%d|%d|%s|%s|%s" % (os.path.abspath(path), st.st_size, st.st_mtime_ns, kind, jfr, window)
     fname = os.path.join(cache, "oracle-" + hashlib.sha1(ident.encode()).hexdigest() + ".json")
     try:
         with open(fname) as f:
             return json.load(f)
     except (OSError, ValueError):
         pass
-    agg = aggregate(jfr, path, kind)
+    agg = aggregate(jfr, path, kind, window)
     os.makedirs(cache, exist_ok=True)
     tmp = fname + ".tmp%d" % os.getpid()
     with open(tmp, "w") as f:
@@ -208,12 +230,17 @@ def main():
     ap.add_argument("--period-ns", type=int, default=None)
     ap.add_argument("--cache", default=os.environ.get("JFR_ORACLE_CACHE"))
     ap.add_argument("--count", action="store_true", help="print the number of events only")
+    ap.add_argument("--from-ns", type=int, default=None)
+    ap.add_argument("--to-ns", type=int, default=None)
     a = ap.parse_args()
 
     if a.value == "total" and a.kind in ("cpu", "wall") and a.period_ns is None:
         ap.error("--value total of %s needs --period-ns" % a.kind)
 
-    agg = cached_aggregate(a.jfr, a.file, a.kind, a.cache)
+    window = None
+    if a.from_ns is not None or a.to_ns is not None:
+        window = (a.from_ns, a.to_ns)
+    agg = cached_aggregate(a.jfr, a.file, a.kind, a.cache, window)
     if a.count:
         print(sum(c[2] for c in agg.values()))
         return 0

@@ -63,3 +63,19 @@ TESTS += tests/integration/test_server_api.sh
 JPROF_SERVER_API_LOG = tests/integration/test_server_api.sh.log
 $(JPROF_SERVER_API_LOG): jprof-server jprof-top
 EXTRA_DIST += tests/integration/test_server_api.sh tests/integration/server_api.py
+
+# jprof-server on the ClickHouse store: a throwaway clickhouse-server
+# (clickhouse-server.sh), the store-level comparison with the embedded store
+# (tests/unit/test_store_clickhouse, run only by the script: it needs the
+# server's URL), the shared API suite, and outage/recovery.
+check_PROGRAMS += tests/unit/test_store_clickhouse
+tests_unit_test_store_clickhouse_SOURCES = tests/unit/test_store_clickhouse.c
+tests_unit_test_store_clickhouse_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+tests_unit_test_store_clickhouse_LDADD = libjpserver.a libjpwire.a libjpmodel.a libjpbase.a \
+	$(CMOCKA_LIBS) $(CURL_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(ZSTD_LIBS) -lpthread -lm
+TESTS += tests/integration/test_server_clickhouse.sh
+JPROF_SERVER_CH_LOG = tests/integration/test_server_clickhouse.sh.log
+$(JPROF_SERVER_CH_LOG): jprof-server jprof-top tests/unit/test_store_clickhouse
+EXTRA_DIST += tests/integration/test_server_clickhouse.sh \
+	tests/integration/test_server_clickhouse_cases.py \
+	tests/integration/clickhouse-server.sh

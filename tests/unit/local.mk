@@ -1,6 +1,8 @@
 # Unit tests: one cmocka program per module.
 UNIT_LDADD = libjpjfr.a libjpmodel.a libjpbase.a $(CMOCKA_LIBS) -lm
 UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+# Test environment; later fragments append with +=.
+AM_TESTS_ENVIRONMENT =
 
 check_PROGRAMS += tests/unit/test_base tests/unit/test_model
 TESTS += tests/unit/test_base tests/unit/test_model
@@ -36,10 +38,6 @@ tests_unit_test_tui_SOURCES = tests/unit/test_tui.c
 tests_unit_test_tui_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_test_tui_LDADD = libjptui.a $(UNIT_LDADD) $(JANSSON_LIBS)
 
-# JFR reader (owned by the JFR helper): unit tests, a synthetic JFR writer, a dump tool.
-check_PROGRAMS += tests/unit/jfr_dump
-tests_unit_jfr_dump_SOURCES = tests/unit/jfr_dump.c
-tests_unit_jfr_dump_LDADD = libjpjfr.a libjpmodel.a libjpbase.a -lm
 check_PROGRAMS += tests/unit/test_jvm
 TESTS += tests/unit/test_jvm
 tests_unit_test_jvm_SOURCES = tests/unit/test_jvm.c
@@ -53,3 +51,27 @@ tests_unit_test_agent_SOURCES = tests/unit/test_agent.c
 tests_unit_test_agent_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_test_agent_LDADD = libjpagent.a libjpjvm.a libjpwire.a $(UNIT_LDADD) $(CURL_LIBS) \
 	$(JANSSON_LIBS) $(ZSTD_LIBS) -lpthread
+
+# jprof-server: tokens and the batch codec; the embedded store through store.h
+check_PROGRAMS += tests/unit/test_server tests/unit/test_store_sqlite
+TESTS += tests/unit/test_server tests/unit/test_store_sqlite
+tests_unit_test_server_SOURCES = tests/unit/test_server.c
+tests_unit_test_server_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_server_LDADD = libjpserver.a libjpwire.a $(UNIT_LDADD) $(JANSSON_LIBS) $(ZSTD_LIBS)
+tests_unit_test_store_sqlite_SOURCES = tests/unit/test_store_sqlite.c
+tests_unit_test_store_sqlite_CFLAGS = $(UNIT_CFLAGS) $(SQLITE_CFLAGS)
+tests_unit_test_store_sqlite_LDADD = libjpserver.a libjpwire.a $(UNIT_LDADD) $(SQLITE_LIBS) \
+	$(JANSSON_LIBS) $(ZSTD_LIBS) -lpthread
+
+# JFR reader (owned by the JFR helper): unit tests, a synthetic JFR writer, a dump tool.
+check_PROGRAMS += tests/unit/test_jfr tests/unit/test_jfr_wire tests/unit/jfr_dump
+TESTS += tests/unit/test_jfr tests/unit/test_jfr_wire
+tests_unit_test_jfr_SOURCES = tests/unit/test_jfr.c tests/unit/jfr_writer.c tests/unit/jfr_writer.h
+tests_unit_test_jfr_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_jfr_LDADD = $(UNIT_LDADD)
+tests_unit_test_jfr_wire_SOURCES = tests/unit/test_jfr_wire.c tests/unit/jfr_writer.c tests/unit/jfr_writer.h
+tests_unit_test_jfr_wire_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_jfr_wire_LDADD = $(UNIT_LDADD)
+tests_unit_jfr_dump_SOURCES = tests/unit/jfr_dump.c
+tests_unit_jfr_dump_LDADD = libjpjfr.a libjpmodel.a libjpbase.a -lm
+AM_TESTS_ENVIRONMENT += JPROF_FIXTURES="$${JPROF_FIXTURES:-$(abs_top_srcdir)/../shared/fixtures/jfr}"; export JPROF_FIXTURES;

@@ -14,6 +14,11 @@
 #include "wire/batch.h"
 #include "wire/batch_json.h"
 
+static const auth_token *look(const auth_table *t, const char *s)
+{
+    return auth_lookup(t, s, strlen(s));
+}
+
 static void test_auth_roles_and_scopes(void **state)
 {
     (void)state;
@@ -27,9 +32,9 @@ static void test_auth_roles_and_scopes(void **state)
     jp_error_init(&e);
     assert_int_equal(auth_parse(text, strlen(text), "tokens", &t, &e), JP_OK);
     assert_int_equal(auth_count(t), 3);
-    const auth_token *in = auth_lookup(t, "ingest-token-0123456789", 23);
-    const auth_token *rd = auth_lookup(t, "read-token-0123456789ab", 22);
-    const auth_token *ad = auth_lookup(t, "admin-token-0123456789a", 23);
+    const auth_token *in = look(t, "ingest-token-0123456789");
+    const auth_token *rd = look(t, "read-token-0123456789ab");
+    const auth_token *ad = look(t, "admin-token-0123456789a");
     assert_non_null(in);
     assert_non_null(rd);
     assert_non_null(ad);
@@ -43,20 +48,19 @@ static void test_auth_roles_and_scopes(void **state)
     assert_false(auth_in_scope(rd, "other"));
     assert_true(auth_in_scope(in, "anything"));
     /* a prefix, a longer string or a near miss is not the token */
-    assert_null(auth_lookup(t, "read-token-0123456789a", 21));
-    assert_null(auth_lookup(t, "read-token-0123456789abc", 24));
-    assert_null(auth_lookup(t, "read-token-0123456789aX", 22));
-    assert_null(auth_lookup(t, "", 0));
+    assert_null(look(t, "read-token-0123456789a"));   /* prefix */
+    assert_null(look(t, "read-token-0123456789abc")); /* longer */
+    assert_null(look(t, "read-token-0123456789aX"));  /* last byte differs */
+    assert_null(look(t, ""));
     auth_free(t);
 }
 
 static void test_auth_errors_name_the_line_not_the_token(void **state)
 {
     (void)state;
-    const char *bad[] = {"secret-token-abcdef0123 reader *\n",
-                         "good-token-0123456789 read *\nshort read *\n",
-                         "secret-token-abcdef0123 read\n", "secret-token-abcdef0123 read shop,,x\n",
-                         "# nothing\n"};
+    const char *bad[] = {
+        "secret-token-abcdef0123 reader *\n", "good-token-0123456789 read *\nshort read *\n",
+        "secret-token-abcdef0123 read\n", "secret-token-abcdef0123 read shop,,x\n", "# nothing\n"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         auth_table *t = NULL;
         jp_error e;

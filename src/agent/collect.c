@@ -1,0 +1,527 @@
+#include "agent/collect.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/timeutil.h"
+#include "base/xalloc.h"
+#include "jfr/jfr.h"
+#include "jvm/attach.h"
+#include "jvm/cleanup.h"
+#include "jvm/recorder.h"
+#include "jvm/targetfs.h"
+#include "wire/snapshot_json.h"
+
+#define BACKOFF_MAX_NS (600 * JP_NS_PER_SEC)
+
+void agent_collect_opts_init(agent_collect_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->window_ns = 60 * JP_NS_PER_SEC;
+    o->jfr_settings = "profile";
+    o->snapshot_low_ns = 300 * JP_NS_PER_SEC;
+    o->snapshot_high_ns = 15 * JP_NS_PER_SEC;
+    o->snap_source = JVM_SNAP_AUTO;
+    o->collector = "jprof-agent";
+}
+
+void agent_target_init(agent_target *t, const jvm_proc *p, int64_t now_mono)
+{
+    memset(t, 0, sizeof *t);
+    t->proc = *p;
+    t->seen_mono = now_mono;
+    t->state = "skipped";
+}
+
+static void docs_clear(agent_target *t)
+{
+    for (size_t i = 0; i < t->ndocs; i++) {
+        jp_batch_target_cleanup(&t->docs[i].target);
+        free(t->docs[i].json);
+    }
+    t->ndocs = 0;
+}
+
+void agent_target_cleanup(agent_target *t)
+{
+    if (t->cleanup)
+        jvm_cleanup_unregister(t->cleanup);
+    docs_clear(t);
+    jp_snapshot_free(t->prev_snapshot);
+    jp_batch_target_cleanup(&t->id);
+    memset(t, 0, sizeof *t);
+}
+
+const char *agent_reason_for_error(jp_err e)
+{
+    switch (e) {
+    case JP_ERR_PERMISSION:
+        return "attach_permission";
+    case JP_ERR_TIMEOUT:
+        return "attach_timeout";
+    case JP_ERR_EXITED:
+    case JP_ERR_NOT_FOUND:
+        return "exited";
+    case JP_ERR_ATTACH_DISABLED:
+        return "attach_disabled";
+    case JP_ERR_AGENT_REFUSED:
+        return "agent_refused";
+    case JP_ERR_CONFLICT:
+        return "conflict";
+    case JP_ERR_NOT_JVM:
+        return "unsupported_jvm";
+    case JP_ERR_PROTOCOL:
+        return "recording_failed";
+    case JP_ERR_LIMIT:
+    case JP_ERR_IO:
+    case JP_ERR_FORMAT:
+    case JP_ERR_TRUNCATED:
+        return "read_failed";
+    default:
+        return "attach_failed";
+    }
+}
+
+static void set_status(agent_target *t, const char *state, const char *reason, const char *msg)
+{
+    t->state = state;
+    t->reason = reason;
+    snprintf(t->message, sizeof t->message, "%.300s", msg ? msg : "");
+}
+
+static uint64_t rnd(void)
+{
+    uint64_t v;
+    if (getrandom(&v, sizeof v, GRND_NONBLOCK) != (ssize_t)sizeof v)
+        v = (uint64_t)jp_time_mono_ns() * 0x9e3779b97f4a7c15ULL;
+    return v;
+}
+
+/* The window length for this round: +-10 % jitter. */
+static int64_t jittered(int64_t w)
+{
+    int64_t span = w / 5;
+    return w - span / 2 + (span > 0 ? (int64_t)(rnd() % (uint64_t)span) : 0);
+}
+
+static void fail(agent_target *t, const agent_collect_opts *o, jp_err rc, const jp_error *err,
+                 int64_t now_mono)
+{
+    const char *reason = agent_reason_for_error(rc);
+    set_status(t, strcmp(reason, "exited") == 0 ? "exited" : "failed", reason, err->msg);
+    bool attach = rc == JP_ERR_PERMISSION || rc == JP_ERR_TIMEOUT || rc == JP_ERR_ATTACH_DISABLED ||
+                  rc == JP_ERR_AGENT_REFUSED || rc == JP_ERR_NOT_JVM;
+    if (o->metrics)
+        atomic_fetch_add(attach ? &o->metrics->attach_failures : &o->metrics->recording_failures,
+                         1);
+    t->failures++;
+    int64_t d = o->window_ns / 4 > 0 ? o->window_ns / 4 : JP_NS_PER_SEC;
+    for (unsigned i = 1; i < t->failures && d < BACKOFF_MAX_NS; i++)
+        d *= 2;
+    if (d > BACKOFF_MAX_NS)
+        d = BACKOFF_MAX_NS;
+    t->retry_mono = now_mono + d;
+}
+
+/* ---- the session marker in the target's /tmp/jprof ---- */
+
+static void marker_paths(const agent_target *t, char *dir, size_t dlen, char *file, size_t flen)
+{
+    snprintf(dir, dlen, "/proc/%d/root%s", (int)t->proc.pid, AGENT_MARKER_DIR);
+    snprintf(file, flen, "%s/%s", dir, AGENT_MARKER_NAME);
+}
+
+static void marker_write(const agent_target *t, const agent_collect_opts *o)
+{
+    char dir[128], file[192];
+    marker_paths(t, dir, sizeof dir, file, sizeof file);
+    if (mkdir(dir, 0755) == 0 && geteuid() == 0) {
+        if (chown(dir, t->proc.euid, t->proc.egid) != 0) {
+            /* not fatal: the marker is still ours to read */
+        }
+    }
+    struct stat st;
+    /* never write through a symlink someone planted in the target's /tmp */
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
+        (st.st_uid != 0 && st.st_uid != t->proc.euid && st.st_uid != geteuid()))
+        return;
+    int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    char buf[512];
+    int n = snprintf(buf, sizeof buf,
+                     "{\"collector\":\"%.128s\",\"recording\":\"%s\",\"engine\":\"jfr\","
+                     "\"agent_pid\":%d,\"started\":%lld}\n",
+                     o->collector, AGENT_RECORDING_NAME, (int)getpid(),
+                     (long long)jp_time_now_ns());
+    if (n > 0 && write(fd, buf, (size_t)n) != n) {
+        /* a partial marker is treated like none */
+    }
+    close(fd);
+}
+
+static void marker_remove(const agent_target *t)
+{
+    char dir[128], file[192];
+    marker_paths(t, dir, sizeof dir, file, sizeof file);
+    unlink(file);
+    rmdir(dir); /* only when empty */
+}
+
+/* ---- the recording ---- */
+
+static jp_err jfr(const agent_target *t, const char *line, const char *ok, jp_error *err)
+{
+    jvm_reply r;
+    jp_err rc = jvm_jcmd(&t->proc, NULL, line, &r, err);
+    if (rc != JP_OK)
+        return rc;
+    if (ok && !strstr(r.text ? r.text : "", ok)) {
+        size_t n = strcspn(r.text ? r.text : "", "\n");
+        rc = jp_error_set(err, JP_ERR_PROTOCOL, "%s: %.*s", line, (int)(n > 240 ? 240 : n),
+                          r.text ? r.text : "");
+    }
+    jvm_reply_cleanup(&r);
+    return rc;
+}
+
+static void stop_on_cleanup(void *arg)
+{
+    agent_target *t = arg;
+    t->cleanup = 0;
+    if (!t->recording)
+        return;
+    char line[128];
+    snprintf(line, sizeof line, "JFR.stop name=%s", AGENT_RECORDING_NAME);
+    jfr(t, line, NULL, NULL);
+    t->recording = false;
+    marker_remove(t);
+}
+
+/* Stops the recording into a file in the target and returns its bytes. */
+static jp_err stop_and_read(agent_target *t, uint8_t **data, size_t *len, jp_error *err)
+{
+    *data = NULL;
+    *len = 0;
+    jvm_tfile f;
+    jp_err rc = jvm_tfile_name(&t->proc, ".jfr", &f, err);
+    if (rc != JP_OK)
+        return rc;
+    char line[JVM_ATTACH_ARG_MAX];
+    snprintf(line, sizeof line, "JFR.stop name=%s filename=%s", AGENT_RECORDING_NAME, f.inner);
+    rc = jfr(t, line, "Stopped recording", err);
+    if (rc == JP_OK) {
+        char *buf = NULL;
+        rc = jvm_tfile_read(&f, JVM_JFR_MAX_DUMP, &buf, len, err);
+        *data = (uint8_t *)buf;
+    }
+    jvm_tfile_remove(&f);
+    return rc;
+}
+
+/* Parses a finished recording and queues its windows. */
+static void upload_window(agent_target *t, const agent_collect_opts *o, const uint8_t *data,
+                          size_t len, int64_t start_ns, int64_t end_ns)
+{
+    jfr_options jo;
+    jfr_options_init(&jo);
+    jo.kinds = t->policy.kinds;
+    jo.threads = true;
+    jfr_report rep;
+    jfr_report_init(&rep);
+    jp_profile *p = jp_profile_new();
+    char name[64];
+    snprintf(name, sizeof name, "pid %d window", (int)t->proc.pid);
+    jfr_read_buffer(data, len, name, &jo, p, &rep);
+    if (rep.partial && o->metrics)
+        atomic_fetch_add(&o->metrics->recording_failures, 1);
+    if (p->start_ns && p->end_ns > p->start_ns) {
+        start_ns = p->start_ns;
+        end_ns = p->end_ns;
+    }
+    if (o->uploader)
+        agent_upload_profile(o->uploader, p, &t->id, start_ns, end_ns);
+    if (o->metrics)
+        atomic_fetch_add(&o->metrics->windows_collected, 1);
+    t->windows++;
+    jp_profile_free(p);
+}
+
+/* Finishes the running window: stop, read, delete, parse, queue. */
+static jp_err finish_window(agent_target *t, const agent_collect_opts *o, jp_error *err)
+{
+    uint8_t *data;
+    size_t len;
+    jp_err rc = stop_and_read(t, &data, &len, err);
+    t->recording = false;
+    if (t->cleanup) {
+        jvm_cleanup_unregister(t->cleanup);
+        t->cleanup = 0;
+    }
+    if (rc == JP_OK)
+        upload_window(t, o, data, len, t->window_start_ns, jp_time_now_ns());
+    free(data);
+    return rc;
+}
+
+/* An earlier run of the agent left "jprof-agent" running: take it over. */
+static jp_err recover(agent_target *t, const agent_collect_opts *o, jp_error *err)
+{
+    char *check = NULL;
+    jp_err rc = jvm_jfr_check(&t->proc, NULL, &check, err);
+    if (rc != JP_OK)
+        return rc;
+    bool ours = jvm_jfr_check_lists(check, AGENT_RECORDING_NAME);
+    free(check);
+    if (!ours)
+        return JP_OK;
+    uint8_t *data;
+    size_t len;
+    rc = stop_and_read(t, &data, &len, err);
+    if (rc == JP_OK) {
+        int64_t now = jp_time_now_ns();
+        upload_window(t, o, data, len, now - o->window_ns, now);
+        t->recovered = true;
+    }
+    free(data);
+    return rc;
+}
+
+static jp_err start_recording(agent_target *t, const agent_collect_opts *o, int64_t now_mono,
+                              jp_error *err)
+{
+    char line[JVM_ATTACH_ARG_MAX];
+    int n = snprintf(line, sizeof line, "JFR.start name=%s settings=%s disk=true maxsize=256m",
+                     AGENT_RECORDING_NAME, o->jfr_settings);
+    if (n < 0 || (size_t)n >= sizeof line)
+        return jp_error_set(err, JP_ERR_USAGE, "--jfr-settings is too long");
+    /* registered first, so an interrupted agent stops what it started */
+    t->cleanup = jvm_cleanup_register(stop_on_cleanup, t);
+    if (!t->cleanup)
+        return jp_error_set(err, JP_ERR_LIMIT,
+                            "too many targets for the cleanup table; not starting a recording "
+                            "the agent could not promise to stop");
+    t->recording = true;
+    jp_err rc = jfr(t, line, "Started recording", err);
+    if (rc != JP_OK) {
+        jvm_cleanup_unregister(t->cleanup);
+        t->cleanup = 0;
+        t->recording = false;
+        return rc;
+    }
+    marker_write(t, o);
+    t->window_start_ns = jp_time_now_ns();
+    t->window_end_mono = now_mono + jittered(o->window_ns);
+    return JP_OK;
+}
+
+/* ---- thread snapshots ---- */
+
+static void add_doc(agent_target *t, const char *json, bool deadlock, int64_t time_ns)
+{
+    if (t->ndocs == AGENT_DOCS_MAX) { /* keep the newest */
+        jp_batch_target_cleanup(&t->docs[0].target);
+        free(t->docs[0].json);
+        memmove(&t->docs[0], &t->docs[1], (AGENT_DOCS_MAX - 1) * sizeof t->docs[0]);
+        memmove(&t->deadlock_docs[0], &t->deadlock_docs[1],
+                (AGENT_DOCS_MAX - 1) * sizeof t->deadlock_docs[0]);
+        t->ndocs--;
+    }
+    jp_batch_doc *d = &t->docs[t->ndocs];
+    memset(d, 0, sizeof *d);
+    jp_batch_target_copy(&d->target, &t->id);
+    d->time_ns = time_ns;
+    d->json = jp_xstrdup(json);
+    d->len = strlen(json);
+    t->deadlock_docs[t->ndocs] = deadlock;
+    t->ndocs++;
+}
+
+/* The batch identity of the target, as docs/API.md wants it on documents
+ * (the snapshot's own "target" only knows the process). */
+static json_t *target_json(const agent_target *t)
+{
+    const jp_batch_target *id = &t->id;
+    json_t *o = json_object();
+    const struct {
+        const char *k, *v;
+    } f[] = {{"namespace", id->ns ? id->ns : ""}, {"service", id->service},
+             {"pod", id->pod},       {"cluster", id->cluster},
+             {"workload", id->workload}, {"container", id->container},
+             {"node", id->node},     {"jvm", id->jvm},
+             {"main_class", t->proc.main_class}, {"user", t->proc.user}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (f[i].v)
+            json_object_set_new(o, f[i].k, json_string(f[i].v));
+    json_object_set_new(o, "pid", json_integer(t->proc.pid));
+    if (t->proc.start_ns)
+        json_object_set_new(o, "jvm_start", json_integer(t->proc.start_ns));
+    return o;
+}
+
+static void add_json_doc(agent_target *t, json_t *doc, bool deadlock, int64_t when)
+{
+    json_object_set_new(doc, "target", target_json(t));
+    json_object_set_new(doc, "time", json_integer(when));
+    char *text = json_dumps(doc, JSON_COMPACT);
+    if (text)
+        add_doc(t, text, deadlock, when);
+    free(text);
+}
+
+static void take_snapshot(agent_target *t, const agent_collect_opts *o)
+{
+    jvm_snap_opts so;
+    jvm_snap_opts_init(&so);
+    so.source = o->snap_source;
+    jp_snapshot *snap = NULL;
+    jp_error fb, err;
+    jp_error_init(&fb);
+    jp_error_init(&err);
+    jp_err rc = jvm_snapshot_take(&t->proc, NULL, &so, &snap, &fb, &err);
+    if (rc != JP_OK) {
+        if (o->metrics)
+            atomic_fetch_add(&o->metrics->snapshot_failures, 1);
+        return;
+    }
+    if (o->metrics)
+        atomic_fetch_add(&o->metrics->snapshots_taken, 1);
+    jp_snapjson_target st = {.pid = (int)t->proc.pid,
+                             .main_class = t->proc.main_class,
+                             .user = t->proc.user,
+                             .start_ns = t->proc.start_ns};
+    jp_snapjson_opts jo;
+    jp_snapjson_opts_init(&jo);
+    jo.max_frames = 64;
+    json_t *j = jp_snapshot_json(snap, t->prev_snapshot, &st, &jo);
+    int64_t when = snap->taken_ns ? snap->taken_ns : jp_time_now_ns();
+    json_t *dl = json_incref(json_object_get(j, "deadlocks"));
+    add_json_doc(t, j, false, when);
+    size_t i;
+    json_t *d;
+    json_array_foreach(dl, i, d)
+    {
+        if (json_is_object(d))
+            add_json_doc(t, d, true, when);
+    }
+    json_decref(dl);
+    json_decref(j);
+    jp_snapshot_free(t->prev_snapshot);
+    t->prev_snapshot = snap;
+}
+
+static void maybe_snapshot(agent_target *t, const agent_collect_opts *o, int64_t now_mono)
+{
+    if (t->policy.threads == AGENT_THREADS_OFF || now_mono < t->next_snapshot_mono)
+        return;
+    int64_t every =
+        t->policy.threads == AGENT_THREADS_HIGH ? o->snapshot_high_ns : o->snapshot_low_ns;
+    t->next_snapshot_mono = now_mono + every;
+    take_snapshot(t, o);
+}
+
+/* ---- the step ---- */
+
+static void stop_for_policy(agent_target *t, const agent_collect_opts *o)
+{
+    jp_error err;
+    jp_error_init(&err);
+    if (t->recording) {
+        finish_window(t, o, &err);
+        marker_remove(t);
+    }
+    bool was_active = t->windows > 0 || strcmp(t->state, "active") == 0;
+    set_status(t, was_active ? "stopped" : "skipped", t->policy.reason, t->policy.message);
+}
+
+static bool gate(agent_target *t, const agent_collect_opts *o, int64_t now_mono)
+{
+    if (t->proc.attach_disabled) {
+        set_status(t, "skipped", "attach_disabled",
+                   "the JVM runs with -XX:+DisableAttachMechanism");
+        return false;
+    }
+    if (!t->recording && (t->proc.async_profiler || jvm_proc_has_async_profiler(t->proc.pid))) {
+        set_status(t, "skipped", "conflict",
+                   "an async-profiler someone else loaded is active; jprof leaves this JVM alone");
+        return false;
+    }
+    int64_t uptime = t->proc.uptime_ns + (now_mono - t->seen_mono);
+    if (uptime < t->policy.startup_delay_ns) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "profiling starts %llds after JVM start",
+                 (long long)(t->policy.startup_delay_ns / JP_NS_PER_SEC));
+        set_status(t, "waiting", "startup_delay", msg);
+        return false;
+    }
+    if (now_mono < t->retry_mono)
+        return false; /* keeps the failure status until the retry */
+    return true;
+}
+
+void agent_target_step(agent_target *t, const agent_collect_opts *o, int64_t now_mono)
+{
+    if (t->gone)
+        return;
+    if (!t->policy.profile) {
+        stop_for_policy(t, o);
+        return;
+    }
+    if (!gate(t, o, now_mono))
+        return;
+    jp_error err;
+    jp_error_init(&err);
+    jp_err rc = JP_OK;
+    if (!t->recording) {
+        /* once per agent run: is a session of an earlier run still going? */
+        if (!t->checked) {
+            rc = recover(t, o, &err);
+            t->checked = rc == JP_OK;
+        }
+        if (rc == JP_OK)
+            rc = start_recording(t, o, now_mono, &err);
+    } else if (now_mono >= t->window_end_mono) {
+        rc = finish_window(t, o, &err);
+        if (rc == JP_OK)
+            rc = start_recording(t, o, now_mono, &err);
+    }
+    if (rc != JP_OK) {
+        fail(t, o, rc, &err, now_mono);
+        return;
+    }
+    t->failures = 0;
+    const char *msg = t->recovered ? "recovered the session of an earlier agent run" : "";
+    if ((t->policy.kinds & (1u << JP_KIND_WALL)))
+        msg = "wall-clock profiles need async-profiler; the JDK engine records the other kinds";
+    set_status(t, "active", NULL, msg);
+    maybe_snapshot(t, o, now_mono);
+}
+
+void agent_target_mark_gone(agent_target *t)
+{
+    if (t->cleanup) {
+        jvm_cleanup_unregister(t->cleanup);
+        t->cleanup = 0;
+    }
+    t->recording = false;
+    t->gone = true;
+    set_status(t, "exited", "exited", "the JVM exited");
+}
+
+void agent_target_shutdown(agent_target *t, const agent_collect_opts *o)
+{
+    if (!t->recording)
+        return;
+    jp_error err;
+    jp_error_init(&err);
+    finish_window(t, o, &err);
+    marker_remove(t);
+    set_status(t, "stopped", "agent_stopped", "the agent is shutting down");
+}

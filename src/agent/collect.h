@@ -1,0 +1,106 @@
+/* collect.h - the collection loop of one target (one JVM), as a state
+ * machine the agent's main loop steps once per tick.
+ *
+ * Engine: the JDK's Flight Recorder over jcmd. Every window (jittered by
+ * +-10 % so many JVMs do not all stop at once) the agent runs
+ * `JFR.stop name=jprof-agent filename=F` in the target, reads F through
+ * /proc/PID/root, deletes it, parses it in-process (jfr/jfr.h, only the
+ * kinds the policy asks for), queues the aggregated windows for upload, and
+ * starts the next recording.
+ *
+ * Ownership of a session: the recording name is fixed ("jprof-agent") and a
+ * marker /tmp/jprof/agent-session (JSON: collector, recording, engine,
+ * start) is left in the target's temp dir while it runs. When the agent
+ * meets a JVM that already runs "jprof-agent" (an agent restarted after a
+ * crash or kill -9), it stops that recording, salvages its data as a
+ * window, and starts over: its own session, not a conflict. An
+ * async-profiler someone else loaded (seen in /proc/PID/maps) is a
+ * `conflict` and the JVM is left alone.
+ *
+ * Failures never stop other targets: each one is a status reason
+ * (attach_permission, attach_timeout, attach_disabled, agent_refused,
+ * exited, recording_failed, read_failed, ...) and a per-target back-off
+ * (window/4 doubling up to 10 minutes).
+ *
+ * Ownership: agent_target is caller storage that must not move while a
+ * recording runs (the cleanup registry points at it). Not thread-safe: the
+ * main loop steps targets one after the other (attach forks). */
+#ifndef JP_AGENT_COLLECT_H
+#define JP_AGENT_COLLECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/metrics.h"
+#include "agent/policy.h"
+#include "agent/upload.h"
+#include "jvm/proc.h"
+#include "jvm/snapshot_take.h"
+#include "model/snapshot.h"
+#include "wire/batch.h"
+
+#define AGENT_RECORDING_NAME "jprof-agent"
+#define AGENT_MARKER_DIR "/tmp/jprof"
+#define AGENT_MARKER_NAME "agent-session"
+#define AGENT_DOCS_MAX 8 /* pending snapshot/deadlock documents per target */
+
+typedef struct agent_collect_opts {
+    int64_t window_ns;            /* default 60 s */
+    const char *jfr_settings;     /* "profile" */
+    int64_t snapshot_low_ns;      /* threads: low  -> every 5 min */
+    int64_t snapshot_high_ns;     /* threads: high -> every 15 s */
+    jvm_snap_source snap_source;  /* auto */
+    const char *collector;        /* written into the session marker */
+    agent_uploader *uploader;     /* may be NULL (dry run) */
+    agent_metrics *metrics;
+} agent_collect_opts;
+
+void agent_collect_opts_init(agent_collect_opts *o);
+
+typedef struct agent_target {
+    jvm_proc proc;
+    jp_batch_target id;
+    agent_policy policy;
+    bool seen; /* found by the latest discovery */
+    bool gone; /* the JVM went away; reported once, then removed */
+    /* status of the latest step */
+    const char *state;  /* "active", "waiting", "skipped", "failed", "stopped", "exited" */
+    const char *reason; /* NULL when active and fine */
+    char message[320];
+    /* recording */
+    bool recording;
+    int cleanup; /* jvm_cleanup handle while recording */
+    int64_t window_start_ns, window_end_mono;
+    int64_t seen_mono;     /* when discovery first found it */
+    unsigned failures;
+    int64_t retry_mono;    /* back-off: nothing before this */
+    bool checked;          /* looked for a session of an earlier agent run */
+    bool recovered;        /* took over such a session */
+    uint64_t windows;      /* windows uploaded */
+    /* thread snapshots */
+    int64_t next_snapshot_mono;
+    jp_snapshot *prev_snapshot;
+    jp_batch_doc docs[AGENT_DOCS_MAX]; /* pending, for the next status batch */
+    size_t ndocs;
+    bool deadlock_docs[AGENT_DOCS_MAX];
+} agent_target;
+
+void agent_target_init(agent_target *t, const jvm_proc *p, int64_t now_mono);
+void agent_target_cleanup(agent_target *t);
+
+/* One step: apply the policy, start/rotate/stop the recording, take a
+ * snapshot when due. Blocks for the attach calls it makes. */
+void agent_target_step(agent_target *t, const agent_collect_opts *o, int64_t now_mono);
+
+/* The JVM went away: drop the session state, status "exited". */
+void agent_target_mark_gone(agent_target *t);
+
+/* Agent shutdown: stop the recording (its data is uploaded when the
+ * uploader is there) and remove the marker. */
+void agent_target_shutdown(agent_target *t, const agent_collect_opts *o);
+
+/* Maps an attach/recorder error to a status reason word. */
+const char *agent_reason_for_error(jp_err e);
+
+#endif

@@ -1,0 +1,677 @@
+/* The ClickHouse store's read side. Every query restricts the day
+ * partitions and the sort-key prefix (namespace, service, kind, time), sees
+ * only committed batches (CH_VISIBLE), lets ClickHouse aggregate, and streams
+ * the answer row by row. Budgets travel as ClickHouse settings with the
+ * "break" overflow modes, so ClickHouse stops reading and still answers; the
+ * statistics block at the end of the answer (rows_read) and the wall time
+ * tell whether it stopped, and the answer is then marked partial. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/timeutil.h"
+#include "base/xalloc.h"
+#include "server/ch_int.h"
+
+/* ---- common pieces ---- */
+
+typedef struct cq {
+    ch_store *st;
+    const store_filter *f;
+    const store_budget *b;
+    store_query_info *info;
+    int64_t t0;
+    jp_strbuf sql;
+} cq;
+
+static void cq_init(cq *q, store *s, const store_filter *f, const store_budget *b,
+                    store_query_info *info)
+{
+    q->st = s->impl;
+    q->f = f;
+    q->b = b;
+    q->info = info;
+    q->t0 = jp_time_mono_ns();
+    memset(info, 0, sizeof *info);
+    jp_strbuf_init(&q->sql, 0);
+}
+
+static jp_err cq_done(cq *q, jp_err rc)
+{
+    ch_stats_query(q->st, jp_time_mono_ns() - q->t0, rc != JP_OK);
+    jp_strbuf_cleanup(&q->sql);
+    return rc;
+}
+
+static void cq_partial(cq *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void cq_partial(cq *q, const char *fmt, ...)
+{
+    if (q->info->partial)
+        return;
+    q->info->partial = true;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(q->info->partial_reason, sizeof q->info->partial_reason, fmt, ap);
+    va_end(ap);
+}
+
+static void cq_time_partial(cq *q)
+{
+    cq_partial(q, "time budget of %llu ms exceeded", (unsigned long long)(q->b->time_ns / 1000000));
+}
+
+/* The budget left for the next query; false when the time is used up. */
+static bool cq_budget(cq *q, store_budget *left)
+{
+    memset(left, 0, sizeof *left);
+    if (!q->b)
+        return true;
+    *left = *q->b;
+    if (q->b->time_ns) {
+        int64_t used = jp_time_mono_ns() - q->t0;
+        if (used >= q->b->time_ns) {
+            cq_time_partial(q);
+            return false;
+        }
+        left->time_ns = q->b->time_ns - used;
+    }
+    return true;
+}
+
+/* Runs q->sql, accounts its statistics and tells whether a budget broke it. */
+static jp_err cq_run(cq *q, ch_row_fn fn, void *ctx, ch_result *res, jp_error *err)
+{
+    store_budget left;
+    memset(res, 0, sizeof *res);
+    if (!cq_budget(q, &left))
+        return JP_OK;
+    jp_err rc = ch_select(q->st, q->sql.data, q->b ? &left : NULL, fn, ctx, res, err);
+    if (rc)
+        return rc;
+    q->info->rows_scanned += res->rows_read;
+    q->info->bytes_scanned += res->bytes_read;
+    /* with the break modes ClickHouse stops once it has read more rows
+     * than allowed, or once its whole-second time limit passed */
+    if (q->b && q->b->max_rows && res->rows_read > left.max_rows)
+        cq_partial(q, "row budget of %llu rows exceeded", (unsigned long long)q->b->max_rows);
+    if (q->b && q->b->time_ns) {
+        int64_t secs = (left.time_ns + JP_NS_PER_SEC - 1) / JP_NS_PER_SEC;
+        if (res->wall_ns >= (secs ? secs : 1) * JP_NS_PER_SEC ||
+            jp_time_mono_ns() - q->t0 > q->b->time_ns)
+            cq_time_partial(q);
+    }
+    if (res->bad_rows)
+        cq_partial(q, "%llu stored rows could not be read", (unsigned long long)res->bad_rows);
+    return JP_OK;
+}
+
+static void cq_eq(jp_strbuf *s, const char *col, const char *v)
+{
+    if (!v)
+        return;
+    jp_strbuf_printf(s, " AND %s = ", col);
+    ch_sql_str(s, v);
+}
+
+/* WHERE: day partitions of [from, to), the time column in [from, to), the
+ * target filter, and committed batches only. */
+static void cq_where(cq *q, const char *time_col, bool kind)
+{
+    const store_filter *f = q->f;
+    jp_strbuf *s = &q->sql;
+    jp_strbuf_puts(s, " WHERE day >= '");
+    ch_day_str(s, store_day_of(f->from_ns));
+    jp_strbuf_puts(s, "' AND day <= '");
+    ch_day_str(s, store_day_of(f->to_ns - 1));
+    jp_strbuf_printf(s, "' AND %s >= %lld AND %s < %lld", time_col, (long long)f->from_ns, time_col,
+                     (long long)f->to_ns);
+    cq_eq(s, "ns", f->ns);
+    cq_eq(s, "service", f->service);
+    cq_eq(s, "pod", f->pod);
+    if (kind)
+        jp_strbuf_printf(s, " AND kind = %d", f->kind);
+    jp_strbuf_puts(s, " AND" CH_VISIBLE);
+}
+
+/* argMax(identity, t) of the columns in CH_IDENT order */
+static void cq_ident_cols(jp_strbuf *s, const char *t)
+{
+    static const char *const cols[] = {"cluster", "workload",     "container", "node",
+                                       "pid",     "jvm_start_ns", "jvm"};
+    for (size_t i = 0; i < 7; i++)
+        jp_strbuf_printf(s, "%sargMax(%s, %s)", i ? ", " : "", cols[i], t);
+}
+
+static char *cq_dup(json_t *row, size_t i)
+{
+    const char *s = ch_str(row, i, NULL);
+    return s ? jp_xstrdup(s) : NULL;
+}
+
+/* Target from columns ns, service, pod at 0..2 and identity at first..first+6. */
+static void cq_target_read(json_t *row, size_t first, jp_batch_target *t)
+{
+    t->ns = cq_dup(row, 0);
+    t->service = cq_dup(row, 1);
+    t->pod = cq_dup(row, 2);
+    t->cluster = cq_dup(row, first);
+    t->workload = cq_dup(row, first + 1);
+    t->container = cq_dup(row, first + 2);
+    t->node = cq_dup(row, first + 3);
+    t->pid = ch_i64(row, first + 4);
+    t->jvm_start_ns = ch_i64(row, first + 5);
+    t->jvm = cq_dup(row, first + 6);
+}
+
+static int cq_strcmp0(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "");
+}
+
+/* ---- targets ---- */
+
+typedef struct cq_tentry {
+    jp_batch_target t;
+    uint32_t kinds;
+    uint64_t windows;
+    int64_t first, last, ident_time;
+    char *state, *reason;
+} cq_tentry;
+
+typedef struct cq_tlist {
+    cq_tentry *e;
+    size_t n, cap;
+    jp_u64map idx; /* hash(ns, service, pod) -> index + probe (see cq_tfind) */
+} cq_tlist;
+
+static uint64_t cq_tkey(json_t *row)
+{
+    uint64_t h = 0;
+    for (size_t i = 0; i < 3; i++) {
+        size_t len;
+        const char *s = ch_str(row, i, &len);
+        h = jp_hash_combine(h, jp_hash_bytes(s ? s : "", len));
+    }
+    return h;
+}
+
+static bool cq_tsame(const cq_tentry *e, json_t *row)
+{
+    return !cq_strcmp0(e->t.ns, ch_str(row, 0, NULL)) &&
+           !cq_strcmp0(e->t.service, ch_str(row, 1, NULL)) &&
+           !cq_strcmp0(e->t.pod, ch_str(row, 2, NULL));
+}
+
+static cq_tentry *cq_tfind(cq_tlist *l, json_t *row, bool *fresh)
+{
+    uint64_t key = cq_tkey(row), v;
+    while (jp_u64map_get(&l->idx, key, &v)) {
+        if (cq_tsame(&l->e[v], row)) {
+            *fresh = false;
+            return &l->e[v];
+        }
+        key++;
+    }
+    l->e = jp_xgrow(l->e, &l->cap, l->n + 1, sizeof *l->e);
+    cq_tentry *e = &l->e[l->n];
+    memset(e, 0, sizeof *e);
+    jp_u64map_put(&l->idx, key, l->n++);
+    *fresh = true;
+    return e;
+}
+
+/* ns, service, pod, kinds, windows, first, last, ident(7) at 7, latest start */
+static bool cq_twin_row(json_t *row, void *ctx)
+{
+    cq_tlist *l = ctx;
+    bool fresh;
+    cq_tentry *e = cq_tfind(l, row, &fresh);
+    cq_target_read(row, 7, &e->t);
+    e->ident_time = ch_i64(row, 14);
+    e->kinds = (uint32_t)ch_u64(row, 3);
+    e->windows = ch_u64(row, 4);
+    e->first = ch_i64(row, 5);
+    e->last = ch_i64(row, 6);
+    return true;
+}
+
+/* ns, service, pod, state, reason, first, last, ident(7) at 7 */
+static bool cq_tstatus_row(json_t *row, void *ctx)
+{
+    cq_tlist *l = ctx;
+    bool fresh;
+    cq_tentry *e = cq_tfind(l, row, &fresh);
+    int64_t first = ch_i64(row, 5), last = ch_i64(row, 6);
+    if (fresh || last > e->ident_time) {
+        jp_batch_target_cleanup(&e->t);
+        cq_target_read(row, 7, &e->t);
+        e->ident_time = last;
+    }
+    e->state = cq_dup(row, 3);
+    e->reason = cq_dup(row, 4);
+    if (fresh || first < e->first)
+        e->first = first;
+    if (fresh || last > e->last)
+        e->last = last;
+    return true;
+}
+
+static int cq_tentry_cmp(const void *a, const void *b)
+{
+    const jp_batch_target *x = &((const cq_tentry *)a)->t, *y = &((const cq_tentry *)b)->t;
+    int c = cq_strcmp0(x->ns, y->ns);
+    if (!c)
+        c = cq_strcmp0(x->service, y->service);
+    return c ? c : cq_strcmp0(x->pod, y->pod);
+}
+
+jp_err ch_targets(store *s, const store_filter *f, const store_budget *b, store_target_cb cb,
+                  void *ctx, store_query_info *info, jp_error *err)
+{
+    cq q;
+    cq_init(&q, s, f, b, info);
+    cq_tlist l = {0};
+    jp_u64map_init(&l.idx);
+    ch_result res;
+    jp_strbuf_puts(&q.sql, "SELECT ns, service, pod, groupBitOr(bitShiftLeft(toUInt32(1), kind)), "
+                           "count(), min(start_ns), max(end_ns), ");
+    cq_ident_cols(&q.sql, "start_ns");
+    jp_strbuf_puts(&q.sql, ", max(start_ns) FROM jprof_windows");
+    cq_where(&q, "start_ns", false);
+    jp_strbuf_puts(&q.sql, " GROUP BY ns, service, pod");
+    jp_err rc = cq_run(&q, cq_twin_row, &l, &res, err);
+    if (!rc) {
+        jp_strbuf_reset(&q.sql);
+        jp_strbuf_puts(&q.sql, "SELECT ns, service, pod, argMax(state, time_ns), "
+                               "argMax(reason, time_ns), min(time_ns), max(time_ns), ");
+        cq_ident_cols(&q.sql, "time_ns");
+        jp_strbuf_puts(&q.sql, " FROM jprof_statuses");
+        cq_where(&q, "time_ns", false);
+        jp_strbuf_puts(&q.sql, " GROUP BY ns, service, pod");
+        rc = cq_run(&q, cq_tstatus_row, &l, &res, err);
+    }
+    if (l.n)
+        qsort(l.e, l.n, sizeof *l.e, cq_tentry_cmp);
+    for (size_t i = 0; i < l.n; i++) {
+        cq_tentry *e = &l.e[i];
+        store_target_row row = {.target = &e->t,
+                                .kinds = e->kinds,
+                                .windows = e->windows,
+                                .first_ns = e->first,
+                                .last_ns = e->last,
+                                .state = e->state,
+                                .reason = e->reason};
+        if (!rc && !info->stopped && !cb(&row, ctx))
+            info->stopped = true;
+        jp_batch_target_cleanup(&e->t);
+        free(e->state);
+        free(e->reason);
+    }
+    free(l.e);
+    jp_u64map_cleanup(&l.idx);
+    return cq_done(&q, rc);
+}
+
+/* ---- flame ---- */
+
+typedef struct cq_tot {
+    store_flame_totals *t;
+    uint64_t nrows;
+} cq_tot;
+
+static bool cq_totals_row(json_t *row, void *ctx)
+{
+    store_flame_totals *t = ((cq_tot *)ctx)->t;
+    ((cq_tot *)ctx)->nrows = ch_u64(row, 7);
+    t->windows = ch_u64(row, 0);
+    t->events = ch_u64(row, 1);
+    t->any_dropped = ch_u64(row, 2) != 0;
+    t->any_truncated = ch_u64(row, 3) != 0;
+    t->period_ns = ch_i64(row, 4);
+    t->first_ns = t->windows ? ch_i64(row, 5) : 0;
+    t->last_ns = t->windows ? ch_i64(row, 6) : 0;
+    return true;
+}
+
+typedef struct cq_flame {
+    cq *q;
+    store_stack_cb cb;
+    void *ctx;
+    const char **names;
+    size_t *lens;
+    size_t names_cap, lens_cap;
+    uint64_t missing;
+} cq_flame;
+
+/* stack_id, thread, samples, value, found, truncated, frames */
+static bool cq_stack_row(json_t *row, void *ctx)
+{
+    cq_flame *c = ctx;
+    if (!ch_u64(row, 4)) {
+        c->missing++;
+        return true;
+    }
+    json_t *fr = json_array_get(row, 6);
+    size_t depth = json_array_size(fr);
+    c->names = jp_xgrow(c->names, &c->names_cap, depth + 1, sizeof *c->names);
+    c->lens = jp_xgrow(c->lens, &c->lens_cap, depth + 1, sizeof *c->lens);
+    for (size_t i = 0; i < depth; i++) {
+        json_t *v = json_array_get(fr, i);
+        c->names[i] = json_is_string(v) ? json_string_value(v) : "?";
+        c->lens[i] = json_is_string(v) ? json_string_length(v) : 1;
+    }
+    store_stack_row r = {.stack_id = ch_u64(row, 0),
+                         .frames = c->names,
+                         .frame_lens = c->lens,
+                         .depth = (uint32_t)depth,
+                         .truncated = ch_u64(row, 5) != 0,
+                         .thread = ch_str(row, 1, NULL),
+                         .samples = ch_u64(row, 2),
+                         .value = ch_u64(row, 3)};
+    return c->cb(&r, c->ctx);
+}
+
+/* The samples filter, shared by the aggregate and the stacks' IN list. */
+static void cq_samples_where(cq *q)
+{
+    cq_where(q, "start_ns", true);
+    cq_eq(&q->sql, "thread", q->f->thread);
+}
+
+jp_err ch_flame(store *s, const store_filter *f, const store_budget *b, store_stack_cb cb,
+                void *ctx, store_flame_totals *totals, store_query_info *info, jp_error *err)
+{
+    cq q;
+    cq_init(&q, s, f, b, info);
+    store_flame_totals tot_local;
+    if (!totals)
+        totals = &tot_local;
+    memset(totals, 0, sizeof *totals);
+    if (!f->ns || !f->service || f->kind < 0 || f->kind >= JP_KIND_COUNT)
+        return cq_done(&q, jp_error_set(err, JP_ERR_USAGE, "flame needs namespace, service, kind"));
+    ch_result res;
+    jp_strbuf_puts(&q.sql, "SELECT count(), sum(events), max(dropped), max(truncated), "
+                           "argMax(period_ns, end_ns), min(start_ns), max(end_ns), sum(nrows) "
+                           "FROM jprof_windows");
+    cq_where(&q, "start_ns", true);
+    cq_tot tot = {.t = totals};
+    jp_err rc = cq_run(&q, cq_totals_row, &tot, &res, err);
+    if (rc || info->partial)
+        return cq_done(&q, rc);
+    info->windows_scanned = totals->windows;
+    jp_strbuf_reset(&q.sql);
+    jp_strbuf_puts(&q.sql, "SELECT stack_id, thread, samples, value, found, truncated, frames "
+                           "FROM (SELECT stack_id, thread, sum(samples) AS samples, "
+                           "sum(value) AS value FROM jprof_samples");
+    cq_samples_where(&q);
+    jp_strbuf_puts(&q.sql,
+                   " GROUP BY stack_id, thread) ANY LEFT JOIN (SELECT stack_id, "
+                   "toUInt8(1) AS found, any(truncated) AS truncated, any(frames) AS frames "
+                   "FROM jprof_stacks WHERE day >= '");
+    ch_day_str(&q.sql, store_day_of(f->from_ns));
+    jp_strbuf_puts(&q.sql, "' AND day <= '");
+    ch_day_str(&q.sql, store_day_of(f->to_ns - 1));
+    jp_strbuf_puts(&q.sql, "' AND stack_id IN (SELECT stack_id FROM jprof_samples");
+    cq_samples_where(&q);
+    /* the heaviest stacks first, so a cut answer keeps what matters */
+    jp_strbuf_puts(&q.sql, ") GROUP BY stack_id) USING stack_id ORDER BY value DESC, stack_id, "
+                           "thread");
+    if (b && b->max_stacks)
+        jp_strbuf_printf(&q.sql, " LIMIT %llu", (unsigned long long)b->max_stacks);
+    cq_flame c = {.q = &q, .cb = cb, .ctx = ctx};
+    rc = cq_run(&q, cq_stack_row, &c, &res, err);
+    if (!rc && res.stopped)
+        info->stopped = true;
+    if (!rc && b && b->max_stacks && res.rows_before_limit > b->max_stacks)
+        cq_partial(&q, "more than %llu distinct stacks", (unsigned long long)b->max_stacks);
+    if (!rc && c.missing)
+        cq_partial(&q, "a stack of a stored window is missing");
+    /* what the caller calls rows: the stack rows of the matched windows
+     * (ClickHouse's own rows_read also counts index granules and the
+     * visibility subquery; it is what the row budget is checked against) */
+    info->rows_scanned = tot.nrows;
+    free(c.names);
+    free(c.lens);
+    return cq_done(&q, rc);
+}
+
+/* ---- documents ---- */
+
+typedef struct cq_docs {
+    store_doc_cb cb;
+    void *ctx;
+    bool status;
+} cq_docs;
+
+/* ns, service, pod, ident(7) at 3, time at 10, then json or state, reason,
+ * message, engine */
+static bool cq_doc_row(json_t *row, void *ctx)
+{
+    cq_docs *d = ctx;
+    jp_batch_target t = {0};
+    cq_target_read(row, 3, &t);
+    store_doc_row r = {.target = &t, .time_ns = ch_i64(row, 10)};
+    if (d->status) {
+        r.state = ch_str(row, 11, NULL);
+        r.reason = ch_str(row, 12, NULL);
+        r.message = ch_str(row, 13, NULL);
+        r.engine = ch_str(row, 14, NULL);
+        if (!r.state)
+            r.state = "";
+    } else {
+        r.json = ch_str(row, 11, &r.json_len);
+        if (!r.json) {
+            r.json = "{}";
+            r.json_len = 2;
+        }
+    }
+    bool go = d->cb(&r, d->ctx);
+    jp_batch_target_cleanup(&t);
+    return go;
+}
+
+static jp_err cq_docs_run(cq *q, cq_docs *d, jp_error *err)
+{
+    ch_result res;
+    jp_err rc = cq_run(q, cq_doc_row, d, &res, err);
+    if (!rc && res.stopped)
+        q->info->stopped = true;
+    return rc;
+}
+
+jp_err ch_snapshots_latest(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb,
+                           void *ctx, store_query_info *info, jp_error *err)
+{
+    cq q;
+    cq_init(&q, s, f, b, info);
+    jp_strbuf_puts(&q.sql, "SELECT ns, service, pod, ");
+    cq_ident_cols(&q.sql, "time_ns");
+    jp_strbuf_puts(&q.sql, ", max(time_ns), argMax(json, time_ns) FROM jprof_snapshots");
+    cq_where(&q, "time_ns", false);
+    jp_strbuf_puts(&q.sql, " GROUP BY ns, service, pod ORDER BY pod, ns, service");
+    cq_docs d = {.cb = cb, .ctx = ctx};
+    return cq_done(&q, cq_docs_run(&q, &d, err));
+}
+
+static jp_err cq_newest(store *s, const store_filter *f, const store_budget *b, bool status,
+                        store_doc_cb cb, void *ctx, store_query_info *info, jp_error *err)
+{
+    cq q;
+    cq_init(&q, s, f, b, info);
+    jp_strbuf_puts(&q.sql, "SELECT ns, service, pod, cluster, workload, container, node, pid, "
+                           "jvm_start_ns, jvm, time_ns, ");
+    jp_strbuf_puts(&q.sql, status ? "state, reason, message, engine FROM jprof_statuses"
+                                  : "json FROM jprof_deadlocks");
+    cq_where(&q, "time_ns", false);
+    jp_strbuf_puts(&q.sql, " ORDER BY time_ns DESC");
+    cq_docs d = {.cb = cb, .ctx = ctx, .status = status};
+    return cq_done(&q, cq_docs_run(&q, &d, err));
+}
+
+jp_err ch_deadlocks(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb,
+                    void *ctx, store_query_info *info, jp_error *err)
+{
+    return cq_newest(s, f, b, false, cb, ctx, info, err);
+}
+
+jp_err ch_statuses(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb,
+                   void *ctx, store_query_info *info, jp_error *err)
+{
+    return cq_newest(s, f, b, true, cb, ctx, info, err);
+}
+
+/* ---- ingestion ---- */
+
+typedef struct cq_ing {
+    store_ingest_cb cb;
+    void *ctx;
+} cq_ing;
+
+static bool cq_ing_row(json_t *row, void *ctx)
+{
+    cq_ing *c = ctx;
+    store_ingest_row r = {.collector = ch_str(row, 0, NULL),
+                          .accepted = ch_u64(row, 1),
+                          .duplicate = ch_u64(row, 2),
+                          .rejected = ch_u64(row, 3),
+                          .windows = ch_u64(row, 4),
+                          .stack_rows = ch_u64(row, 5),
+                          .bytes = ch_u64(row, 6),
+                          .first_ns = ch_i64(row, 7),
+                          .last_heartbeat_ns = ch_i64(row, 8),
+                          .version = ch_str(row, 9, NULL),
+                          .queue_dropped_batches = ch_u64(row, 10),
+                          .queue_dropped_bytes = ch_u64(row, 11),
+                          .queue_bytes = ch_u64(row, 12),
+                          .queue_oldest_dropped_ns = ch_i64(row, 13),
+                          .last_reject_reason = ch_str(row, 14, NULL),
+                          .last_ns = ch_i64(row, 15)};
+    if (!r.collector)
+        r.collector = "";
+    return c->cb(&r, c->ctx);
+}
+
+jp_err ch_ingestion(store *s, const store_filter *f, const store_budget *b, store_ingest_cb cb,
+                    void *ctx, store_query_info *info, jp_error *err)
+{
+    cq q;
+    cq_init(&q, s, f, b, info);
+    ch_flush_rejects(q.st);
+    jp_strbuf_puts(
+        &q.sql, "SELECT collector, countIf(outcome = 0), countIf(outcome = 1), "
+                "countIf(outcome = 2), sum(windows), sum(rows), sum(bytes), min(received_ns), "
+                "maxIf(received_ns, heartbeat = 1), argMaxIf(version, received_ns, outcome < 2), "
+                "argMaxIf(q_batches, received_ns, outcome < 2), "
+                "argMaxIf(q_bytes, received_ns, outcome < 2), "
+                "argMaxIf(q_now, received_ns, outcome < 2), "
+                "argMaxIf(q_oldest, received_ns, outcome < 2), "
+                "argMaxIf(reason, received_ns, outcome = 2), max(received_ns) "
+                "FROM jprof_ingest WHERE day >= '");
+    ch_day_str(&q.sql, store_day_of(f->from_ns));
+    jp_strbuf_puts(&q.sql, "' AND day <= '");
+    ch_day_str(&q.sql, store_day_of(f->to_ns - 1));
+    jp_strbuf_printf(&q.sql,
+                     "' AND received_ns >= %lld AND received_ns < %lld AND "
+                     "(outcome != 0 OR" CH_VISIBLE ") GROUP BY collector ORDER BY collector",
+                     (long long)f->from_ns, (long long)f->to_ns);
+    cq_ing c = {.cb = cb, .ctx = ctx};
+    ch_result res;
+    jp_err rc = cq_run(&q, cq_ing_row, &c, &res, err);
+    if (!rc && res.stopped)
+        info->stopped = true;
+    return cq_done(&q, rc);
+}
+
+/* ---- retention view ---- */
+
+typedef struct cq_days {
+    store_day_row *rows;
+    size_t n, cap;
+    int retention_days;
+} cq_days;
+
+static store_day_row *cq_day_get(cq_days *d, int64_t day)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (d->rows[i].day == day)
+            return &d->rows[i];
+    d->rows = jp_xgrow(d->rows, &d->cap, d->n + 1, sizeof *d->rows);
+    store_day_row *r = &d->rows[d->n++];
+    memset(r, 0, sizeof *r);
+    r->day = day;
+    r->expires_ns = (day + d->retention_days) * STORE_DAY_NS;
+    return r;
+}
+
+static bool cq_day_counts(json_t *row, void *ctx)
+{
+    int64_t day = ch_day(row, 0);
+    if (day == INT64_MIN)
+        return true;
+    store_day_row *r = cq_day_get(ctx, day);
+    r->windows += ch_u64(row, 1);
+    r->stack_rows += ch_u64(row, 2);
+    r->stacks += ch_u64(row, 3);
+    r->docs += ch_u64(row, 4);
+    r->batches += ch_u64(row, 5);
+    return true;
+}
+
+static bool cq_day_bytes(json_t *row, void *ctx)
+{
+    int64_t day = ch_day(row, 0);
+    if (day != INT64_MIN)
+        cq_day_get(ctx, day)->bytes += ch_u64(row, 1);
+    return true;
+}
+
+static int cq_day_cmp(const void *a, const void *b)
+{
+    int64_t x = ((const store_day_row *)a)->day, y = ((const store_day_row *)b)->day;
+    return x < y ? -1 : x > y;
+}
+
+#define CQ_Z "toUInt64(0)"
+static const char cq_days_sql[] =
+    "SELECT toString(day), sum(w), sum(r), sum(s), sum(d), sum(b) FROM ("
+    "SELECT day, count() AS w, sum(nrows) AS r, " CQ_Z " AS s, " CQ_Z " AS d, " CQ_Z
+    " AS b FROM jprof_windows GROUP BY day UNION ALL "
+    "SELECT day, " CQ_Z ", " CQ_Z ", toUInt64(uniqExact(stack_id)), " CQ_Z ", " CQ_Z
+    " FROM jprof_stacks GROUP BY day UNION ALL "
+    "SELECT day, " CQ_Z ", " CQ_Z ", " CQ_Z ", count(), " CQ_Z
+    " FROM jprof_statuses GROUP BY day UNION ALL "
+    "SELECT day, " CQ_Z ", " CQ_Z ", " CQ_Z ", count(), " CQ_Z
+    " FROM jprof_snapshots GROUP BY day UNION ALL "
+    "SELECT day, " CQ_Z ", " CQ_Z ", " CQ_Z ", count(), " CQ_Z
+    " FROM jprof_deadlocks GROUP BY day UNION ALL "
+    "SELECT day, " CQ_Z ", " CQ_Z ", " CQ_Z ", " CQ_Z ", countIf(outcome = 0)"
+    " FROM jprof_ingest GROUP BY day) GROUP BY day";
+
+jp_err ch_days(store *s, store_day_cb cb, void *ctx, jp_error *err)
+{
+    ch_store *st = s->impl;
+    int64_t t0 = jp_time_mono_ns();
+    cq_days d = {.retention_days = st->retention_days};
+    ch_result res;
+    jp_err rc = ch_select(st, cq_days_sql, NULL, cq_day_counts, &d, &res, err);
+    if (!rc) {
+        jp_strbuf q;
+        jp_strbuf_init(&q, 0);
+        jp_strbuf_puts(&q, "SELECT partition, sum(bytes_on_disk) FROM system.parts WHERE active "
+                           "AND database = ");
+        ch_sql_str(&q, st->database);
+        jp_strbuf_puts(&q, " AND table LIKE 'jprof\\\\_%' AND table != 'jprof_schema' "
+                           "GROUP BY partition");
+        rc = ch_select(st, q.data, NULL, cq_day_bytes, &d, &res, err);
+        jp_strbuf_cleanup(&q);
+    }
+    if (!rc && d.n)
+        qsort(d.rows, d.n, sizeof *d.rows, cq_day_cmp);
+    for (size_t i = 0; !rc && i < d.n; i++)
+        if (!cb(&d.rows[i], ctx))
+            break;
+    free(d.rows);
+    ch_stats_query(st, jp_time_mono_ns() - t0, rc != JP_OK);
+    return rc;
+}

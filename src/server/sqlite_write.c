@@ -1,0 +1,288 @@
+/* The embedded store's batch writer: one batch's windows, stacks, threads,
+ * statuses and documents into one day file, inside the writer thread's
+ * transaction (store_sqlite.c runs the group commit around it). */
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "base/xalloc.h"
+#include "server/sqlite_int.h"
+
+/* ---- writing one batch's share of one day ---- */
+
+static int64_t sq_batch_key(const char *id)
+{
+    return (int64_t)jp_hash_bytes(id, strlen(id));
+}
+
+void sq_bind_text(sqlite3_stmt *s, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_text(s, i, "", 0, SQLITE_STATIC);
+}
+
+jp_err sq_step_done(sq_day *d, sqlite3_stmt *s, const char *what, jp_error *err)
+{
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        return sq_db_fail(d->db, what, err);
+    return JP_OK;
+}
+
+static uint64_t sq_ident_hash(const jp_batch_target *t)
+{
+    const char *f[] = {t->cluster, t->workload, t->container, t->node, t->jvm};
+    uint64_t h = jp_hash_u64((uint64_t)t->pid) ^ (uint64_t)t->jvm_start_ns;
+    for (size_t i = 0; i < 5; i++)
+        h = jp_hash_combine(h, f[i] ? jp_hash_bytes(f[i], strlen(f[i])) : 7);
+    return h ? h : 1;
+}
+
+/* Row id of a target in this day, inserting it or refreshing its identity. */
+static jp_err sq_target_id(sq_day *d, const jp_batch_target *t, int64_t *id, jp_error *err)
+{
+    uint64_t key = sq_target_key(t->ns, t->service, t->pod);
+    uint64_t ident = sq_ident_hash(t), v;
+    /* targets holds key -> id, and key ^ salt -> identity hash of the last upsert */
+    uint64_t ikey = key ^ 0x1d3e7a11ULL, seen;
+    if (jp_u64map_get(&d->targets, key, &v) && jp_u64map_get(&d->targets, ikey, &seen) &&
+        seen == ident) {
+        *id = (int64_t)v;
+        return JP_OK;
+    }
+    sqlite3_stmt *s = d->st[ST_TARGET];
+    sq_bind_text(s, 1, t->ns);
+    sq_bind_text(s, 2, t->service);
+    sq_bind_text(s, 3, t->pod);
+    sq_bind_text(s, 4, t->cluster);
+    sq_bind_text(s, 5, t->workload);
+    sq_bind_text(s, 6, t->container);
+    sq_bind_text(s, 7, t->node);
+    sqlite3_bind_int64(s, 8, t->pid);
+    sqlite3_bind_int64(s, 9, t->jvm_start_ns);
+    sq_bind_text(s, 10, t->jvm);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        *id = sqlite3_column_int64(s, 0);
+    while (rc == SQLITE_ROW)
+        rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    if (rc != SQLITE_DONE)
+        return sq_db_fail(d->db, "target upsert", err);
+    jp_u64map_put(&d->targets, key, (uint64_t)*id);
+    jp_u64map_put(&d->targets, ikey, ident);
+    return JP_OK;
+}
+
+static jp_err sq_put_stack(sq_day *d, const jp_batch *b, uint32_t si, jp_strbuf *tmp,
+                           uint64_t *new_stacks, jp_error *err)
+{
+    const jp_batch_stack *s = &b->stacks[si];
+    uint64_t one;
+    if (jp_u64map_get(&d->stacks, s->id, &one))
+        return JP_OK;
+    /* frames as names joined by '\n' (the decoder turned control characters into '?') */
+    jp_strbuf_reset(tmp);
+    for (uint32_t k = 0; k < s->depth; k++) {
+        if (k)
+            jp_strbuf_putc(tmp, '\n');
+        jp_strbuf_puts(tmp, b->frames[s->frames[k]]);
+    }
+    sqlite3_stmt *st = d->st[ST_STACK];
+    sqlite3_bind_int64(st, 1, (int64_t)s->id);
+    sqlite3_bind_int(st, 2, s->truncated);
+    sqlite3_bind_int(st, 3, (int)s->depth);
+    sqlite3_bind_blob(st, 4, tmp->data ? tmp->data : "", (int)tmp->len, SQLITE_STATIC);
+    jp_err rc = sq_step_done(d, st, "stack insert", err);
+    if (!rc) {
+        jp_u64map_put(&d->stacks, s->id, 1);
+        (*new_stacks) += (uint64_t)sqlite3_changes(d->db);
+    }
+    return rc;
+}
+
+static jp_err sq_put_thread(sq_day *d, const char *name, uint64_t tid, jp_error *err)
+{
+    uint64_t one;
+    if (jp_u64map_get(&d->threads, tid, &one))
+        return JP_OK;
+    sqlite3_stmt *st = d->st[ST_THREAD];
+    sqlite3_bind_int64(st, 1, (int64_t)tid);
+    sq_bind_text(st, 2, name);
+    jp_err rc = sq_step_done(d, st, "thread insert", err);
+    if (!rc)
+        jp_u64map_put(&d->threads, tid, 1);
+    return rc;
+}
+
+static void sq_put_u64le(jp_strbuf *b, uint64_t v)
+{
+    uint8_t x[8];
+    for (int i = 0; i < 8; i++)
+        x[i] = (uint8_t)(v >> (8 * i));
+    jp_strbuf_append(b, x, 8);
+}
+
+/* Encodes and stores one window (its stacks and threads first). */
+static jp_err sq_put_window(sq_day *d, const jp_batch *b, size_t wi, int64_t bkey,
+                            const uint64_t *tids, jp_strbuf *tmp, jp_strbuf *blob,
+                            store_write_result *res, jp_error *err)
+{
+    const jp_batch_window *w = &b->windows[wi];
+    int64_t target;
+    jp_err rc = sq_target_id(d, &w->target, &target, err);
+    if (rc)
+        return rc;
+    /* window-local thread slots */
+    jp_u64map slots;
+    jp_u64map_init(&slots);
+    uint64_t *list = NULL;
+    size_t nlist = 0, list_cap = 0;
+    uint64_t samples = 0, value = 0;
+    for (size_t r = 0; r < w->nrows && !rc; r++) {
+        const jp_batch_row *row = &w->rows[r];
+        rc = sq_put_stack(d, b, row->stack, tmp, &res->new_stacks, err);
+        if (!rc && row->thread != JP_BATCH_NO_THREAD) {
+            bool ins;
+            jp_u64map_upsert(&slots, tids[row->thread], nlist + 1, &ins);
+            if (ins) {
+                list = jp_xgrow(list, &list_cap, nlist + 1, sizeof *list);
+                list[nlist++] = tids[row->thread];
+                rc = sq_put_thread(d, b->threads[row->thread], tids[row->thread], err);
+            }
+        }
+        samples += row->samples;
+        value += row->value;
+    }
+    if (rc)
+        goto out;
+    jp_strbuf_reset(blob);
+    sq_blob_put_varint(blob, nlist);
+    for (size_t i = 0; i < nlist; i++)
+        sq_put_u64le(blob, list[i]);
+    for (size_t r = 0; r < w->nrows; r++) {
+        const jp_batch_row *row = &w->rows[r];
+        uint64_t slot = 0;
+        if (row->thread != JP_BATCH_NO_THREAD)
+            jp_u64map_get(&slots, tids[row->thread], &slot);
+        sq_put_u64le(blob, b->stacks[row->stack].id);
+        sq_blob_put_varint(blob, slot);
+        sq_blob_put_varint(blob, row->samples);
+        sq_blob_put_varint(blob, row->value);
+    }
+    size_t bound = ZSTD_compressBound(blob->len);
+    void *z = jp_xmalloc(bound);
+    size_t zlen = ZSTD_compress(z, bound, blob->data ? blob->data : "", blob->len, 1);
+    if (ZSTD_isError(zlen)) {
+        free(z);
+        rc = jp_error_set(err, JP_ERR_INTERNAL, "zstd: %s", ZSTD_getErrorName(zlen));
+        goto out;
+    }
+    sqlite3_stmt *st = d->st[ST_WINDOW];
+    sqlite3_bind_int64(st, 1, bkey);
+    sqlite3_bind_int64(st, 2, (int64_t)wi);
+    sqlite3_bind_int64(st, 3, target);
+    sqlite3_bind_int(st, 4, (int)w->kind);
+    sqlite3_bind_int64(st, 5, w->start_ns);
+    sqlite3_bind_int64(st, 6, w->end_ns);
+    sqlite3_bind_int64(st, 7, w->period_ns);
+    sqlite3_bind_int64(st, 8, (int64_t)w->events);
+    sqlite3_bind_int(st, 9, (w->dropped ? 1 : 0) | (w->truncated ? 2 : 0));
+    sqlite3_bind_int64(st, 10, (int64_t)w->nrows);
+    sqlite3_bind_int64(st, 11, (int64_t)samples);
+    sqlite3_bind_int64(st, 12, (int64_t)value);
+    sqlite3_bind_blob(st, 13, z, (int)zlen, free);
+    rc = sq_step_done(d, st, "window insert", err);
+    if (!rc) {
+        res->windows++;
+        res->stack_rows += w->nrows;
+    }
+out:
+    free(list);
+    jp_u64map_cleanup(&slots);
+    return rc;
+}
+
+static jp_err sq_put_doc(sq_day *d, int which, const jp_batch_doc *doc, int64_t bkey, size_t idx,
+                         jp_error *err)
+{
+    int64_t target;
+    jp_err rc = sq_target_id(d, &doc->target, &target, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *st = d->st[which];
+    sqlite3_bind_int64(st, 1, bkey);
+    sqlite3_bind_int64(st, 2, (int64_t)idx);
+    sqlite3_bind_int64(st, 3, target);
+    sqlite3_bind_int64(st, 4, doc->time_ns);
+    sqlite3_bind_text(st, 5, doc->json, (int)doc->len, SQLITE_STATIC);
+    return sq_step_done(d, st, "document insert", err);
+}
+
+static jp_err sq_put_status(sq_day *d, const jp_batch_status *s, int64_t bkey, size_t idx,
+                            jp_error *err)
+{
+    int64_t target;
+    jp_err rc = sq_target_id(d, &s->target, &target, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *st = d->st[ST_STATUS];
+    sqlite3_bind_int64(st, 1, bkey);
+    sqlite3_bind_int64(st, 2, (int64_t)idx);
+    sqlite3_bind_int64(st, 3, target);
+    sqlite3_bind_int64(st, 4, s->time_ns);
+    sq_bind_text(st, 5, s->state);
+    if (s->reason)
+        sq_bind_text(st, 6, s->reason);
+    if (s->message)
+        sq_bind_text(st, 7, s->message);
+    if (s->engine)
+        sq_bind_text(st, 8, s->engine);
+    return sq_step_done(d, st, "status insert", err);
+}
+
+/* A document goes into its own day if that day is retained and not beyond
+ * tomorrow (a skewed clock must not create files retention never removes). */
+bool sq_doc_day_ok(int64_t day, int64_t now, int retention)
+{
+    return store_day_retained(day, now, retention) && day <= store_day_of(now) + 1;
+}
+
+/* Everything of batch r that belongs to day d. */
+jp_err sq_write_part(sq_store *st, sq_day *d, sq_req *r, const uint64_t *tids, int64_t now,
+                     jp_strbuf *tmp, jp_strbuf *blob, jp_error *err)
+{
+    const jp_batch *b = r->b;
+    int64_t bkey = sq_batch_key(b->id);
+    jp_err rc = JP_OK;
+    for (size_t i = 0; i < b->nwindows && !rc; i++) {
+        if ((r->opt && r->opt->skip_windows && r->opt->skip_windows[i]) ||
+            store_day_of(b->windows[i].start_ns) != d->day)
+            continue;
+        rc = sq_put_window(d, b, i, bkey, tids, tmp, blob, r->res, err);
+    }
+    for (size_t i = 0; i < b->nstatuses && !rc; i++)
+        if (store_day_of(b->statuses[i].time_ns) == d->day &&
+            sq_doc_day_ok(d->day, now, st->retention_days)) {
+            rc = sq_put_status(d, &b->statuses[i], bkey, i, err);
+            r->res->docs++;
+        }
+    for (size_t i = 0; i < b->nsnapshots && !rc; i++)
+        if (store_day_of(b->snapshots[i].time_ns) == d->day &&
+            sq_doc_day_ok(d->day, now, st->retention_days)) {
+            rc = sq_put_doc(d, ST_SNAPSHOT, &b->snapshots[i], bkey, i, err);
+            r->res->docs++;
+        }
+    for (size_t i = 0; i < b->ndeadlocks && !rc; i++)
+        if (store_day_of(b->deadlocks[i].time_ns) == d->day &&
+            sq_doc_day_ok(d->day, now, st->retention_days)) {
+            rc = sq_put_doc(d, ST_DEADLOCK, &b->deadlocks[i], bkey, i, err);
+            r->res->docs++;
+        }
+    return rc;
+}

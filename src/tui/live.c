@@ -1,0 +1,494 @@
+#include "tui/live.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/timeutil.h"
+#include "base/xalloc.h"
+#include "jvm/cleanup.h"
+#include "model/units.h"
+
+/* The async-profiler library's name in the target. Stable, so a later jprof
+ * re-loading it gets the copy the JVM already has (dlopen matches loaded
+ * libraries by path), and without "libasyncProfiler" in it, so
+ * jvm_proc_has_async_profiler() only ever reports someone else's. */
+#define ASPROF_TARGET_NAME "jprof-asprof.so"
+
+volatile sig_atomic_t tui_live_stop_signal;
+
+int tui_live_exit_status(jp_err code)
+{
+    switch (code) {
+    case JP_ERR_NOT_FOUND:
+        return TUI_EXIT_NO_PROCESS;
+    case JP_ERR_NOT_JVM:
+        return TUI_EXIT_NOT_JVM;
+    case JP_ERR_PERMISSION:
+        return TUI_EXIT_PERMISSION;
+    case JP_ERR_TIMEOUT:
+        return TUI_EXIT_ATTACH_TIMEOUT;
+    case JP_ERR_EXITED:
+        return TUI_EXIT_EXITED;
+    case JP_ERR_ATTACH_DISABLED:
+        return TUI_EXIT_ATTACH_DISABLED;
+    case JP_ERR_AGENT_REFUSED:
+        return TUI_EXIT_AGENT_REFUSED;
+    case JP_ERR_CONFLICT:
+        return TUI_EXIT_CONFLICT;
+    case JP_ERR_USAGE:
+        return 2;
+    default:
+        return 1;
+    }
+}
+
+void tui_live_opts_init(tui_live_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->interval_ns = 2 * JP_NS_PER_SEC;
+    o->window_ns = 30 * JP_NS_PER_SEC;
+    o->source = JVM_SNAP_AUTO;
+}
+
+static double ms_since(int64_t mono)
+{
+    return (double)(jp_time_mono_ns() - mono) / 1e6;
+}
+
+/* ---- header numbers ---- */
+
+/* "OpenJDK 64-Bit Server VM version 17.0.16+8-Debian-1\nJDK 17.0.16\n" */
+static void parse_version(tui_live *l, const char *text)
+{
+    size_t n = strcspn(text, "\n");
+    snprintf(l->jvm_vm, sizeof l->jvm_vm, "%.*s", (int)(n > 120 ? 120 : n), text);
+    const char *jdk = strstr(text, "\nJDK ");
+    if (jdk) {
+        jdk++;
+        n = strcspn(jdk, "\n");
+        snprintf(l->jvm_version, sizeof l->jvm_version, "%.*s", (int)(n > 60 ? 60 : n), jdk);
+    } else {
+        const char *v = strstr(l->jvm_vm, " version ");
+        snprintf(l->jvm_version, sizeof l->jvm_version, "%s", v ? v + 9 : l->jvm_vm);
+    }
+}
+
+/* Finds "<word> <N>K" after `key` on a line; -1 when absent. */
+static int64_t kb_after(const char *line, size_t len, const char *key)
+{
+    size_t kl = strlen(key);
+    for (size_t i = 0; i + kl < len; i++) {
+        if (memcmp(line + i, key, kl) != 0)
+            continue;
+        char *end;
+        errno = 0;
+        long long v = strtoll(line + i + kl, &end, 10);
+        if (errno || end == line + i + kl || v < 0)
+            return -1;
+        switch (*end) {
+        case 'K':
+            return (int64_t)v << 10;
+        case 'M':
+            return (int64_t)v << 20;
+        case 'G':
+            return (int64_t)v << 30;
+        default:
+            return v;
+        }
+    }
+    return -1;
+}
+
+bool tui_live_heap_parse(const char *text, char *buf, size_t len)
+{
+    /* Generational heaps print one " <name> total NK, used NK" line per
+     * generation (G1 one for the whole heap); ZGC " ZHeap used NM, capacity
+     * NM". Indented deeper lines are regions and spaces, Metaspace has no
+     * total: both are skipped. */
+    int64_t used = 0, total = 0;
+    bool found = false;
+    for (const char *p = text; *p;) {
+        size_t n = strcspn(p, "\n");
+        bool top = p[0] == ' ' && p[1] != ' ';
+        if (top && n < 512) {
+            int64_t t = kb_after(p, n, "total ");
+            int64_t u = kb_after(p, n, "used ");
+            int64_t c = kb_after(p, n, "capacity ");
+            if (t >= 0 && u >= 0) {
+                total += t, used += u, found = true;
+            } else if (c >= 0 && u >= 0 && !found) {
+                total += c, used += u, found = true;
+            }
+        }
+        p += n;
+        if (*p)
+            p++;
+    }
+    if (!found)
+        return false;
+    char ub[32], tb[32];
+    jp_format_bytes((uint64_t)used, ub, sizeof ub);
+    jp_format_bytes((uint64_t)total, tb, sizeof tb);
+    snprintf(buf, len, "%s of %s", ub, tb);
+    return true;
+}
+
+static void read_heap(tui_live *l)
+{
+    jvm_reply r;
+    jp_error e;
+    jp_error_init(&e);
+    if (jvm_jcmd(&l->proc, &l->attach, "GC.heap_info", &r, &e) != JP_OK)
+        return;
+    if (!tui_live_heap_parse(r.text, l->heap, sizeof l->heap))
+        l->heap[0] = '\0';
+    jvm_reply_cleanup(&r);
+}
+
+/* utime + stime of the whole process, in clock ticks; -1 when unreadable. */
+static int64_t proc_ticks(pid_t pid)
+{
+    char path[64], buf[2048];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    if (jvm_read_small_file(path, buf, sizeof buf) <= 0)
+        return -1;
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    if (!p)
+        return -1;
+    /* after ")": state(3) ppid pgrp session tty tpgid flags minflt cminflt
+     * majflt cmajflt utime(14) stime(15) */
+    int field = 2;
+    long long ut = -1, st = -1;
+    for (p++; *p && field < 15;) {
+        while (*p == ' ')
+            p++;
+        field++;
+        if (field == 14)
+            ut = strtoll(p, NULL, 10);
+        if (field == 15)
+            st = strtoll(p, NULL, 10);
+        while (*p && *p != ' ')
+            p++;
+    }
+    return ut >= 0 && st >= 0 ? (int64_t)(ut + st) : -1;
+}
+
+static void read_proc_cpu(tui_live *l)
+{
+    int64_t ticks = proc_ticks(l->proc.pid), now = jp_time_mono_ns();
+    long hz = sysconf(_SC_CLK_TCK);
+    if (ticks >= 0 && l->proc_ticks >= 0 && l->proc_ticks_mono && now > l->proc_ticks_mono &&
+        hz > 0)
+        l->proc_cpu_pct = 100.0 * ((double)(ticks - l->proc_ticks) / (double)hz) /
+                          ((double)(now - l->proc_ticks_mono) / 1e9);
+    l->proc_ticks = ticks;
+    l->proc_ticks_mono = now;
+}
+
+/* ---- open / refresh ---- */
+
+static void analyses_cleanup(tui_live *l)
+{
+    jp_busy_list_cleanup(&l->busy);
+    jp_lock_group_list_cleanup(&l->locks);
+    jp_deadlock_list_cleanup(&l->deadlocks);
+    free(l->blocks);
+    l->blocks = NULL;
+}
+
+jp_err tui_live_open(const tui_live_opts *o, tui_live **out, jp_error *err)
+{
+    *out = NULL;
+    tui_live *l = jp_xcalloc(1, sizeof *l);
+    l->opts = *o;
+    l->proc_cpu_pct = -1;
+    l->proc_ticks = -1;
+    jvm_attach_opts_init(&l->attach);
+    jvm_snap_opts_init(&l->snap);
+    l->snap.source = o->source;
+    jp_error_init(&l->fallback);
+    jp_error_init(&l->prof.error);
+    jp_err rc = JP_OK;
+    if (o->asprof && access(o->asprof, R_OK) != 0)
+        rc = jp_error_set(err, JP_ERR_USAGE,
+                          "--asprof %s: %s (give the path of libasyncProfiler.so)", o->asprof,
+                          strerror(errno));
+    if (rc == JP_OK)
+        rc = jvm_proc_open(o->pid, &l->proc, err);
+    if (rc == JP_OK && o->asprof)
+        rc = jvm_recorder_check_conflict(&l->proc, err);
+    jvm_reply r;
+    if (rc == JP_OK)
+        rc = jvm_jcmd(&l->proc, &l->attach, "VM.version", &r, err);
+    if (rc != JP_OK) {
+        free(l);
+        return rc;
+    }
+    parse_version(l, r.text);
+    jvm_reply_cleanup(&r);
+    read_proc_cpu(l);
+    *out = l;
+    return JP_OK;
+}
+
+void tui_live_free(tui_live *l)
+{
+    if (!l)
+        return;
+    tui_live_prof_stop(l);
+    analyses_cleanup(l);
+    jp_snapshot_free(l->prev);
+    jp_snapshot_free(l->cur);
+    free(l);
+}
+
+jp_err tui_live_refresh(tui_live *l, jp_error *err)
+{
+    int64_t t0 = jp_time_mono_ns();
+    jp_snapshot *s = NULL;
+    jp_error why;
+    jp_err rc = jvm_snapshot_take(&l->proc, &l->attach, &l->snap, &s, &why, err);
+    if (rc != JP_OK) {
+        if (rc != JP_ERR_EXITED && !jvm_proc_alive(&l->proc))
+            rc = jp_error_set(err, JP_ERR_EXITED, "pid %d has exited", (int)l->proc.pid);
+        return rc;
+    }
+    if (why.code != JP_OK && l->snap.source == JVM_SNAP_AUTO) {
+        /* The helper cannot load here: do not pay for trying every time. */
+        l->fallback = why;
+        l->snap.source = JVM_SNAP_THREAD_PRINT;
+    }
+    l->snapshot_ms = ms_since(t0);
+    jp_snapshot_free(l->prev);
+    /* CPU deltas only compare snapshots of one source. */
+    if (l->cur && strcmp(l->cur->source, s->source) == 0) {
+        l->prev = l->cur;
+    } else {
+        jp_snapshot_free(l->cur);
+        l->prev = NULL;
+    }
+    l->cur = s;
+    analyses_cleanup(l);
+    jp_analyze_busy(l->prev, l->cur, &l->busy);
+    jp_analyze_locks(l->cur, &l->locks);
+    jp_analyze_deadlocks(l->cur, &l->deadlocks);
+    l->blocks = jp_analyze_blocks_counts(l->cur);
+    jp_snapshot_count_states(l->cur, l->states);
+    read_heap(l);
+    read_proc_cpu(l);
+    l->refreshed_mono = jp_time_mono_ns();
+    l->cost_ms = (double)(l->refreshed_mono - t0) / 1e6;
+    l->nrefresh++;
+    return JP_OK;
+}
+
+/* ---- live profile ---- */
+
+/* One async-profiler command: `load <lib> true <args>`. */
+static jp_err asprof_cmd(tui_live *l, const char *args, jp_error *err)
+{
+    jvm_reply r;
+    jp_err rc = jvm_attach_load(&l->proc, &l->attach, l->prof.lib.inner, true, args, &r, err);
+    if (rc == JP_OK)
+        jvm_reply_cleanup(&r);
+    return rc;
+}
+
+static void asprof_stop_on_cleanup(void *arg)
+{
+    tui_live *l = arg;
+    l->prof.cleanup = 0; /* the registry dropped the slot */
+    asprof_cmd(l, "stop", NULL);
+}
+
+static jp_err asprof_start_session(tui_live *l, jp_error *err)
+{
+    jp_err rc = jvm_tfile_name(&l->proc, ".jfr", &l->prof.out, err);
+    if (rc != JP_OK)
+        return rc;
+    char args[JVM_ATTACH_ARG_MAX];
+    snprintf(args, sizeof args, "start,event=cpu,alloc,lock,jfr,file=%s", l->prof.out.inner);
+    /* registered before the start: an interrupt right after it still stops it */
+    l->prof.cleanup = jvm_cleanup_register(asprof_stop_on_cleanup, l);
+    if (!l->prof.cleanup)
+        return jp_error_set(err, JP_ERR_LIMIT, "too many pending cleanup actions");
+    rc = asprof_cmd(l, args, err);
+    if (rc != JP_OK) {
+        jvm_cleanup_unregister(l->prof.cleanup);
+        l->prof.cleanup = 0;
+        asprof_cmd(l, "stop", NULL);
+        jvm_tfile_remove(&l->prof.out);
+        return rc;
+    }
+    l->prof.started_mono = jp_time_mono_ns();
+    return JP_OK;
+}
+
+static jp_err asprof_start(tui_live *l, jp_error *err)
+{
+    jp_err rc = jvm_recorder_check_conflict(&l->proc, err);
+    if (rc != JP_OK)
+        return rc;
+    jvm_tfile_fixed(&l->proc, ASPROF_TARGET_NAME, &l->prof.lib);
+    rc = jvm_tfile_copy_in(&l->proc, l->opts.asprof, &l->prof.lib, err);
+    if (rc == JP_OK)
+        rc = asprof_start_session(l, err);
+    if (rc != JP_OK)
+        jvm_tfile_remove(&l->prof.lib);
+    return rc;
+}
+
+jp_err tui_live_prof_start(tui_live *l, jp_error *err)
+{
+    if (l->prof.running)
+        return JP_OK;
+    jp_err rc;
+    l->prof.asprof = l->opts.asprof != NULL;
+    if (l->prof.asprof)
+        rc = asprof_start(l, err);
+    else
+        rc = jvm_jfr_start(&l->proc, &l->attach, "profile", l->opts.window_ns, &l->prof.jfr, err);
+    if (rc != JP_OK) {
+        l->prof.error = *err;
+        return rc;
+    }
+    l->prof.running = true;
+    l->prof.started_mono = jp_time_mono_ns();
+    jp_error_init(&l->prof.error);
+    return JP_OK;
+}
+
+/* Reads the async-profiler window: `dump` while younger than the window,
+ * else `stop`, read, and a fresh session (its data starts at zero). */
+static jp_err asprof_dump(tui_live *l, uint8_t **data, size_t *len, jp_error *err)
+{
+    bool roll = jp_time_mono_ns() - l->prof.started_mono >= l->opts.window_ns;
+    char args[JVM_ATTACH_ARG_MAX];
+    if (roll) {
+        jvm_cleanup_unregister(l->prof.cleanup);
+        l->prof.cleanup = 0;
+        snprintf(args, sizeof args, "stop,file=%s", l->prof.out.inner);
+    } else {
+        snprintf(args, sizeof args, "dump,jfr,file=%s", l->prof.out.inner);
+    }
+    jp_err rc = asprof_cmd(l, args, err);
+    char *buf = NULL;
+    if (rc == JP_OK)
+        rc = jvm_tfile_read(&l->prof.out, JVM_JFR_MAX_DUMP, &buf, len, err);
+    *data = (uint8_t *)buf;
+    if (roll) {
+        jvm_tfile_remove(&l->prof.out);
+        jp_error serr;
+        jp_error_init(&serr);
+        if (asprof_start_session(l, &serr) != JP_OK) {
+            l->prof.running = false;
+            if (rc == JP_OK)
+                rc = jp_error_set(err, serr.code, "%s", serr.msg);
+        }
+    }
+    return rc;
+}
+
+jp_err tui_live_prof_dump(tui_live *l, jp_error *err)
+{
+    if (!l->prof.running)
+        return jp_error_set(err, JP_ERR_USAGE, "no live profile running");
+    int64_t t0 = jp_time_mono_ns();
+    uint8_t *data = NULL;
+    size_t len = 0;
+    jp_err rc = l->prof.asprof ? asprof_dump(l, &data, &len, err)
+                               : jvm_jfr_dump(&l->prof.jfr, &data, &len, err);
+    if (rc != JP_OK) {
+        free(data);
+        l->prof.error = *err;
+        return rc;
+    }
+    jfr_options opt;
+    jfr_options_init(&opt);
+    opt.threads = true;
+    /* a dump holds whole chunks: keep only the window's events */
+    opt.has_from = true;
+    opt.from = (jp_timespec_arg){.relative = true, .from_end = true, .value = l->opts.window_ns};
+    jp_profile *p = jp_profile_new();
+    jfr_report rep;
+    jfr_report_init(&rep);
+    rc = jfr_read_buffer(data, len, "live window", &opt, p, &rep);
+    free(data);
+    /* async-profiler's file may end in the chunk it is still writing */
+    if (rc != JP_OK && !(rep.partial && rep.events_used > 0)) {
+        jp_profile_free(p);
+        l->prof.error = rep.error;
+        if (l->prof.error.code == JP_OK)
+            jp_error_set(&l->prof.error, rc, "live window: %s", jp_strerror(rc));
+        *err = l->prof.error;
+        return rc;
+    }
+    jp_profile_free(l->prof.profile);
+    l->prof.profile = p;
+    l->prof.rep = rep;
+    l->prof.dumped_mono = jp_time_mono_ns();
+    l->prof.cost_ms = (double)(l->prof.dumped_mono - t0) / 1e6;
+    jp_error_init(&l->prof.error);
+    return JP_OK;
+}
+
+void tui_live_prof_stop(tui_live *l)
+{
+    if (l->prof.asprof) {
+        if (l->prof.cleanup) {
+            jvm_cleanup_unregister(l->prof.cleanup);
+            l->prof.cleanup = 0;
+            asprof_cmd(l, "stop", NULL);
+        }
+        jvm_tfile_remove(&l->prof.out);
+        jvm_tfile_remove(&l->prof.lib);
+    } else if (l->prof.jfr.name[0]) {
+        jvm_jfr_stop(&l->prof.jfr, NULL);
+    }
+    l->prof.running = false;
+    jp_profile_free(l->prof.profile);
+    l->prof.profile = NULL;
+}
+
+/* ---- signals ---- */
+
+static void on_stop_signal(int sig)
+{
+    if (tui_live_stop_signal) {
+        /* asked twice: only async-signal-safe work is left to do */
+        jvm_cleanup_unlink_files();
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    tui_live_stop_signal = sig;
+}
+
+void tui_live_signals_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+void tui_live_sleep(int64_t ns)
+{
+    int64_t end = jp_time_mono_ns() + ns;
+    while (!tui_live_stop_signal) {
+        int64_t left = end - jp_time_mono_ns();
+        if (left <= 0)
+            break;
+        struct timespec ts = {.tv_sec = left / JP_NS_PER_SEC, .tv_nsec = left % JP_NS_PER_SEC};
+        nanosleep(&ts, NULL); /* EINTR: the loop looks at the flag */
+    }
+}

@@ -1,0 +1,133 @@
+/* live.h - a running JVM on this machine as jprof-top's data source.
+ *
+ * One tui_live is one attached target: every refresh takes a thread snapshot
+ * (helper jar or Thread.print, src/jvm/snapshot_take.h), keeps the previous
+ * one for CPU deltas, runs the analyses (model/analyze.h) and reads the
+ * header numbers (process CPU from /proc/PID/stat, heap from GC.heap_info).
+ * A live profile (the Flame screen) is a rolling window recorded by the JDK
+ * Flight Recorder over jcmd, or by async-profiler when --asprof is given;
+ * every undo it needs (stop the recording, delete files in the target) is
+ * registered with jvm/cleanup.h while it exists, so a signal handler that
+ * only sets a flag plus jvm_cleanup_run_all() in the main loop leave the
+ * target as it was.
+ *
+ * Ownership: tui_live_open() returns a heap object (it must not move: the
+ * cleanup registry points into it) freed by tui_live_free(), which stops
+ * the profile first. Snapshots and analyses belong to the tui_live and are
+ * replaced by the next refresh. Not thread-safe (see jvm/attach.h). */
+#ifndef JP_TUI_LIVE_H
+#define JP_TUI_LIVE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/error.h"
+#include "jfr/jfr.h"
+#include "jvm/attach.h"
+#include "jvm/proc.h"
+#include "jvm/recorder.h"
+#include "jvm/snapshot_take.h"
+#include "jvm/targetfs.h"
+#include "model/analyze.h"
+#include "model/profile.h"
+#include "model/snapshot.h"
+
+/* Exit statuses of the live modes (man page, EXIT STATUS); 0-3 are batch.h's. */
+#define TUI_EXIT_NO_PROCESS 4
+#define TUI_EXIT_NOT_JVM 5
+#define TUI_EXIT_PERMISSION 6
+#define TUI_EXIT_ATTACH_TIMEOUT 7
+#define TUI_EXIT_EXITED 8
+#define TUI_EXIT_ATTACH_DISABLED 9
+#define TUI_EXIT_AGENT_REFUSED 10
+#define TUI_EXIT_CONFLICT 11
+
+/* The exit status for a failure of a live target. */
+int tui_live_exit_status(jp_err code);
+
+typedef struct tui_live_opts {
+    pid_t pid;
+    int64_t interval_ns; /* -d: between refreshes (default 2 s) */
+    int64_t window_ns;   /* --window: the live profile's span (default 30 s) */
+    jvm_snap_source source;
+    const char *asprof; /* --asprof PATH/libasyncProfiler.so, or NULL: JFR */
+} tui_live_opts;
+
+void tui_live_opts_init(tui_live_opts *o);
+
+/* The Flame screen's recording. */
+typedef struct tui_live_prof {
+    bool running;
+    bool asprof;
+    jvm_recording jfr;  /* JDK Flight Recorder (asprof == false) */
+    jvm_tfile lib, out; /* async-profiler: its library and JFR file in the target */
+    int cleanup;        /* async-profiler: "stop" on the way out */
+    int64_t started_mono;
+    jp_profile *profile; /* the last window read, or NULL */
+    jfr_report rep;
+    int64_t dumped_mono;
+    double cost_ms; /* last dump: attach + read + parse */
+    jp_error error; /* the last failure (code JP_OK when none) */
+} tui_live_prof;
+
+typedef struct tui_live {
+    tui_live_opts opts;
+    jvm_proc proc;
+    jvm_attach_opts attach;
+    jvm_snap_opts snap;
+    char jvm_version[128]; /* "JDK 17.0.16" from VM.version; "" unknown */
+    char jvm_vm[128];      /* "OpenJDK 64-Bit Server VM ..." first line */
+    char heap[96];         /* "used 24M of 64M", "" unknown */
+    jp_error fallback;     /* why auto mode uses thread-print (JP_OK: it does not) */
+    jp_snapshot *prev, *cur;
+    jp_busy_list busy;
+    jp_lock_group_list locks;
+    jp_deadlock_list deadlocks;
+    size_t *blocks; /* per thread of cur: threads it blocks */
+    size_t states[JP_TSTATE_COUNT];
+    double proc_cpu_pct; /* process CPU since the last refresh, % of one core; -1 */
+    int64_t proc_ticks, proc_ticks_mono;
+    double cost_ms;     /* jprof's own time in the last refresh (attach + parse) */
+    double snapshot_ms; /* of which the thread snapshot */
+    int64_t refreshed_mono;
+    unsigned nrefresh;
+    tui_live_prof prof;
+} tui_live;
+
+/* Opens pid (HotSpot check, VM.version over the attach socket; with
+ * --asprof also the conflict check). Errors carry a one-line message saying
+ * what to do. */
+jp_err tui_live_open(const tui_live_opts *o, tui_live **out, jp_error *err);
+void tui_live_free(tui_live *l);
+
+/* Takes a snapshot and recomputes everything. On failure the previous data
+ * stays. */
+jp_err tui_live_refresh(tui_live *l, jp_error *err);
+
+/* Starts the live profile (no-op when running). */
+jp_err tui_live_prof_start(tui_live *l, jp_error *err);
+/* Reads the current window into l->prof.profile. */
+jp_err tui_live_prof_dump(tui_live *l, jp_error *err);
+/* Stops it and removes its files; safe to call when not running. */
+void tui_live_prof_stop(tui_live *l);
+
+/* Parses GC.heap_info text into "used 24M of 64M" (exposed for tests);
+ * false when nothing is recognised. */
+bool tui_live_heap_parse(const char *text, char *buf, size_t len);
+
+/* ---- signals: handlers only set a flag (jvm/cleanup.h) ---- */
+
+/* Installs SIGINT/SIGTERM/SIGHUP handlers (no SA_RESTART, so blocking waits
+ * return early) and ignores SIGPIPE. A second signal while the first is
+ * being handled removes registered files (async-signal-safe) and exits. */
+void tui_live_signals_install(void);
+/* The signal that asked to stop, or 0. */
+extern volatile sig_atomic_t tui_live_stop_signal;
+
+/* Sleeps up to ns, returning early when a stop was asked for. */
+void tui_live_sleep(int64_t ns);
+
+#endif

@@ -1,0 +1,158 @@
+#include "tui/live_batch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/timeutil.h"
+#include "jvm/cleanup.h"
+#include "tui/batch.h"
+#include "tui/live_report.h"
+#include "wire/snapshot_json.h"
+
+#define TEXT_BUSY_MAX 20
+
+void tui_live_opts_from_args(const tui_args *a, tui_live_opts *o)
+{
+    tui_live_opts_init(o);
+    o->pid = (pid_t)a->pid;
+    if (a->interval_ns > 0)
+        o->interval_ns = a->interval_ns;
+    if (a->window_ns > 0)
+        o->window_ns = a->window_ns;
+    o->source = (jvm_snap_source)a->snap_source;
+    o->asprof = a->asprof;
+}
+
+int tui_live_list_run(FILE *out, FILE *errout)
+{
+    jvm_proc_list list;
+    jp_error err;
+    jp_error_init(&err);
+    if (jvm_proc_list_local(&list, &err) != JP_OK) {
+        fprintf(errout, "jprof-top: %s\n", err.msg);
+        return TUI_EXIT_ERROR;
+    }
+    fprintf(out, "%-8s %-12s %-8s %s\n", "PID", "USER", "UPTIME", "MAIN CLASS");
+    for (size_t i = 0; i < list.count; i++) {
+        const jvm_proc *p = &list.items[i];
+        char up[32];
+        tui_format_uptime(p->uptime_ns, up, sizeof up);
+        fprintf(out, "%-8d %-12s %-8s %s%s\n", (int)p->pid, p->user, up,
+                p->main_class[0] ? p->main_class : "?",
+                p->attach_disabled ? "  (attach disabled)" : "");
+    }
+    if (!list.count)
+        fprintf(errout, "jprof-top: no Java virtual machine found that this user may inspect "
+                        "(run as the JVM's user or as root)\n");
+    jvm_proc_list_cleanup(&list);
+    return ferror(out) ? TUI_EXIT_ERROR : TUI_EXIT_OK;
+}
+
+json_t *tui_live_json(const tui_live *l)
+{
+    jp_snapjson_target tg = {.pid = (int)l->proc.pid,
+                             .main_class = l->proc.main_class,
+                             .user = l->proc.user,
+                             .jvm_version = l->jvm_version[0] ? l->jvm_version : NULL,
+                             .start_ns = l->proc.start_ns};
+    json_t *j = jp_snapshot_json(l->cur, l->prev, &tg, NULL);
+    json_t *proc = json_object();
+    json_object_set_new(proc, "cpu_pct",
+                        l->proc_cpu_pct >= 0 ? json_real(l->proc_cpu_pct) : json_null());
+    json_object_set_new(proc, "heap", l->heap[0] ? json_string(l->heap) : json_null());
+    json_object_set_new(j, "process", proc);
+    json_t *cost = json_object();
+    json_object_set_new(cost, "refresh_ms", json_real(l->cost_ms));
+    json_object_set_new(cost, "snapshot_ms", json_real(l->snapshot_ms));
+    json_object_set_new(j, "jprof", cost);
+    json_object_set_new(j, "fallback",
+                        l->fallback.code != JP_OK ? json_string(l->fallback.msg) : json_null());
+    return j;
+}
+
+static jp_err write_sample(const tui_live *l, const tui_args *a, long n, FILE *out)
+{
+    if (a->format == TUI_FORMAT_JSON) {
+        json_t *j = tui_live_json(l);
+        int rc = json_dumpf(j, out, JSON_COMPACT | JSON_ENSURE_ASCII);
+        json_decref(j);
+        if (rc != 0 || fputc('\n', out) == EOF)
+            return JP_ERR_IO;
+        return fflush(out) == 0 ? JP_OK : JP_ERR_IO;
+    }
+    tui_lines ls;
+    tui_lines_init(&ls);
+    if (n > 0)
+        tui_lines_add(&ls, TUI_STYLE_NORMAL, 0, "%s", "");
+    tui_report_header(l, &ls);
+    tui_lines_add(&ls, TUI_STYLE_NORMAL, 0, "%s", "");
+    tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "BUSY THREADS (top %d)", TEXT_BUSY_MAX);
+    tui_report_busy(l, TEXT_BUSY_MAX, &ls);
+    tui_lines_add(&ls, TUI_STYLE_NORMAL, 0, "%s", "");
+    tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "LOCKS");
+    tui_report_locks(l, &ls);
+    tui_lines_add(&ls, TUI_STYLE_NORMAL, 0, "%s", "");
+    tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "DEADLOCKS");
+    tui_report_deadlocks(l, &ls);
+    jp_err rc = tui_lines_write(&ls, out);
+    tui_lines_cleanup(&ls);
+    if (rc == JP_OK && fflush(out) != 0)
+        rc = JP_ERR_IO;
+    return rc;
+}
+
+static int fail(FILE *errout, const jp_error *err)
+{
+    fprintf(errout, "jprof-top: %s\n", err->msg);
+    return tui_live_exit_status(err->code);
+}
+
+static int interrupted(FILE *errout)
+{
+    jvm_cleanup_run_all();
+    fprintf(errout, "jprof-top: interrupted (signal %d); nothing left in the target\n",
+            (int)tui_live_stop_signal);
+    return 128 + (int)tui_live_stop_signal;
+}
+
+int tui_live_batch_run(const tui_args *a, FILE *out, FILE *errout)
+{
+    tui_live_signals_install();
+    tui_live_opts o;
+    tui_live_opts_from_args(a, &o);
+    jp_error err;
+    jp_error_init(&err);
+    tui_live *l = NULL;
+    if (tui_live_open(&o, &l, &err) != JP_OK)
+        return fail(errout, &err);
+    int status = TUI_EXIT_OK;
+    long count = a->count > 0 ? a->count : 1;
+    /* The first sample's CPU% needs a second snapshot one interval later. */
+    if (tui_live_refresh(l, &err) != JP_OK) {
+        status = fail(errout, &err);
+        goto out;
+    }
+    if (l->fallback.code != JP_OK)
+        fprintf(errout, "jprof-top: the helper could not load, used Thread.print: %s\n",
+                l->fallback.msg);
+    for (long n = 0; n < count; n++) {
+        tui_live_sleep(o.interval_ns);
+        if (tui_live_stop_signal) {
+            status = interrupted(errout);
+            goto out;
+        }
+        if (tui_live_refresh(l, &err) != JP_OK) {
+            status = fail(errout, &err);
+            goto out;
+        }
+        if (write_sample(l, a, n, out) != JP_OK) {
+            fprintf(errout, "jprof-top: cannot write the output\n");
+            status = TUI_EXIT_ERROR;
+            goto out;
+        }
+    }
+out:
+    tui_live_free(l);
+    jvm_cleanup_run_all();
+    return status;
+}

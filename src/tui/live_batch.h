@@ -1,0 +1,30 @@
+/* live_batch.h - jprof-top -b on live JVMs: the list of local JVMs, and
+ * `-b -p PID` samples as a text report or JSON lines.
+ *
+ * Both write the output on `out`, one-line messages on `errout`, and return
+ * a TUI_EXIT_* status (batch.h, live.h). Signals stop between samples and
+ * leave nothing in the target (tui_live_signals_install is called here). */
+#ifndef JP_TUI_LIVE_BATCH_H
+#define JP_TUI_LIVE_BATCH_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "tui/live.h"
+#include "tui/load.h"
+
+/* The live options of a command line. */
+void tui_live_opts_from_args(const tui_args *a, tui_live_opts *o);
+
+/* "PID USER UPTIME MAIN-CLASS" lines of the JVMs this user may attach to. */
+int tui_live_list_run(FILE *out, FILE *errout);
+
+/* -b -p PID [--count N] [-d S] [--format text|json]. */
+int tui_live_batch_run(const tui_args *a, FILE *out, FILE *errout);
+
+/* One sample as JSON: jp_snapshot_json plus "process" (cpu_pct, heap),
+ * "jprof" (cost_ms, snapshot_ms) and "fallback" (why the helper was not
+ * used, or null). New reference. */
+json_t *tui_live_json(const tui_live *l);
+
+#endif

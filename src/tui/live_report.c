@@ -1,0 +1,297 @@
+#include "tui/live_report.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/timeutil.h"
+#include "base/xalloc.h"
+#include "model/units.h"
+
+void tui_lines_init(tui_lines *ls)
+{
+    memset(ls, 0, sizeof *ls);
+}
+
+void tui_lines_reset(tui_lines *ls)
+{
+    for (size_t i = 0; i < ls->count; i++)
+        free(ls->items[i].text);
+    ls->count = 0;
+}
+
+void tui_lines_cleanup(tui_lines *ls)
+{
+    tui_lines_reset(ls);
+    free(ls->items);
+    tui_lines_init(ls);
+}
+
+void tui_lines_add(tui_lines *ls, tui_style style, unsigned flags, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    ls->items = jp_xgrow(ls->items, &ls->cap, ls->count + 1, sizeof *ls->items);
+    ls->items[ls->count++] = (tui_line){.text = jp_xstrdup(buf), .style = style, .flags = flags};
+}
+
+jp_err tui_lines_write(const tui_lines *ls, FILE *out)
+{
+    for (size_t i = 0; i < ls->count; i++)
+        if (fputs(ls->items[i].text, out) == EOF || fputc('\n', out) == EOF)
+            return JP_ERR_IO;
+    return JP_OK;
+}
+
+void tui_format_uptime(int64_t ns, char *buf, size_t len)
+{
+    if (ns < 0) {
+        snprintf(buf, len, "?");
+        return;
+    }
+    int64_t s = ns / JP_NS_PER_SEC;
+    if (s < 3600)
+        snprintf(buf, len, "%" PRId64 "m%02" PRId64 "s", s / 60, s % 60);
+    else if (s < 86400)
+        snprintf(buf, len, "%" PRId64 "h%02" PRId64 "m", s / 3600, s / 60 % 60);
+    else
+        snprintf(buf, len, "%" PRId64 "d%02" PRId64 "h", s / 86400, s / 3600 % 24);
+}
+
+static const char *tname(const tui_live *l, size_t i)
+{
+    return l->cur->threads[i].name ? l->cur->threads[i].name : "?";
+}
+
+static void frame_text(const jp_thread *t, int32_t depth, char *buf, size_t len)
+{
+    if (depth < 0 || (size_t)depth >= t->nframes) {
+        snprintf(buf, len, "(no frame)");
+        return;
+    }
+    jp_snap_frame_format(&t->frames[depth], buf, len);
+}
+
+void tui_report_header(const tui_live *l, tui_lines *ls)
+{
+    const jvm_proc *p = &l->proc;
+    char up[32], when[48];
+    tui_format_uptime(l->cur && l->cur->uptime_ns >= 0 ? l->cur->uptime_ns : p->uptime_ns, up,
+                      sizeof up);
+    tui_lines_add(ls, TUI_STYLE_TITLE, TUI_F_BOLD, "pid %d  %s  %s  up %s  user %s", (int)p->pid,
+                  p->main_class[0] ? p->main_class : "(unknown main class)",
+                  l->jvm_version[0] ? l->jvm_version : "JVM ?", up, p->user);
+    if (!l->cur)
+        return;
+    jp_rfc3339_format(l->cur->taken_ns, when, sizeof when);
+    char interval[32] = "none";
+    if (l->busy.interval_ns > 0)
+        snprintf(interval, sizeof interval, "%.0f ms", (double)l->busy.interval_ns / 1e6);
+    tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "snapshot: %s at %s, CPU interval %s", l->cur->source,
+                  when, interval);
+    if (l->fallback.code != JP_OK)
+        tui_lines_add(ls, TUI_STYLE_WARN, 0, "helper not used, thread-print instead: %s",
+                      l->fallback.msg);
+    char states[256] = "";
+    size_t n = 0;
+    for (int s = 1; s < JP_TSTATE_COUNT; s++)
+        if (l->states[s] && n < sizeof states)
+            n += (size_t)snprintf(states + n, sizeof states - n, ", %s %zu",
+                                  jp_thread_state_name((jp_thread_state)s), l->states[s]);
+    if (l->states[0] && n < sizeof states)
+        snprintf(states + n, sizeof states - n, ", VM-internal %zu", l->states[0]);
+    tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "threads: %zu%s", l->cur->count, states);
+    char cpu[32] = "?";
+    if (l->proc_cpu_pct >= 0)
+        snprintf(cpu, sizeof cpu, "%.1f%%", l->proc_cpu_pct);
+    tui_lines_add(ls, TUI_STYLE_NORMAL, 0,
+                  "process CPU: %s of one core  heap: %s  jprof cost: %.0f ms per refresh "
+                  "(snapshot %.0f ms)",
+                  cpu, l->heap[0] ? l->heap : "?", l->cost_ms, l->snapshot_ms);
+}
+
+void tui_report_busy(const tui_live *l, size_t max, tui_lines *ls)
+{
+    tui_lines_add(ls, TUI_STYLE_TABLEHEAD, TUI_F_BOLD, "%6s %10s %-14s %-8s %s", "CPU%", "CPU",
+                  "STATE", "CONF", "THREAD / TOP FRAME");
+    for (size_t i = 0; i < l->busy.count && i < max; i++) {
+        const jp_busy_thread *b = &l->busy.items[i];
+        const jp_thread *t = &l->cur->threads[b->thread];
+        char pct[16] = "-", cpu[32] = "-", top[512];
+        if (b->cpu_pct >= 0)
+            snprintf(pct, sizeof pct, "%.1f", b->cpu_pct);
+        if (t->cpu_ns >= 0)
+            jp_format_ns((uint64_t)t->cpu_ns, cpu, sizeof cpu);
+        frame_text(t, 0, top, sizeof top);
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%6s %10s %-14s %-8s %s  at %s", pct, cpu,
+                      jp_thread_state_name(t->state), jp_cpu_confidence_name(b->confidence),
+                      t->name, t->nframes ? top : "-");
+    }
+}
+
+static void report_group(const tui_live *l, const jp_lock_group *g, tui_lines *ls)
+{
+    const jp_snapshot *s = l->cur;
+    char lock[512];
+    jp_lock_ref_format(&g->lock, lock, sizeof lock);
+    const char *kind = g->lock.kind == JP_LOCK_MONITOR ? "monitor" : "synchronizer";
+    if (g->owner >= 0) {
+        const jp_thread *o = &s->threads[g->owner];
+        tui_lines_add(ls, TUI_STYLE_ACTIVE, TUI_F_BOLD,
+                      "%s (%s): owner \"%s\" (%s) blocks %zu thread%s%s", lock, kind, o->name,
+                      jp_thread_state_name(o->state), g->owner_blocks,
+                      g->owner_blocks == 1 ? "" : "s", g->chain_cycles ? "  DEADLOCK" : "");
+        if (g->nchain > 1) {
+            char chain[768];
+            size_t n = 0;
+            for (size_t k = 0; k < g->nchain && n < sizeof chain; k++)
+                n += (size_t)snprintf(chain + n, sizeof chain - n, "%s\"%s\"", k ? " -> " : "",
+                                      tname(l, g->owner_chain[k]));
+            tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "    owner chain: %s%s", chain,
+                          g->chain_cycles ? " -> (cycle)" : "");
+        }
+        char at[512];
+        frame_text(o, jp_thread_app_frame(o, 0), at, sizeof at);
+        tui_lines_add(ls, TUI_STYLE_DIM, 0, "    owner at %s", at);
+    } else {
+        tui_lines_add(ls, TUI_STYLE_ACTIVE, TUI_F_BOLD, "%s (%s): no owner (waiting for a notify "
+                      "or a signal)", lock, kind);
+    }
+    for (size_t k = 0; k < g->nwaiters; k++) {
+        const jp_thread *w = &s->threads[g->waiters[k]];
+        char at[512];
+        frame_text(w, jp_thread_app_frame(w, 0), at, sizeof at);
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "    %-8s \"%s\" (%s) at %s",
+                      jp_wait_kind_name(w->wait_kind), w->name, jp_thread_state_name(w->state),
+                      at);
+    }
+}
+
+void tui_report_locks(const tui_live *l, tui_lines *ls)
+{
+    if (!l->cur)
+        return;
+    if (!l->locks.count) {
+        tui_lines_add(ls, TUI_STYLE_DIM, 0, "no thread is blocked or waiting on a lock");
+        return;
+    }
+    size_t waiting = 0;
+    for (size_t i = 0; i < l->locks.count; i++)
+        waiting += l->locks.items[i].nwaiters;
+    tui_lines_add(ls, TUI_STYLE_NORMAL, TUI_F_BOLD, "%zu lock%s, %zu thread%s waiting",
+                  l->locks.count, l->locks.count == 1 ? "" : "s", waiting,
+                  waiting == 1 ? "" : "s");
+    for (size_t i = 0; i < l->locks.count; i++) {
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s", "");
+        report_group(l, &l->locks.items[i], ls);
+    }
+}
+
+static void report_member(const tui_live *l, const jp_deadlock *d, size_t k, tui_lines *ls)
+{
+    const jp_deadlock_member *m = &d->members[k];
+    const jp_deadlock_member *next = &d->members[(k + 1) % d->count];
+    const jp_thread *t = &l->cur->threads[m->thread];
+    char lock[512], at[512];
+    jp_lock_ref_format(&m->waits_for, lock, sizeof lock);
+    frame_text(t, m->waits_for.frame, at, sizeof at);
+    tui_lines_add(ls, TUI_STYLE_ACTIVE, TUI_F_BOLD, "  \"%s\" (%s)", t->name,
+                  jp_thread_state_name(t->state));
+    tui_lines_add(ls, TUI_STYLE_WARN, 0, "      waits for %s  held by \"%s\"", lock,
+                  tname(l, next->thread));
+    tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "          at %s", at);
+    jp_lock_ref_format(&m->holds, lock, sizeof lock);
+    if (m->holds.frame >= 0) {
+        frame_text(t, m->holds.frame, at, sizeof at);
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "      holds     %s  taken at %s", lock, at);
+    } else {
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "      holds     %s", lock);
+    }
+    /* the application frames where it waits (JDK frames above are noise) */
+    int32_t app = jp_thread_app_frame(t, 0);
+    for (size_t f = (size_t)(app > 0 ? app : 0); f < t->nframes && (int32_t)f < app + 3; f++) {
+        frame_text(t, (int32_t)f, at, sizeof at);
+        tui_lines_add(ls, TUI_STYLE_DIM, 0, "          | %s", at);
+    }
+    tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s",
+                  k + 1 < d->count ? "          v" : "          v (back to the first)");
+}
+
+void tui_report_deadlocks(const tui_live *l, tui_lines *ls)
+{
+    if (!l->cur)
+        return;
+    if (!l->deadlocks.count) {
+        tui_lines_add(ls, TUI_STYLE_DIM, 0, "no deadlock");
+        return;
+    }
+    for (size_t i = 0; i < l->deadlocks.count; i++) {
+        const jp_deadlock *d = &l->deadlocks.items[i];
+        char names[512];
+        size_t n = 0;
+        for (size_t k = 0; k < d->count && n < sizeof names; k++)
+            n += (size_t)snprintf(names + n, sizeof names - n, "%s\"%s\"", k ? " -> " : "",
+                                  tname(l, d->members[k].thread));
+        if (i)
+            tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s", "");
+        tui_lines_add(ls, TUI_STYLE_WARN, TUI_F_BOLD, "DEADLOCK %zu: %zu threads%s%s: %s -> \"%s\"",
+                      i + 1, d->count, d->jvm_confirmed ? ", confirmed by the JVM" : "",
+                      d->mixed ? ", monitors and synchronizers" : "", names,
+                      tname(l, d->members[0].thread));
+        for (size_t k = 0; k < d->count; k++)
+            report_member(l, d, k, ls);
+    }
+}
+
+void tui_report_stack(const tui_live *l, size_t thread, tui_lines *ls)
+{
+    if (!l->cur || thread >= l->cur->count)
+        return;
+    const jp_thread *t = &l->cur->threads[thread];
+    char cpu[32] = "?";
+    if (t->cpu_ns >= 0)
+        jp_format_ns((uint64_t)t->cpu_ns, cpu, sizeof cpu);
+    tui_lines_add(ls, TUI_STYLE_ACTIVE, TUI_F_BOLD, "\"%s\"  id %" PRId64 "  nid %" PRId64
+                  "  %s%s%s%s  CPU %s",
+                  t->name, t->id, t->native_id, jp_thread_state_name(t->state),
+                  t->state_detail ? " (" : "", t->state_detail ? t->state_detail : "",
+                  t->state_detail ? ")" : "", cpu);
+    if (l->blocks && l->blocks[thread])
+        tui_lines_add(ls, TUI_STYLE_WARN, 0, "blocks %zu thread%s", l->blocks[thread],
+                      l->blocks[thread] == 1 ? "" : "s");
+    char lock[512], buf[512];
+    if (t->wait_kind != JP_WAIT_NONE) {
+        jp_lock_ref_format(&t->wait_lock, lock, sizeof lock);
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s %s%s%s%s", jp_wait_kind_name(t->wait_kind),
+                      lock, t->wait_owner_name ? "  owned by \"" : "",
+                      t->wait_owner_name ? t->wait_owner_name : "",
+                      t->wait_owner_name ? "\"" : "");
+    }
+    for (size_t f = 0; f < t->nframes; f++) {
+        jp_snap_frame_format(&t->frames[f], buf, sizeof buf);
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "    at %s", buf);
+        if (t->wait_kind != JP_WAIT_NONE && t->wait_lock.frame == (int32_t)f) {
+            jp_lock_ref_format(&t->wait_lock, lock, sizeof lock);
+            tui_lines_add(ls, TUI_STYLE_WARN, 0, "       - %s %s", jp_wait_kind_name(t->wait_kind),
+                          lock);
+        }
+        for (size_t h = 0; h < t->nheld; h++) {
+            if (t->held[h].frame != (int32_t)f)
+                continue;
+            jp_lock_ref_format(&t->held[h], lock, sizeof lock);
+            tui_lines_add(ls, TUI_STYLE_DIM, 0, "       - locked %s", lock);
+        }
+    }
+    if (t->frames_truncated)
+        tui_lines_add(ls, TUI_STYLE_DIM, 0, "    ... (stack cut)");
+    for (size_t h = 0; h < t->nheld; h++) {
+        if (t->held[h].frame >= 0)
+            continue;
+        jp_lock_ref_format(&t->held[h], lock, sizeof lock);
+        tui_lines_add(ls, TUI_STYLE_DIM, 0, "    owns %s", lock);
+    }
+}

@@ -1,0 +1,56 @@
+/* live_report.h - what a live JVM's snapshot says, as lines of text.
+ *
+ * The Locks, Deadlocks and stack screens and the batch text report show the
+ * same words, so they are produced once here as styled lines: the screens
+ * draw them with scrolling (live_view.c), batch mode prints them.
+ *
+ * Ownership: tui_lines is caller storage (tui_lines_init/cleanup) owning its
+ * strings. The tui_live is only read. Not thread-safe. */
+#ifndef JP_TUI_LIVE_REPORT_H
+#define JP_TUI_LIVE_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "tui/canvas.h"
+#include "tui/live.h"
+
+typedef struct tui_line {
+    char *text;
+    tui_style style;
+    unsigned flags;
+} tui_line;
+
+typedef struct tui_lines {
+    tui_line *items;
+    size_t count, cap;
+} tui_lines;
+
+void tui_lines_init(tui_lines *ls);
+void tui_lines_cleanup(tui_lines *ls);
+void tui_lines_reset(tui_lines *ls);
+void tui_lines_add(tui_lines *ls, tui_style style, unsigned flags, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* "1m02s", "3h04m", "2d03h". */
+void tui_format_uptime(int64_t ns, char *buf, size_t len);
+
+/* Target, JVM, snapshot source and time, thread states, process CPU, heap,
+ * jprof's cost, and the helper fallback reason when there is one. */
+void tui_report_header(const tui_live *l, tui_lines *ls);
+/* The busiest `max` threads with CPU%, total CPU, state, confidence, top frame. */
+void tui_report_busy(const tui_live *l, size_t max, tui_lines *ls);
+/* Blocked and waiting threads grouped by lock: owner chain, "blocks N threads". */
+void tui_report_locks(const tui_live *l, tui_lines *ls);
+/* Each deadlock as a chain: per thread the lock it waits for (and where),
+ * the lock it holds (and where it took it), and its top frames. */
+void tui_report_deadlocks(const tui_live *l, tui_lines *ls);
+/* One thread (index into l->cur): state, lock, CPU and its whole stack with
+ * the locks held at each frame. */
+void tui_report_stack(const tui_live *l, size_t thread, tui_lines *ls);
+
+/* Writes the lines as plain text; JP_ERR_IO when the stream fails. */
+jp_err tui_lines_write(const tui_lines *ls, FILE *out);
+
+#endif

@@ -1,0 +1,579 @@
+#include "tui/live_view.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/timeutil.h"
+#include "base/xalloc.h"
+#include "model/units.h"
+#include "tui/load.h"
+
+/* Rows above the body: title, numbers, screen tabs; below: status, keys. */
+#define HEAD_ROWS 3
+#define FOOT_ROWS 2
+/* The first CPU% comes sooner than a long interval: half a second after
+ * the first snapshot, so the first screen is useful at once. */
+#define FIRST_DELTA_NS (JP_NS_PER_SEC / 2)
+#define LIST_EVERY_NS (2 * JP_NS_PER_SEC)
+
+static const char *const sort_names[TUI_SORT_COUNT] = {"CPU%", "total CPU", "state", "name"};
+
+void tui_live_view_message(tui_live_view *v, bool error, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->msg, sizeof v->msg, fmt, ap);
+    va_end(ap);
+    v->msg_error = error;
+}
+
+static void list_scan(tui_live_view *v)
+{
+    jvm_proc_list_cleanup(&v->procs);
+    jp_error err;
+    jp_error_init(&err);
+    if (jvm_proc_list_local(&v->procs, &err) != JP_OK)
+        tui_live_view_message(v, true, "%s", err.msg);
+    if (v->pick_sel >= (int)v->procs.count)
+        v->pick_sel = (int)v->procs.count - 1;
+    if (v->pick_sel < 0)
+        v->pick_sel = 0;
+    v->next_list = jp_time_mono_ns() + LIST_EVERY_NS;
+}
+
+tui_live_view *tui_live_view_new(tui_live *live, const tui_live_opts *opts)
+{
+    tui_live_view *v = jp_xcalloc(1, sizeof *v);
+    v->live = live;
+    v->opts = *opts;
+    v->rows = 24;
+    v->cols = 80;
+    v->sel_id = INT64_MIN;
+    tui_lines_init(&v->lines);
+    if (!live) {
+        v->picking = true;
+        list_scan(v);
+    } else {
+        tui_live_view_sync(v);
+    }
+    return v;
+}
+
+void tui_live_view_free(tui_live_view *v)
+{
+    if (!v)
+        return;
+    tui_view_free(v->flame);
+    tui_live_free(v->live);
+    jvm_proc_list_cleanup(&v->procs);
+    tui_lines_cleanup(&v->lines);
+    free(v->order);
+    free(v->pct);
+    free(v);
+}
+
+void tui_live_view_resize(tui_live_view *v, int rows, int cols)
+{
+    v->rows = rows < 1 ? 1 : rows;
+    v->cols = cols < 1 ? 1 : cols;
+    if (v->flame)
+        tui_view_resize(v->flame, v->rows - HEAD_ROWS, v->cols);
+}
+
+static int body_rows(const tui_live_view *v)
+{
+    int h = v->rows - HEAD_ROWS - FOOT_ROWS;
+    return h > 0 ? h : 0;
+}
+
+/* ---- threads: order, filter, selection ---- */
+
+static int64_t thread_key(const jp_thread *t)
+{
+    return t->id >= 0 ? t->id : -2 - t->native_id;
+}
+
+static bool ci_contains(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    if (!n)
+        return true;
+    for (const char *p = hay; *p; p++) {
+        size_t k = 0;
+        while (k < n && p[k] && tolower((unsigned char)p[k]) == tolower((unsigned char)needle[k]))
+            k++;
+        if (k == n)
+            return true;
+    }
+    return false;
+}
+
+static bool thread_matches(const tui_live_view *v, const jp_thread *t)
+{
+    return ci_contains(t->name ? t->name : "", v->filter) ||
+           ci_contains(jp_thread_state_name(t->state), v->filter);
+}
+
+static const jp_snapshot *snap(const tui_live_view *v)
+{
+    return v->live ? v->live->cur : NULL;
+}
+
+static int cmp_sort;
+static const tui_live_view *cmp_view;
+
+static int thread_cmp(const void *a, const void *b)
+{
+    const jp_snapshot *s = snap(cmp_view);
+    size_t ia = *(const size_t *)a, ib = *(const size_t *)b;
+    const jp_thread *x = &s->threads[ia], *y = &s->threads[ib];
+    int c = 0;
+    if (cmp_sort == TUI_SORT_CPU_TOTAL)
+        c = (x->cpu_ns < y->cpu_ns) - (x->cpu_ns > y->cpu_ns);
+    else if (cmp_sort == TUI_SORT_STATE)
+        c = (int)x->state - (int)y->state;
+    if (c == 0)
+        c = strcmp(x->name ? x->name : "", y->name ? y->name : "");
+    return c ? c : (ia > ib) - (ia < ib);
+}
+
+static void threads_build(tui_live_view *v)
+{
+    const jp_snapshot *s = snap(v);
+    v->norder = 0;
+    if (!s)
+        return;
+    v->order = jp_xgrow(v->order, &v->order_cap, s->count ? s->count : 1, sizeof *v->order);
+    v->pct = jp_xgrow(v->pct, &v->pct_cap, s->count ? s->count : 1, sizeof *v->pct);
+    for (size_t i = 0; i < s->count; i++)
+        v->pct[i] = -1;
+    const jp_busy_list *b = &v->live->busy;
+    for (size_t i = 0; i < b->count; i++) {
+        v->pct[b->items[i].thread] = b->items[i].cpu_pct;
+        if (v->sort == TUI_SORT_CPU_PCT && thread_matches(v, &s->threads[b->items[i].thread]))
+            v->order[v->norder++] = b->items[i].thread;
+    }
+    if (v->sort != TUI_SORT_CPU_PCT) {
+        for (size_t i = 0; i < s->count; i++)
+            if (thread_matches(v, &s->threads[i]))
+                v->order[v->norder++] = i;
+        cmp_sort = v->sort;
+        cmp_view = v;
+        qsort(v->order, v->norder, sizeof *v->order, thread_cmp);
+    }
+    /* keep the cursor on the same thread */
+    int found = -1;
+    for (size_t i = 0; i < v->norder && v->sel_id != INT64_MIN; i++)
+        if (thread_key(&s->threads[v->order[i]]) == v->sel_id)
+            found = (int)i;
+    if (found >= 0)
+        v->sel = found;
+    if (v->sel >= (int)v->norder)
+        v->sel = (int)v->norder - 1;
+    if (v->sel < 0)
+        v->sel = 0;
+    if (v->norder)
+        v->sel_id = thread_key(&s->threads[v->order[v->sel]]);
+}
+
+static void text_build(tui_live_view *v)
+{
+    tui_lines_reset(&v->lines);
+    if (!v->live || !v->live->cur)
+        return;
+    if (v->stack) {
+        const jp_snapshot *s = v->live->cur;
+        long idx = -1;
+        for (size_t i = 0; i < s->count && idx < 0; i++)
+            if (thread_key(&s->threads[i]) == v->stack_id)
+                idx = (long)i;
+        if (idx >= 0)
+            tui_report_stack(v->live, (size_t)idx, &v->lines);
+        else
+            tui_lines_add(&v->lines, TUI_STYLE_WARN, 0, "thread \"%s\" has ended", v->stack_name);
+    } else if (v->screen == TUI_LSCR_LOCKS) {
+        tui_report_locks(v->live, &v->lines);
+    } else if (v->screen == TUI_LSCR_DEADLOCKS) {
+        tui_report_deadlocks(v->live, &v->lines);
+    }
+}
+
+void tui_live_view_sync(tui_live_view *v)
+{
+    threads_build(v);
+    text_build(v);
+}
+
+/* ---- flame ---- */
+
+static void flame_rebuild(tui_live_view *v)
+{
+    tui_live_prof *p = &v->live->prof;
+    if (!p->profile)
+        return;
+    if (v->flame) {
+        v->flame_kind = v->flame->kind;
+        v->flame_by_value = v->flame->by_value;
+        v->flame_threads = v->flame->threads;
+        tui_view_free(v->flame);
+        v->flame = NULL;
+    }
+    jp_kind k = JP_KIND_CPU;
+    tui_kind_default(p->profile, &k);
+    if (v->flame_kind_set && jp_profile_has_kind(p->profile, v->flame_kind))
+        k = v->flame_kind;
+    snprintf(v->flame_label, sizeof v->flame_label, "%s window %.0fs",
+             p->asprof ? "async-profiler" : "JFR", (double)v->opts.window_ns / 1e9);
+    v->flame = tui_view_new(p->profile, &p->rep, v->flame_label, k, v->flame_by_value,
+                            v->flame_threads);
+    v->flame_kind_set = true;
+    v->flame_kind = k;
+    tui_view_resize(v->flame, v->rows - HEAD_ROWS, v->cols);
+}
+
+static void flame_enter(tui_live_view *v)
+{
+    if (!v->live || v->live->prof.running)
+        return;
+    jp_error err;
+    jp_error_init(&err);
+    if (tui_live_prof_start(v->live, &err) != JP_OK) {
+        tui_live_view_message(v, true, "%s", err.msg);
+        return;
+    }
+    /* the first window after one interval, later ones every interval */
+    v->next_dump = jp_time_mono_ns() + v->opts.interval_ns;
+    tui_live_view_message(v, false, "recording started (%s); first window in %.0f s",
+                          v->live->prof.asprof ? "async-profiler" : "JDK Flight Recorder",
+                          (double)v->opts.interval_ns / 1e9);
+}
+
+/* ---- timed work ---- */
+
+static bool tick_refresh(tui_live_view *v, int64_t now)
+{
+    if (v->exited || now < v->next_refresh)
+        return false;
+    jp_error err;
+    jp_error_init(&err);
+    jp_err rc = tui_live_refresh(v->live, &err);
+    bool first = v->live->nrefresh == 1;
+    v->next_refresh = now + (first && v->opts.interval_ns > FIRST_DELTA_NS ? FIRST_DELTA_NS
+                                                                          : v->opts.interval_ns);
+    if (rc != JP_OK) {
+        if (rc == JP_ERR_EXITED || rc == JP_ERR_NOT_FOUND) {
+            v->exited = true;
+            tui_live_view_message(v, true, "the JVM has exited; showing its last snapshot (q quits)");
+        } else {
+            tui_live_view_message(v, true, "refresh failed: %s", err.msg);
+        }
+        return true;
+    }
+    tui_live_view_sync(v);
+    return true;
+}
+
+static bool tick_dump(tui_live_view *v, int64_t now)
+{
+    if (v->screen != TUI_LSCR_FLAME || v->stack || !v->live->prof.running || v->exited ||
+        now < v->next_dump)
+        return false;
+    jp_error err;
+    jp_error_init(&err);
+    v->next_dump = now + v->opts.interval_ns;
+    if (tui_live_prof_dump(v->live, &err) != JP_OK) {
+        tui_live_view_message(v, true, "profile window: %s", err.msg);
+        return true;
+    }
+    flame_rebuild(v);
+    return true;
+}
+
+bool tui_live_view_tick(tui_live_view *v)
+{
+    int64_t now = jp_time_mono_ns();
+    if (v->picking) {
+        if (now < v->next_list)
+            return false;
+        list_scan(v);
+        return true;
+    }
+    if (!v->live)
+        return false;
+    bool changed = tick_refresh(v, now);
+    if (tick_dump(v, now))
+        changed = true;
+    return changed;
+}
+
+/* ---- keys ---- */
+
+static void set_screen(tui_live_view *v, tui_live_screen s)
+{
+    v->stack = false;
+    v->screen = s;
+    text_build(v);
+    if (s == TUI_LSCR_FLAME)
+        flame_enter(v);
+}
+
+static tui_action picker_key(tui_live_view *v, int key)
+{
+    switch (key) {
+    case TUI_KEY_UP:
+        v->pick_sel--;
+        break;
+    case TUI_KEY_DOWN:
+        v->pick_sel++;
+        break;
+    case TUI_KEY_HOME:
+        v->pick_sel = 0;
+        break;
+    case TUI_KEY_END:
+        v->pick_sel = (int)v->procs.count - 1;
+        break;
+    case TUI_KEY_ENTER: {
+        if (!v->procs.count)
+            break;
+        tui_live_opts o = v->opts;
+        o.pid = v->procs.items[v->pick_sel].pid;
+        jp_error err;
+        jp_error_init(&err);
+        tui_live *l = NULL;
+        if (tui_live_open(&o, &l, &err) != JP_OK) {
+            tui_live_view_message(v, true, "%s", err.msg);
+            break;
+        }
+        v->opts = o;
+        v->live = l;
+        v->picking = false;
+        v->next_refresh = 0;
+        v->msg[0] = '\0';
+        tui_live_view_tick(v);
+        break;
+    }
+    case 'q':
+    case TUI_KEY_F10:
+        return TUI_ACTION_QUIT;
+    default:
+        return TUI_ACTION_NONE;
+    }
+    if (v->pick_sel >= (int)v->procs.count)
+        v->pick_sel = (int)v->procs.count - 1;
+    if (v->pick_sel < 0)
+        v->pick_sel = 0;
+    return TUI_ACTION_REDRAW;
+}
+
+static tui_action prompt_key(tui_live_view *v, int key)
+{
+    if (key == TUI_KEY_ESC) {
+        v->prompt = false;
+    } else if (key == TUI_KEY_ENTER) {
+        v->prompt = false;
+        v->input[v->input_len] = '\0';
+        snprintf(v->filter, sizeof v->filter, "%s", v->input);
+        threads_build(v);
+        tui_live_view_message(v, false, v->filter[0] ? "filter: %s (%zu threads)" : "filter cleared%.0s",
+                              v->filter, v->norder);
+    } else if (key == TUI_KEY_BACKSPACE) {
+        if (v->input_len)
+            v->input_len--;
+    } else if (key >= 0x20 && key < 0x7f && v->input_len + 1 < sizeof v->input) {
+        v->input[v->input_len++] = (char)key;
+    } else {
+        return TUI_ACTION_NONE;
+    }
+    return TUI_ACTION_REDRAW;
+}
+
+static void move_sel(tui_live_view *v, int delta)
+{
+    v->sel += delta;
+    if (v->sel >= (int)v->norder)
+        v->sel = (int)v->norder - 1;
+    if (v->sel < 0)
+        v->sel = 0;
+    if (v->norder)
+        v->sel_id = thread_key(&v->live->cur->threads[v->order[v->sel]]);
+}
+
+static tui_action threads_key(tui_live_view *v, int key)
+{
+    int page = body_rows(v) > 2 ? body_rows(v) - 2 : 1;
+    switch (key) {
+    case TUI_KEY_UP:
+        move_sel(v, -1);
+        break;
+    case TUI_KEY_DOWN:
+        move_sel(v, 1);
+        break;
+    case TUI_KEY_PGUP:
+        move_sel(v, -page);
+        break;
+    case TUI_KEY_PGDN:
+        move_sel(v, page);
+        break;
+    case TUI_KEY_HOME:
+        move_sel(v, -(int)v->norder);
+        break;
+    case TUI_KEY_END:
+        move_sel(v, (int)v->norder);
+        break;
+    case TUI_KEY_ENTER:
+        if (v->norder) {
+            const jp_thread *t = &v->live->cur->threads[v->order[v->sel]];
+            v->stack = true;
+            v->stack_id = thread_key(t);
+            snprintf(v->stack_name, sizeof v->stack_name, "%s", t->name ? t->name : "?");
+            v->scroll[TUI_LSCR_THREADS] = 0;
+            text_build(v);
+        }
+        break;
+    case 's':
+    case 'S':
+        v->sort = (tui_thread_sort)((v->sort + (key == 's' ? 1 : TUI_SORT_COUNT - 1)) %
+                                    TUI_SORT_COUNT);
+        threads_build(v);
+        tui_live_view_message(v, false, "sorted by %s", sort_names[v->sort]);
+        break;
+    case '/':
+    case TUI_KEY_F4:
+        v->prompt = true;
+        snprintf(v->input, sizeof v->input, "%s", v->filter);
+        v->input_len = strlen(v->input);
+        break;
+    case TUI_KEY_ESC:
+        if (v->filter[0]) {
+            v->filter[0] = '\0';
+            threads_build(v);
+            tui_live_view_message(v, false, "filter cleared");
+        }
+        break;
+    default:
+        return TUI_ACTION_NONE;
+    }
+    return TUI_ACTION_REDRAW;
+}
+
+/* Scrolling of the text screens (Locks, Deadlocks, a stack). */
+static tui_action text_key(tui_live_view *v, int key)
+{
+    int *sc = &v->scroll[v->stack ? TUI_LSCR_THREADS : v->screen];
+    int h = body_rows(v), max = (int)v->lines.count - h;
+    switch (key) {
+    case TUI_KEY_UP:
+        (*sc)--;
+        break;
+    case TUI_KEY_DOWN:
+        (*sc)++;
+        break;
+    case TUI_KEY_PGUP:
+        *sc -= h > 1 ? h - 1 : 1;
+        break;
+    case TUI_KEY_PGDN:
+    case ' ':
+        *sc += h > 1 ? h - 1 : 1;
+        break;
+    case TUI_KEY_HOME:
+        *sc = 0;
+        break;
+    case TUI_KEY_END:
+        *sc = max;
+        break;
+    case TUI_KEY_ESC:
+    case TUI_KEY_BACKSPACE:
+    case TUI_KEY_ENTER:
+    case TUI_KEY_LEFT:
+        if (!v->stack)
+            return TUI_ACTION_NONE;
+        v->stack = false;
+        break;
+    default:
+        return TUI_ACTION_NONE;
+    }
+    if (*sc > max)
+        *sc = max;
+    if (*sc < 0)
+        *sc = 0;
+    return TUI_ACTION_REDRAW;
+}
+
+static bool screen_key(tui_live_view *v, int key)
+{
+    switch (key) {
+    case TUI_KEY_F5:
+    case 'T':
+        set_screen(v, TUI_LSCR_THREADS);
+        return true;
+    case TUI_KEY_F6:
+    case 'L':
+        set_screen(v, TUI_LSCR_LOCKS);
+        return true;
+    case TUI_KEY_F7:
+    case 'D':
+        set_screen(v, TUI_LSCR_DEADLOCKS);
+        return true;
+    case TUI_KEY_F8:
+    case 'F':
+        set_screen(v, TUI_LSCR_FLAME);
+        return true;
+    default:
+        return false;
+    }
+}
+
+tui_action tui_live_view_key(tui_live_view *v, int key)
+{
+    if (v->help) {
+        v->help = false;
+        return TUI_ACTION_REDRAW;
+    }
+    if (key == TUI_KEY_RESIZE)
+        return TUI_ACTION_REDRAW;
+    if (v->picking)
+        return picker_key(v, key);
+    if (v->prompt)
+        return prompt_key(v, key);
+    v->msg[0] = '\0';
+    if (screen_key(v, key))
+        return TUI_ACTION_REDRAW;
+    if (v->screen == TUI_LSCR_FLAME && !v->stack) {
+        if (!v->flame) {
+            if (key == 'q' || key == TUI_KEY_F10)
+                return TUI_ACTION_QUIT;
+            return TUI_ACTION_NONE;
+        }
+        tui_action a = tui_view_key(v->flame, key);
+        v->flame_kind = v->flame->kind;
+        return a;
+    }
+    tui_action a = TUI_ACTION_NONE;
+    if (v->stack || v->screen != TUI_LSCR_THREADS)
+        a = text_key(v, key);
+    else
+        a = threads_key(v, key);
+    if (a != TUI_ACTION_NONE)
+        return a;
+    switch (key) {
+    case 'q':
+    case TUI_KEY_F10:
+        return TUI_ACTION_QUIT;
+    case '?':
+    case 'h':
+    case TUI_KEY_F1:
+        v->help = true;
+        return TUI_ACTION_REDRAW;
+    case 'r':
+        v->next_refresh = 0; /* refresh now */
+        return TUI_ACTION_REDRAW;
+    default:
+        return TUI_ACTION_NONE;
+    }
+}
+
+/* The render half lives in live_render.c. */

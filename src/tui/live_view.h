@@ -1,0 +1,103 @@
+/* live_view.h - jprof-top's screens on a live JVM, without a terminal.
+ *
+ * Like view.h: state in, canvas out. Screens: the list of local JVMs (when
+ * started without -p), Threads (busiest first, sortable, filterable; Enter
+ * shows a thread's stack), Locks, Deadlocks and Flame (the live profile,
+ * drawn by the flame view of view.h). tui_live_view_tick() does the timed
+ * work (a snapshot every interval, a profile window while Flame is shown)
+ * and says when to redraw; tui_live_view_key() handles keys: panels first,
+ * then the global ones (F5-F8 / T L D F switch screens, q quits).
+ *
+ * Ownership: the view owns the tui_live it is given or opens from the list
+ * (tui_live_view_free frees it, which stops its recording). Not
+ * thread-safe. */
+#ifndef JP_TUI_LIVE_VIEW_H
+#define JP_TUI_LIVE_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jvm/proc.h"
+#include "tui/canvas.h"
+#include "tui/live.h"
+#include "tui/live_report.h"
+#include "tui/view.h"
+
+typedef enum tui_live_screen {
+    TUI_LSCR_THREADS = 0,
+    TUI_LSCR_LOCKS,
+    TUI_LSCR_DEADLOCKS,
+    TUI_LSCR_FLAME,
+    TUI_LSCR_COUNT
+} tui_live_screen;
+
+typedef enum tui_thread_sort {
+    TUI_SORT_CPU_PCT = 0, /* busiest first (analyze.h's order) */
+    TUI_SORT_CPU_TOTAL,
+    TUI_SORT_STATE,
+    TUI_SORT_NAME,
+    TUI_SORT_COUNT
+} tui_thread_sort;
+
+#define TUI_FILTER_MAX 128
+
+typedef struct tui_live_view {
+    tui_live *live;    /* NULL while the JVM list is shown */
+    tui_live_opts opts; /* for a JVM opened from the list */
+    int rows, cols;
+    bool help;
+    char msg[256];
+    bool msg_error;
+    /* the JVM list */
+    bool picking;
+    jvm_proc_list procs;
+    int pick_sel;
+    /* screens */
+    tui_live_screen screen;
+    int scroll[TUI_LSCR_COUNT]; /* first line shown on text screens */
+    tui_lines lines;            /* text of the Locks / Deadlocks / stack screen */
+    /* threads */
+    size_t *order; /* thread indices shown, in order */
+    size_t norder, order_cap;
+    double *pct; /* per thread of the snapshot: CPU% or -1 */
+    size_t pct_cap;
+    int sel, top;
+    int64_t sel_id; /* Java id (or -2 - native id) kept across refreshes */
+    tui_thread_sort sort;
+    char filter[TUI_FILTER_MAX];
+    bool prompt;
+    char input[TUI_FILTER_MAX];
+    size_t input_len;
+    /* the stack of one thread (over the Threads screen) */
+    bool stack;
+    int64_t stack_id;
+    char stack_name[128];
+    /* flame */
+    tui_view *flame;
+    jp_kind flame_kind;
+    bool flame_by_value, flame_threads, flame_kind_set;
+    char flame_label[128];
+    /* timing */
+    int64_t next_refresh, next_dump, next_list;
+    bool exited;
+} tui_live_view;
+
+/* live may be NULL: the view starts with the list of local JVMs and opens
+ * the one picked with opts. */
+tui_live_view *tui_live_view_new(tui_live *live, const tui_live_opts *opts);
+void tui_live_view_free(tui_live_view *v);
+
+void tui_live_view_resize(tui_live_view *v, int rows, int cols);
+tui_action tui_live_view_key(tui_live_view *v, int key);
+/* Timed work; true when the screen changed. */
+bool tui_live_view_tick(tui_live_view *v);
+void tui_live_view_render(tui_live_view *v, tui_canvas *c);
+
+/* Rebuilds what depends on the snapshot (call after l->cur changed; the
+ * tick does it itself). */
+void tui_live_view_sync(tui_live_view *v);
+void tui_live_view_message(tui_live_view *v, bool error, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""test_agent_host.py - jprof-agent --mode host end to end: a real JVM (the
+test workload), the real jprof-server on its embedded store, the agent with
+a config that names the JVM's pid (never --all: other JVMs on this machine
+are not ours to profile).
+
+Checks:
+  - cpu, alloc and lock profiles reach the server within two windows with
+    the workload's hot methods on top; a thread snapshot reaches
+    /api/v1/threads;
+  - the server stopped for three windows: the queue stays within
+    --queue-bytes, drops are counted in /status and, once the server is back,
+    in /api/v1/ingestion; data resumes;
+  - the agent killed with SIGKILL mid-window and started again: it recovers
+    its own session (no conflict), one recording runs;
+  - SIGTERM: no recording, marker or file is left in the JVM;
+  - a JVM exiting mid-window is reported with reason exited.
+Run from the build dir. Exit 0 pass, 1 fail, 77 skip (not in CI).
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+BUILD = os.getcwd()
+AGENT = os.environ.get("JPROF_AGENT", os.path.join(BUILD, "jprof-agent"))
+SERVER = os.environ.get("JPROF_SERVER_BIN", os.path.join(BUILD, "jprof-server"))
+CLASSES = os.environ.get("JPROF_WORKLOAD_CLASSES", os.path.join(BUILD, "tests/java/classes"))
+INGEST = "ingest-token-0123456789abcdef"
+READ = "read-token-0123456789abcdef"
+WINDOW = 5
+failures = []
+
+
+def check(cond, what, detail=""):
+    print(("PASS: " if cond else "FAIL: ") + what + ("" if cond else "  " + str(detail)[:1500]))
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+def get(url, token=None):
+    req = urllib.request.Request(url)
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.loads(r.read().decode())
+
+
+def wait_for(pred, timeout=20.0, step=0.3):
+    end = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < end:
+        try:
+            last = pred()
+        except Exception as e:  # a server restarting, a JSON half written
+            last = None
+            err = e
+        if last:
+            return last
+        time.sleep(step)
+    return last
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def skip(msg):
+    if os.environ.get("CI") == "true":
+        print("FAIL: " + msg)
+        return 1
+    print("SKIP: " + msg)
+    return 77
+
+
+class Env:
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.procs = []
+        self.port = free_port()
+        self.base = "http://127.0.0.1:%d" % self.port
+        with open(os.path.join(tmp, "tokens"), "w") as f:
+            f.write("%s ingest *\n%s read *\n" % (INGEST, READ))
+        with open(os.path.join(tmp, "ingest.tok"), "w") as f:
+            f.write(INGEST + "\n")
+
+    def spawn(self, args, log):
+        p = subprocess.Popen(args, stdout=open(os.path.join(self.tmp, log), "a"),
+                             stderr=subprocess.STDOUT, cwd=self.tmp)
+        self.procs.append(p)
+        return p
+
+    def start_server(self):
+        self.server = self.spawn([SERVER, "--listen", "127.0.0.1:%d" % self.port, "--data-dir",
+                                  os.path.join(self.tmp, "data"), "--tokens",
+                                  os.path.join(self.tmp, "tokens")], "server.log")
+        ok = wait_for(lambda: urllib.request.urlopen(self.base + "/healthz", timeout=2), 10)
+        return bool(ok)
+
+    def start_agent(self, conf):
+        log = "agent-%d.log" % len(self.procs)
+        a = self.spawn([AGENT, "--mode", "host", "--config", conf, "--window", "%ds" % WINDOW,
+                        "--scan-interval", "1s", "--server", self.base, "--token-file",
+                        os.path.join(self.tmp, "ingest.tok"), "--queue-bytes", "8k",
+                        "--metrics-listen", "127.0.0.1:0", "--namespace", "demo"], log)
+        m = wait_for(lambda: re.search(r"metrics on port (\d+)",
+                                       open(os.path.join(self.tmp, log)).read()), 10)
+        a.murl = "http://127.0.0.1:%s" % (m.group(1) if m else "0")
+        return a
+
+    def status(self, agent):
+        return get(agent.murl + "/status")
+
+
+def target(st, pid):
+    for t in st["targets"]:
+        if t["pid"] == pid:
+            return t
+    return None
+
+
+def top(env, kind):
+    r = get(env.base + "/api/v1/top?namespace=demo&service=JprofWorkload&kind=%s&from=-1h&limit=5"
+            % kind, READ)
+    return r["rows"][0]["name"] if r.get("rows") else None
+
+
+def jfr_check(pid):
+    r = subprocess.run(["jcmd", str(pid), "JFR.check"], capture_output=True, text=True,
+                       timeout=30)
+    return r.stdout
+
+
+def run(env):
+    if not check(env.start_server(), "jprof-server starts"):
+        return 1
+    wl = env.spawn(["java", "-Xmx256m", "-cp", CLASSES, "shop.JprofWorkload", "300"], "wl.log")
+    short = env.spawn(["java", "-Xmx64m", "-cp", CLASSES, "shop.JprofWorkload", "12"], "wl2.log")
+    conf = os.path.join(env.tmp, "agent.conf")
+    with open(conf, "w") as f:
+        f.write("# the JVMs of this test only\npid %d jprof.io/threads=high\npid %d\n"
+                % (wl.pid, short.pid))
+    t0 = time.monotonic()
+    agent = env.start_agent(conf)
+
+    # 1. profiles within two windows
+    hot = {"cpu": "shop.Checkout.computeTotals", "alloc": "shop.Catalog",
+           "lock": "shop.Inventory.reserve"}
+    for kind, want in hot.items():
+        name = wait_for(lambda: (lambda n: n if n and n.startswith(want) else None)(top(env, kind)),
+                        timeout=2 * WINDOW + 12)
+        check(name, "%s profile on the server, %s on top" % (kind, want), top(env, kind))
+    check(time.monotonic() - t0 < 2 * WINDOW + 25, "profiles arrived within about two windows")
+    th = wait_for(lambda: get(env.base + "/api/v1/threads?namespace=demo&service=JprofWorkload",
+                              READ), timeout=2 * WINDOW + 10)
+    check(th and "checkout-0" in json.dumps(th), "a thread snapshot reaches /api/v1/threads",
+          th)
+
+    # 2. a JVM exiting mid-window
+    ex = wait_for(lambda: (lambda t: t if t and t["reason"] == "exited" else None)(
+        target(env.status(agent), short.pid)), timeout=30)
+    check(ex and ex["state"] == "exited", "a JVM that exits is reported with reason exited", ex)
+
+    # 3. the server away for three windows
+    env.server.send_signal(signal.SIGTERM)
+    env.server.wait(timeout=20)
+    time.sleep(3 * WINDOW)
+    wait_for(lambda: env.status(agent)["upload"]["dropped_batches"] > 0, timeout=3 * WINDOW)
+    up = env.status(agent).get("upload", {})
+    check(up.get("queue_bytes", 1 << 30) <= 8 * 1024, "the queue stays within --queue-bytes", up)
+    check(up.get("dropped_batches", 0) > 0 and up.get("oldest_dropped"),
+          "drops are counted with the oldest dropped time", up)
+    check("upload failing" in up.get("last_error", ""), "/status says the upload fails", up)
+    dropped = up.get("dropped_batches", 0)
+    check(env.start_server(), "jprof-server starts again")
+    def drops_on_server():
+        r = get(env.base + "/api/v1/ingestion", READ)
+        return [c["queue"] for c in r.get("collectors", [])
+                if c["queue"]["dropped_batches"] >= dropped > 0]
+
+    q = wait_for(drops_on_server, timeout=3 * WINDOW)
+    ing = get(env.base + "/api/v1/ingestion", READ)
+    check(q, "the drops reach the server once it is back", ing)
+    before = len(get(agent.murl + "/status")["targets"])
+    ok = wait_for(lambda: re.search(r"^jprof_agent_queue_bytes 0$",
+                                    urllib.request.urlopen(agent.murl + "/metrics")
+                                    .read().decode(), re.M), timeout=3 * WINDOW)
+    check(ok and before >= 1, "the queue drains: data resumes")
+
+    # 4. kill -9 mid-window, start again: its own session is recovered
+    time.sleep(WINDOW / 2)
+    agent.send_signal(signal.SIGKILL)
+    agent.wait()
+    check("jprof-agent" in jfr_check(wl.pid), "after kill -9 the recording is still running")
+    agent = env.start_agent(conf)
+    t = wait_for(lambda: (lambda t: t if t and t["state"] == "active" else None)(
+        target(env.status(agent), wl.pid)), timeout=20)
+    check(t and t["reason"] is None and "recovered" in t["message"],
+          "the restarted agent recovers its own session, no conflict", t)
+    check(jfr_check(wl.pid).count("name=jprof-agent") == 1, "one jprof-agent recording runs",
+          jfr_check(wl.pid))
+
+    # 5. SIGTERM leaves nothing behind
+    agent.send_signal(signal.SIGTERM)
+    check(agent.wait(timeout=30) == 0, "SIGTERM: the agent exits with status 0")
+    check("jprof-agent" not in jfr_check(wl.pid), "no recording left running", jfr_check(wl.pid))
+    root = "/proc/%d/root/tmp" % wl.pid
+    left = [f for f in os.listdir(root)
+            if f == "jprof" or re.match(r"jprof-\d+-\d+-.*\.(jfr|json|jar)$", f)]
+    check(not left, "no marker or file left in the target's /tmp", left)
+    return 0
+
+
+def main():
+    for b in (AGENT, SERVER):
+        if not os.access(b, os.X_OK):
+            return skip("not built: " + b)
+    if not shutil.which("java") or not shutil.which("jcmd"):
+        return skip("no java/jcmd on PATH")
+    if not os.path.exists(os.path.join(CLASSES, "shop", "JprofWorkload.class")):
+        return skip("test workload not compiled (make jprof-workload)")
+    tmp = tempfile.mkdtemp(prefix="agent-host-test-")
+    env = Env(tmp)
+    try:
+        run(env)
+    finally:
+        for p in env.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        if failures:
+            for f in sorted(os.listdir(tmp)):
+                if f.endswith(".log"):
+                    print("---- " + f)
+                    print(open(os.path.join(tmp, f)).read()[-3000:])
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("%d failure(s)" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,286 @@
+#!/bin/bash
+# test_tui_live.sh - the interactive jprof-top on real JVMs, driven in tmux and
+# read back from the screen, on JDK 17 and JDK 25.
+#
+# With no argument: the list of local JVMs, Enter opens one. With -p on
+# tests/java/Contention.java: Threads shows the hot spinner first; Enter on
+# a thread shows its stack; filter and sort; Locks shows the contended
+# monitor's owner and "blocks 3 threads"; Flame shows Hot.spin after a
+# window; q quits with status 0. On tests/java/Deadlocks.java: Deadlocks
+# draws both cycles with the thread names. Then, while the Flame screen
+# records: SIGTERM to jprof-top, and the terminal closing (SIGHUP), each
+# leaving no jprof recording in `jcmd JFR.check` and no jprof file in the
+# target's /tmp. --asprof with a file that is not a library: a clear
+# message on the Flame screen and nothing left behind.
+#
+# Environment: JPROF_TOP (default ./jprof-top), JPROF_HELPER_JAR, JDK17_HOME,
+# JDK25_HOME, TUI_TIMEOUT (seconds per screen, default 15); CI=true turns a
+# missing tool into a failure. Exit: 0 pass, 1 fail, 77 skipped (not in CI).
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+srcdir=$(cd "$here/../.." && pwd)
+builddir=$(pwd)
+top=${JPROF_TOP:-$builddir/jprof-top}
+export JPROF_HELPER_JAR=${JPROF_HELPER_JAR:-$builddir/jprof-helper.jar}
+jdk17=${JDK17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
+jdk25=${JDK25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+timeout=${TUI_TIMEOUT:-15}
+work=$builddir/tests/integration/tui-live.d
+classes=$work/classes
+sock=jprof-tui-live-$$
+
+npass=0
+nfail=0
+pids=()
+pass() {
+    echo "PASS: $1"
+    npass=$((npass + 1))
+}
+fail() {
+    echo "FAIL: $1"
+    nfail=$((nfail + 1))
+    [ -s "$work/screen" ] && sed 's/^/      | /' "$work/screen"
+}
+skip_or_fail() {
+    if [ "${CI:-}" = true ]; then
+        echo "FAIL (CI): $1"
+        exit 1
+    fi
+    echo "SKIP: $1" >&2
+    echo "SKIP: $1"
+    exit 77
+}
+cleanup() {
+    tmux -L "$sock" kill-server >/dev/null 2>&1
+    for p in "${pids[@]}"; do
+        kill "$p" 2>/dev/null
+    done
+    wait 2>/dev/null
+}
+trap cleanup EXIT
+
+[ -x "$top" ] || skip_or_fail "$top not built"
+[ -r "$JPROF_HELPER_JAR" ] || skip_or_fail "helper jar $JPROF_HELPER_JAR not built"
+command -v tmux >/dev/null || skip_or_fail "tmux not found (apt-get install tmux)"
+[ -x "$jdk17/bin/javac" ] || skip_or_fail "JDK 17 not found at $jdk17"
+
+mkdir -p "$work/cwd"
+if [ ! -f "$classes/live/Contention.class" ] ||
+    [ "$srcdir/tests/java/Contention.java" -nt "$classes/live/Contention.class" ] ||
+    [ "$srcdir/tests/java/Deadlocks.java" -nt "$classes/live/Deadlocks.class" ]; then
+    rm -rf "$classes" && mkdir -p "$classes"
+    "$jdk17/bin/javac" --release 17 -d "$classes" "$srcdir/tests/java/Deadlocks.java" \
+        "$srcdir/tests/java/Contention.java" || { fail "compiling the workloads"; exit 1; }
+fi
+
+start_jvm() {
+    local home=$1 cls=$2
+    shift 2
+    local out="$work/$cls.$RANDOM.out"
+    (cd "$work/cwd" && exec "$home/bin/java" -Xmx64m "$@" -cp "$classes" "live.$cls" 600 >"$out" 2>&1) &
+    jvm_pid=$!
+    pids+=("$jvm_pid")
+    for _ in $(seq 100); do
+        grep -q ready "$out" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "      $cls did not get ready: $(cat "$out")"
+    return 1
+}
+
+leftovers() {
+    ls -a "/proc/$1/root/tmp" 2>/dev/null |
+        grep -E '^(jprof-[0-9]+-[0-9]+-[0-9a-f]+|jprof-helper-.*\.jar|jprof-asprof\.so|\.attach_pid)' || true
+}
+recordings() { "$1/bin/jcmd" "$2" JFR.check 2>&1 | grep 'name=jprof-' || true; }
+
+# run NAME ARGS...: jprof-top in a 150x40 tmux window; its pid goes to
+# $work/NAME.pid and the window stays after it exits (for its status)
+run() {
+    local name=$1
+    shift
+    rm -f "$work/$name.pid"
+    local cmd="echo \$\$ >'$work/$name.pid'; exec '$top'"
+    for a in "$@"; do cmd+=" '$a'"; done
+    if tmux -L "$sock" has-session 2>/dev/null; then
+        tmux -L "$sock" new-window -d -n "$name" -x 150 -y 40 "$cmd"
+    else
+        tmux -L "$sock" new-session -d -s t -n "$name" -x 150 -y 40 "$cmd"
+        tmux -L "$sock" set-option -g remain-on-exit on >/dev/null
+    fi
+    tmux -L "$sock" set-option -w -t "t:$name" remain-on-exit on >/dev/null 2>&1
+}
+screen() { tmux -L "$sock" capture-pane -p -t "t:$1" >"$work/screen" 2>/dev/null; }
+keys() {
+    local name=$1
+    shift
+    tmux -L "$sock" send-keys -t "t:$name" "$@"
+}
+dead_status() { tmux -L "$sock" display -p -t "t:$1" '#{pane_dead}:#{pane_dead_status}' 2>/dev/null; }
+
+# wait_for NAME PATTERN [SECONDS]: until the screen has a line matching the ERE
+wait_for() {
+    local deadline=$((SECONDS + ${3:-$timeout}))
+    while [ $SECONDS -le "$deadline" ]; do
+        screen "$1"
+        grep -qE -- "$2" "$work/screen" && return 0
+        sleep 0.2
+    done
+    return 1
+}
+# step NAME DESCRIPTION PATTERN [SECONDS]
+step() {
+    if wait_for "$1" "$3" "${4:-$timeout}"; then pass "$2"; else fail "$2 (no /$3/ on screen)"; fi
+}
+# the first table row below the THREAD header
+first_thread_row() {
+    screen "$1"
+    awk '/^ +CPU% +CPU STATE/ { getline; print; exit }' "$work/screen"
+}
+wait_exit() { # NAME WANT-STATUS DESCRIPTION
+    local st=""
+    for _ in $(seq 50); do
+        st=$(dead_status "$1")
+        [ "${st%%:*}" = 1 ] && break
+        sleep 0.2
+    done
+    if [ "$st" = "1:$2" ]; then pass "$3 (status $2)"; else fail "$3: pane $st, want 1:$2"; fi
+}
+
+run_jdk() {
+    local v=$1 home=$2
+    echo "--- JDK $v ($home)"
+    start_jvm "$home" Contention || { fail "JDK $v: Contention workload"; return; }
+    local cpid=$jvm_pid
+    start_jvm "$home" Deadlocks || { fail "JDK $v: Deadlocks workload"; return; }
+    local dpid=$jvm_pid
+
+    # the list of JVMs, then Enter on the Contention one
+    run "list$v"
+    step "list$v" "JDK $v: no argument lists the local JVMs" "^ +$cpid +[^ ]+ +[0-9a-z]+ +live\.Contention"
+    local idx
+    idx=$(awk '/PID +USER +UPTIME/ {n=0; on=1; next} on && /^ +[0-9]+ / {if ($1 == '"$cpid"') {print n; exit} n++}' "$work/screen")
+    for _ in $(seq "${idx:-0}"); do keys "list$v" Down; done
+    keys "list$v" Enter
+    step "list$v" "JDK $v: Enter on the list opens that JVM" "^jprof-top +pid $cpid live\.Contention +JDK "
+    keys "list$v" q
+    wait_exit "list$v" 0 "JDK $v: q quits the live view"
+
+    local w="ct$v"
+    run "$w" -p "$cpid" -d 1
+    step "$w" "JDK $v: Threads screen with the header (JVM version, states, CPU, heap, cost)" \
+        "Threads [0-9]+: .*run [0-9]+ .*blocked 3 .*CPU [0-9]+% +heap .* of .* +cost [0-9]+ ms"
+    local row="" deadline=$((SECONDS + timeout))
+    while [ $SECONDS -le $deadline ]; do
+        row=$(first_thread_row "$w")
+        grep -qE '^ +[0-9.]+ .* RUNNABLE .* hot-spinner ' <<<"$row" && break
+        sleep 0.3
+    done
+    if grep -qE '^ +[0-9.]+ .* RUNNABLE .* hot-spinner .*live\.Contention\$Hot\.spin' <<<"$row"; then
+        pass "JDK $v: Threads shows the hot spinner first with its CPU%"
+    else
+        fail "JDK $v: first thread row: $row"
+    fi
+    keys "$w" Home Enter
+    step "$w" "JDK $v: Enter on a thread shows its stack" '^ +at live\.Contention\$Hot\.spin\(Contention\.java:[0-9]+\)'
+    grep -q '"hot-spinner" +id [0-9]+' "$work/screen" || grep -qE '"hot-spinner" +id' "$work/screen" ||
+        fail "JDK $v: the stack screen does not name the thread"
+    keys "$w" Escape
+    keys "$w" / l e d g e r Enter
+    step "$w" "JDK $v: filter by name" "sort: CPU%  filter: ledger"
+    if awk '/^ +CPU% +CPU STATE/ {on=1; next} on && NF > 3' "$work/screen" | grep -vq ledger; then
+        fail "JDK $v: the filter shows other threads"
+    fi
+    keys "$w" Escape s
+    step "$w" "JDK $v: s sorts by total CPU" "sort: total CPU"
+    keys "$w" F6
+    step "$w" "JDK $v: Locks shows the contended monitor's owner and blocks" \
+        'live\.Contention\$Ledger@[0-9a-f]+ \(monitor\): owner "ledger-owner" .* blocks 3 threads'
+    grep -qE '^ +enter +"ledger-waiter-1" \(BLOCKED\)' "$work/screen" && pass "JDK $v: Locks lists the waiters" ||
+        fail "JDK $v: Locks waiters"
+    keys "$w" F8
+    step "$w" "JDK $v: Flame shows the hot method after a window" 'Contention\$Hot\.spin' 20
+    [ -n "$(recordings "$home" "$cpid")" ] && pass "JDK $v: the Flame screen records with JFR" ||
+        fail "JDK $v: no jprof recording while on Flame"
+    keys "$w" q
+    wait_exit "$w" 0 "JDK $v: q quits from Flame"
+    sleep 0.3
+    [ -z "$(recordings "$home" "$cpid")$(leftovers "$cpid")" ] &&
+        pass "JDK $v: after q no recording and no file in the target" ||
+        fail "JDK $v: left after q: $(recordings "$home" "$cpid") $(leftovers "$cpid")"
+
+    w="dl$v"
+    run "$w" -p "$dpid" --snapshot thread-print
+    keys "$w" F7
+    step "$w" "JDK $v: Deadlocks shows the monitor cycle with thread names" \
+        '^DEADLOCK [12]: 2 threads.*"mon-deadlock-1" -> "mon-deadlock-2" -> "mon-deadlock-1"'
+    grep -qE '^DEADLOCK [12]: 2 threads.*"rl-deadlock-1" -> "rl-deadlock-2"' "$work/screen" &&
+        grep -qE 'waits for java\.util\.concurrent\.locks\.ReentrantLock\$NonfairSync@[0-9a-f]+ +held by "rl-deadlock-' "$work/screen" &&
+        pass "JDK $v: Deadlocks shows the ReentrantLock cycle, where each waits and who holds" ||
+        fail "JDK $v: ReentrantLock cycle"
+    grep -q 'F7Deadlocks(2)' "$work/screen" && pass "JDK $v: the tab says 2 deadlocks" || fail "JDK $v: deadlock tab"
+    keys "$w" q
+
+    # SIGTERM while the Flame screen records
+    w="term$v"
+    run "$w" -p "$cpid" -d 1
+    wait_for "$w" "hot-spinner" >/dev/null
+    keys "$w" F8
+    wait_for "$w" 'Flame\(rec\)' >/dev/null
+    local n=0
+    while [ -z "$(recordings "$home" "$cpid")" ] && [ $n -lt 25 ]; do sleep 0.2; n=$((n + 1)); done
+    kill -TERM "$(cat "$work/$w.pid")"
+    wait_exit "$w" 143 "JDK $v: SIGTERM while recording ends jprof-top"
+    [ -z "$(recordings "$home" "$cpid")$(leftovers "$cpid")" ] &&
+        pass "JDK $v: after SIGTERM JFR.check lists no jprof recording, /tmp has no jprof file" ||
+        fail "JDK $v: left after SIGTERM: $(recordings "$home" "$cpid") $(leftovers "$cpid")"
+
+    # the terminal closes (SIGHUP) while the Flame screen records
+    w="hup$v"
+    run "$w" -p "$cpid" -d 1
+    wait_for "$w" "hot-spinner" >/dev/null
+    keys "$w" F8
+    wait_for "$w" 'Flame\(rec\)' >/dev/null
+    n=0
+    while [ -z "$(recordings "$home" "$cpid")" ] && [ $n -lt 25 ]; do sleep 0.2; n=$((n + 1)); done
+    local jp
+    jp=$(cat "$work/$w.pid")
+    tmux -L "$sock" kill-window -t "t:$w"
+    n=0
+    while kill -0 "$jp" 2>/dev/null && [ $n -lt 50 ]; do sleep 0.2; n=$((n + 1)); done
+    ! kill -0 "$jp" 2>/dev/null && [ -z "$(recordings "$home" "$cpid")$(leftovers "$cpid")" ] &&
+        pass "JDK $v: the terminal closing (SIGHUP) stops the recording and leaves no file" ||
+        fail "JDK $v: after SIGHUP: alive=$(kill -0 "$jp" 2>/dev/null && echo yes) $(recordings "$home" "$cpid") $(leftovers "$cpid")"
+    kill "$cpid" "$dpid"
+}
+
+asprof_case() {
+    local home=$1
+    echo "--- --asprof with a file that is not a library"
+    start_jvm "$home" Contention || { fail "Contention workload"; return; }
+    local cpid=$jvm_pid
+    mkdir -p "$work/bogus"
+    echo "not a shared object" >"$work/bogus/libasyncProfiler.so"
+    run asprof -p "$cpid" --asprof "$work/bogus/libasyncProfiler.so"
+    wait_for asprof "hot-spinner" >/dev/null
+    keys asprof F8
+    step asprof "--asprof: a library the JVM cannot load is reported on the Flame screen" \
+        "loading /tmp/jprof-asprof\.so failed"
+    keys asprof q
+    wait_exit asprof 0 "--asprof: q quits"
+    [ -z "$(leftovers "$cpid")" ] && ! grep -q jprof-asprof "/proc/$cpid/maps" &&
+        pass "--asprof: nothing left in the target" || fail "--asprof: left $(leftovers "$cpid")"
+    kill "$cpid"
+}
+
+run_jdk 17 "$jdk17"
+asprof_case "$jdk17"
+if [ -x "$jdk25/bin/java" ]; then
+    run_jdk 25 "$jdk25"
+else
+    [ "${CI:-}" = true ] && fail "JDK 25 not found at $jdk25" || echo "note: JDK 25 not found at $jdk25; its cases are not run"
+fi
+
+echo "live TUI: $npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]

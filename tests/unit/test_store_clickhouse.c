@@ -1,0 +1,566 @@
+/* The ClickHouse store (src/server/store_clickhouse.c) against a real
+ * clickhouse-server, through the store.h contract:
+ *   - the same batches written to it and to the embedded store give the same
+ *     answers from every read op (flame rows and totals, targets, snapshots,
+ *     deadlocks, statuses, ingestion, days);
+ *   - budgets become partial answers with a reason (rows, distinct stacks),
+ *     and a callback that stops is honoured;
+ *   - concurrent writes of one batch id: exactly one is accepted, data once;
+ *   - an unreachable ClickHouse is JP_ERR_IO/JP_ERR_TIMEOUT, quickly.
+ * Needs JPROF_TEST_CLICKHOUSE_URL (tests/integration/test_server_clickhouse.sh
+ * starts a server and sets it); without it the program skips (77). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <pthread.h>
+
+#include "base/strbuf.h"
+#include "base/timeutil.h"
+#include "base/xalloc.h"
+#include "server/store_clickhouse.h"
+#include "server/store_sqlite.h"
+
+static const char *ch_url;
+static char dir[256];
+static char dbname[64];
+static store *sq, *ch;
+static int64_t now;
+
+static store *open_ch(const char *db)
+{
+    store_clickhouse_options o = {.url = ch_url, .database = db};
+    store_config cfg = {.retention_days = 7};
+    store *s = NULL;
+    jp_error e;
+    jp_error_init(&e);
+    jp_err rc = store_clickhouse_open(&o, &cfg, &s, &e);
+    if (rc)
+        fail_msg("clickhouse open: %s", e.msg);
+    return s;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/jprof-store-ch-test.XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(dbname, sizeof dbname, "jt_store_%ld", (long)getpid());
+    store_config cfg = {.retention_days = 7};
+    jp_error e;
+    jp_error_init(&e);
+    if (store_sqlite_open(dir, &cfg, &sq, &e) != JP_OK)
+        return -1;
+    ch = open_ch(dbname);
+    now = store_now_ns();
+    return ch ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    store_close(sq);
+    store_close(ch);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd,
+             "rm -rf '%s'; curl -sS --max-time 10 '%s' --data-binary 'DROP DATABASE IF EXISTS "
+             "%s' >/dev/null",
+             dir, ch_url, dbname);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* ---- batches ---- */
+
+static jp_batch_target tgt(const char *pod, const char *service)
+{
+    jp_batch_target t = {0};
+    t.ns = jp_xstrdup("shop");
+    t.service = jp_xstrdup(service);
+    t.pod = jp_xstrdup(pod);
+    t.node = jp_xstrdup("node-1");
+    t.pid = 4242;
+    return t;
+}
+
+/* windows of `kind` at start for pod, rows (stack k, thread k % 3) */
+static void add_window(jp_batch *b, jp_kind kind, int64_t start, const char *pod, int nstacks,
+                       uint64_t mult)
+{
+    uint32_t root = jp_batch_add_frame(b, "java.lang.Thread.run", 20);
+    jp_batch_window *w = jp_batch_add_window(b);
+    w->target = tgt(pod, "checkout");
+    w->kind = kind;
+    w->start_ns = start;
+    w->end_ns = start + 60 * JP_NS_PER_SEC;
+    w->period_ns = 10000000;
+    w->events = 100 * mult;
+    size_t wi = b->nwindows - 1;
+    for (int k = 0; k < nstacks; k++) {
+        char name[64];
+        int len = snprintf(name, sizeof name, "com.shop.M%d.it's\\%s", k % 50, k % 2 ? "a" : "b");
+        uint32_t f[3] = {root, jp_batch_add_frame(b, name, (size_t)len),
+                         jp_batch_add_frame(b, "leaf\tx", 6)};
+        uint32_t st = jp_batch_add_stack(b, f, (uint32_t)(1 + k % 3), k == 1);
+        char th[32];
+        int tl = snprintf(th, sizeof th, "worker-%d", k % 3);
+        uint32_t thread = k % 4 == 3 ? JP_BATCH_NO_THREAD : jp_batch_add_thread(b, th, (size_t)tl);
+        jp_batch_window_add_row(&b->windows[wi], st, thread, (uint64_t)(k + 1) * mult,
+                                (uint64_t)(k + 1) * mult * 1000);
+    }
+}
+
+static void add_docs(jp_batch *b, int64_t t, const char *pod)
+{
+    b->statuses = jp_xreallocarray(b->statuses, b->nstatuses + 2, sizeof *b->statuses);
+    jp_batch_status *s = &b->statuses[b->nstatuses++];
+    memset(s, 0, sizeof *s);
+    s->target = tgt(pod, "checkout");
+    s->time_ns = t;
+    s->state = jp_xstrdup("active");
+    s->engine = jp_xstrdup("jfr");
+    s = &b->statuses[b->nstatuses++];
+    memset(s, 0, sizeof *s);
+    s->target = tgt("cart-1", "cart");
+    s->time_ns = t + 1;
+    s->state = jp_xstrdup("skipped");
+    s->reason = jp_xstrdup("conflict");
+    s->message = jp_xstrdup("someone else's profiler");
+    jp_batch_doc *lists[2];
+    b->snapshots = jp_xreallocarray(b->snapshots, b->nsnapshots + 1, sizeof *b->snapshots);
+    b->deadlocks = jp_xreallocarray(b->deadlocks, b->ndeadlocks + 1, sizeof *b->deadlocks);
+    lists[0] = &b->snapshots[b->nsnapshots++];
+    lists[1] = &b->deadlocks[b->ndeadlocks++];
+    for (int i = 0; i < 2; i++) {
+        char json[200];
+        snprintf(json, sizeof json, "{\"threads\":[{\"name\":\"t\\t%d\",\"at\":%lld}],\"q\":\"'\"}",
+                 i, (long long)t);
+        memset(lists[i], 0, sizeof *lists[i]);
+        lists[i]->target = tgt(pod, "checkout");
+        lists[i]->time_ns = t;
+        lists[i]->json = jp_xstrdup(json);
+        lists[i]->len = strlen(json);
+    }
+}
+
+static void new_batch(jp_batch *b, const char *id)
+{
+    jp_batch_init(b);
+    b->id = jp_xstrdup(id);
+    b->collector = jp_xstrdup("agent@node-1");
+    b->collector_version = jp_xstrdup("1.0");
+    b->heartbeat = true;
+    b->queue_dropped_batches = 3;
+}
+
+static void write_both(const jp_batch *b, bool dup)
+{
+    store *ss[2] = {sq, ch};
+    for (int i = 0; i < 2; i++) {
+        store_write_result r;
+        store_write_opts o = {.body_bytes = 1000};
+        jp_error e;
+        jp_error_init(&e);
+        jp_err rc = ss[i]->ops->write_batch(ss[i], b, &o, &r, &e);
+        if (rc)
+            fail_msg("%s write: %s", ss[i]->ops->name, e.msg);
+        assert_int_equal(r.duplicate, dup);
+    }
+}
+
+/* ---- canonical dumps: sorted lines ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorts the lines of d (for answers whose order the contract leaves open). */
+static void sort_lines(jp_strbuf *d)
+{
+    char **lines = NULL;
+    size_t n = 0, cap = 0;
+    for (char *p = d->data, *nl; p && *p; p = nl + 1) {
+        nl = strchr(p, '\n');
+        lines = jp_xgrow(lines, &cap, n + 1, sizeof *lines);
+        lines[n++] = jp_xstrndup(p, (size_t)(nl - p));
+    }
+    qsort(lines, n, sizeof *lines, cmp_str);
+    jp_strbuf_reset(d);
+    for (size_t i = 0; i < n; i++) {
+        jp_strbuf_printf(d, "%s\n", lines[i]);
+        free(lines[i]);
+    }
+    free(lines);
+}
+
+typedef struct fagg {
+    char **keys;
+    uint64_t *samples, *values;
+    size_t n, cap, cap2, cap3;
+    int stop_after; /* 0 = never */
+    int rows;
+} fagg;
+
+static bool flame_cb(const store_stack_row *r, void *ctx)
+{
+    fagg *a = ctx;
+    jp_strbuf k;
+    jp_strbuf_init(&k, 0);
+    jp_strbuf_printf(&k, "%llx|%s|%d|", (unsigned long long)r->stack_id,
+                     r->thread ? r->thread : "(none)", r->truncated);
+    for (uint32_t i = 0; i < r->depth; i++)
+        jp_strbuf_printf(&k, "%.*s;", (int)r->frame_lens[i], r->frames[i]);
+    size_t i = 0;
+    while (i < a->n && strcmp(a->keys[i], k.data))
+        i++;
+    if (i == a->n) {
+        a->keys = jp_xgrow(a->keys, &a->cap, a->n + 1, sizeof *a->keys);
+        a->samples = jp_xgrow(a->samples, &a->cap2, a->n + 1, sizeof *a->samples);
+        a->values = jp_xgrow(a->values, &a->cap3, a->n + 1, sizeof *a->values);
+        a->keys[i] = jp_strbuf_take(&k);
+        a->samples[i] = a->values[i] = 0;
+        a->n++;
+    }
+    a->samples[i] += r->samples;
+    a->values[i] += r->value;
+    jp_strbuf_cleanup(&k);
+    a->rows++;
+    return !(a->stop_after && a->rows >= a->stop_after);
+}
+
+static void dump_flame(store *s, const store_filter *f, jp_strbuf *d)
+{
+    fagg a = {0};
+    store_flame_totals t;
+    store_query_info qi;
+    jp_error e;
+    jp_error_init(&e);
+    if (s->ops->flame(s, f, NULL, flame_cb, &a, &t, &qi, &e))
+        fail_msg("%s flame: %s", s->ops->name, e.msg);
+    assert_false(qi.partial);
+    for (size_t i = 0; i < a.n; i++) {
+        jp_strbuf_printf(d, "%s %llu %llu\n", a.keys[i], (unsigned long long)a.samples[i],
+                         (unsigned long long)a.values[i]);
+        free(a.keys[i]);
+    }
+    sort_lines(d);
+    jp_strbuf_printf(d, "totals w=%llu ev=%llu drop=%d trunc=%d period=%lld first=%lld last=%lld\n",
+                     (unsigned long long)t.windows, (unsigned long long)t.events, t.any_dropped,
+                     t.any_truncated, (long long)t.period_ns, (long long)t.first_ns,
+                     (long long)t.last_ns);
+    free(a.keys);
+    free(a.samples);
+    free(a.values);
+}
+
+static const char *z(const char *s)
+{
+    return s ? s : "(null)";
+}
+
+static bool target_cb(const store_target_row *r, void *ctx)
+{
+    jp_strbuf_printf(ctx, "%s|%s|%s|node=%s|pid=%lld|kinds=%u|w=%llu|%lld..%lld|%s|%s\n",
+                     z(r->target->ns), z(r->target->service), z(r->target->pod), z(r->target->node),
+                     (long long)r->target->pid, r->kinds, (unsigned long long)r->windows,
+                     (long long)r->first_ns, (long long)r->last_ns, z(r->state), z(r->reason));
+    return true;
+}
+
+static bool doc_cb(const store_doc_row *r, void *ctx)
+{
+    jp_strbuf_printf(ctx, "%s|%s|%lld|", z(r->target->service), z(r->target->pod),
+                     (long long)r->time_ns);
+    if (r->json)
+        jp_strbuf_printf(ctx, "%.*s\n", (int)r->json_len, r->json);
+    else
+        jp_strbuf_printf(ctx, "%s|%s|%s|%s\n", z(r->state), z(r->reason), z(r->message),
+                         z(r->engine));
+    return true;
+}
+
+static bool ingest_cb(const store_ingest_row *r, void *ctx)
+{
+    jp_strbuf_printf(ctx,
+                     "%s v=%s a=%llu d=%llu r=%llu w=%llu rows=%llu bytes=%llu rej=%s q=%llu\n",
+                     r->collector, z(r->version), (unsigned long long)r->accepted,
+                     (unsigned long long)r->duplicate, (unsigned long long)r->rejected,
+                     (unsigned long long)r->windows, (unsigned long long)r->stack_rows,
+                     (unsigned long long)r->bytes, z(r->last_reject_reason),
+                     (unsigned long long)r->queue_dropped_batches);
+    return true;
+}
+
+static bool day_cb(const store_day_row *r, void *ctx)
+{
+    jp_strbuf_printf(ctx, "day %lld w=%llu rows=%llu stacks=%llu docs=%llu batches=%llu exp=%lld\n",
+                     (long long)r->day, (unsigned long long)r->windows,
+                     (unsigned long long)r->stack_rows, (unsigned long long)r->stacks,
+                     (unsigned long long)r->docs, (unsigned long long)r->batches,
+                     (long long)r->expires_ns);
+    return true;
+}
+
+/* Every read op on both stores; the dumps must be equal. */
+static void compare(const char *what, void (*dump)(store *, jp_strbuf *))
+{
+    jp_strbuf a, b;
+    jp_strbuf_init(&a, 0);
+    jp_strbuf_init(&b, 0);
+    dump(sq, &a);
+    dump(ch, &b);
+    if (strcmp(jp_strbuf_str(&a), jp_strbuf_str(&b)) != 0)
+        fail_msg("%s differs:\n-- sqlite:\n%s-- clickhouse:\n%s", what, jp_strbuf_str(&a),
+                 jp_strbuf_str(&b));
+    assert_true(a.len > 0);
+    if (getenv("JPROF_TEST_VERBOSE"))
+        printf("-- %s (both stores):\n%s", what, jp_strbuf_str(&b));
+    jp_strbuf_cleanup(&a);
+    jp_strbuf_cleanup(&b);
+}
+
+static store_filter wide(void)
+{
+    store_filter f = {.ns = "shop",
+                      .service = "checkout",
+                      .kind = JP_KIND_CPU,
+                      .from_ns = now - 4 * STORE_DAY_NS,
+                      .to_ns = now + 3600 * JP_NS_PER_SEC};
+    return f;
+}
+
+static void d_flame(store *s, jp_strbuf *d)
+{
+    store_filter f = wide();
+    dump_flame(s, &f, d);
+    f.kind = JP_KIND_ALLOC;
+    dump_flame(s, &f, d);
+    f.kind = JP_KIND_CPU;
+    f.pod = "p2";
+    dump_flame(s, &f, d);
+    f.pod = NULL;
+    f.thread = "worker-1";
+    dump_flame(s, &f, d);
+    f.thread = NULL;
+    f.from_ns = now - 3600 * JP_NS_PER_SEC; /* today only */
+    dump_flame(s, &f, d);
+}
+
+static void d_targets(store *s, jp_strbuf *d)
+{
+    store_filter f = wide();
+    f.service = NULL;
+    store_query_info qi;
+    assert_int_equal(s->ops->targets(s, &f, NULL, target_cb, d, &qi, NULL), JP_OK);
+}
+
+static void d_docs(store *s, jp_strbuf *d)
+{
+    store_filter f = wide();
+    store_query_info qi;
+    assert_int_equal(s->ops->snapshots_latest(s, &f, NULL, doc_cb, d, &qi, NULL), JP_OK);
+    jp_strbuf_puts(d, "-- deadlocks\n");
+    assert_int_equal(s->ops->deadlocks(s, &f, NULL, doc_cb, d, &qi, NULL), JP_OK);
+    jp_strbuf_puts(d, "-- statuses\n");
+    f.service = NULL;
+    assert_int_equal(s->ops->statuses(s, &f, NULL, doc_cb, d, &qi, NULL), JP_OK);
+}
+
+static void d_ingestion(store *s, jp_strbuf *d)
+{
+    store_filter f = wide();
+    store_query_info qi;
+    assert_int_equal(s->ops->ingestion(s, &f, NULL, ingest_cb, d, &qi, NULL), JP_OK);
+}
+
+static void d_days(store *s, jp_strbuf *d)
+{
+    assert_int_equal(s->ops->days(s, day_cb, d, NULL), JP_OK);
+}
+
+static void test_same_answers(void **state)
+{
+    (void)state;
+    int64_t t = now - 600 * JP_NS_PER_SEC;
+    jp_batch b1, b2;
+    new_batch(&b1, "cmp-1");
+    add_window(&b1, JP_KIND_CPU, t - (t % (60 * JP_NS_PER_SEC)), "p1", 12, 1);
+    add_window(&b1, JP_KIND_ALLOC, t - (t % (60 * JP_NS_PER_SEC)), "p1", 5, 7);
+    add_docs(&b1, t, "p1");
+    new_batch(&b2, "cmp-2");
+    add_window(&b2, JP_KIND_CPU, t - 2 * STORE_DAY_NS, "p2", 7, 3);
+    add_window(&b2, JP_KIND_CPU, t - 60 * JP_NS_PER_SEC, "p1", 9, 2);
+    add_docs(&b2, t - 2 * STORE_DAY_NS, "p2");
+    add_docs(&b2, t + JP_NS_PER_SEC, "p1");
+    write_both(&b1, false);
+    write_both(&b2, false);
+    write_both(&b1, true);
+    sq->ops->note_rejected(sq, "agent@node-2", "malformed: bad json", now - JP_NS_PER_SEC);
+    ch->ops->note_rejected(ch, "agent@node-2", "malformed: bad json", now - JP_NS_PER_SEC);
+    compare("flame", d_flame);
+    compare("targets", d_targets);
+    compare("documents", d_docs);
+    usleep(300000); /* the embedded store logs rejections on its writer thread */
+    compare("ingestion", d_ingestion);
+    compare("days", d_days);
+    jp_batch_cleanup(&b1);
+    jp_batch_cleanup(&b2);
+}
+
+static void test_budgets(void **state)
+{
+    (void)state;
+    jp_batch b;
+    new_batch(&b, "big-1");
+    for (int i = 0; i < 10; i++)
+        add_window(&b, JP_KIND_WALL, now - (100 - i) * 60 * JP_NS_PER_SEC, "p1", 3000, 1);
+    store_write_result r;
+    jp_error e;
+    jp_error_init(&e);
+    if (ch->ops->write_batch(ch, &b, NULL, &r, &e))
+        fail_msg("write: %s", e.msg);
+    assert_int_equal(r.stack_rows, 30000);
+    store_filter f = wide();
+    f.kind = JP_KIND_WALL;
+    store_query_info qi;
+    /* rows */
+    store_budget bud = {.max_rows = 5000};
+    fagg a = {0};
+    assert_int_equal(ch->ops->flame(ch, &f, &bud, flame_cb, &a, NULL, &qi, &e), JP_OK);
+    assert_true(qi.partial);
+    assert_non_null(strstr(qi.partial_reason, "row budget"));
+    /* distinct stacks: the heaviest come first */
+    store_budget bud2 = {.max_stacks = 10};
+    fagg c = {0};
+    assert_int_equal(ch->ops->flame(ch, &f, &bud2, flame_cb, &c, NULL, &qi, &e), JP_OK);
+    assert_true(qi.partial);
+    assert_non_null(strstr(qi.partial_reason, "distinct stacks"));
+    assert_true(c.rows <= 10 && c.rows > 0);
+    /* no budget: complete; a callback that stops */
+    fagg d = {.stop_after = 3};
+    assert_int_equal(ch->ops->flame(ch, &f, NULL, flame_cb, &d, NULL, &qi, &e), JP_OK);
+    assert_true(qi.stopped);
+    assert_false(qi.partial);
+    assert_int_equal(d.rows, 3);
+    for (fagg *x = &a; x; x = x == &a ? &c : x == &c ? &d : NULL) {
+        for (size_t i = 0; i < x->n; i++)
+            free(x->keys[i]);
+        free(x->keys);
+        free(x->samples);
+        free(x->values);
+    }
+    jp_batch_cleanup(&b);
+}
+
+typedef struct racer {
+    const jp_batch *b;
+    store_write_result r;
+    jp_err rc;
+} racer;
+
+static void *race_main(void *arg)
+{
+    racer *x = arg;
+    jp_error e;
+    jp_error_init(&e);
+    x->rc = ch->ops->write_batch(ch, x->b, NULL, &x->r, &e);
+    return NULL;
+}
+
+static void test_concurrent_duplicates(void **state)
+{
+    (void)state;
+    jp_batch b;
+    new_batch(&b, "race-1");
+    add_window(&b, JP_KIND_LOCK, now - 300 * JP_NS_PER_SEC, "p9", 4, 1);
+    racer x[6];
+    pthread_t th[6];
+    for (int i = 0; i < 6; i++) {
+        x[i] = (racer){.b = &b};
+        pthread_create(&th[i], NULL, race_main, &x[i]);
+    }
+    int accepted = 0;
+    for (int i = 0; i < 6; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(x[i].rc, JP_OK);
+        accepted += !x[i].r.duplicate;
+    }
+    assert_int_equal(accepted, 1);
+    store_filter f = wide();
+    f.kind = JP_KIND_LOCK;
+    fagg a = {0};
+    store_query_info qi;
+    assert_int_equal(ch->ops->flame(ch, &f, NULL, flame_cb, &a, NULL, &qi, NULL), JP_OK);
+    uint64_t samples = 0;
+    for (size_t i = 0; i < a.n; i++) {
+        samples += a.samples[i];
+        free(a.keys[i]);
+    }
+    assert_int_equal(samples, 1 + 2 + 3 + 4);
+    free(a.keys);
+    free(a.samples);
+    free(a.values);
+    jp_batch_cleanup(&b);
+}
+
+static void test_unreachable(void **state)
+{
+    (void)state;
+    /* a loopback port nobody listens on (the discard port) */
+    store_clickhouse_options o = {.url = "http://127.0.0.1:9/", .connect_timeout_ns = 500000000};
+    store_config cfg = {.retention_days = 7};
+    store *s = NULL;
+    jp_error e;
+    jp_error_init(&e);
+    int64_t t0 = jp_time_mono_ns();
+    jp_err rc = store_clickhouse_open(&o, &cfg, &s, &e);
+    assert_true(rc == JP_ERR_IO || rc == JP_ERR_TIMEOUT);
+    assert_null(s);
+    assert_non_null(strstr(e.msg, "clickhouse"));
+    assert_true(jp_time_mono_ns() - t0 < 5 * JP_NS_PER_SEC);
+    /* credentials never show in messages; a wrong password is refused */
+    store_clickhouse_options o2 = {.url = ch_url, .user = "jprof", .password = "wrong-secret"};
+    rc = store_clickhouse_open(&o2, &cfg, &s, &e);
+    assert_int_not_equal(rc, JP_OK);
+    assert_null(strstr(e.msg, "wrong-secret"));
+    /* the right one works, from the URL too */
+    char url[300];
+    snprintf(url, sizeof url, "%s", ch_url);
+    char *p = strstr(url, "://");
+    assert_non_null(p);
+    char with[400];
+    snprintf(with, sizeof with, "http://jprof:jprof-test@%s?database=%s", p + 3, dbname);
+    store_clickhouse_options o3 = {.url = with};
+    rc = store_clickhouse_open(&o3, &cfg, &s, &e);
+    if (rc)
+        fail_msg("open with credentials in the URL: %s", e.msg);
+    char desc[300];
+    store_clickhouse_describe(s, desc, sizeof desc);
+    assert_null(strstr(desc, "jprof-test"));
+    assert_non_null(strstr(desc, dbname));
+    store_close(s);
+}
+
+int main(void)
+{
+    ch_url = getenv("JPROF_TEST_CLICKHOUSE_URL");
+    if (!ch_url || !*ch_url) {
+        fprintf(stderr, "test_store_clickhouse: SKIP: JPROF_TEST_CLICKHOUSE_URL is not set "
+                        "(tests/integration/test_server_clickhouse.sh runs this with a server)\n");
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_answers),
+        cmocka_unit_test(test_budgets),
+        cmocka_unit_test(test_concurrent_duplicates),
+        cmocka_unit_test(test_unreachable),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,241 @@
+/* Unit tests of the embedded store (src/server/store_sqlite.c) through the
+ * store.h contract: durable dedupe across reopen, flame rows, budgets,
+ * retention by day files, concurrent duplicates. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <pthread.h>
+
+#include "base/timeutil.h"
+#include "base/xalloc.h"
+#include "server/store_sqlite.h"
+
+static char dir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/jprof-store-test.XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A batch with one cpu window of two stacks (3 + 4 samples) at `start`. */
+static void make(jp_batch *b, const char *id, int64_t start, const char *pod)
+{
+    jp_batch_init(b);
+    b->id = jp_xstrdup(id);
+    b->collector = jp_xstrdup("test@node");
+    uint32_t f0 = jp_batch_add_frame(b, "main", 4), f1 = jp_batch_add_frame(b, "a.B.work", 8);
+    uint32_t s1[1] = {f0}, s2[2] = {f0, f1};
+    uint32_t st1 = jp_batch_add_stack(b, s1, 1, false), st2 = jp_batch_add_stack(b, s2, 2, false);
+    uint32_t th = jp_batch_add_thread(b, "worker", 6);
+    jp_batch_window *w = jp_batch_add_window(b);
+    w->target.ns = jp_xstrdup("shop");
+    w->target.service = jp_xstrdup("checkout");
+    w->target.pod = jp_xstrdup(pod);
+    w->kind = JP_KIND_CPU;
+    w->start_ns = start;
+    w->end_ns = start + 60 * JP_NS_PER_SEC;
+    w->events = 7;
+    jp_batch_window_add_row(w, st1, JP_BATCH_NO_THREAD, 3, 30);
+    jp_batch_window_add_row(w, st2, th, 4, 40);
+}
+
+typedef struct sums {
+    uint64_t samples, value, rows, depth2;
+    bool saw_thread;
+} sums;
+
+static bool sum_cb(const store_stack_row *r, void *ctx)
+{
+    sums *s = ctx;
+    s->samples += r->samples;
+    s->value += r->value;
+    s->rows++;
+    if (r->depth == 2) {
+        s->depth2++;
+        assert_int_equal(r->frame_lens[1], 8);
+        assert_memory_equal(r->frames[1], "a.B.work", 8);
+    }
+    if (r->thread && !strcmp(r->thread, "worker"))
+        s->saw_thread = true;
+    return true;
+}
+
+static sums flame(store *s, int64_t from, int64_t to, const store_budget *b, store_query_info *qi)
+{
+    store_filter f = {
+        .ns = "shop", .service = "checkout", .kind = JP_KIND_CPU, .from_ns = from, .to_ns = to};
+    sums out = {0};
+    store_query_info local;
+    jp_error e;
+    jp_error_init(&e);
+    assert_int_equal(s->ops->flame(s, &f, b, sum_cb, &out, NULL, qi ? qi : &local, &e), JP_OK);
+    return out;
+}
+
+static void test_write_dedupe_reopen(void **state)
+{
+    (void)state;
+    store_config cfg = {.retention_days = 7};
+    store *s;
+    jp_error e;
+    jp_error_init(&e);
+    assert_int_equal(store_sqlite_open(dir, &cfg, &s, &e), JP_OK);
+    int64_t now = store_now_ns();
+    jp_batch b;
+    make(&b, "batch-1", now - 600 * JP_NS_PER_SEC, "p1");
+    store_write_result r;
+    assert_int_equal(s->ops->write_batch(s, &b, NULL, &r, &e), JP_OK);
+    assert_false(r.duplicate);
+    assert_int_equal(r.windows, 1);
+    assert_int_equal(r.stack_rows, 2);
+    assert_int_equal(s->ops->write_batch(s, &b, NULL, &r, &e), JP_OK);
+    assert_true(r.duplicate);
+    assert_int_equal(r.windows, 0);
+    sums x = flame(s, now - 3600 * JP_NS_PER_SEC, now, NULL, NULL);
+    assert_int_equal(x.samples, 7);
+    assert_int_equal(x.value, 70);
+    assert_int_equal(x.depth2, 1);
+    assert_true(x.saw_thread);
+    store_close(s);
+    /* after a restart the id is still known */
+    assert_int_equal(store_sqlite_open(dir, &cfg, &s, &e), JP_OK);
+    assert_int_equal(s->ops->write_batch(s, &b, NULL, &r, &e), JP_OK);
+    assert_true(r.duplicate);
+    x = flame(s, now - 3600 * JP_NS_PER_SEC, now, NULL, NULL);
+    assert_int_equal(x.samples, 7);
+    /* a budget of one row stops early and says so */
+    store_budget bud = {.max_rows = 1};
+    store_query_info qi;
+    jp_batch b2;
+    make(&b2, "batch-2", now - 300 * JP_NS_PER_SEC, "p2");
+    assert_int_equal(s->ops->write_batch(s, &b2, NULL, &r, &e), JP_OK);
+    x = flame(s, now - 3600 * JP_NS_PER_SEC, now, &bud, &qi);
+    assert_true(qi.partial);
+    assert_non_null(strstr(qi.partial_reason, "row budget"));
+    assert_true(x.samples < 14);
+    jp_batch_cleanup(&b2);
+    jp_batch_cleanup(&b);
+    store_close(s);
+}
+
+static bool count_day(const store_day_row *d, void *ctx)
+{
+    (void)d;
+    (*(int *)ctx)++;
+    return true;
+}
+
+static void test_retention_removes_old_days(void **state)
+{
+    (void)state;
+    store_config cfg = {.retention_days = 7};
+    store *s;
+    jp_error e;
+    jp_error_init(&e);
+    assert_int_equal(store_sqlite_open(dir, &cfg, &s, &e), JP_OK);
+    int64_t now = store_now_ns();
+    jp_batch old, mid;
+    make(&old, "old", now - 8 * STORE_DAY_NS, "p1");
+    make(&mid, "mid", now - 5 * STORE_DAY_NS, "p1");
+    store_write_result r;
+    assert_int_equal(s->ops->write_batch(s, &old, NULL, &r, &e), JP_OK);
+    assert_int_equal(s->ops->write_batch(s, &mid, NULL, &r, &e), JP_OK);
+    int days = 0;
+    assert_int_equal(s->ops->days(s, count_day, &days, &e), JP_OK);
+    assert_int_equal(days, 3); /* 8 and 5 days ago, and today's ledger */
+    uint32_t removed = 0;
+    assert_int_equal(s->ops->enforce_retention(s, 7, &removed, &e), JP_OK);
+    assert_int_equal(removed, 1);
+    days = 0;
+    s->ops->days(s, count_day, &days, &e);
+    assert_int_equal(days, 2);
+    sums x = flame(s, now - 9 * STORE_DAY_NS, now, NULL, NULL);
+    assert_int_equal(x.samples, 7); /* only the 5-day-old window is left */
+    store_stats st;
+    s->ops->stats(s, &st);
+    assert_true(st.retention_days_removed >= 1);
+    jp_batch_cleanup(&old);
+    jp_batch_cleanup(&mid);
+    store_close(s);
+}
+
+typedef struct race {
+    store *s;
+    const jp_batch *b;
+    bool dup;
+} race;
+
+static void *race_main(void *arg)
+{
+    race *r = arg;
+    store_write_result res;
+    jp_error e;
+    jp_error_init(&e);
+    if (r->s->ops->write_batch(r->s, r->b, NULL, &res, &e) == JP_OK)
+        r->dup = res.duplicate;
+    return NULL;
+}
+
+static void test_concurrent_duplicates_count_once(void **state)
+{
+    (void)state;
+    store_config cfg = {.retention_days = 7};
+    store *s;
+    jp_error e;
+    jp_error_init(&e);
+    assert_int_equal(store_sqlite_open(dir, &cfg, &s, &e), JP_OK);
+    int64_t now = store_now_ns();
+    jp_batch b;
+    make(&b, "race-1", now - 60 * JP_NS_PER_SEC, "race");
+    race rs[8];
+    pthread_t th[8];
+    for (int i = 0; i < 8; i++) {
+        rs[i] = (race){.s = s, .b = &b, .dup = true};
+        pthread_create(&th[i], NULL, race_main, &rs[i]);
+    }
+    int firsts = 0;
+    for (int i = 0; i < 8; i++) {
+        pthread_join(th[i], NULL);
+        firsts += !rs[i].dup;
+    }
+    assert_int_equal(firsts, 1);
+    store_filter f = {.ns = "shop",
+                      .service = "checkout",
+                      .pod = "race",
+                      .kind = JP_KIND_CPU,
+                      .from_ns = now - 3600 * JP_NS_PER_SEC,
+                      .to_ns = now};
+    sums x = {0};
+    store_query_info qi;
+    assert_int_equal(s->ops->flame(s, &f, NULL, sum_cb, &x, NULL, &qi, &e), JP_OK);
+    assert_int_equal(x.samples, 7);
+    jp_batch_cleanup(&b);
+    store_close(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_write_dedupe_reopen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_retention_removes_old_days, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_duplicates_count_once, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -24,6 +24,7 @@ typedef struct cfg {
     int server_pid; /* to read the server's CPU time (0 = unknown) */
     int jvms, services, windows, stacks, depth, threads, queries;
     int ingest; /* 0: only query data already there (--ingest 0) */
+    int settle; /* seconds to wait after ingest (the server's 30 s rollup pass) */
 } cfg;
 
 typedef struct job {
@@ -217,9 +218,10 @@ int main(int argc, char **argv)
              .windows = 60,
              .stacks = 2000,
              .depth = 24,
-             .threads = 4,
+             .threads = 8,
              .queries = 40,
-             .ingest = 1};
+             .ingest = 1,
+             .settle = 35};
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *k = argv[i], *v = argv[i + 1];
         int n = (int)strtol(v, NULL, 10);
@@ -239,6 +241,8 @@ int main(int argc, char **argv)
             c.depth = n;
         else if (!strcmp(k, "--threads"))
             c.threads = n;
+        else if (!strcmp(k, "--settle"))
+            c.settle = n;
         else if (!strcmp(k, "--ingest"))
             c.ingest = n;
         else if (!strcmp(k, "--server-pid"))
@@ -290,6 +294,11 @@ int main(int argc, char **argv)
         if (cpu0 >= 0 && cpu1 > cpu0)
             printf("ingest     server CPU %.2f s: %.0f stack rows per server CPU second\n",
                    cpu1 - cpu0, (double)j.rows / (cpu1 - cpu0));
+    }
+    if (total && c.settle > 0) {
+        printf("waiting %d s for the server's rollup pass (steady state)\n", c.settle);
+        fflush(stdout);
+        sleep((unsigned)c.settle);
     }
     fflush(stdout);
     query_bench(&c, "flamegraph", "&max_nodes=2000");

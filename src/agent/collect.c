@@ -156,11 +156,11 @@ static void marker_write(const agent_target *t, const agent_collect_opts *o)
     if (fd < 0)
         return;
     char buf[512];
-    int n = snprintf(buf, sizeof buf,
-                     "{\"collector\":\"%.128s\",\"recording\":\"%s\",\"engine\":\"jfr\","
-                     "\"agent_pid\":%d,\"started\":%lld}\n",
-                     o->collector, AGENT_RECORDING_NAME, (int)getpid(),
-                     (long long)jp_time_now_ns());
+    int n =
+        snprintf(buf, sizeof buf,
+                 "{\"collector\":\"%.128s\",\"recording\":\"%s\",\"engine\":\"jfr\","
+                 "\"agent_pid\":%d,\"started\":%lld}\n",
+                 o->collector, AGENT_RECORDING_NAME, (int)getpid(), (long long)jp_time_now_ns());
     if (n > 0 && write(fd, buf, (size_t)n) != n) {
         /* a partial marker is treated like none */
     }
@@ -205,11 +205,39 @@ static void stop_on_cleanup(void *arg)
     marker_remove(t);
 }
 
-/* Stops the recording into a file in the target and returns its bytes. */
-static jp_err stop_and_read(agent_target *t, uint8_t **data, size_t *len, jp_error *err)
+/* Parses a finished recording straight from the target's file: the JFR
+ * reader maps it and releases pages as it goes, so the agent's memory grows
+ * with distinct stacks, not with the file. The file is opened with
+ * O_NOFOLLOW (a symlink planted in the target's /tmp must not make us read a
+ * host file) and read through /proc/self/fd. */
+static jp_err parse_file(agent_target *t, const agent_collect_opts *o, const jvm_tfile *f,
+                         int64_t start_ns, int64_t end_ns, jp_error *err)
 {
-    *data = NULL;
-    *len = 0;
+    int fd = open(f->host, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return jp_error_set(err, errno == ENOENT ? JP_ERR_NOT_FOUND : JP_ERR_IO, "%s: %s", f->inner,
+                            strerror(errno));
+    struct stat st;
+    jp_err rc = JP_OK;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        rc = jp_error_set(err, JP_ERR_IO, "%s: not a regular file", f->inner);
+    else if ((uint64_t)st.st_size > JVM_JFR_MAX_DUMP)
+        rc = jp_error_set(err, JP_ERR_LIMIT, "%s: %lld bytes exceed the %u byte limit", f->inner,
+                          (long long)st.st_size, JVM_JFR_MAX_DUMP);
+    if (rc == JP_OK) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        upload_window(t, o, path, start_ns, end_ns);
+    }
+    close(fd);
+    return rc;
+}
+
+/* Stops the recording into a file in the target, parses and queues it, and
+ * deletes the file. */
+static jp_err stop_and_upload(agent_target *t, const agent_collect_opts *o, int64_t start_ns,
+                              jp_error *err)
+{
     jvm_tfile f;
     jp_err rc = jvm_tfile_name(&t->proc, ".jfr", &f, err);
     if (rc != JP_OK)
@@ -217,57 +245,21 @@ static jp_err stop_and_read(agent_target *t, uint8_t **data, size_t *len, jp_err
     char line[JVM_ATTACH_ARG_MAX];
     snprintf(line, sizeof line, "JFR.stop name=%s filename=%s", AGENT_RECORDING_NAME, f.inner);
     rc = jfr(t, line, "Stopped recording", err);
-    if (rc == JP_OK) {
-        char *buf = NULL;
-        rc = jvm_tfile_read(&f, JVM_JFR_MAX_DUMP, &buf, len, err);
-        *data = (uint8_t *)buf;
-    }
+    if (rc == JP_OK)
+        rc = parse_file(t, o, &f, start_ns, jp_time_now_ns(), err);
     jvm_tfile_remove(&f);
     return rc;
 }
 
-/* Parses a finished recording and queues its windows. */
-static void upload_window(agent_target *t, const agent_collect_opts *o, const uint8_t *data,
-                          size_t len, int64_t start_ns, int64_t end_ns)
-{
-    jfr_options jo;
-    jfr_options_init(&jo);
-    jo.kinds = t->policy.kinds;
-    jo.threads = true;
-    jfr_report rep;
-    jfr_report_init(&rep);
-    jp_profile *p = jp_profile_new();
-    char name[64];
-    snprintf(name, sizeof name, "pid %d window", (int)t->proc.pid);
-    jfr_read_buffer(data, len, name, &jo, p, &rep);
-    if (rep.partial && o->metrics)
-        atomic_fetch_add(&o->metrics->recording_failures, 1);
-    if (p->start_ns && p->end_ns > p->start_ns) {
-        start_ns = p->start_ns;
-        end_ns = p->end_ns;
-    }
-    if (o->uploader)
-        agent_upload_profile(o->uploader, p, &t->id, start_ns, end_ns);
-    if (o->metrics)
-        atomic_fetch_add(&o->metrics->windows_collected, 1);
-    t->windows++;
-    jp_profile_free(p);
-}
-
-/* Finishes the running window: stop, read, delete, parse, queue. */
+/* Finishes the running window: stop, read, parse, queue, delete. */
 static jp_err finish_window(agent_target *t, const agent_collect_opts *o, jp_error *err)
 {
-    uint8_t *data;
-    size_t len;
-    jp_err rc = stop_and_read(t, &data, &len, err);
+    jp_err rc = stop_and_upload(t, o, t->window_start_ns, err);
     t->recording = false;
     if (t->cleanup) {
         jvm_cleanup_unregister(t->cleanup);
         t->cleanup = 0;
     }
-    if (rc == JP_OK)
-        upload_window(t, o, data, len, t->window_start_ns, jp_time_now_ns());
-    free(data);
     return rc;
 }
 
@@ -282,15 +274,10 @@ static jp_err recover(agent_target *t, const agent_collect_opts *o, jp_error *er
     free(check);
     if (!ours)
         return JP_OK;
-    uint8_t *data;
-    size_t len;
-    rc = stop_and_read(t, &data, &len, err);
-    if (rc == JP_OK) {
-        int64_t now = jp_time_now_ns();
-        upload_window(t, o, data, len, now - o->window_ns, now);
+    /* its start is unknown here; the recording's own range wins when known */
+    rc = stop_and_upload(t, o, jp_time_now_ns() - o->window_ns, err);
+    if (rc == JP_OK)
         t->recovered = true;
-    }
-    free(data);
     return rc;
 }
 
@@ -352,11 +339,16 @@ static json_t *target_json(const agent_target *t)
     json_t *o = json_object();
     const struct {
         const char *k, *v;
-    } f[] = {{"namespace", id->ns ? id->ns : ""}, {"service", id->service},
-             {"pod", id->pod},       {"cluster", id->cluster},
-             {"workload", id->workload}, {"container", id->container},
-             {"node", id->node},     {"jvm", id->jvm},
-             {"main_class", t->proc.main_class}, {"user", t->proc.user}};
+    } f[] = {{"namespace", id->ns ? id->ns : ""},
+             {"service", id->service},
+             {"pod", id->pod},
+             {"cluster", id->cluster},
+             {"workload", id->workload},
+             {"container", id->container},
+             {"node", id->node},
+             {"jvm", id->jvm},
+             {"main_class", t->proc.main_class},
+             {"user", t->proc.user}};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if (f[i].v)
             json_object_set_new(o, f[i].k, json_string(f[i].v));

@@ -46,13 +46,13 @@
 #define AGENT_DOCS_MAX 8 /* pending snapshot/deadlock documents per target */
 
 typedef struct agent_collect_opts {
-    int64_t window_ns;            /* default 60 s */
-    const char *jfr_settings;     /* "profile" */
-    int64_t snapshot_low_ns;      /* threads: low  -> every 5 min */
-    int64_t snapshot_high_ns;     /* threads: high -> every 15 s */
-    jvm_snap_source snap_source;  /* auto */
-    const char *collector;        /* written into the session marker */
-    agent_uploader *uploader;     /* may be NULL (dry run) */
+    int64_t window_ns;           /* default 60 s */
+    const char *jfr_settings;    /* "profile" */
+    int64_t snapshot_low_ns;     /* threads: low  -> every 5 min */
+    int64_t snapshot_high_ns;    /* threads: high -> every 15 s */
+    jvm_snap_source snap_source; /* auto */
+    const char *collector;       /* written into the session marker */
+    agent_uploader *uploader;    /* may be NULL (dry run) */
     agent_metrics *metrics;
 } agent_collect_opts;
 
@@ -72,12 +72,12 @@ typedef struct agent_target {
     bool recording;
     int cleanup; /* jvm_cleanup handle while recording */
     int64_t window_start_ns, window_end_mono;
-    int64_t seen_mono;     /* when discovery first found it */
+    int64_t seen_mono; /* when discovery first found it */
     unsigned failures;
-    int64_t retry_mono;    /* back-off: nothing before this */
-    bool checked;          /* looked for a session of an earlier agent run */
-    bool recovered;        /* took over such a session */
-    uint64_t windows;      /* windows uploaded */
+    int64_t retry_mono; /* back-off: nothing before this */
+    bool checked;       /* looked for a session of an earlier agent run */
+    bool recovered;     /* took over such a session */
+    uint64_t windows;   /* windows uploaded */
     /* thread snapshots */
     int64_t next_snapshot_mono;
     jp_snapshot *prev_snapshot;

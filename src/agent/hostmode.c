@@ -42,7 +42,10 @@ void agent_host_service(const char *cmdline, size_t len, char *out, size_t outle
     snprintf(out, outlen, "%s", dot && dot[1] ? dot + 1 : cls);
 }
 
-void agent_host_config_init(agent_host_config *c) { memset(c, 0, sizeof *c); }
+void agent_host_config_init(agent_host_config *c)
+{
+    memset(c, 0, sizeof *c);
+}
 
 static void entry_cleanup(agent_host_entry *e)
 {

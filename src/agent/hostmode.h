@@ -49,8 +49,7 @@ void agent_host_config_init(agent_host_config *c);
 void agent_host_config_cleanup(agent_host_config *c);
 
 /* Parses config text; errors name the line ("line 4: ..."). */
-jp_err agent_host_config_parse(const char *text, size_t len, agent_host_config *out,
-                               jp_error *err);
+jp_err agent_host_config_parse(const char *text, size_t len, agent_host_config *out, jp_error *err);
 jp_err agent_host_config_load(const char *path, agent_host_config *out, jp_error *err);
 
 /* The entry enabling this JVM (by pid first, then service), or NULL. */

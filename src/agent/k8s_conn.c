@@ -82,8 +82,8 @@ jp_err agent_k8s_conn_incluster(agent_k8s_conn *c, const char *sa_dir, jp_error 
              port && *port ? port : "443");
     snprintf(path, sizeof path, "%s/token", sa_dir);
     if (access(path, R_OK) != 0) {
-        jp_err rc = jp_error_set(err, JP_ERR_PERMISSION,
-                                 "%s: %s (is a service account mounted?)", path, strerror(errno));
+        jp_err rc = jp_error_set(err, JP_ERR_PERMISSION, "%s: %s (is a service account mounted?)",
+                                 path, strerror(errno));
         agent_k8s_conn_cleanup(c);
         return rc;
     }
@@ -111,8 +111,7 @@ static int b64val(unsigned char ch)
     return -1;
 }
 
-jp_err agent_base64_decode(const char *s, size_t len, uint8_t **out, size_t *out_len,
-                           jp_error *err)
+jp_err agent_base64_decode(const char *s, size_t len, uint8_t **out, size_t *out_len, jp_error *err)
 {
     uint8_t *o = jp_xmalloc(len / 4 * 3 + 4);
     size_t n = 0;
@@ -187,8 +186,9 @@ static json_t *scalar(yparser *p, unsigned no, const char *s, jp_err *rc)
         return json_array();
     if (s[0] == '&' || s[0] == '*' || s[0] == '|' || s[0] == '>' || s[0] == '!' ||
         (s[0] == '{' || s[0] == '[')) {
-        *rc = yfail(p, no, "anchors, aliases, tags, block scalars and flow collections are "
-                           "not supported in a kubeconfig here");
+        *rc = yfail(p, no,
+                    "anchors, aliases, tags, block scalars and flow collections are "
+                    "not supported in a kubeconfig here");
         return NULL;
     }
     if (s[0] == '\'' || s[0] == '"') {
@@ -484,8 +484,8 @@ static jp_err kc_extract(json_t *root, const char *base_dir, agent_k8s_conn *c, 
     return JP_OK;
 }
 
-jp_err agent_kubeconfig_parse(const char *text, size_t len, const char *base_dir,
-                              agent_k8s_conn *c, jp_error *err)
+jp_err agent_kubeconfig_parse(const char *text, size_t len, const char *base_dir, agent_k8s_conn *c,
+                              jp_error *err)
 {
     memset(c, 0, sizeof *c);
     json_t *root = NULL;
@@ -512,8 +512,8 @@ jp_err agent_kubeconfig_parse(const char *text, size_t len, const char *base_dir
 
 jp_err agent_kubeconfig_load(const char *path, agent_k8s_conn *c, jp_error *err)
 {
-    char *text;
-    size_t len;
+    char *text = NULL;
+    size_t len = 0;
     memset(c, 0, sizeof *c);
     jp_err rc = slurp(path, AGENT_KUBECONFIG_MAX, &text, &len, err);
     if (rc != JP_OK)

@@ -29,17 +29,17 @@
 #define AGENT_KUBECONFIG_MAX (1u << 20)
 
 typedef struct agent_k8s_conn {
-    char *server;            /* base URL without a trailing slash */
-    char *token;             /* static bearer token, or NULL */
-    char *token_file;        /* re-read per request, or NULL */
-    uint8_t *ca;             /* PEM bytes, or NULL */
+    char *server;     /* base URL without a trailing slash */
+    char *token;      /* static bearer token, or NULL */
+    char *token_file; /* re-read per request, or NULL */
+    uint8_t *ca;      /* PEM bytes, or NULL */
     size_t ca_len;
-    char *ca_file;           /* or a CA file path */
-    uint8_t *cert, *key;     /* client certificate and key (PEM), or NULL */
+    char *ca_file;       /* or a CA file path */
+    uint8_t *cert, *key; /* client certificate and key (PEM), or NULL */
     size_t cert_len, key_len;
     char *cert_file, *key_file;
-    bool insecure;           /* insecure-skip-tls-verify */
-    char *source;            /* "in-cluster" or the kubeconfig path + context, for messages */
+    bool insecure; /* insecure-skip-tls-verify */
+    char *source;  /* "in-cluster" or the kubeconfig path + context, for messages */
 } agent_k8s_conn;
 
 void agent_k8s_conn_cleanup(agent_k8s_conn *c);
@@ -49,8 +49,8 @@ jp_err agent_k8s_conn_incluster(agent_k8s_conn *c, const char *sa_dir, jp_error 
 
 jp_err agent_kubeconfig_load(const char *path, agent_k8s_conn *c, jp_error *err);
 /* base_dir resolves relative file paths in the kubeconfig. */
-jp_err agent_kubeconfig_parse(const char *text, size_t len, const char *base_dir,
-                              agent_k8s_conn *c, jp_error *err);
+jp_err agent_kubeconfig_parse(const char *text, size_t len, const char *base_dir, agent_k8s_conn *c,
+                              jp_error *err);
 
 /* The YAML subset above as a JSON tree (new reference), for tests. */
 jp_err agent_yaml_parse(const char *text, size_t len, json_t **out, jp_error *err);

@@ -10,9 +10,10 @@
 
 void agent_pod_cleanup(agent_pod *p)
 {
-    char **s[] = {&p->uid,        &p->name,      &p->ns,         &p->node,
-                  &p->phase,      &p->resource_version, &p->label_name, &p->label_app,
-                  &p->label_hash, &p->owner_kind, &p->owner_name};
+    char **s[] = {&p->uid,        &p->name,      &p->ns,
+                  &p->node,       &p->phase,     &p->resource_version,
+                  &p->label_name, &p->label_app, &p->label_hash,
+                  &p->owner_kind, &p->owner_name};
     for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
         free(*s[i]);
     for (size_t i = 0; i < p->nann; i++) {
@@ -185,10 +186,9 @@ static jp_err dec_pod(dec *d, json_t *o, agent_pod *p)
         return dec_fail(d, JP_ERR_FORMAT, "metadata", "uid, name and namespace are required");
     if (json_is_object(spec) && (rc = dec_str(d, spec, "nodeName", "spec.nodeName", &p->node)))
         return rc;
-    if (json_is_object(status) &&
-        ((rc = dec_str(d, status, "phase", "status.phase", &p->phase)) ||
-         (rc = dec_statuses(d, status, "containerStatuses", p)) ||
-         (rc = dec_statuses(d, status, "initContainerStatuses", p))))
+    if (json_is_object(status) && ((rc = dec_str(d, status, "phase", "status.phase", &p->phase)) ||
+                                   (rc = dec_statuses(d, status, "containerStatuses", p)) ||
+                                   (rc = dec_statuses(d, status, "initContainerStatuses", p))))
         return rc;
     return JP_OK;
 }
@@ -213,7 +213,10 @@ static json_t *load(dec *d, const char *text, size_t len, jp_err *rc)
     return root;
 }
 
-void agent_pod_list_init(agent_pod_list *l) { memset(l, 0, sizeof *l); }
+void agent_pod_list_init(agent_pod_list *l)
+{
+    memset(l, 0, sizeof *l);
+}
 
 void agent_pod_list_cleanup(agent_pod_list *l)
 {
@@ -233,9 +236,8 @@ jp_err agent_pod_list_parse(const char *text, size_t len, agent_pod_list *out, j
         return rc;
     json_t *meta = json_object_get(root, "metadata");
     json_t *items = json_object_get(root, "items");
-    if (json_is_object(meta) &&
-        (rc = dec_str(&d, meta, "resourceVersion", "metadata.resourceVersion",
-                      &out->resource_version)))
+    if (json_is_object(meta) && (rc = dec_str(&d, meta, "resourceVersion",
+                                              "metadata.resourceVersion", &out->resource_version)))
         goto out;
     if (!json_is_array(items) && !json_is_null(items)) {
         rc = dec_fail(&d, JP_ERR_FORMAT, "items", "must be an array");
@@ -366,11 +368,11 @@ const char *agent_pod_service(const agent_pod *p, char *buf, size_t len, char *w
     }
     if (workload)
         snprintf(workload, wlen, "%s", wl);
-    const char *svc = p->label_name   ? p->label_name
-                      : p->label_app  ? p->label_app
-                      : wname[0]      ? wname
-                      : p->name       ? p->name
-                                      : "";
+    const char *svc = p->label_name  ? p->label_name
+                      : p->label_app ? p->label_app
+                      : wname[0]     ? wname
+                      : p->name      ? p->name
+                                     : "";
     snprintf(buf, len, "%s", svc);
     return buf;
 }

@@ -33,10 +33,10 @@ typedef struct agent_pod_container {
 
 typedef struct agent_pod {
     char *uid, *name, *ns, *node, *phase, *resource_version;
-    char *label_name; /* app.kubernetes.io/name */
-    char *label_app;  /* app */
-    char *label_hash; /* pod-template-hash (the ReplicaSet name suffix) */
-    char *owner_kind, *owner_name; /* the controller ownerReference */
+    char *label_name;                /* app.kubernetes.io/name */
+    char *label_app;                 /* app */
+    char *label_hash;                /* pod-template-hash (the ReplicaSet name suffix) */
+    char *owner_kind, *owner_name;   /* the controller ownerReference */
     agent_kv ann[AGENT_POD_ANN_MAX]; /* jprof.io/ annotations, strings owned */
     size_t nann;
     agent_pod_container containers[AGENT_POD_CONTAINERS_MAX];
@@ -82,14 +82,13 @@ typedef enum agent_watch_type {
 
 typedef struct agent_watch_event {
     agent_watch_type type;
-    agent_pod pod;      /* ADDED/MODIFIED/DELETED; BOOKMARK only resource_version */
-    int code;           /* ERROR/GONE: the Status code */
-    char message[256];  /* ERROR/GONE: the Status message */
+    agent_pod pod;     /* ADDED/MODIFIED/DELETED; BOOKMARK only resource_version */
+    int code;          /* ERROR/GONE: the Status code */
+    char message[256]; /* ERROR/GONE: the Status message */
 } agent_watch_event;
 
 /* Decodes one watch line; the event must be cleaned up (agent_pod_cleanup
  * of ev->pod) also on error. */
-jp_err agent_watch_event_parse(const char *line, size_t len, agent_watch_event *ev,
-                               jp_error *err);
+jp_err agent_watch_event_parse(const char *line, size_t len, agent_watch_event *ev, jp_error *err);
 
 #endif

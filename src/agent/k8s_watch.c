@@ -31,7 +31,10 @@ struct agent_k8s_watch {
     bool gone, failed, overflow;
 };
 
-static char *dup0(const char *s) { return s ? jp_xstrdup(s) : NULL; }
+static char *dup0(const char *s)
+{
+    return s ? jp_xstrdup(s) : NULL;
+}
 
 void agent_pod_copy(agent_pod *dst, const agent_pod *src)
 {
@@ -146,7 +149,8 @@ static void handle_line(agent_k8s_watch *w, const char *line, size_t len)
         w->gone = true;
         break;
     case AGENT_WATCH_ERROR:
-        snprintf(w->last_error, sizeof w->last_error, "watch error %d: %.200s", ev.code, ev.message);
+        snprintf(w->last_error, sizeof w->last_error, "watch error %d: %.200s", ev.code,
+                 ev.message);
         w->failed = true;
         break;
     }

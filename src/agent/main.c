@@ -81,64 +81,127 @@ typedef struct cli {
 } cli;
 
 enum {
-    O_SERVER = 256, O_TOKEN, O_CA, O_WINDOW, O_QUEUE, O_BATCH, O_METRICS, O_COLLECTOR,
-    O_CLUSTER, O_EVENTS, O_DELAY, O_JFR, O_SNAP, O_SCAN, O_ALL, O_CONFIG, O_NS, O_KUBE, O_NODE,
-    O_MODE, O_VERSION
+    O_SERVER = 256,
+    O_TOKEN,
+    O_CA,
+    O_WINDOW,
+    O_QUEUE,
+    O_BATCH,
+    O_METRICS,
+    O_COLLECTOR,
+    O_CLUSTER,
+    O_EVENTS,
+    O_DELAY,
+    O_JFR,
+    O_SNAP,
+    O_SCAN,
+    O_ALL,
+    O_CONFIG,
+    O_NS,
+    O_KUBE,
+    O_NODE,
+    O_MODE,
+    O_VERSION
 };
+
+/* Where an option that just takes a string goes; NULL for the others. */
+static const char **string_slot(cli *c, int ch)
+{
+    switch (ch) {
+    case O_MODE:
+        return &c->mode;
+    case O_SERVER:
+        return &c->up.server;
+    case O_TOKEN:
+        return &c->up.token_file;
+    case O_CA:
+        return &c->up.ca_file;
+    case O_WINDOW:
+        return &c->window;
+    case O_METRICS:
+        return &c->metrics_listen;
+    case O_COLLECTOR:
+        return &c->collector;
+    case O_CLUSTER:
+        return &c->run.cluster;
+    case O_EVENTS:
+        return &c->events;
+    case O_DELAY:
+        return &c->startup_delay;
+    case O_JFR:
+        return &c->run.collect.jfr_settings;
+    case O_SNAP:
+        return &c->snap_source;
+    case O_SCAN:
+        return &c->scan;
+    case O_CONFIG:
+        return &c->config_path;
+    case O_NS:
+        return &c->run.ns;
+    case O_KUBE:
+        return &c->kubeconfig;
+    case O_NODE:
+        return &c->run.node;
+    default:
+        return NULL;
+    }
+}
+
+static const struct option long_opts[] = {{"mode", 1, 0, O_MODE},
+                                          {"server", 1, 0, O_SERVER},
+                                          {"token-file", 1, 0, O_TOKEN},
+                                          {"server-ca", 1, 0, O_CA},
+                                          {"window", 1, 0, O_WINDOW},
+                                          {"queue-bytes", 1, 0, O_QUEUE},
+                                          {"batch-max-bytes", 1, 0, O_BATCH},
+                                          {"metrics-listen", 1, 0, O_METRICS},
+                                          {"collector-id", 1, 0, O_COLLECTOR},
+                                          {"cluster", 1, 0, O_CLUSTER},
+                                          {"events", 1, 0, O_EVENTS},
+                                          {"startup-delay", 1, 0, O_DELAY},
+                                          {"jfr-settings", 1, 0, O_JFR},
+                                          {"snapshot-source", 1, 0, O_SNAP},
+                                          {"scan-interval", 1, 0, O_SCAN},
+                                          {"all", 0, 0, O_ALL},
+                                          {"config", 1, 0, O_CONFIG},
+                                          {"namespace", 1, 0, O_NS},
+                                          {"kubeconfig", 1, 0, O_KUBE},
+                                          {"node", 1, 0, O_NODE},
+                                          {"version", 0, 0, O_VERSION},
+                                          {"help", 0, 0, 'h'},
+                                          {0, 0, 0, 0}};
 
 static int parse_args(cli *c, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"mode", 1, 0, O_MODE},          {"server", 1, 0, O_SERVER},
-        {"token-file", 1, 0, O_TOKEN},   {"server-ca", 1, 0, O_CA},
-        {"window", 1, 0, O_WINDOW},      {"queue-bytes", 1, 0, O_QUEUE},
-        {"batch-max-bytes", 1, 0, O_BATCH}, {"metrics-listen", 1, 0, O_METRICS},
-        {"collector-id", 1, 0, O_COLLECTOR}, {"cluster", 1, 0, O_CLUSTER},
-        {"events", 1, 0, O_EVENTS},      {"startup-delay", 1, 0, O_DELAY},
-        {"jfr-settings", 1, 0, O_JFR},   {"snapshot-source", 1, 0, O_SNAP},
-        {"scan-interval", 1, 0, O_SCAN}, {"all", 0, 0, O_ALL},
-        {"config", 1, 0, O_CONFIG},      {"namespace", 1, 0, O_NS},
-        {"kubeconfig", 1, 0, O_KUBE},    {"node", 1, 0, O_NODE},
-        {"version", 0, 0, O_VERSION},    {"help", 0, 0, 'h'},
-        {0, 0, 0, 0}};
     int ch;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (ch) {
-        case O_MODE: c->mode = optarg; break;
-        case O_SERVER: c->up.server = optarg; break;
-        case O_TOKEN: c->up.token_file = optarg; break;
-        case O_CA: c->up.ca_file = optarg; break;
-        case O_WINDOW: c->window = optarg; break;
-        case O_QUEUE:
-            if (parse_size(optarg, &c->up.queue_bytes))
-                return fprintf(stderr, "jprof-agent: --queue-bytes %s: expected e.g. 64M\n",
-                               optarg), -1;
-            break;
-        case O_BATCH:
-            if (parse_size(optarg, &c->up.max_batch_bytes))
-                return fprintf(stderr, "jprof-agent: --batch-max-bytes %s: expected e.g. 8M\n",
-                               optarg), -1;
-            break;
-        case O_METRICS: c->metrics_listen = optarg; break;
-        case O_COLLECTOR: c->collector = optarg; break;
-        case O_CLUSTER: c->run.cluster = optarg; break;
-        case O_EVENTS: c->events = optarg; break;
-        case O_DELAY: c->startup_delay = optarg; break;
-        case O_JFR: c->run.collect.jfr_settings = optarg; break;
-        case O_SNAP: c->snap_source = optarg; break;
-        case O_SCAN: c->scan = optarg; break;
-        case O_ALL: c->run.all = true; break;
-        case O_CONFIG: c->config_path = optarg; break;
-        case O_NS: c->run.ns = optarg; break;
-        case O_KUBE: c->kubeconfig = optarg; break;
-        case O_NODE: c->run.node = optarg; break;
-        case O_VERSION: puts("jprof-agent " PACKAGE_VERSION); exit(0);
-        case 'h': usage(stdout); exit(0);
-        default: usage(stderr); return -1;
+    while ((ch = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+        const char **slot = string_slot(c, ch);
+        if (slot) {
+            *slot = optarg;
+        } else if (ch == O_QUEUE || ch == O_BATCH) {
+            size_t *dst = ch == O_QUEUE ? &c->up.queue_bytes : &c->up.max_batch_bytes;
+            if (parse_size(optarg, dst)) {
+                fprintf(stderr, "jprof-agent: --%s %s: expected a size such as 64M\n",
+                        ch == O_QUEUE ? "queue-bytes" : "batch-max-bytes", optarg);
+                return -1;
+            }
+        } else if (ch == O_ALL) {
+            c->run.all = true;
+        } else if (ch == O_VERSION) {
+            puts("jprof-agent " PACKAGE_VERSION);
+            exit(0);
+        } else if (ch == 'h') {
+            usage(stdout);
+            exit(0);
+        } else {
+            usage(stderr);
+            return -1;
         }
     }
-    if (optind < argc)
-        return fprintf(stderr, "jprof-agent: unexpected argument '%s'\n", argv[optind]), -1;
+    if (optind < argc) {
+        fprintf(stderr, "jprof-agent: unexpected argument '%s'\n", argv[optind]);
+        return -1;
+    }
     return 0;
 }
 
@@ -149,8 +212,7 @@ static int duration(const char *opt, const char *s, int64_t *out, int64_t min_ns
     if (!s)
         return 0;
     if (jp_duration_parse(s, out, &e) != JP_OK || *out < min_ns) {
-        fprintf(stderr, "jprof-agent: %s %s: %s\n", opt, s,
-                e.msg[0] ? e.msg : "too short");
+        fprintf(stderr, "jprof-agent: %s %s: %s\n", opt, s, e.msg[0] ? e.msg : "too short");
         return -1;
     }
     return 0;
@@ -175,10 +237,14 @@ static int settle(cli *c)
     }
     if (r->mode == AGENT_RUN_K8S && !r->node)
         return fputs("jprof-agent: --mode k8s needs --node NAME or NODE_NAME (downward API "
-                     "spec.nodeName)\n", stderr), -1;
+                     "spec.nodeName)\n",
+                     stderr),
+               -1;
     if (r->mode == AGENT_RUN_HOST && !r->all && !c->config_path)
         return fputs("jprof-agent: --mode host needs --all or --config FILE (profiling is off "
-                     "unless asked for)\n", stderr), -1;
+                     "unless asked for)\n",
+                     stderr),
+               -1;
     if (!r->ns)
         r->ns = "local";
     if (duration("--window", c->window, &r->collect.window_ns, 5 * JP_NS_PER_SEC) ||
@@ -189,8 +255,11 @@ static int settle(cli *c)
     if (c->events && !agent_kinds_parse(c->events, &r->defaults.kinds, msg, sizeof msg))
         return fprintf(stderr, "jprof-agent: --events: %s\n", msg), -1;
     if (c->snap_source && !jvm_snap_source_parse(c->snap_source, &r->collect.snap_source))
-        return fprintf(stderr, "jprof-agent: --snapshot-source %s: expected auto, helper or "
-                       "thread-print\n", c->snap_source), -1;
+        return fprintf(stderr,
+                       "jprof-agent: --snapshot-source %s: expected auto, helper or "
+                       "thread-print\n",
+                       c->snap_source),
+               -1;
     if (!c->collector) {
         snprintf(c->collector_buf, sizeof c->collector_buf, "jprof-agent@%.250s", r->node);
         c->collector = c->collector_buf;

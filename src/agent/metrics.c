@@ -40,8 +40,8 @@ void agent_metrics_cleanup(agent_metrics *m)
     pthread_mutex_destroy(&m->lock);
 }
 
-void agent_metrics_set_skipped(agent_metrics *m, const char *const *reasons,
-                               const uint64_t *counts, size_t n)
+void agent_metrics_set_skipped(agent_metrics *m, const char *const *reasons, const uint64_t *counts,
+                               size_t n)
 {
     pthread_mutex_lock(&m->lock);
     m->nreasons = n > AGENT_REASONS_MAX ? AGENT_REASONS_MAX : n;
@@ -60,8 +60,7 @@ void agent_metrics_set_status(agent_metrics *m, char *json)
     pthread_mutex_unlock(&m->lock);
 }
 
-static void metric(jp_strbuf *o, const char *name, const char *type, const char *help,
-                   uint64_t v)
+static void metric(jp_strbuf *o, const char *name, const char *type, const char *help, uint64_t v)
 {
     jp_strbuf_printf(o, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", name, help, name, type, name,
                      (unsigned long long)v);

@@ -31,10 +31,10 @@ typedef struct agent_metrics {
     atomic_uint_fast64_t snapshots_taken, snapshot_failures;
     atomic_uint_fast64_t uploads_ok, uploads_retried, uploads_rejected, uploads_dropped;
     atomic_uint_fast64_t upload_dropped_bytes, batches_queued, batches_split, too_large;
-    atomic_uint_fast64_t queue_bytes;                 /* gauge */
-    atomic_int_fast64_t last_upload_ok_ns;            /* gauge, 0 never */
+    atomic_uint_fast64_t queue_bytes;      /* gauge */
+    atomic_int_fast64_t last_upload_ok_ns; /* gauge, 0 never */
     atomic_uint_fast64_t k8s_lists, k8s_relists_gone, k8s_watch_events, k8s_errors;
-    atomic_uint_fast64_t k8s_pods;                    /* gauge */
+    atomic_uint_fast64_t k8s_pods; /* gauge */
     pthread_mutex_t lock;
     char reasons[AGENT_REASONS_MAX][32]; /* skipped targets by reason (under lock) */
     uint64_t reason_counts[AGENT_REASONS_MAX];
@@ -50,8 +50,8 @@ void agent_metrics_init(agent_metrics *m);
 void agent_metrics_cleanup(agent_metrics *m); /* stops the responder */
 
 /* Replaces the skipped-by-reason gauges. */
-void agent_metrics_set_skipped(agent_metrics *m, const char *const *reasons,
-                               const uint64_t *counts, size_t n);
+void agent_metrics_set_skipped(agent_metrics *m, const char *const *reasons, const uint64_t *counts,
+                               size_t n);
 /* Replaces the /status document (takes the heap string). */
 void agent_metrics_set_status(agent_metrics *m, char *json);
 

@@ -86,7 +86,8 @@ static void eval_knobs(const agent_kv *kv, size_t n, agent_policy *out)
 {
     const char *v;
     char why[160];
-    if ((v = kv_get(kv, n, AGENT_ANN_EVENTS)) && !agent_kinds_parse(v, &out->kinds, why, sizeof why))
+    if ((v = kv_get(kv, n, AGENT_ANN_EVENTS)) &&
+        !agent_kinds_parse(v, &out->kinds, why, sizeof why))
         set_invalid(out, AGENT_ANN_EVENTS, v, why);
     if ((v = kv_get(kv, n, AGENT_ANN_DELAY))) {
         int64_t ns;
@@ -109,8 +110,8 @@ static void eval_knobs(const agent_kv *kv, size_t n, agent_policy *out)
     }
 }
 
-void agent_policy_eval(const agent_kv *kv, size_t n, int64_t now_ns,
-                       const agent_policy_defaults *d, agent_policy *out)
+void agent_policy_eval(const agent_kv *kv, size_t n, int64_t now_ns, const agent_policy_defaults *d,
+                       agent_policy *out)
 {
     agent_policy_defaults defs;
     if (!d) {
@@ -146,8 +147,9 @@ void agent_policy_eval(const agent_kv *kv, size_t n, int64_t now_ns,
             window_expired = !window_open;
         }
     }
-    out->mode = window_open ? AGENT_MODE_TEMPORARY
-                            : continuous ? AGENT_MODE_CONTINUOUS : AGENT_MODE_OFF;
+    out->mode = window_open  ? AGENT_MODE_TEMPORARY
+                : continuous ? AGENT_MODE_CONTINUOUS
+                             : AGENT_MODE_OFF;
     out->threads = out->mode == AGENT_MODE_TEMPORARY ? AGENT_THREADS_HIGH : AGENT_THREADS_LOW;
     eval_knobs(kv, n, out);
     if (out->reason) /* invalid_annotation */

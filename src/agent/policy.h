@@ -72,8 +72,8 @@ typedef struct agent_policy {
 
 /* Evaluates annotations (n pairs; keys outside jprof.io/ are ignored) at now_ns.
  * d may be NULL for the defaults. */
-void agent_policy_eval(const agent_kv *kv, size_t n, int64_t now_ns,
-                       const agent_policy_defaults *d, agent_policy *out);
+void agent_policy_eval(const agent_kv *kv, size_t n, int64_t now_ns, const agent_policy_defaults *d,
+                       agent_policy *out);
 
 /* Parses "cpu,alloc,lock" into a kind mask; false with a message naming the
  * first unknown word. */

@@ -18,10 +18,10 @@
 #include <stdint.h>
 
 typedef struct agent_qitem {
-    char *id;         /* batch id (heap) */
-    uint8_t *data;    /* zstd-compressed JSON (heap) */
+    char *id;      /* batch id (heap) */
+    uint8_t *data; /* zstd-compressed JSON (heap) */
     size_t len;
-    int64_t data_ns;  /* start of the oldest window it carries (0: none) */
+    int64_t data_ns; /* start of the oldest window it carries (0: none) */
     unsigned attempts;
 } agent_qitem;
 

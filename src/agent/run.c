@@ -30,7 +30,10 @@ typedef struct run_state {
     bool synced;
 } run_state;
 
-static char *dup0(const char *s) { return s && *s ? jp_xstrdup(s) : NULL; }
+static char *dup0(const char *s)
+{
+    return s && *s ? jp_xstrdup(s) : NULL;
+}
 
 static void ann_clear(slot *s)
 {
@@ -258,7 +261,7 @@ static void send_status(run_state *rs)
     }
     jp_error err;
     jp_error_init(&err);
-    if (agent_upload_add(o->uploader, &b, 0, &err) == JP_ERR_LIMIT) {
+    if (agent_upload_add(o->uploader, &b, now, &err) == JP_ERR_LIMIT) {
         /* too many documents for one batch: send the statuses alone */
         for (size_t i = 0; i < b.nsnapshots; i++) {
             jp_batch_target_cleanup(&b.snapshots[i].target);
@@ -269,12 +272,15 @@ static void send_status(run_state *rs)
             free(b.deadlocks[i].json);
         }
         b.nsnapshots = b.ndeadlocks = 0;
-        agent_upload_add(o->uploader, &b, 0, &err);
+        agent_upload_add(o->uploader, &b, now, &err);
     }
     jp_batch_cleanup(&b);
 }
 
-static json_t *jstr_or_null(const char *s) { return s ? json_string(s) : json_null(); }
+static json_t *jstr_or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
 
 static json_t *pods_json(run_state *rs, int64_t now)
 {
@@ -288,11 +294,10 @@ static json_t *pods_json(run_state *rs, int64_t now)
         if (pol.until_ns)
             jp_rfc3339_format(pol.until_ns, until, sizeof until);
         json_array_append_new(
-            a, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:o, s:s, s:o}", "namespace", p->ns,
-                         "pod", p->name, "service", svc, "workload", wl, "mode",
-                         agent_mode_name(pol.mode), "profile", pol.profile, "reason",
-                         jstr_or_null(pol.reason), "message", pol.message, "until",
-                         until[0] ? json_string(until) : json_null()));
+            a, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:o, s:s, s:o}", "namespace", p->ns, "pod",
+                         p->name, "service", svc, "workload", wl, "mode", agent_mode_name(pol.mode),
+                         "profile", pol.profile, "reason", jstr_or_null(pol.reason), "message",
+                         pol.message, "until", until[0] ? json_string(until) : json_null()));
     }
     return a;
 }
@@ -303,13 +308,12 @@ static json_t *targets_json(run_state *rs)
     for (size_t i = 0; i < rs->n; i++) {
         const agent_target *t = &rs->slots[i]->t;
         json_t *o = json_pack(
-            "{s:i, s:o, s:o, s:o, s:o, s:s, s:o, s:s, s:s, s:b, s:I, s:s}", "pid",
-            (int)t->proc.pid, "namespace", jstr_or_null(t->id.ns), "service",
-            jstr_or_null(t->id.service), "pod", jstr_or_null(t->id.pod), "container",
-            jstr_or_null(t->id.container), "state", t->state ? t->state : "skipped", "reason",
-            jstr_or_null(t->reason), "message", t->message, "mode",
-            agent_mode_name(t->policy.mode), "recording", t->recording, "windows",
-            (json_int_t)t->windows, "main_class", t->proc.main_class);
+            "{s:i, s:o, s:o, s:o, s:o, s:s, s:o, s:s, s:s, s:b, s:I, s:s}", "pid", (int)t->proc.pid,
+            "namespace", jstr_or_null(t->id.ns), "service", jstr_or_null(t->id.service), "pod",
+            jstr_or_null(t->id.pod), "container", jstr_or_null(t->id.container), "state",
+            t->state ? t->state : "skipped", "reason", jstr_or_null(t->reason), "message",
+            t->message, "mode", agent_mode_name(t->policy.mode), "recording", t->recording,
+            "windows", (json_int_t)t->windows, "main_class", t->proc.main_class);
         if (o)
             json_array_append_new(a, o);
     }
@@ -338,17 +342,15 @@ static void publish_status(run_state *rs)
                             json_pack("{s:I, s:I, s:I, s:o, s:s}", "queue_bytes", (json_int_t)qb,
                                       "dropped_batches", (json_int_t)db, "dropped_bytes",
                                       (json_int_t)dbytes, "oldest_dropped",
-                                      od[0] ? json_string(od) : json_null(), "last_error",
-                                      errbuf));
+                                      od[0] ? json_string(od) : json_null(), "last_error", errbuf));
     }
     if (o->mode == AGENT_RUN_K8S) {
         char errbuf[256];
         agent_k8s_last_error(o->k8s, errbuf, sizeof errbuf);
         json_object_set_new(root, "k8s",
-                            json_pack("{s:b, s:s, s:o, s:o}", "synced", rs->synced, "error",
-                                      errbuf, "resource_version",
-                                      jstr_or_null(rs->pods.resource_version), "pods",
-                                      pods_json(rs, now)));
+                            json_pack("{s:b, s:s, s:o, s:o}", "synced", rs->synced, "error", errbuf,
+                                      "resource_version", jstr_or_null(rs->pods.resource_version),
+                                      "pods", pods_json(rs, now)));
     }
     char *text = json_dumps(root, JSON_COMPACT);
     json_decref(root);

@@ -22,10 +22,10 @@ typedef enum agent_run_mode { AGENT_RUN_HOST, AGENT_RUN_K8S } agent_run_mode;
 
 typedef struct agent_run_opts {
     agent_run_mode mode;
-    const char *ns;      /* host mode namespace ("local") */
-    const char *cluster; /* may be NULL */
-    const char *node;    /* node / host name */
-    bool all;            /* host mode: every JVM */
+    const char *ns;                  /* host mode namespace ("local") */
+    const char *cluster;             /* may be NULL */
+    const char *node;                /* node / host name */
+    bool all;                        /* host mode: every JVM */
     const agent_host_config *config; /* host mode: may be NULL */
     agent_policy_defaults defaults;
     int64_t scan_ns;   /* discovery interval, default 10 s */

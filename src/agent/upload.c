@@ -30,7 +30,7 @@ struct agent_uploader {
     int stopping;
     int64_t flush_deadline; /* mono ns; 0 while running */
     pthread_t thread;
-    agent_metrics dummy; /* counters when the caller gave none */
+    agent_metrics dummy;  /* counters when the caller gave none */
     char last_error[256]; /* under lock */
 };
 
@@ -151,8 +151,7 @@ static jp_profile *profile_slice(const jp_profile *src, int k, size_t a, size_t 
         for (uint32_t i = 0; i < depth; i++) {
             size_t len;
             const char *name = jp_profile_frame_name(src, fr[i], &len);
-            tmp[i] = jp_profile_frame(p, name, len,
-                                      jp_frame_primary_kind(&src->frames[fr[i]]));
+            tmp[i] = jp_profile_frame(p, name, len, jp_frame_primary_kind(&src->frames[fr[i]]));
         }
         uint32_t s = jp_profile_stack(p, tmp, depth, st->truncated || depth < st->depth);
         uint32_t th = JP_NO_THREAD;
@@ -220,8 +219,8 @@ static size_t upload_part(agent_uploader *u, const jp_profile *p, const jp_batch
     return sent;
 }
 
-size_t agent_upload_profile(agent_uploader *u, const jp_profile *p,
-                            const jp_batch_target *target, int64_t start_ns, int64_t end_ns)
+size_t agent_upload_profile(agent_uploader *u, const jp_profile *p, const jp_batch_target *target,
+                            int64_t start_ns, int64_t end_ns)
 {
     return upload_part(u, p, target, start_ns, end_ns, 0);
 }
@@ -359,9 +358,8 @@ static void *sender(void *arg)
             agent_queue_requeue(&u->q, it);
             atomic_fetch_add(&u->m->uploads_retried, 1);
             failures++;
-            not_before = jp_time_mono_ns() +
-                         agent_backoff_ns(failures, u->o.backoff_min_ns, u->o.backoff_max_ns,
-                                          rnd64());
+            not_before = jp_time_mono_ns() + agent_backoff_ns(failures, u->o.backoff_min_ns,
+                                                              u->o.backoff_max_ns, rnd64());
         }
         atomic_store(&u->m->queue_bytes, u->q.bytes);
     }
@@ -369,7 +367,10 @@ static void *sender(void *arg)
     return NULL;
 }
 
-static char *dup_or_null(const char *s) { return s ? jp_xstrdup(s) : NULL; }
+static char *dup_or_null(const char *s)
+{
+    return s ? jp_xstrdup(s) : NULL;
+}
 
 jp_err agent_uploader_new(const agent_upload_opts *o, agent_metrics *m, agent_uploader **out,
                           jp_error *err)

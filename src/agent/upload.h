@@ -36,11 +36,11 @@ typedef struct agent_upload_opts {
     const char *ca_file;    /* NULL: the system CAs */
     const char *collector;  /* e.g. "jprof-agent@node-1" */
     const char *version;
-    size_t queue_bytes;      /* default 64 MiB */
-    size_t max_batch_bytes;  /* JSON bytes before compression; default 8 MiB */
-    int64_t timeout_ns;      /* one POST; default 30 s */
-    int64_t backoff_min_ns;  /* default 1 s */
-    int64_t backoff_max_ns;  /* default 5 min */
+    size_t queue_bytes;     /* default 64 MiB */
+    size_t max_batch_bytes; /* JSON bytes before compression; default 8 MiB */
+    int64_t timeout_ns;     /* one POST; default 30 s */
+    int64_t backoff_min_ns; /* default 1 s */
+    int64_t backoff_max_ns; /* default 5 min */
 } agent_upload_opts;
 
 void agent_upload_opts_init(agent_upload_opts *o);
@@ -60,8 +60,8 @@ jp_err agent_upload_add(agent_uploader *u, jp_batch *b, int64_t data_ns, jp_erro
 /* Queues the windows of one profile, splitting by kind and then by rows
  * until each batch fits max_batch_bytes. Returns the batches queued; a
  * single row that cannot fit is counted in metrics too_large. */
-size_t agent_upload_profile(agent_uploader *u, const jp_profile *p,
-                            const jp_batch_target *target, int64_t start_ns, int64_t end_ns);
+size_t agent_upload_profile(agent_uploader *u, const jp_profile *p, const jp_batch_target *target,
+                            int64_t start_ns, int64_t end_ns);
 
 /* Drop counters of the queue (for status). */
 void agent_uploader_stats(agent_uploader *u, uint64_t *dropped_batches, uint64_t *dropped_bytes,

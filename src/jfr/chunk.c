@@ -56,8 +56,8 @@ jp_err jfr_header_parse(const jfr_ctx *c, size_t off, uint32_t no, jfr_header *h
                         ", metadata offset %" PRIu64 ")",
                         h->cp, h->meta);
     if (h->cp < JFR_HEADER_SIZE || h->cp >= h->size)
-        return jfr_fail(&w, JP_ERR_FORMAT, p + 16, "checkpoint offset %" PRIu64 " outside the chunk",
-                        h->cp);
+        return jfr_fail(&w, JP_ERR_FORMAT, p + 16,
+                        "checkpoint offset %" PRIu64 " outside the chunk", h->cp);
     if (h->meta < JFR_HEADER_SIZE || h->meta >= h->size)
         return jfr_fail(&w, JP_ERR_FORMAT, p + 24, "metadata offset %" PRIu64 " outside the chunk",
                         h->meta);
@@ -97,8 +97,8 @@ bool jfr_timespan_parse(const char *s, int64_t *ns)
     static const struct {
         const char *unit;
         double ns;
-    } units[] = {{"ns", 1},     {"us", 1e3},     {"ms", 1e6},       {"s", 1e9},
-                 {"m", 60e9},   {"min", 60e9},   {"h", 3600e9},     {"d", 86400e9}};
+    } units[] = {{"ns", 1},   {"us", 1e3},   {"ms", 1e6},   {"s", 1e9},
+                 {"m", 60e9}, {"min", 60e9}, {"h", 3600e9}, {"d", 86400e9}};
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
         if (!strcmp(s, units[i].unit)) {
             double r = v * units[i].ns;
@@ -149,8 +149,8 @@ static void agg_grow(agg *a)
     a->cap = ncap;
 }
 
-static inline void agg_add(agg *a, uint32_t slot, uint64_t stack, uint64_t thread,
-                           uint64_t samples, uint64_t value)
+static inline void agg_add(agg *a, uint32_t slot, uint64_t stack, uint64_t thread, uint64_t samples,
+                           uint64_t value)
 {
     if ((a->count + 1) * 2 > a->cap)
         agg_grow(a);
@@ -158,8 +158,13 @@ static inline void agg_add(agg *a, uint32_t slot, uint64_t stack, uint64_t threa
     for (size_t i = agg_hash(slot, stack, thread) & mask;; i = (i + 1) & mask) {
         agg_cell *c = &a->cells[i];
         if (!c->used) {
-            *c = (agg_cell){.stack = stack, .thread = thread, .events = 1, .samples = samples,
-                            .value = value, .slot = slot, .used = 1};
+            *c = (agg_cell){.stack = stack,
+                            .thread = thread,
+                            .events = 1,
+                            .samples = samples,
+                            .value = value,
+                            .slot = slot,
+                            .used = 1};
             a->count++;
             return;
         }
@@ -179,8 +184,8 @@ typedef struct ev_spec {
     const char *thread, *thread_alt; /* field naming the thread */
     const char *value;               /* field holding the value (samples for wall) */
     uint8_t agg;
-    uint32_t kinds;                  /* kinds this event can feed */
-    bool duration;                   /* value is a tick count to convert to ns */
+    uint32_t kinds; /* kinds this event can feed */
+    bool duration;  /* value is a tick count to convert to ns */
 } ev_spec;
 
 #define KB(k) (1u << (k))
@@ -191,8 +196,8 @@ static const ev_spec specs[] = {
      KB(JP_KIND_WALL), false},
     {"jdk.ObjectAllocationSample", "eventThread", NULL, "weight", AGG_ALLOC, KB(JP_KIND_ALLOC),
      false},
-    {"jdk.ObjectAllocationInNewTLAB", "eventThread", NULL, "tlabSize", AGG_ALLOC,
-     KB(JP_KIND_ALLOC), false},
+    {"jdk.ObjectAllocationInNewTLAB", "eventThread", NULL, "tlabSize", AGG_ALLOC, KB(JP_KIND_ALLOC),
+     false},
     {"jdk.ObjectAllocationOutsideTLAB", "eventThread", NULL, "allocationSize", AGG_ALLOC,
      KB(JP_KIND_ALLOC), false},
     {"jdk.JavaMonitorEnter", "eventThread", NULL, "duration", AGG_LOCK, KB(JP_KIND_LOCK), true},
@@ -208,7 +213,7 @@ struct chunk {
     jfr_where w;
     const jfr_header *h;
     const uint8_t *start, *end;
-    jfr_meta meta;
+    jfr_meta *meta; /* shared with the chunk before when identical */
     jfr_pools pools;
     jfr_resolver res;
     jfr_plan plans[NSPECS];
@@ -217,7 +222,7 @@ struct chunk {
     uint64_t far_id[NSPECS + 1];
     uint8_t far_ev[NSPECS + 1];
     int nfar;
-    uint64_t exec_id;     /* type id of jdk.ExecutionSample, UINT64_MAX if none */
+    uint64_t exec_id; /* type id of jdk.ExecutionSample, UINT64_MAX if none */
     uint32_t set_cls;
     uint32_t set_fields[3]; /* id, name, value */
     jfr_settings set;
@@ -243,7 +248,7 @@ static void chunk_want(chunk *k, uint64_t id, unsigned ev)
 
 static void chunk_plans(chunk *k)
 {
-    const jfr_meta *m = &k->meta;
+    const jfr_meta *m = k->meta;
     for (unsigned i = 0; i < NSPECS; i++) {
         const ev_spec *sp = &specs[i];
         uint32_t cls = jfr_meta_class(m, sp->name);
@@ -298,7 +303,7 @@ static void chunk_setting(chunk *k, const uint8_t *p, const uint8_t *end)
     if (!jfr_resolve_fields(&k->res, k->set_cls, p, end, k->set_fields, 3, nums, texts, found) ||
         !found[1] || !found[2])
         return;
-    const char *name = k->t_name.data, *val = k->t_value.data;
+    const char *name = jp_strbuf_str(&k->t_name), *val = jp_strbuf_str(&k->t_value);
     jfr_settings *s = &k->set;
     bool exec = found[0] && nums[0] == k->exec_id;
     int64_t v;
@@ -318,9 +323,17 @@ static void chunk_setting(chunk *k, const uint8_t *p, const uint8_t *end)
     }
 }
 
+/* Ticks to ns since the epoch the way the JDK converts them:
+ * start_ns + (ticks - start_ticks) * (1e9 / ticks_per_second). */
 static inline int64_t chunk_time(const chunk *k, uint64_t ticks)
 {
-    return k->h->start_ns + (int64_t)((double)((int64_t)ticks - k->h->start_ticks) * k->ns_per_tick);
+    int64_t d;
+    double dd;
+    if (__builtin_sub_overflow((int64_t)ticks, k->h->start_ticks, &d))
+        dd = (double)(int64_t)ticks - (double)k->h->start_ticks;
+    else
+        dd = (double)d;
+    return jfr_sat_add(k->h->start_ns, jfr_d2i(dd * k->ns_per_tick));
 }
 
 static jp_err chunk_event(chunk *k, unsigned i, const uint8_t *ev, const uint8_t *p,
@@ -332,7 +345,7 @@ static jp_err chunk_event(chunk *k, unsigned i, const uint8_t *ev, const uint8_t
     }
     const ev_spec *sp = &specs[i];
     uint64_t s[JFR_PLAN_SLOTS] = {(uint64_t)k->h->start_ticks, 0, 0, sp->agg == AGG_WALL};
-    if (JFR_UNLIKELY(!jfr_plan_run(&k->plans[i], &k->meta, p, end, s)))
+    if (JFR_UNLIKELY(!jfr_plan_run(&k->plans[i], k->meta, p, end, s)))
         return jfr_fail(&k->w, JP_ERR_FORMAT, ev, "malformed %s event", sp->name);
     if (k->c->filter) {
         int64_t t = chunk_time(k, s[S_TIME]);
@@ -346,7 +359,7 @@ static jp_err chunk_event(chunk *k, unsigned i, const uint8_t *ev, const uint8_t
         samples = s[S_VALUE];
         value = 0;
     } else if (sp->duration) {
-        double ns = (double)(int64_t)value * k->ns_per_tick;
+        int64_t ns = jfr_d2i((double)(int64_t)value * k->ns_per_tick);
         value = ns > 0 ? (uint64_t)ns : 0;
     }
     agg_add(&k->agg, sp->agg, s[S_STACK], s[S_THREAD], samples, value);
@@ -373,8 +386,7 @@ static jp_err chunk_events(chunk *k)
     while (p < end) {
         const uint8_t *ev = p;
         uint64_t size = 0, type;
-        if (JFR_UNLIKELY(!jfr_varint(&p, end, &size) || size == 0 ||
-                         size > (uint64_t)(end - ev))) {
+        if (JFR_UNLIKELY(!jfr_varint(&p, end, &size) || size == 0 || size > (uint64_t)(end - ev))) {
             rc = jfr_fail(&k->w, JP_ERR_FORMAT, ev, "event size %" PRIu64 " is impossible here",
                           size);
             break;
@@ -453,8 +465,10 @@ static void chunk_note_period(chunk *k, const periods *pr, jp_kind kind)
 
 static jp_kind slot_kind(uint32_t slot, const periods *pr)
 {
-    static const jp_kind kinds[] = {[AGG_EXEC] = JP_KIND_CPU, [AGG_WALL] = JP_KIND_WALL,
-                                    [AGG_ALLOC] = JP_KIND_ALLOC, [AGG_LOCK] = JP_KIND_LOCK,
+    static const jp_kind kinds[] = {[AGG_EXEC] = JP_KIND_CPU,
+                                    [AGG_WALL] = JP_KIND_WALL,
+                                    [AGG_ALLOC] = JP_KIND_ALLOC,
+                                    [AGG_LOCK] = JP_KIND_LOCK,
                                     [AGG_PARK] = JP_KIND_PARK};
     return slot == AGG_EXEC ? pr->exec_kind : kinds[slot];
 }
@@ -490,7 +504,7 @@ static void chunk_flush(chunk *k)
 static void chunk_range(chunk *k)
 {
     jfr_ctx *c = k->c;
-    int64_t s = k->h->start_ns, e = k->h->start_ns + k->h->duration_ns;
+    int64_t s = k->h->start_ns, e = jfr_sat_add(k->h->start_ns, k->h->duration_ns);
     if (!c->rep->start_ns || s < c->rep->start_ns)
         c->rep->start_ns = s;
     if (e > c->rep->end_ns)
@@ -509,7 +523,6 @@ static void chunk_init(chunk *k, jfr_ctx *c, size_t off, uint32_t no, const jfr_
     k->h = h;
     k->start = c->base + off;
     k->end = k->start + h->size;
-    jfr_meta_init(&k->meta);
     for (unsigned i = 0; i < NSPECS; i++)
         jfr_plan_init(&k->plans[i]);
     k->exec_id = UINT64_MAX;
@@ -543,7 +556,7 @@ static void chunk_free(chunk *k, bool have_pools)
         jfr_resolver_cleanup(&k->res);
         jfr_pools_cleanup(&k->pools);
     }
-    jfr_meta_cleanup(&k->meta);
+    jfr_meta_unref(k->meta);
     free(k);
 }
 
@@ -560,14 +573,21 @@ jp_err jfr_chunk_read(jfr_ctx *c, size_t off, uint32_t no, const jfr_header *h)
     if (!(h->flags & 1))
         jfr_warn(&c->warn, JFR_WARN_FLAGS,
                  "header does not flag compressed integers; read as compressed like the JDK");
-    jp_err rc = jfr_meta_parse(&k->meta, k->start + h->meta, k->end, &k->w);
+    const uint8_t *mev = k->start + h->meta;
+    jp_err rc = JP_OK;
+    if (c->prev && jfr_meta_same(c->prev->meta, mev, k->end)) {
+        k->meta = jfr_meta_ref(c->prev->meta);
+    } else {
+        k->meta = jfr_meta_new();
+        rc = jfr_meta_parse(k->meta, mev, k->end, &k->w);
+    }
     if (rc) {
         chunk_free(k, false);
         return rc;
     }
-    jfr_pools_init(&k->pools, &k->meta);
-    jfr_resolver_init(&k->res, &k->meta, &k->pools, c->base, k->end, c->prof, &c->warn);
-    rc = jfr_pools_load(&k->pools, &k->meta, k->start, k->end, h->cp, &k->w);
+    jfr_pools_init(&k->pools, k->meta);
+    jfr_resolver_init(&k->res, k->meta, &k->pools, c->base, k->end, c->prof, &c->warn);
+    rc = jfr_pools_load(&k->pools, k->meta, k->start, k->end, h->cp, &k->w);
     if (!rc) {
         /* The pool walk touched pages all over the chunk; the event loop
          * re-reads them in order. */
@@ -579,7 +599,9 @@ jp_err jfr_chunk_read(jfr_ctx *c, size_t off, uint32_t no, const jfr_header *h)
         /* Events before any damage count: flush them either way. */
         chunk_flush(k);
     }
-    jfr_release(c, off, off + h->size);
+    /* Look-ups in the chunk before (metadata comparison, missing keys)
+     * may have faulted its pages back in. */
+    jfr_release(c, c->prev ? c->prev_off : off, off + h->size);
     chunk_free(c->prev, true);
     c->prev = NULL;
     if (rc) {
@@ -589,5 +611,6 @@ jp_err jfr_chunk_read(jfr_ctx *c, size_t off, uint32_t no, const jfr_header *h)
     chunk_trim(k);
     k->res.prev = NULL;
     c->prev = k;
+    c->prev_off = off;
     return JP_OK;
 }

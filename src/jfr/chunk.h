@@ -16,13 +16,13 @@
 
 /* Sampling settings found in jdk.ActiveSetting events. */
 typedef struct jfr_settings {
-    bool any;             /* the chunk had a setting we use */
-    int64_t jdk_period;   /* JDK: ExecutionSample "period", ns (smallest seen) */
-    bool has_interval;    /* async-profiler: "interval" of the main event, ns */
+    bool any;           /* the chunk had a setting we use */
+    int64_t jdk_period; /* JDK: ExecutionSample "period", ns (smallest seen) */
+    bool has_interval;  /* async-profiler: "interval" of the main event, ns */
     int64_t interval;
-    bool has_wall;        /* async-profiler: "wall" interval next to cpu, ns */
+    bool has_wall; /* async-profiler: "wall" interval next to cpu, ns */
     int64_t wall;
-    bool has_event;       /* async-profiler: "event" (cpu, wall, itimer, ...) */
+    bool has_event; /* async-profiler: "event" (cpu, wall, itimer, ...) */
     char event[32];
 } jfr_settings;
 
@@ -30,7 +30,7 @@ typedef struct jfr_header {
     int major, minor;
     uint64_t size, cp, meta; /* chunk size; offsets within the chunk */
     int64_t start_ns, duration_ns, start_ticks, ticks_per_sec;
-    uint8_t flags;           /* byte 67: bit 0 = compressed integers */
+    uint8_t flags; /* byte 67: bit 0 = compressed integers */
 } jfr_header;
 
 typedef struct chunk chunk;
@@ -43,13 +43,14 @@ typedef struct jfr_ctx {
     jfr_report *rep;
     uint32_t kinds; /* effective mask of jp_kind bits */
     bool threads;
-    bool filter;    /* keep events with from_ns <= start < to_ns */
+    bool filter; /* keep events with from_ns <= start < to_ns */
     int64_t from_ns, to_ns;
-    bool release;   /* base is our own mapping: give parsed pages back */
+    bool release; /* base is our own mapping: give parsed pages back */
     size_t page;
     jfr_warner warn;
     jfr_settings carried; /* settings in force from earlier chunks */
     chunk *prev;          /* the chunk before, kept for its pool look-ups */
+    size_t prev_off;      /* where it starts */
 } jfr_ctx;
 
 /* Parses and checks the header of the chunk at `off` (chunk number `no`).

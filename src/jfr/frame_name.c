@@ -41,4 +41,6 @@ void jfr_frame_name(jp_strbuf *out, jp_frame_kind kind, const char *cls, size_t 
         jp_strbuf_putc(out, '.');
     }
     jp_strbuf_append(out, method, method_len);
+    if (out->len == 0)
+        jp_strbuf_puts(out, "[unknown]"); /* a frame needs a visible name */
 }

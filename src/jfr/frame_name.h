@@ -8,6 +8,7 @@
  *    or '/' (async-profiler puts the library there) -> the method name alone
  *  - otherwise the class with every '/' made '.', then '.', then the method
  *    (the JDK's own Native frames are Java native methods: class.method).
+ *  - a name that would come out empty (bare empty method) -> "[unknown]".
  * Pure function; thread-safe. */
 #ifndef JP_JFR_FRAME_NAME_H
 #define JP_JFR_FRAME_NAME_H

@@ -107,9 +107,9 @@ enum {
 /* A string as found on the wire; payload points into the input. */
 typedef struct jfr_str {
     uint8_t enc;
-    uint64_t n;         /* bytes (UTF8, LATIN1), units (CHARS), key (POOL) */
-    const uint8_t *p;   /* payload start (UTF8, LATIN1, CHARS) */
-    const uint8_t *e;   /* payload end */
+    uint64_t n;       /* bytes (UTF8, LATIN1), units (CHARS), key (POOL) */
+    const uint8_t *p; /* payload start (UTF8, LATIN1, CHARS) */
+    const uint8_t *e; /* payload end */
 } jfr_str;
 
 /* Reads a string's tag and extent, validating that the whole payload lies

@@ -20,13 +20,34 @@
 /* Caps on what the input may ask for. Each one bounds a loop or a recursion
  * that a hostile file could otherwise drive forever or very deep. */
 #define JFR_HEADER_SIZE 68
-#define JFR_MAX_META_DEPTH 64      /* metadata element tree nesting */
-#define JFR_MAX_NEST 32            /* inline struct nesting inside a value */
+#define JFR_MAX_META_DEPTH 64       /* metadata element tree nesting */
+#define JFR_MAX_NEST 32             /* inline struct nesting inside a value */
 #define JFR_MAX_CHECKPOINTS 1000000 /* checkpoint events in one chunk's chain */
-#define JFR_MAX_STACK_DEPTH 65536  /* frames kept per stack; the rest is cut */
-#define JFR_MAX_TEXT 65536         /* bytes of one decoded string */
-#define JFR_MAX_REF_HOPS 8         /* pool -> pool indirections for one string */
-#define JFR_MAX_PLAN_OPS 4096      /* ops in one compiled event plan */
+#define JFR_MAX_STACK_DEPTH 65536   /* frames kept per stack; the rest is cut */
+#define JFR_MAX_TEXT 65536          /* bytes of one decoded string */
+#define JFR_MAX_REF_HOPS 8          /* pool -> pool indirections for one string */
+#define JFR_MAX_PLAN_OPS 4096       /* ops in one compiled event plan */
+
+/* Saturating arithmetic for times read from the input, which may be absurd. */
+static inline int64_t jfr_sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+/* double -> int64 without the undefined behaviour of an out-of-range cast. */
+static inline int64_t jfr_d2i(double d)
+{
+    if (d != d)
+        return 0;
+    if (d >= 9.2e18)
+        return INT64_MAX;
+    if (d <= -9.2e18)
+        return INT64_MIN;
+    return (int64_t)d;
+}
 
 /* Where a reader is, for error messages. */
 typedef struct jfr_where {

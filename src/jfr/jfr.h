@@ -24,8 +24,8 @@
 #include "model/profile.h"
 
 typedef struct jfr_options {
-    uint32_t kinds;       /* bit mask (1 << jp_kind) of kinds to collect; 0 = all */
-    bool threads;         /* keep the sampled thread of each event */
+    uint32_t kinds; /* bit mask (1 << jp_kind) of kinds to collect; 0 = all */
+    bool threads;   /* keep the sampled thread of each event */
     bool has_from, has_to;
     jp_timespec_arg from; /* keep events that start at or after `from` ... */
     jp_timespec_arg to;   /* ... and before `to`; relative times resolve against
@@ -35,17 +35,17 @@ typedef struct jfr_options {
 #define JFR_MAX_WARNINGS 16
 
 typedef struct jfr_report {
-    uint32_t chunks_total;  /* chunk headers found */
-    uint32_t chunks_read;   /* chunks decoded to their end */
-    uint64_t bytes;         /* bytes of input */
-    uint64_t events_read;   /* events seen, of every type */
-    uint64_t events_used;   /* events that became samples */
+    uint32_t chunks_total;    /* chunk headers found */
+    uint32_t chunks_read;     /* chunks decoded to their end */
+    uint64_t bytes;           /* bytes of input */
+    uint64_t events_read;     /* events seen, of every type */
+    uint64_t events_used;     /* events that became samples */
     uint64_t events_filtered; /* events dropped by --from/--to */
-    int major, minor;       /* format version of the first chunk */
+    int major, minor;         /* format version of the first chunk */
     int64_t start_ns, end_ns; /* recording range over all chunks read */
-    bool partial;           /* damage stopped reading early */
-    jp_error error;         /* the damage, when partial */
-    uint32_t nwarnings;     /* non-fatal oddities (unknown frame type, missing pool entry) */
+    bool partial;             /* damage stopped reading early */
+    jp_error error;           /* the damage, when partial */
+    uint32_t nwarnings;       /* non-fatal oddities (unknown frame type, missing pool entry) */
     uint64_t warnings_dropped;
     char warnings[JFR_MAX_WARNINGS][160];
 } jfr_report;

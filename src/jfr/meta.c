@@ -10,6 +10,7 @@ void jfr_meta_init(jfr_meta *m)
 {
     memset(m, 0, sizeof *m);
     jp_u64map_init(&m->by_id);
+    jp_u64map_init(&m->by_name);
 }
 
 void jfr_meta_cleanup(jfr_meta *m)
@@ -19,7 +20,57 @@ void jfr_meta_cleanup(jfr_meta *m)
     free(m->classes);
     free(m->fields);
     jp_u64map_cleanup(&m->by_id);
+    jp_u64map_cleanup(&m->by_name);
     memset(m, 0, sizeof *m);
+}
+
+jfr_meta *jfr_meta_new(void)
+{
+    jfr_meta *m = jp_xmalloc(sizeof *m);
+    jfr_meta_init(m);
+    m->refs = 1;
+    return m;
+}
+
+jfr_meta *jfr_meta_ref(jfr_meta *m)
+{
+    m->refs++;
+    return m;
+}
+
+void jfr_meta_unref(jfr_meta *m)
+{
+    if (!m || --m->refs > 0)
+        return;
+    jfr_meta_cleanup(m);
+    free(m);
+}
+
+/* The part of a metadata event that defines the types: everything after
+ * its header (size, type, start time, duration, metadata id), which changes
+ * from chunk to chunk even when the types do not. */
+static bool meta_body(const uint8_t *ev, const uint8_t *end, const uint8_t **body, size_t *len)
+{
+    const uint8_t *p = ev;
+    uint64_t size, v;
+    if (!jfr_varint(&p, end, &size) || size == 0 || size > (uint64_t)(end - ev))
+        return false;
+    const uint8_t *ev_end = ev + size;
+    for (int i = 0; i < 4; i++)
+        if (!jfr_varint(&p, ev_end, &v))
+            return false;
+    *body = p;
+    *len = (size_t)(ev_end - p);
+    return true;
+}
+
+bool jfr_meta_same(const jfr_meta *m, const uint8_t *ev, const uint8_t *end)
+{
+    const uint8_t *body;
+    size_t len;
+    if (!m || !m->src || !meta_body(ev, end, &body, &len) || len != m->src_len)
+        return false;
+    return body == m->src || !memcmp(body, m->src, len);
 }
 
 /* Element roles in the tree root > metadata > class > field; everything
@@ -54,13 +105,20 @@ static jp_err meta_string_table(meta_parse *mp, const uint8_t **pp)
             return jfr_fail(mp->w, JP_ERR_FORMAT, at, "bad metadata string %llu",
                             (unsigned long long)i);
         }
-        jp_strbuf_reset(&tmp);
-        jfr_text_append(&tmp, &s);
-        m->text = jp_xgrow(m->text, &m->text_cap, m->text_len + tmp.len + 1, 1);
+        const uint8_t *src = s.p;
+        size_t len = s.enc == JFR_STR_UTF8 && s.n <= JFR_MAX_TEXT ? (size_t)s.n : 0;
+        if (s.enc != JFR_STR_UTF8 || s.n > JFR_MAX_TEXT) {
+            /* Only UTF-8 can be copied as it is. */
+            jp_strbuf_reset(&tmp);
+            jfr_text_append(&tmp, &s);
+            src = (const uint8_t *)tmp.data;
+            len = tmp.len;
+        }
+        m->text = jp_xgrow(m->text, &m->text_cap, m->text_len + len + 1, 1);
         m->str_off[i] = (uint32_t)m->text_len;
-        if (tmp.len)
-            memcpy(m->text + m->text_len, tmp.data, tmp.len);
-        m->text_len += tmp.len;
+        if (len)
+            memcpy(m->text + m->text_len, src, len);
+        m->text_len += len;
         m->text[m->text_len++] = '\0';
         m->nstr = i + 1;
     }
@@ -167,8 +225,7 @@ static jp_err meta_attrs(meta_parse *mp, const uint8_t **pp, int role)
         else if (role == ROLE_FIELD && !strcmp(key, "name"))
             m->fields[m->nfields - 1].name = v;
         else if (!meta_attr(mp, role, key, val))
-            return jfr_fail(mp->w, JP_ERR_FORMAT, at, "bad metadata attribute %s=\"%s\"", key,
-                            val);
+            return jfr_fail(mp->w, JP_ERR_FORMAT, at, "bad metadata attribute %s=\"%s\"", key, val);
     }
     *pp = p;
     return JP_OK;
@@ -228,7 +285,8 @@ static bool meta_zero(jfr_meta *m, uint32_t c, uint8_t *state, int depth)
     bool zero = true;
     for (uint32_t i = 0; i < m->classes[c].nfields && zero; i++) {
         const jfr_field *f = &m->fields[m->classes[c].field0 + i];
-        zero = !f->array && !f->cpool && f->cls != JFR_NONE && meta_zero(m, f->cls, state, depth + 1);
+        zero =
+            !f->array && !f->cpool && f->cls != JFR_NONE && meta_zero(m, f->cls, state, depth + 1);
     }
     state[c] = zero ? 2 : 3;
     return zero;
@@ -236,8 +294,15 @@ static bool meta_zero(jfr_meta *m, uint32_t c, uint8_t *state, int depth)
 
 static void meta_finish(jfr_meta *m)
 {
-    for (size_t i = 0; i < m->nclasses; i++)
+    for (size_t i = 0; i < m->nclasses; i++) {
         jp_u64map_put(&m->by_id, m->classes[i].id, i);
+        const char *name = jfr_meta_class_name(m, (uint32_t)i);
+        /* Equal hashes of different names probe on to the next key. */
+        uint64_t key = jp_hash_bytes(name, strlen(name));
+        bool inserted;
+        while (jp_u64map_upsert(&m->by_name, key, i, &inserted), !inserted)
+            key++;
+    }
     for (size_t i = 0; i < m->nfields; i++)
         m->fields[i].cls = jfr_meta_class_by_id(m, m->fields[i].type_id);
     for (size_t i = 0; i < m->nclasses; i++) {
@@ -268,14 +333,17 @@ jp_err jfr_meta_parse(jfr_meta *m, const uint8_t *ev, const uint8_t *end, const 
     if (rc)
         return rc;
     meta_finish(m);
+    meta_body(ev, end, &m->src, &m->src_len);
     return JP_OK;
 }
 
 uint32_t jfr_meta_class(const jfr_meta *m, const char *name)
 {
-    for (size_t i = 0; i < m->nclasses; i++)
-        if (m->classes[i].name != JFR_NONE && !strcmp(jfr_meta_str(m, m->classes[i].name), name))
-            return (uint32_t)i;
+    uint64_t key = jp_hash_bytes(name, strlen(name)), idx;
+    /* The first class of a name wins, as it was inserted first. */
+    for (; jp_u64map_get(&m->by_name, key, &idx); key++)
+        if (!strcmp(jfr_meta_class_name(m, (uint32_t)idx), name))
+            return (uint32_t)idx;
     return JFR_NONE;
 }
 
@@ -369,8 +437,9 @@ static jp_err skip_array(const jfr_meta *m, const jfr_field *f, const uint8_t **
     for (uint64_t i = 0; i < n; i++) {
         jp_err rc;
         if (f->cpool)
-            rc = jfr_varint_skip(pp, end) ? JP_OK
-                                          : jfr_fail(w, JP_ERR_FORMAT, *pp, "array runs past its event");
+            rc = jfr_varint_skip(pp, end)
+                     ? JP_OK
+                     : jfr_fail(w, JP_ERR_FORMAT, *pp, "array runs past its event");
         else
             rc = jfr_skip_class(m, f->cls, pp, end, depth, w);
         if (rc)
@@ -379,8 +448,8 @@ static jp_err skip_array(const jfr_meta *m, const jfr_field *f, const uint8_t **
     return JP_OK;
 }
 
-jp_err jfr_skip_field(const jfr_meta *m, const jfr_field *f, const uint8_t **pp,
-                      const uint8_t *end, int depth, const jfr_where *w)
+jp_err jfr_skip_field(const jfr_meta *m, const jfr_field *f, const uint8_t **pp, const uint8_t *end,
+                      int depth, const jfr_where *w)
 {
     if (f->array)
         return skip_array(m, f, pp, end, depth, w);

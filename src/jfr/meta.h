@@ -26,36 +26,50 @@ typedef enum jfr_prim {
 } jfr_prim;
 
 typedef struct jfr_field {
-    uint32_t name;    /* index into the metadata string table */
-    uint32_t cls;     /* class index, JFR_NONE when the type id is undefined */
+    uint32_t name; /* index into the metadata string table */
+    uint32_t cls;  /* class index, JFR_NONE when the type id is undefined */
     uint64_t type_id;
-    bool cpool;       /* a varlong key into the type's constant pool */
-    bool array;       /* varint count, then elements */
+    bool cpool; /* a varlong key into the type's constant pool */
+    bool array; /* varint count, then elements */
 } jfr_field;
 
 typedef struct jfr_class {
     uint64_t id;
-    uint32_t name;    /* string index */
-    uint32_t field0;  /* first field in jfr_meta.fields */
+    uint32_t name;   /* string index */
+    uint32_t field0; /* first field in jfr_meta.fields */
     uint32_t nfields;
-    uint8_t prim;     /* jfr_prim */
-    bool zero_size;   /* a value takes no bytes at all (empty struct) */
+    uint8_t prim;   /* jfr_prim */
+    bool zero_size; /* a value takes no bytes at all (empty struct) */
 } jfr_class;
 
 typedef struct jfr_meta {
-    char *text;                 /* NUL-separated decoded strings */
+    char *text; /* NUL-separated decoded strings */
     size_t text_len, text_cap;
-    uint32_t *str_off;          /* string i starts at text + str_off[i] */
+    uint32_t *str_off; /* string i starts at text + str_off[i] */
     size_t nstr, str_cap;
     jfr_class *classes;
     size_t nclasses, classes_cap;
     jfr_field *fields;
     size_t nfields, fields_cap;
-    jp_u64map by_id;            /* type id -> class index */
+    jp_u64map by_id;    /* type id -> class index */
+    jp_u64map by_name;  /* hash of the name (+ probe) -> class index */
+    const uint8_t *src; /* the metadata event parsed (in the input) */
+    size_t src_len;
+    uint32_t refs; /* holders, for jfr_meta_new / _ref / _unref */
 } jfr_meta;
 
 void jfr_meta_init(jfr_meta *m);
 void jfr_meta_cleanup(jfr_meta *m);
+
+/* Heap metadata shared between chunks whose metadata events are identical
+ * (a JDK recording repeats the same metadata in every chunk): _new returns
+ * one reference, _unref frees with the last one (NULL is a no-op). */
+jfr_meta *jfr_meta_new(void);
+jfr_meta *jfr_meta_ref(jfr_meta *m);
+void jfr_meta_unref(jfr_meta *m);
+/* True when the metadata event at ev is byte for byte the one m was parsed
+ * from (which must still be readable). */
+bool jfr_meta_same(const jfr_meta *m, const uint8_t *ev, const uint8_t *end);
 
 /* Parses the metadata event starting at `ev` (its size field) and ending
  * before `end`. Errors name the offset of the damage through w. */
@@ -77,8 +91,8 @@ const char *jfr_meta_class_name(const jfr_meta *m, uint32_t cls);
 
 /* Skips one value of field f (array, pool key, primitive or inline struct).
  * `depth` counts struct nesting; returns JP_OK or an error through w. */
-jp_err jfr_skip_field(const jfr_meta *m, const jfr_field *f, const uint8_t **pp,
-                      const uint8_t *end, int depth, const jfr_where *w);
+jp_err jfr_skip_field(const jfr_meta *m, const jfr_field *f, const uint8_t **pp, const uint8_t *end,
+                      int depth, const jfr_where *w);
 /* Skips one value of class cls (not a pool key, not an array). */
 jp_err jfr_skip_class(const jfr_meta *m, uint32_t cls, const uint8_t **pp, const uint8_t *end,
                       int depth, const jfr_where *w);

@@ -22,7 +22,7 @@ enum {
     JFR_OP_F32,
     JFR_OP_F64,
     JFR_OP_STRING,
-    JFR_OP_FIELD,  /* anything else (arrays, deep structs): generic skip of fields[field] */
+    JFR_OP_FIELD, /* anything else (arrays, deep structs): generic skip of fields[field] */
 };
 
 typedef struct jfr_op {

@@ -4,8 +4,8 @@
 #include <string.h>
 
 static const char *const jfr_pool_names[JFR_POOL__COUNT] = {
-    [JFR_POOL_STRING] = "java.lang.String", [JFR_POOL_SYMBOL] = "jdk.types.Symbol",
-    [JFR_POOL_CLASS] = "java.lang.Class",   [JFR_POOL_METHOD] = "jdk.types.Method",
+    [JFR_POOL_STRING] = "java.lang.String",       [JFR_POOL_SYMBOL] = "jdk.types.Symbol",
+    [JFR_POOL_CLASS] = "java.lang.Class",         [JFR_POOL_METHOD] = "jdk.types.Method",
     [JFR_POOL_FRAMETYPE] = "jdk.types.FrameType", [JFR_POOL_THREAD] = "java.lang.Thread",
     [JFR_POOL_STACK] = "jdk.types.StackTrace",
 };
@@ -133,8 +133,8 @@ jp_err jfr_pools_load(jfr_pools *pl, const jfr_meta *m, const uint8_t *chunk,
         if (delta == 0)
             break;
         int64_t next;
-        if (__builtin_add_overflow((int64_t)(cp - chunk), delta, &next) ||
-            next < JFR_HEADER_SIZE || next >= chunk_end - chunk) {
+        if (__builtin_add_overflow((int64_t)(cp - chunk), delta, &next) || next < JFR_HEADER_SIZE ||
+            next >= chunk_end - chunk) {
             rc = jfr_fail(w, JP_ERR_FORMAT, cp, "checkpoint delta %lld points outside the chunk",
                           (long long)delta);
             break;

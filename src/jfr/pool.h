@@ -27,10 +27,10 @@ typedef enum jfr_pool_kind {
 } jfr_pool_kind;
 
 typedef struct jfr_pools {
-    uint32_t cls[JFR_POOL__COUNT]; /* class index per kind, JFR_NONE when undeclared */
+    uint32_t cls[JFR_POOL__COUNT];    /* class index per kind, JFR_NONE when undeclared */
     jp_u64map index[JFR_POOL__COUNT]; /* key -> offset of the value in the input */
-    uint32_t checkpoints;          /* checkpoint events walked */
-    uint64_t entries;              /* pool entries seen, of every type */
+    uint32_t checkpoints;             /* checkpoint events walked */
+    uint64_t entries;                 /* pool entries seen, of every type */
 } jfr_pools;
 
 /* Finds the pool classes of m by name. */

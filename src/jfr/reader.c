@@ -23,9 +23,10 @@ void jfr_report_init(jfr_report *r)
 /* The recording's time range from the chunk headers alone, so relative
  * --from/--to can resolve before any event is read. Stops at the first
  * header that does not check out (the read proper reports it). */
-static uint32_t jfr_prescan(const jfr_ctx *c, int64_t *start, int64_t *end)
+static uint32_t jfr_prescan(jfr_ctx *c, int64_t *start, int64_t *end)
 {
     uint32_t n = 0;
+    size_t released = 0;
     *start = *end = 0;
     for (size_t off = 0; off < c->len; n++) {
         jfr_header h;
@@ -33,10 +34,17 @@ static uint32_t jfr_prescan(const jfr_ctx *c, int64_t *start, int64_t *end)
             break;
         if (!n || h.start_ns < *start)
             *start = h.start_ns;
-        if (h.start_ns + h.duration_ns > *end)
-            *end = h.start_ns + h.duration_ns;
+        if (jfr_sat_add(h.start_ns, h.duration_ns) > *end)
+            *end = jfr_sat_add(h.start_ns, h.duration_ns);
         off += h.size;
+        /* Each header read faults in a window of pages around it: files of
+         * many small chunks would otherwise map most of themselves here. */
+        if (off - released >= (8u << 20)) {
+            jfr_release(c, released, off);
+            released = off;
+        }
     }
+    jfr_release(c, 0, c->len);
     return n;
 }
 
@@ -56,7 +64,7 @@ static void jfr_ctx_options(jfr_ctx *c, const jfr_options *opt)
 }
 
 static jp_err jfr_read_core(const uint8_t *data, size_t len, const char *name,
-                           const jfr_options *opt, jp_profile *out, jfr_report *rep, bool release)
+                            const jfr_options *opt, jp_profile *out, jfr_report *rep, bool release)
 {
     jfr_ctx c;
     memset(&c, 0, sizeof c);

@@ -285,8 +285,8 @@ static void method_name(jfr_resolver *r, uint64_t mk, jp_frame_kind kind)
         uint64_t nums[2] = {0, 0};
         jp_strbuf *texts[2] = {NULL, &r->s2};
         bool found[2];
-        if (walk_fields(r, r->pools->cls[JFR_POOL_METHOD], &p, r->chunk_end, fields, 2, nums,
-                        texts, found, 0, false)) {
+        if (walk_fields(r, r->pools->cls[JFR_POOL_METHOD], &p, r->chunk_end, fields, 2, nums, texts,
+                        found, 0, false)) {
             has_method = found[1];
             has_cls = found[0] && resolve_class_name(r, nums[0]);
         }
@@ -422,8 +422,8 @@ uint32_t jfr_resolve_thread(jfr_resolver *r, uint64_t key)
     if (!p && key && prev &&
         (jp_u64map_get(&prev->threads, key, &v) ||
          jfr_pools_get(prev->pools, JFR_POOL_THREAD, key, prev->base))) {
-        jfr_warn(r->warn, JFR_WARN_PREV_CHUNK, "thread key %" PRIu64 " taken from the previous chunk",
-                 key);
+        jfr_warn(r->warn, JFR_WARN_PREV_CHUNK,
+                 "thread key %" PRIu64 " taken from the previous chunk", key);
         uint32_t t = jfr_resolve_thread(prev, key);
         jp_u64map_put(&r->threads, key, t);
         return t;

@@ -33,14 +33,22 @@ static const char *api_jstr(json_t *o, const char *k)
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-/* The lock a thread waits for: "waiting_on" as text or {"lock": ...}. */
-static const char *api_waiting_on(json_t *t)
+/* The lock a thread waits for, as JSON: "waiting_on" (text or {"lock"}) of
+ * the flat form, or "waiting": {"lock": {"class", "id"}} of the snapshot
+ * form (src/wire/snapshot_json.h). A new reference, or NULL. */
+static json_t *api_waiting_on(json_t *t)
 {
     json_t *w = json_object_get(t, "waiting_on");
     if (json_is_string(w))
-        return json_string_value(w);
-    if (json_is_object(w))
-        return api_jstr(w, "lock");
+        return json_incref(w);
+    if (json_is_object(w) && json_is_string(json_object_get(w, "lock")))
+        return json_incref(json_object_get(w, "lock"));
+    w = json_object_get(t, "waiting");
+    json_t *l = json_is_object(w) ? json_object_get(w, "lock") : NULL;
+    if (json_is_object(l)) {
+        const char *cls = api_jstr(l, "class"), *id = api_jstr(l, "id");
+        return json_sprintf("%s@%s", cls ? cls : "?", id ? id : "?");
+    }
     return NULL;
 }
 
@@ -50,6 +58,9 @@ static json_int_t api_owner_id(json_t *t)
     json_t *w = json_object_get(t, "waiting_on");
     if (id < 0 && json_is_object(w))
         id = api_jint(w, "owner_id", -1);
+    w = json_object_get(t, "waiting");
+    if (id < 0 && json_is_object(w) && json_is_object(json_object_get(w, "owner")))
+        id = api_jint(json_object_get(w, "owner"), "id", -1);
     return id;
 }
 
@@ -95,6 +106,10 @@ static json_t *api_busy(json_t *threads, long limit)
     const char *conf = have_pct   ? "exact_thread_cpu"
                        : have_cpu ? "cumulative_thread_cpu"
                                   : "runnable_snapshot";
+    /* the snapshot form says per thread how its CPU figure was obtained */
+    json_t *t0 = json_array_get(threads, 0);
+    if (t0 && api_jstr(t0, "cpu_confidence"))
+        conf = api_jstr(t0, "cpu_confidence");
     busy_item *items = jp_xcalloc(n + 1, sizeof *items);
     json_array_foreach(threads, i, t)
     {
@@ -169,7 +184,7 @@ static json_t *api_blocked(json_t *threads, long limit)
         }
         if (nblocked <= limit)
             json_array_append_new(
-                list, json_pack("{s:I,s:s?,s:s?,s:s?,s:o,s:b}", "id", api_jint(t, "id", -1), "name",
+                list, json_pack("{s:I,s:s?,s:s?,s:o?,s:o,s:b}", "id", api_jint(t, "id", -1), "name",
                                 api_jstr(t, "name"), "state", state, "waiting_on",
                                 api_waiting_on(t), "chain", chain, "cycle", cycle));
         else
@@ -232,7 +247,10 @@ static bool api_thread_cb(const store_doc_row *row, void *ctx)
     }
     if (c->n++)
         jp_strbuf_putc(c->b, ',');
-    json_t *snap = json_loadb(row->json, row->json_len, 0, NULL);
+    json_t *entry = json_loadb(row->json, row->json_len, 0, NULL);
+    /* {"target", "time", "snapshot": {...}} or the flat {"target", "time", "threads"} */
+    json_t *snap = entry ? json_object_get(entry, "snapshot") : NULL;
+    snap = json_is_object(snap) ? snap : entry;
     json_t *threads = snap ? json_object_get(snap, "threads") : NULL;
     if (!json_is_array(threads))
         threads = NULL;
@@ -243,6 +261,9 @@ static bool api_thread_cb(const store_doc_row *row, void *ctx)
         json_pack("{s:i,s:o,s:o,s:o,s:O}", "threads_total", (int)json_array_size(th), "states",
                   api_states(th), "busy", api_busy(th, c->thread_limit), "blocked",
                   api_blocked(th, c->thread_limit), "deadlocks", json_is_array(dl) ? dl : empty);
+    json_t *locks = snap ? json_object_get(snap, "locks") : NULL;
+    if (json_is_array(locks))
+        json_object_set(sum, "locks", locks);
     if (c->full && snap)
         json_object_set(sum, "snapshot", snap);
     jp_strbuf_puts(c->b, "{\"target\":");
@@ -257,7 +278,7 @@ static bool api_thread_cb(const store_doc_row *row, void *ctx)
     jp_strbuf_putc(c->b, '}');
     json_decref(sum);
     json_decref(empty);
-    json_decref(snap);
+    json_decref(entry);
     return true;
 }
 

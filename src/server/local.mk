@@ -4,7 +4,8 @@ libjpserver_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(ZSTD_CFLAGS) $(JANSSON_CF
 libjpserver_a_SOURCES = \
 	src/server/store.c src/server/store.h \
 	src/server/store_sqlite.c src/server/store_sqlite.h src/server/sqlite_int.h \
-	src/server/sqlite_query.c src/server/sqlite_write.c
+	src/server/sqlite_query.c src/server/sqlite_write.c src/server/sqlite_agg.c \
+	src/server/sqlite_rollup.c
 libjpserver_a_SOURCES += \
 	src/server/auth.c src/server/auth.h \
 	src/server/metrics.c src/server/metrics.h \

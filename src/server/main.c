@@ -26,23 +26,24 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: jprof-server [options]\n"
-               "  --listen ADDR:PORT      address to bind (default " DEFAULT_LISTEN ")\n"
-               "  --data-dir DIR          embedded store directory (default ./jprof-data)\n"
-               "  --retention DAYS        days kept, 1..7 (default 7; '7d' also accepted)\n"
-               "  --tokens FILE           bearer tokens: TOKEN ROLE SCOPE per line\n"
-               "  --insecure-no-auth      no tokens at all (loopback demo only)\n"
-               "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
-               "  --web-dir DIR           files served under / (default " PKGDATADIR "/web)\n"
-               "  --max-connections N     concurrent connections, one thread each (default 128)\n"
-               "  --max-body BYTES        request body limit on the wire (default 16 MiB)\n"
-               "  --max-decompressed BYTES  limit after zstd (default 128 MiB)\n"
-               "  --query-budget DURATION time budget of one query (default 3s)\n"
-               "  --metrics-no-auth       serve /metrics without a token\n"
-               "  --port-file FILE        write the bound port to FILE (useful with port 0)\n"
-               "  --clickhouse URL        store in ClickHouse instead (http://[USER[:PW]@]HOST:PORT/)\n"
-               "  --clickhouse-user USER  --clickhouse-database DB  --clickhouse-password-file FILE\n"
-               "  -h, --help\n");
+    fprintf(
+        f, "usage: jprof-server [options]\n"
+           "  --listen ADDR:PORT      address to bind (default " DEFAULT_LISTEN ")\n"
+           "  --data-dir DIR          embedded store directory (default ./jprof-data)\n"
+           "  --retention DAYS        days kept, 1..7 (default 7; '7d' also accepted)\n"
+           "  --tokens FILE           bearer tokens: TOKEN ROLE SCOPE per line\n"
+           "  --insecure-no-auth      no tokens at all (loopback demo only)\n"
+           "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
+           "  --web-dir DIR           files served under / (default " PKGDATADIR "/web)\n"
+           "  --max-connections N     concurrent connections, one thread each (default 128)\n"
+           "  --max-body BYTES        request body limit on the wire (default 16 MiB)\n"
+           "  --max-decompressed BYTES  limit after zstd (default 128 MiB)\n"
+           "  --query-budget DURATION time budget of one query (default 3s)\n"
+           "  --metrics-no-auth       serve /metrics without a token\n"
+           "  --port-file FILE        write the bound port to FILE (useful with port 0)\n"
+           "  --clickhouse URL        store in ClickHouse instead (http://[USER[:PW]@]HOST:PORT/)\n"
+           "  --clickhouse-user USER  --clickhouse-database DB  --clickhouse-password-file FILE\n"
+           "  -h, --help\n");
 }
 
 static bool parse_size(const char *s, size_t *out)
@@ -83,126 +84,135 @@ static bool parse_days(const char *s, int *out)
 /* --clickhouse and its options (the store reads the password file) */
 static store_clickhouse_options ch_opt;
 
-static int parse_args(int argc, char **argv, srv_config *c, const char **data_dir)
+enum {
+    O_LISTEN = 256,
+    O_DATA,
+    O_RET,
+    O_TOK,
+    O_NOAUTH,
+    O_CERT,
+    O_KEY,
+    O_WEB,
+    O_THR,
+    O_BODY,
+    O_DEC,
+    O_BUDGET,
+    O_METRICS,
+    O_PORTFILE,
+    O_CH,
+    O_CH_USER,
+    O_CH_PWFILE,
+    O_CH_DB
+};
+
+static const struct option opts[] = {{"listen", 1, 0, O_LISTEN},
+                                     {"data-dir", 1, 0, O_DATA},
+                                     {"retention", 1, 0, O_RET},
+                                     {"tokens", 1, 0, O_TOK},
+                                     {"insecure-no-auth", 0, 0, O_NOAUTH},
+                                     {"tls-cert", 1, 0, O_CERT},
+                                     {"tls-key", 1, 0, O_KEY},
+                                     {"web-dir", 1, 0, O_WEB},
+                                     {"max-connections", 1, 0, O_THR},
+                                     {"max-body", 1, 0, O_BODY},
+                                     {"max-decompressed", 1, 0, O_DEC},
+                                     {"query-budget", 1, 0, O_BUDGET},
+                                     {"metrics-no-auth", 0, 0, O_METRICS},
+                                     {"port-file", 1, 0, O_PORTFILE},
+                                     {"clickhouse", 1, 0, O_CH},
+                                     {"clickhouse-user", 1, 0, O_CH_USER},
+                                     {"clickhouse-password-file", 1, 0, O_CH_PWFILE},
+                                     {"clickhouse-database", 1, 0, O_CH_DB},
+                                     {"help", 0, 0, 'h'},
+                                     {0, 0, 0, 0}};
+
+/* One option; returns 0, or 2 after printing a usage error. */
+static int apply_option(int o, srv_config *c, const char **data_dir)
 {
-    enum {
-        O_LISTEN = 256,
-        O_DATA,
-        O_RET,
-        O_TOK,
-        O_NOAUTH,
-        O_CERT,
-        O_KEY,
-        O_WEB,
-        O_THR,
-        O_BODY,
-        O_DEC,
-        O_BUDGET,
-        O_METRICS,
-        O_PORTFILE,
-        O_CH,
-        O_CH_USER,
-        O_CH_PWFILE,
-        O_CH_DB
-    };
-    static const struct option opts[] = {{"listen", 1, 0, O_LISTEN},
-                                         {"data-dir", 1, 0, O_DATA},
-                                         {"retention", 1, 0, O_RET},
-                                         {"tokens", 1, 0, O_TOK},
-                                         {"insecure-no-auth", 0, 0, O_NOAUTH},
-                                         {"tls-cert", 1, 0, O_CERT},
-                                         {"tls-key", 1, 0, O_KEY},
-                                         {"web-dir", 1, 0, O_WEB},
-                                         {"max-connections", 1, 0, O_THR},
-                                         {"max-body", 1, 0, O_BODY},
-                                         {"max-decompressed", 1, 0, O_DEC},
-                                         {"query-budget", 1, 0, O_BUDGET},
-                                         {"metrics-no-auth", 0, 0, O_METRICS},
-                                         {"port-file", 1, 0, O_PORTFILE},
-                                         {"clickhouse", 1, 0, O_CH},
-                                         {"clickhouse-user", 1, 0, O_CH_USER},
-                                         {"clickhouse-password-file", 1, 0, O_CH_PWFILE},
-                                         {"clickhouse-database", 1, 0, O_CH_DB},
-                                         {"help", 0, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int o;
     jp_error e;
     jp_error_init(&e);
-    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (o) {
-        case O_LISTEN:
-            c->listen = optarg;
-            break;
-        case O_DATA:
-            *data_dir = optarg;
-            break;
-        case O_RET:
-            if (!parse_days(optarg, &c->retention_days)) {
-                fprintf(stderr, "jprof-server: --retention must be 1..7 days\n");
-                return 2;
-            }
-            break;
-        case O_TOK:
-            c->tokens_file = optarg;
-            break;
-        case O_NOAUTH:
-            c->insecure_no_auth = true;
-            break;
-        case O_CERT:
-            c->tls_cert = optarg;
-            break;
-        case O_KEY:
-            c->tls_key = optarg;
-            break;
-        case O_WEB:
-            c->web_dir = optarg;
-            break;
-        case O_THR:
-            c->threads = atoi_safe(optarg);
-            if (c->threads < 1 || c->threads > 4096) {
-                fprintf(stderr, "jprof-server: --max-connections must be 1..4096\n");
-                return 2;
-            }
-            break;
-        case O_BODY:
-        case O_DEC:
-            if (!parse_size(optarg, o == O_BODY ? &c->max_body : &c->max_decompressed)) {
-                fprintf(stderr, "jprof-server: bad size '%s' (e.g. 16M)\n", optarg);
-                return 2;
-            }
-            break;
-        case O_BUDGET:
-            if (jp_duration_parse(optarg, &c->query_budget_ns, &e) != JP_OK) {
-                fprintf(stderr, "jprof-server: --query-budget: %s\n", e.msg);
-                return 2;
-            }
-            break;
-        case O_METRICS:
-            c->metrics_open = true;
-            break;
-        case O_PORTFILE:
-            c->port_file = optarg;
-            break;
-        case O_CH:
-            ch_opt.url = optarg;
-            break;
-        case O_CH_USER:
-            ch_opt.user = optarg;
-            break;
-        case O_CH_PWFILE:
-            ch_opt.password_file = optarg;
-            break;
-        case O_CH_DB:
-            ch_opt.database = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            exit(0);
-        default:
-            usage(stderr);
+    switch (o) {
+    case O_LISTEN:
+        c->listen = optarg;
+        break;
+    case O_DATA:
+        *data_dir = optarg;
+        break;
+    case O_RET:
+        if (!parse_days(optarg, &c->retention_days)) {
+            fprintf(stderr, "jprof-server: --retention must be 1..7 days\n");
             return 2;
         }
+        break;
+    case O_TOK:
+        c->tokens_file = optarg;
+        break;
+    case O_NOAUTH:
+        c->insecure_no_auth = true;
+        break;
+    case O_CERT:
+        c->tls_cert = optarg;
+        break;
+    case O_KEY:
+        c->tls_key = optarg;
+        break;
+    case O_WEB:
+        c->web_dir = optarg;
+        break;
+    case O_THR:
+        c->threads = atoi_safe(optarg);
+        if (c->threads < 1 || c->threads > 4096) {
+            fprintf(stderr, "jprof-server: --max-connections must be 1..4096\n");
+            return 2;
+        }
+        break;
+    case O_BODY:
+    case O_DEC:
+        if (!parse_size(optarg, o == O_BODY ? &c->max_body : &c->max_decompressed)) {
+            fprintf(stderr, "jprof-server: bad size '%s' (e.g. 16M)\n", optarg);
+            return 2;
+        }
+        break;
+    case O_BUDGET:
+        if (jp_duration_parse(optarg, &c->query_budget_ns, &e) != JP_OK) {
+            fprintf(stderr, "jprof-server: --query-budget: %s\n", e.msg);
+            return 2;
+        }
+        break;
+    case O_METRICS:
+        c->metrics_open = true;
+        break;
+    case O_PORTFILE:
+        c->port_file = optarg;
+        break;
+    case O_CH:
+        ch_opt.url = optarg;
+        break;
+    case O_CH_USER:
+        ch_opt.user = optarg;
+        break;
+    case O_CH_PWFILE:
+        ch_opt.password_file = optarg;
+        break;
+    case O_CH_DB:
+        ch_opt.database = optarg;
+        break;
+    case 'h':
+        usage(stdout);
+        exit(0);
+    default:
+        usage(stderr);
+        return 2;
     }
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, srv_config *c, const char **data_dir)
+{
+    int o, rc;
+    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+        if ((rc = apply_option(o, c, data_dir)) != 0)
+            return rc;
     if (optind < argc) {
         fprintf(stderr, "jprof-server: unexpected argument '%s'\n", argv[optind]);
         return 2;
@@ -345,8 +355,8 @@ int main(int argc, char **argv)
     }
     if (ch_opt.url)
         store_clickhouse_describe(s.st, store_desc, sizeof store_desc);
-    srv_log("listening on %s (port %u), store %s, retention %d days, %zu token(s)%s",
-            s.cfg.listen, s.port, store_desc, s.cfg.retention_days, auth_count(s.auth),
+    srv_log("listening on %s (port %u), store %s, retention %d days, %zu token(s)%s", s.cfg.listen,
+            s.port, store_desc, s.cfg.retention_days, auth_count(s.auth),
             s.cfg.tls_cert ? ", TLS" : "");
     if (s.cfg.port_file && write_port_file(s.cfg.port_file, s.port) != 0)
         srv_log("cannot write --port-file %s", s.cfg.port_file);

@@ -88,6 +88,7 @@ enum {
     ST_BATCH,
     ST_LOG,
     ST_BATCH_FIND,
+    ST_ROLLUP_DEL,
     ST_COUNT
 };
 
@@ -102,6 +103,15 @@ struct sq_day {
     bool in_tx;
 };
 
+/* One window's rows, encoded and compressed before the writer sees them. */
+typedef struct sq_wblob {
+    void *z;
+    size_t zlen;
+    uint64_t samples, value;
+    uint32_t *threads; /* batch thread indexes used by the window */
+    size_t nthreads;
+} sq_wblob;
+
 /* A queued request: a batch to write or a retention run. */
 struct sq_req {
     int type;
@@ -113,7 +123,9 @@ struct sq_req {
     jp_error *err;
     jp_err rc;
     bool done;
-    bool duplicate; /* writer scratch */
+    bool duplicate;  /* writer scratch */
+    uint64_t *tids;  /* thread id per batch thread name */
+    sq_wblob *blobs; /* per window (empty for skipped windows) */
     sq_req *next;
 };
 
@@ -125,7 +137,51 @@ jp_err sq_step_done(sq_day *d, sqlite3_stmt *s, const char *what, jp_error *err)
 /* A document goes into its day only if that day is retained and not after tomorrow. */
 bool sq_doc_day_ok(int64_t day, int64_t now, int retention);
 /* Writes everything of request r that belongs to day d (inside the caller's transaction). */
-jp_err sq_write_part(sq_store *st, sq_day *d, sq_req *r, const uint64_t *tids, int64_t now,
-                     jp_strbuf *tmp, jp_strbuf *blob, jp_error *err);
+jp_err sq_write_part(sq_store *st, sq_day *d, sq_req *r, int64_t now, jp_strbuf *tmp,
+                     jp_error *err);
+jp_err sq_window_encode(const jp_batch *b, size_t wi, const uint64_t *tids, sq_wblob *out,
+                        jp_error *err);
+void sq_wblob_cleanup(sq_wblob *w);
+
+/* ---- rollups (sqlite_rollup.c) ---- */
+
+#define SQ_ROLLUP_NS (60LL * 1000000000LL) /* one-minute buckets */
+
+/* Builds up to max missing rollups of finished buckets (writer thread only).
+ * Returns how many were built. */
+uint32_t sq_rollup_run(sq_store *st, size_t max);
+/* The writer's connection to a day (opening or creating it). */
+jp_err sq_day_get(sq_store *st, int64_t day, sq_day **out, jp_error *err);
+
+/* ---- aggregation (sqlite_agg.c) ---- */
+
+typedef struct sq_cell {
+    uint64_t stack, thread, samples, value;
+} sq_cell;
+
+/* (stack, thread) -> sums. Stack ids are already well-mixed 64-bit hashes,
+ * so the table indexes by them directly: this loop runs once per stored row
+ * and dominates a flame query. Open addressing, linear probing, <= 50% full. */
+typedef struct sq_agg {
+    sq_cell *cells; /* slots; stack == 0 && thread == 0 && !used means empty */
+    uint8_t *used;
+    size_t cap, n;
+} sq_agg;
+
+void sq_agg_grow(sq_agg *a);
+void sq_agg_add(sq_agg *a, uint64_t stack, uint64_t thread, uint64_t samples, uint64_t value);
+/* Packs the used slots to the front: cells[0..n) afterwards. */
+void sq_agg_compact(sq_agg *a);
+void sq_agg_free(sq_agg *a);
+/* Adds a decoded window blob (uncompressed) to a; want_thread 0 = all.
+ * *rows gets the rows read. False when the blob is damaged. */
+bool sq_blob_decode(const uint8_t *p, size_t len, uint64_t want_thread, sq_agg *a, uint64_t *rows);
+/* Encodes a compacted aggregate in the window blob format, zstd-compressed
+ * (*z heap, free()). */
+jp_err sq_agg_encode(const sq_agg *a, void **z, size_t *zlen, jp_error *err);
+/* Decompresses a stored blob of nrows rows into *buf (grown as needed),
+ * refusing anything larger than nrows can explain. */
+bool sq_blob_unpack(void *dctx, const void *z, size_t zlen, uint64_t nrows, uint8_t **buf,
+                    size_t *cap, size_t *len);
 
 #endif

@@ -282,121 +282,6 @@ jp_err sq_targets(store *s, const store_filter *f, const store_budget *b, store_
 
 /* ---- flame: aggregate stack rows of the selected windows ---- */
 
-typedef struct q_cell {
-    uint64_t stack, thread, samples, value;
-} q_cell;
-
-/* (stack, thread) -> sums. Stack ids are already well-mixed 64-bit hashes,
- * so the table indexes by them directly: this loop runs once per stored row
- * and dominates a flame query. Open addressing, linear probing, <= 50% full. */
-typedef struct q_agg {
-    q_cell *cells; /* slots; stack == 0 && thread == 0 && !used means empty */
-    uint8_t *used;
-    size_t cap, n;
-} q_agg;
-
-static void q_agg_grow(q_agg *a)
-{
-    size_t ncap = a->cap ? a->cap * 2 : 4096;
-    q_cell *nc = jp_xcalloc(ncap, sizeof *nc);
-    uint8_t *nu = jp_xcalloc(ncap, 1);
-    for (size_t i = 0; i < a->cap; i++) {
-        if (!a->used[i])
-            continue;
-        size_t k = (size_t)(a->cells[i].stack ^ a->cells[i].thread) & (ncap - 1);
-        while (nu[k])
-            k = (k + 1) & (ncap - 1);
-        nc[k] = a->cells[i];
-        nu[k] = 1;
-    }
-    free(a->cells);
-    free(a->used);
-    a->cells = nc;
-    a->used = nu;
-    a->cap = ncap;
-}
-
-static inline void q_agg_add(q_agg *a, uint64_t stack, uint64_t thread, uint64_t samples,
-                             uint64_t value)
-{
-    if (2 * (a->n + 1) > a->cap)
-        q_agg_grow(a);
-    size_t mask = a->cap - 1, k = (size_t)(stack ^ thread) & mask;
-    while (a->used[k]) {
-        q_cell *c = &a->cells[k];
-        if (c->stack == stack && c->thread == thread) {
-            c->samples += samples;
-            c->value += value;
-            return;
-        }
-        k = (k + 1) & mask;
-    }
-    a->used[k] = 1;
-    a->cells[k] = (q_cell){stack, thread, samples, value};
-    a->n++;
-}
-
-/* Packs the used slots to the front (for sorting and emitting). */
-static void q_agg_compact(q_agg *a)
-{
-    size_t w = 0;
-    for (size_t i = 0; i < a->cap; i++)
-        if (a->used[i])
-            a->cells[w++] = a->cells[i];
-}
-
-static void q_agg_free(q_agg *a)
-{
-    free(a->cells);
-    free(a->used);
-}
-
-/* Varint with a one-byte fast path (most samples and thread slots are small). */
-static inline bool q_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-    if (*p < end && !(**p & 0x80)) {
-        *v = *(*p)++;
-        return true;
-    }
-    return sq_blob_get_varint(p, end, v);
-}
-
-static uint64_t q_u64le(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-/* Decodes one window blob into the aggregate; false when it is corrupt. */
-static bool q_blob_decode(const uint8_t *p, size_t len, uint64_t want_thread, q_agg *a,
-                          uint64_t *rows)
-{
-    const uint8_t *end = p + len;
-    uint64_t nthreads;
-    if (!sq_blob_get_varint(&p, end, &nthreads) || nthreads > (uint64_t)(end - p) / 8)
-        return false;
-    const uint8_t *tids = p;
-    p += nthreads * 8;
-    while (p < end) {
-        uint64_t slot, samples, value;
-        if (end - p < 8)
-            return false;
-        uint64_t stack = q_u64le(p);
-        p += 8;
-        if (!q_varint(&p, end, &slot) || !q_varint(&p, end, &samples) ||
-            !q_varint(&p, end, &value) || slot > nthreads)
-            return false;
-        uint64_t tid = slot ? q_u64le(tids + (slot - 1) * 8) : 0;
-        (*rows)++;
-        if (want_thread && tid != want_thread)
-            continue;
-        q_agg_add(a, stack, tid, samples, value);
-    }
-    return true;
-}
-
 typedef struct q_flame_ctx {
     sq_q *q;
     ZSTD_DCtx *dctx;
@@ -406,60 +291,103 @@ typedef struct q_flame_ctx {
     store_flame_totals *totals;
 } q_flame_ctx;
 
-/* Reads the windows of one target into the aggregate. */
-static void q_flame_target(q_flame_ctx *c, sqlite3_stmt *ws, int64_t target, q_agg *a)
+/* Buckets whose rollup this query reads, sorted (windows starting in them
+ * are skipped). */
+typedef struct q_cover {
+    int64_t *b;
+    size_t n, cap;
+} q_cover;
+
+static bool q_covered(const q_cover *cv, int64_t start)
+{
+    int64_t b = start / SQ_ROLLUP_NS;
+    size_t lo = 0, hi = cv->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (cv->b[mid] == b)
+            return true;
+        if (cv->b[mid] < b)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+/* Reads the rows of one result set (windows of a target, or rollups) into
+ * the aggregate. Columns: start, end, period, events, flags, nrows, data
+ * [, windows, bucket]. */
+static void q_flame_rows(q_flame_ctx *c, sqlite3_stmt *st, sq_agg *a, q_cover *cv, bool rollup)
 {
     sq_q *q = c->q;
-    sqlite3_bind_int64(ws, 1, target);
-    sqlite3_bind_int(ws, 2, q->f->kind);
-    sqlite3_bind_int64(ws, 3, q->f->from_ns);
-    sqlite3_bind_int64(ws, 4, q->f->to_ns);
-    while (sqlite3_step(ws) == SQLITE_ROW) {
-        uint64_t nrows = (uint64_t)sqlite3_column_int64(ws, 5);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t start = sqlite3_column_int64(st, 0), end = sqlite3_column_int64(st, 1);
+        if (!rollup && cv->n && q_covered(cv, start))
+            continue; /* summed in its bucket's rollup */
+        uint64_t nrows = (uint64_t)sqlite3_column_int64(st, 5);
         if (q_over(q, nrows))
             break;
         if (q->b && q->b->max_stacks && a->n > q->b->max_stacks) {
             q_partial(q, "more than %llu distinct stacks", (unsigned long long)q->b->max_stacks);
             break;
         }
-        const void *z = sqlite3_column_blob(ws, 6);
-        size_t zlen = (size_t)sqlite3_column_bytes(ws, 6);
-        unsigned long long size = ZSTD_getFrameContentSize(z, zlen);
-        /* the stored row count bounds the decoded size: a damaged blob cannot inflate */
-        uint64_t cap = 64 + nrows * 48 + nrows * 8;
-        if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > cap) {
-            q_partial(q, "a stored window is damaged (size %llu)", size);
-            continue;
-        }
-        c->buf = jp_xgrow(c->buf, &c->buf_cap, size + 1, 1);
-        size_t got = ZSTD_decompressDCtx(c->dctx, c->buf, c->buf_cap, z, zlen);
+        const void *z = sqlite3_column_blob(st, 6);
+        size_t zlen = (size_t)sqlite3_column_bytes(st, 6), got;
         uint64_t rows = 0;
-        if (ZSTD_isError(got) || !q_blob_decode(c->buf, got, c->want_thread, a, &rows)) {
+        if (!sq_blob_unpack(c->dctx, z, zlen, nrows, &c->buf, &c->buf_cap, &got) ||
+            !sq_blob_decode(c->buf, got, c->want_thread, a, &rows)) {
             q_partial(q, "a stored window is damaged");
             continue;
         }
+        if (rollup) {
+            cv->b = jp_xgrow(cv->b, &cv->cap, cv->n + 1, sizeof *cv->b);
+            cv->b[cv->n++] = sqlite3_column_int64(st, 8);
+        }
+        uint64_t nwin = rollup ? (uint64_t)sqlite3_column_int64(st, 7) : 1;
         q->info->rows_scanned += rows;
-        q->info->windows_scanned++;
+        q->info->windows_scanned += nwin;
         q->info->bytes_scanned += zlen;
         store_flame_totals *t = c->totals;
-        int64_t start = sqlite3_column_int64(ws, 0), end = sqlite3_column_int64(ws, 1);
-        int flags = sqlite3_column_int(ws, 4);
-        t->windows++;
-        t->events += (uint64_t)sqlite3_column_int64(ws, 3);
+        int flags = sqlite3_column_int(st, 4);
+        t->windows += nwin;
+        t->events += (uint64_t)sqlite3_column_int64(st, 3);
         t->any_dropped |= (flags & 1) != 0;
         t->any_truncated |= (flags & 2) != 0;
         if (!t->first_ns || start < t->first_ns)
             t->first_ns = start;
         if (end >= t->last_ns) {
             t->last_ns = end;
-            t->period_ns = sqlite3_column_int64(ws, 2);
+            t->period_ns = sqlite3_column_int64(st, 2);
         }
     }
-    sqlite3_reset(ws);
+    sqlite3_reset(st);
+}
+
+/* The rollups of the whole buckets inside [from, to) (service-level queries
+ * only: a pod filter needs the windows themselves). */
+static void q_flame_rollups(q_flame_ctx *c, sqlite3 *db, sq_agg *a, q_cover *cv)
+{
+    const store_filter *f = c->q->f;
+    int64_t b0 = (f->from_ns + SQ_ROLLUP_NS - 1) / SQ_ROLLUP_NS, b1 = f->to_ns / SQ_ROLLUP_NS;
+    sqlite3_stmt *st = NULL;
+    if (f->pod || b0 >= b1 ||
+        sqlite3_prepare_v2(db,
+                           "SELECT first,last,period,events,flags,nrows,data,windows,bucket FROM "
+                           "rollup_1m WHERE ns=?1 AND service=?2 AND kind=?3 AND bucket>=?4 AND "
+                           "bucket<?5 ORDER BY bucket",
+                           -1, &st, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_text(st, 1, f->ns, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, f->service, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, f->kind);
+    sqlite3_bind_int64(st, 4, b0);
+    sqlite3_bind_int64(st, 5, b1);
+    q_flame_rows(c, st, a, cv, true);
+    sqlite3_finalize(st);
 }
 
 /* Resolves frames and thread names of the aggregate and hands rows over. */
-static bool q_flame_emit(sq_q *q, sqlite3 *db, q_agg *a, store_stack_cb cb, void *ctx)
+static bool q_flame_emit(sq_q *q, sqlite3 *db, sq_agg *a, store_stack_cb cb, void *ctx)
 {
     sqlite3_stmt *ss = NULL, *th = NULL;
     sqlite3_prepare_v2(db, "SELECT depth,truncated,frames FROM stacks WHERE id=?", -1, &ss, NULL);
@@ -470,7 +398,7 @@ static bool q_flame_emit(sq_q *q, sqlite3 *db, q_agg *a, store_stack_cb cb, void
     uint64_t thread_id = 0;
     bool go = ss && th;
     for (size_t i = 0; i < a->n && go; i++) {
-        q_cell *c = &a->cells[i];
+        sq_cell *c = &a->cells[i];
         sqlite3_bind_int64(ss, 1, (int64_t)c->stack);
         if (sqlite3_step(ss) != SQLITE_ROW) {
             q_partial(q, "a stack of a stored window is missing");
@@ -521,9 +449,9 @@ static bool q_flame_emit(sq_q *q, sqlite3 *db, q_agg *a, store_stack_cb cb, void
     return go;
 }
 
-static int q_cell_cmp_thread(const void *x, const void *y)
+static int sq_cell_cmp_thread(const void *x, const void *y)
 {
-    const q_cell *a = x, *b = y;
+    const sq_cell *a = x, *b = y;
     return a->thread < b->thread ? -1 : a->thread > b->thread;
 }
 
@@ -552,22 +480,30 @@ jp_err sq_flame(store *s, const store_filter *f, const store_budget *b, store_st
             q_open_fail(&q, days[i], &e);
             continue;
         }
-        q_agg a = {0};
+        sq_agg a = {0};
+        q_cover cv = {0};
+        q_flame_rollups(&c, db, &a, &cv);
         sqlite3_stmt *ts = q_targets_stmt(db, f), *ws = NULL;
         sqlite3_prepare_v2(db,
                            "SELECT start,end,period,events,flags,nrows,data FROM windows WHERE "
                            "target=?1 AND kind=?2 AND start>=?3 AND start<?4 ORDER BY start",
                            -1, &ws, NULL);
-        while (ts && ws && sqlite3_step(ts) == SQLITE_ROW && !q.info->partial)
-            q_flame_target(&c, ws, sqlite3_column_int64(ts, 0), &a);
+        while (ts && ws && sqlite3_step(ts) == SQLITE_ROW && !q.info->partial) {
+            sqlite3_bind_int64(ws, 1, sqlite3_column_int64(ts, 0));
+            sqlite3_bind_int(ws, 2, f->kind);
+            sqlite3_bind_int64(ws, 3, f->from_ns);
+            sqlite3_bind_int64(ws, 4, f->to_ns);
+            q_flame_rows(&c, ws, &a, &cv, false);
+        }
+        free(cv.b);
         sqlite3_finalize(ts);
         sqlite3_finalize(ws);
-        q_agg_compact(&a);
+        sq_agg_compact(&a);
         /* rows of one thread together, so thread names are looked up once */
         if (a.n && f->thread == NULL)
-            qsort(a.cells, a.n, sizeof *a.cells, q_cell_cmp_thread);
+            qsort(a.cells, a.n, sizeof *a.cells, sq_cell_cmp_thread);
         go = q_flame_emit(&q, db, &a, cb, ctx);
-        q_agg_free(&a);
+        sq_agg_free(&a);
         sqlite3_close(db);
     }
     ZSTD_freeDCtx(c.dctx);
@@ -772,6 +708,7 @@ typedef struct q_ing {
     char *collector, *version, *reject;
     int64_t latest_ok; /* receive time of the row the queue counters came from */
     int64_t latest_reject;
+    int64_t latest_version;
 } q_ing;
 
 static int q_ing_cmp(const void *a, const void *b)
@@ -788,13 +725,17 @@ static void q_ing_day(sq_q *q, sqlite3 *db, q_ing **list, size_t *n, size_t *cap
         "sum(bytes),min(received),max(CASE WHEN heartbeat THEN received END) FROM ingest_log "
         "WHERE received>=?1 AND received<?2 GROUP BY collector";
     static const char last_sql[] =
-        "SELECT collector,max(received),version,q_batches,q_bytes,q_now,q_oldest FROM ingest_log "
-        "WHERE received>=?1 AND received<?2 AND outcome<2 GROUP BY collector";
+        "SELECT collector,max(received),q_batches,q_bytes,q_now,q_oldest FROM ingest_log "
+        "WHERE received>=?1 AND received<?2 AND outcome<2 AND q_batches IS NOT NULL "
+        "GROUP BY collector";
+    static const char ver_sql[] =
+        "SELECT collector,max(received),version FROM ingest_log WHERE received>=?1 AND "
+        "received<?2 AND outcome<2 AND version IS NOT NULL AND version!='' GROUP BY collector";
     static const char rej_sql[] =
         "SELECT collector,max(received),reason FROM ingest_log WHERE received>=?1 AND "
         "received<?2 AND outcome=2 GROUP BY collector";
-    const char *sqls[3] = {sum_sql, last_sql, rej_sql};
-    for (int k = 0; k < 3; k++) {
+    const char *sqls[4] = {sum_sql, last_sql, rej_sql, ver_sql};
+    for (int k = 0; k < 4; k++) {
         if (sqlite3_prepare_v2(db, sqls[k], -1, &st, NULL) != SQLITE_OK)
             continue;
         sqlite3_bind_int64(st, 1, q->f->from_ns);
@@ -829,12 +770,14 @@ static void q_ing_day(sq_q *q, sqlite3 *db, q_ing **list, size_t *n, size_t *cap
                     e->r.last_heartbeat_ns = hb;
             } else if (k == 1 && t >= e->latest_ok) {
                 e->latest_ok = t;
+                e->r.queue_dropped_batches = (uint64_t)sqlite3_column_int64(st, 2);
+                e->r.queue_dropped_bytes = (uint64_t)sqlite3_column_int64(st, 3);
+                e->r.queue_bytes = (uint64_t)sqlite3_column_int64(st, 4);
+                e->r.queue_oldest_dropped_ns = sqlite3_column_int64(st, 5);
+            } else if (k == 3 && t >= e->latest_version) {
+                e->latest_version = t;
                 free(e->version);
                 e->version = q_col_dup(st, 2);
-                e->r.queue_dropped_batches = (uint64_t)sqlite3_column_int64(st, 3);
-                e->r.queue_dropped_bytes = (uint64_t)sqlite3_column_int64(st, 4);
-                e->r.queue_bytes = (uint64_t)sqlite3_column_int64(st, 5);
-                e->r.queue_oldest_dropped_ns = sqlite3_column_int64(st, 6);
             } else if (k == 2 && t >= e->latest_reject) {
                 e->latest_reject = t;
                 free(e->reject);

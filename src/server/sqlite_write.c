@@ -128,61 +128,77 @@ static void sq_put_u64le(jp_strbuf *b, uint64_t v)
     jp_strbuf_append(b, x, 8);
 }
 
-/* Encodes and stores one window (its stacks and threads first). */
-static jp_err sq_put_window(sq_day *d, const jp_batch *b, size_t wi, int64_t bkey,
-                            const uint64_t *tids, jp_strbuf *tmp, jp_strbuf *blob,
-                            store_write_result *res, jp_error *err)
+/* Encodes and compresses one window's rows. Runs on the request's own
+ * thread, so the single writer thread only inserts ready blobs. */
+jp_err sq_window_encode(const jp_batch *b, size_t wi, const uint64_t *tids, sq_wblob *out,
+                        jp_error *err)
 {
     const jp_batch_window *w = &b->windows[wi];
-    int64_t target;
-    jp_err rc = sq_target_id(d, &w->target, &target, err);
-    if (rc)
-        return rc;
-    /* window-local thread slots */
-    jp_u64map slots;
+    memset(out, 0, sizeof *out);
+    jp_u64map slots; /* thread id -> slot (1-based) */
     jp_u64map_init(&slots);
-    uint64_t *list = NULL;
-    size_t nlist = 0, list_cap = 0;
-    uint64_t samples = 0, value = 0;
-    for (size_t r = 0; r < w->nrows && !rc; r++) {
+    size_t cap = 0;
+    jp_strbuf blob;
+    jp_strbuf_init(&blob, 0);
+    for (size_t r = 0; r < w->nrows; r++) {
         const jp_batch_row *row = &w->rows[r];
-        rc = sq_put_stack(d, b, row->stack, tmp, &res->new_stacks, err);
-        if (!rc && row->thread != JP_BATCH_NO_THREAD) {
-            bool ins;
-            jp_u64map_upsert(&slots, tids[row->thread], nlist + 1, &ins);
-            if (ins) {
-                list = jp_xgrow(list, &list_cap, nlist + 1, sizeof *list);
-                list[nlist++] = tids[row->thread];
-                rc = sq_put_thread(d, b->threads[row->thread], tids[row->thread], err);
-            }
+        out->samples += row->samples;
+        out->value += row->value;
+        if (row->thread == JP_BATCH_NO_THREAD)
+            continue;
+        bool ins;
+        jp_u64map_upsert(&slots, tids[row->thread], out->nthreads + 1, &ins);
+        if (ins) {
+            out->threads = jp_xgrow(out->threads, &cap, out->nthreads + 1, sizeof *out->threads);
+            out->threads[out->nthreads++] = row->thread;
         }
-        samples += row->samples;
-        value += row->value;
     }
-    if (rc)
-        goto out;
-    jp_strbuf_reset(blob);
-    sq_blob_put_varint(blob, nlist);
-    for (size_t i = 0; i < nlist; i++)
-        sq_put_u64le(blob, list[i]);
+    sq_blob_put_varint(&blob, out->nthreads);
+    for (size_t i = 0; i < out->nthreads; i++)
+        sq_put_u64le(&blob, tids[out->threads[i]]);
     for (size_t r = 0; r < w->nrows; r++) {
         const jp_batch_row *row = &w->rows[r];
         uint64_t slot = 0;
         if (row->thread != JP_BATCH_NO_THREAD)
             jp_u64map_get(&slots, tids[row->thread], &slot);
-        sq_put_u64le(blob, b->stacks[row->stack].id);
-        sq_blob_put_varint(blob, slot);
-        sq_blob_put_varint(blob, row->samples);
-        sq_blob_put_varint(blob, row->value);
+        sq_put_u64le(&blob, b->stacks[row->stack].id);
+        sq_blob_put_varint(&blob, slot);
+        sq_blob_put_varint(&blob, row->samples);
+        sq_blob_put_varint(&blob, row->value);
     }
-    size_t bound = ZSTD_compressBound(blob->len);
-    void *z = jp_xmalloc(bound);
-    size_t zlen = ZSTD_compress(z, bound, blob->data ? blob->data : "", blob->len, 1);
-    if (ZSTD_isError(zlen)) {
-        free(z);
-        rc = jp_error_set(err, JP_ERR_INTERNAL, "zstd: %s", ZSTD_getErrorName(zlen));
-        goto out;
-    }
+    jp_u64map_cleanup(&slots);
+    size_t bound = ZSTD_compressBound(blob.len);
+    out->z = jp_xmalloc(bound);
+    size_t zlen = ZSTD_compress(out->z, bound, blob.data ? blob.data : "", blob.len, 1);
+    jp_strbuf_cleanup(&blob);
+    if (ZSTD_isError(zlen))
+        return jp_error_set(err, JP_ERR_INTERNAL, "zstd: %s", ZSTD_getErrorName(zlen));
+    out->zlen = zlen;
+    return JP_OK;
+}
+
+void sq_wblob_cleanup(sq_wblob *w)
+{
+    free(w->z);
+    free(w->threads);
+    memset(w, 0, sizeof *w);
+}
+
+/* Stores one prepared window (its stacks and thread names first). */
+static jp_err sq_put_window(sq_day *d, const sq_req *rq, size_t wi, int64_t bkey, jp_strbuf *tmp,
+                            store_write_result *res, jp_error *err)
+{
+    const jp_batch *b = rq->b;
+    const jp_batch_window *w = &b->windows[wi];
+    const sq_wblob *wb = &rq->blobs[wi];
+    int64_t target;
+    jp_err rc = sq_target_id(d, &w->target, &target, err);
+    for (size_t r = 0; r < w->nrows && !rc; r++)
+        rc = sq_put_stack(d, b, w->rows[r].stack, tmp, &res->new_stacks, err);
+    for (size_t i = 0; i < wb->nthreads && !rc; i++)
+        rc = sq_put_thread(d, b->threads[wb->threads[i]], rq->tids[wb->threads[i]], err);
+    if (rc)
+        return rc;
     sqlite3_stmt *st = d->st[ST_WINDOW];
     sqlite3_bind_int64(st, 1, bkey);
     sqlite3_bind_int64(st, 2, (int64_t)wi);
@@ -194,17 +210,23 @@ static jp_err sq_put_window(sq_day *d, const jp_batch *b, size_t wi, int64_t bke
     sqlite3_bind_int64(st, 8, (int64_t)w->events);
     sqlite3_bind_int(st, 9, (w->dropped ? 1 : 0) | (w->truncated ? 2 : 0));
     sqlite3_bind_int64(st, 10, (int64_t)w->nrows);
-    sqlite3_bind_int64(st, 11, (int64_t)samples);
-    sqlite3_bind_int64(st, 12, (int64_t)value);
-    sqlite3_bind_blob(st, 13, z, (int)zlen, free);
+    sqlite3_bind_int64(st, 11, (int64_t)wb->samples);
+    sqlite3_bind_int64(st, 12, (int64_t)wb->value);
+    sqlite3_bind_blob(st, 13, wb->z, (int)wb->zlen, SQLITE_STATIC);
     rc = sq_step_done(d, st, "window insert", err);
+    if (!rc && sqlite3_changes(d->db) == 1) {
+        /* a late window makes its bucket's rollup stale: drop it, it is rebuilt */
+        sqlite3_stmt *del = d->st[ST_ROLLUP_DEL];
+        sq_bind_text(del, 1, w->target.ns);
+        sq_bind_text(del, 2, w->target.service);
+        sqlite3_bind_int(del, 3, (int)w->kind);
+        sqlite3_bind_int64(del, 4, w->start_ns / SQ_ROLLUP_NS);
+        rc = sq_step_done(d, del, "rollup delete", err);
+    }
     if (!rc) {
         res->windows++;
         res->stack_rows += w->nrows;
     }
-out:
-    free(list);
-    jp_u64map_cleanup(&slots);
     return rc;
 }
 
@@ -254,8 +276,7 @@ bool sq_doc_day_ok(int64_t day, int64_t now, int retention)
 }
 
 /* Everything of batch r that belongs to day d. */
-jp_err sq_write_part(sq_store *st, sq_day *d, sq_req *r, const uint64_t *tids, int64_t now,
-                     jp_strbuf *tmp, jp_strbuf *blob, jp_error *err)
+jp_err sq_write_part(sq_store *st, sq_day *d, sq_req *r, int64_t now, jp_strbuf *tmp, jp_error *err)
 {
     const jp_batch *b = r->b;
     int64_t bkey = sq_batch_key(b->id);
@@ -264,7 +285,7 @@ jp_err sq_write_part(sq_store *st, sq_day *d, sq_req *r, const uint64_t *tids, i
         if ((r->opt && r->opt->skip_windows && r->opt->skip_windows[i]) ||
             store_day_of(b->windows[i].start_ns) != d->day)
             continue;
-        rc = sq_put_window(d, b, i, bkey, tids, tmp, blob, r->res, err);
+        rc = sq_put_window(d, r, i, bkey, tmp, r->res, err);
     }
     for (size_t i = 0; i < b->nstatuses && !rc; i++)
         if (store_day_of(b->statuses[i].time_ns) == d->day &&

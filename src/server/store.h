@@ -26,8 +26,12 @@
  * info->stopped set (the caller then knows its list was cut).
  *
  * Errors. JP_OK, or a jp_err with a message in err. The server maps:
- *   JP_ERR_TIMEOUT, JP_ERR_IO, JP_ERR_PROTOCOL (store down, busy, unreachable)
- *     -> 503 "retry later";  JP_ERR_LIMIT on write -> 413;  anything else -> 500.
+ *   JP_ERR_TIMEOUT (overloaded: write queue full, budget of a write)
+ *     -> 429 on ingest, 503 on queries;
+ *   JP_ERR_IO, JP_ERR_PROTOCOL (store down, unreachable, failing) -> 503;
+ *   both mean "retry later";  JP_ERR_LIMIT on write -> 413;
+ *   JP_ERR_USAGE on a query (filter the store cannot serve) -> 400;
+ *   anything else -> 500.
  * A store never prints; it may count into its own stats (stats()).
  *
  * Budgets and partial answers. Read ops take a store_budget. When a budget

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,9 @@
 #define SQ_QUEUE_MAX 256 /* batches waiting for the writer before 503 */
 #define SQ_GROUP_MAX 64  /* batches sharing one commit */
 #define SQ_REJECTS_MAX 4096
+#define SQ_ROLLUP_EVERY_NS (30 * JP_NS_PER_SEC)
 
-enum { SQ_REQ_WRITE, SQ_REQ_RETENTION };
+enum { SQ_REQ_WRITE, SQ_REQ_RETENTION, SQ_REQ_ROLLUP };
 
 struct sq_reject {
     char *collector, *reason;
@@ -44,6 +46,7 @@ static const char *const sq_stmt_sql[ST_COUNT] = {
                "rows,bytes,heartbeat,q_batches,q_bytes,q_now,q_oldest) "
                "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_BATCH_FIND] = "SELECT 1 FROM batches WHERE id=?",
+    [ST_ROLLUP_DEL] = "DELETE FROM rollup_1m WHERE ns=? AND service=? AND kind=? AND bucket=?",
 };
 
 static const char sq_schema[] =
@@ -77,7 +80,10 @@ static const char sq_schema[] =
     " outcome INTEGER, batch TEXT, reason TEXT, windows INTEGER, rows INTEGER, bytes INTEGER,"
     " heartbeat INTEGER, q_batches INTEGER, q_bytes INTEGER, q_now INTEGER, q_oldest INTEGER);"
     "CREATE INDEX IF NOT EXISTS ingest_log_t ON ingest_log(collector,received);"
-    "CREATE INDEX IF NOT EXISTS ingest_log_r ON ingest_log(received);";
+    "CREATE INDEX IF NOT EXISTS ingest_log_r ON ingest_log(received);"
+    "CREATE TABLE IF NOT EXISTS rollup_1m(ns TEXT, service TEXT, kind INTEGER, bucket INTEGER,"
+    " windows INTEGER, events INTEGER, flags INTEGER, first INTEGER, last INTEGER,"
+    " period INTEGER, nrows INTEGER, data BLOB, PRIMARY KEY(ns, service, kind, bucket));";
 
 /* ---- small helpers shared with the readers ---- */
 
@@ -238,6 +244,12 @@ static jp_err sq_day_open_rw(sq_store *st, int64_t day, sq_day **out, jp_error *
         sqlite3_free(msg);
         goto out;
     }
+    /* a new day file must survive a crash too: sync its directory entry */
+    int dfd = open(st->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
     for (int i = 0; i < ST_COUNT; i++)
         if (sqlite3_prepare_v3(d->db, sq_stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &d->st[i],
                                NULL) != SQLITE_OK) {
@@ -256,7 +268,7 @@ out:
 
 /* The writer's open day, opening (and creating) it on first use. Keeps at
  * most SQ_MAX_DAYS open; the oldest is closed first. */
-static jp_err sq_day_get(sq_store *st, int64_t day, sq_day **out, jp_error *err)
+jp_err sq_day_get(sq_store *st, int64_t day, sq_day **out, jp_error *err)
 {
     for (size_t i = 0; i < st->ndays; i++)
         if (st->days[i]->day == day) {
@@ -326,8 +338,9 @@ static jp_err sq_log(sq_day *d, int64_t now, const jp_batch *b, int outcome, con
     sqlite3_bind_int64(s, 7, res ? (int64_t)res->windows : 0);
     sqlite3_bind_int64(s, 8, res ? (int64_t)res->stack_rows : 0);
     sqlite3_bind_int64(s, 9, (int64_t)bytes);
-    if (b) {
+    if (b)
         sqlite3_bind_int(s, 10, b->heartbeat);
+    if (b && b->has_queue) { /* NULL when the batch did not report its queue */
         sqlite3_bind_int64(s, 11, (int64_t)b->queue_dropped_batches);
         sqlite3_bind_int64(s, 12, (int64_t)b->queue_dropped_bytes);
         sqlite3_bind_int64(s, 13, (int64_t)b->queue_bytes);
@@ -427,7 +440,7 @@ static uint64_t *sq_thread_ids(const jp_batch *b)
 
 /* One transaction on one day: all non-duplicate batches' parts (+ ledger). */
 static jp_err sq_day_tx(sq_store *st, int64_t day, bool ledger, sq_req **reqs, size_t n,
-                        uint64_t **tids, int64_t now, sq_reject *rej, size_t nrej, jp_error *err)
+                        int64_t now, sq_reject *rej, size_t nrej, jp_error *err)
 {
     sq_day *d;
     jp_err rc = sq_day_get(st, day, &d, err);
@@ -435,12 +448,11 @@ static jp_err sq_day_tx(sq_store *st, int64_t day, bool ledger, sq_req **reqs, s
         return rc;
     if ((rc = sq_exec(d, "BEGIN IMMEDIATE", err)))
         return rc;
-    jp_strbuf tmp, blob;
+    jp_strbuf tmp;
     jp_strbuf_init(&tmp, 0);
-    jp_strbuf_init(&blob, 0);
     for (size_t i = 0; i < n && !rc; i++)
         if (reqs[i]->type == SQ_REQ_WRITE && !reqs[i]->duplicate)
-            rc = sq_write_part(st, d, reqs[i], tids[i], now, &tmp, &blob, err);
+            rc = sq_write_part(st, d, reqs[i], now, &tmp, err);
     if (!rc && ledger)
         rc = sq_write_ledger(st, d, reqs, n, now, rej, nrej, err);
     if (!rc)
@@ -453,20 +465,17 @@ static jp_err sq_day_tx(sq_store *st, int64_t day, bool ledger, sq_req **reqs, s
         jp_u64map_clear(&d->targets);
     }
     jp_strbuf_cleanup(&tmp);
-    jp_strbuf_cleanup(&blob);
     return rc;
 }
 
 static void sq_group_write(sq_store *st, sq_req **reqs, size_t n, sq_reject *rej, size_t nrej)
 {
     int64_t t0 = jp_time_mono_ns(), now = store_now_ns(), today = store_day_of(now);
-    uint64_t **tids = jp_xcalloc(n + 1, sizeof *tids);
     for (size_t i = 0; i < n; i++) {
         if (reqs[i]->type != SQ_REQ_WRITE)
             continue;
         memset(reqs[i]->res, 0, sizeof *reqs[i]->res);
         reqs[i]->duplicate = sq_is_duplicate(st, reqs, i);
-        tids[i] = sq_thread_ids(reqs[i]->b);
     }
     int64_t days[SQ_MAX_DAYS];
     size_t nd = sq_group_days(st, reqs, n, now, days);
@@ -474,12 +483,11 @@ static void sq_group_write(sq_store *st, sq_req **reqs, size_t n, sq_reject *rej
     jp_error_init(&e);
     jp_err rc = JP_OK;
     for (size_t i = 0; i < nd && !rc; i++)
-        rc = sq_day_tx(st, days[i], false, reqs, n, tids, now, NULL, 0, &e);
+        rc = sq_day_tx(st, days[i], false, reqs, n, now, NULL, 0, &e);
     if (!rc)
-        rc = sq_day_tx(st, today, true, reqs, n, tids, now, rej, nrej, &e);
+        rc = sq_day_tx(st, today, true, reqs, n, now, rej, nrej, &e);
     for (size_t i = 0; i < n; i++) {
         sq_req *r = reqs[i];
-        free(tids[i]);
         if (r->type != SQ_REQ_WRITE)
             continue;
         r->rc = rc;
@@ -498,7 +506,6 @@ static void sq_group_write(sq_store *st, sq_req **reqs, size_t n, sq_reject *rej
             jp_u64map_put(&st->batch_ids, jp_hash_bytes(id, strlen(id)), (uint64_t)today + 1);
         }
     }
-    free(tids);
     pthread_mutex_lock(&st->stats_mu);
     st->stats.commits += nd + 1;
     st->stats.write_ns_total += (uint64_t)(jp_time_mono_ns() - t0);
@@ -565,10 +572,24 @@ static void *sq_writer_main(void *arg)
 {
     sq_store *st = arg;
     sq_req *group[SQ_GROUP_MAX];
+    int64_t last_rollup = jp_time_mono_ns();
     pthread_mutex_lock(&st->mu);
     for (;;) {
-        while (!st->head && !st->nrejects && !st->stopping)
-            pthread_cond_wait(&st->cv_work, &st->mu);
+        for (;;) {
+            /* every 30 s, busy or not: rollups of finished buckets (bounded work) */
+            if (jp_time_mono_ns() - last_rollup >= SQ_ROLLUP_EVERY_NS && !st->stopping) {
+                pthread_mutex_unlock(&st->mu);
+                sq_rollup_run(st, 256);
+                pthread_mutex_lock(&st->mu);
+                last_rollup = jp_time_mono_ns();
+            }
+            if (st->head || st->nrejects || st->stopping)
+                break;
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_sec += SQ_ROLLUP_EVERY_NS / JP_NS_PER_SEC;
+            pthread_cond_timedwait(&st->cv_work, &st->mu, &ts);
+        }
         if (!st->head && !st->nrejects && st->stopping)
             break;
         size_t n = 0;
@@ -591,6 +612,8 @@ static void *sq_writer_main(void *arg)
         for (size_t i = 0; i < n; i++)
             if (group[i]->type == SQ_REQ_RETENTION)
                 group[i]->removed = sq_retention_run(st, group[i]->retention_days);
+            else if (group[i]->type == SQ_REQ_ROLLUP)
+                group[i]->removed = sq_rollup_run(st, (size_t)group[i]->retention_days);
             else
                 writes[w++] = group[i];
         if (w || nrej)
@@ -644,7 +667,20 @@ static jp_err sq_write_batch(store *s, const jp_batch *b, const store_write_opts
                              store_write_result *res, jp_error *err)
 {
     sq_req r = {.type = SQ_REQ_WRITE, .b = b, .opt = opt, .res = res, .err = err};
-    return sq_submit(s->impl, &r, err);
+    /* the CPU-heavy part (row encoding, compression) runs here, in parallel */
+    r.tids = sq_thread_ids(b);
+    r.blobs = jp_xcalloc(b->nwindows + 1, sizeof *r.blobs);
+    jp_err rc = JP_OK;
+    for (size_t i = 0; i < b->nwindows && !rc; i++)
+        if (!(opt && opt->skip_windows && opt->skip_windows[i]))
+            rc = sq_window_encode(b, i, r.tids, &r.blobs[i], err);
+    if (!rc)
+        rc = sq_submit(s->impl, &r, err);
+    for (size_t i = 0; i < b->nwindows; i++)
+        sq_wblob_cleanup(&r.blobs[i]);
+    free(r.blobs);
+    free(r.tids);
+    return rc;
 }
 
 static void sq_note_rejected(store *s, const char *collector, const char *reason, int64_t time_ns)
@@ -668,6 +704,15 @@ static jp_err sq_enforce_retention(store *s, int retention_days, uint32_t *remov
     jp_err rc = sq_submit(s->impl, &r, err);
     if (removed)
         *removed = r.removed;
+    return rc;
+}
+
+jp_err store_sqlite_rollup(store *s, uint32_t *built, jp_error *err)
+{
+    sq_req r = {.type = SQ_REQ_ROLLUP, .retention_days = 100000, .err = err};
+    jp_err rc = sq_submit(s->impl, &r, err);
+    if (built)
+        *built = r.removed;
     return rc;
 }
 

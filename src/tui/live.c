@@ -106,23 +106,28 @@ static int64_t kb_after(const char *line, size_t len, const char *key)
 
 bool tui_live_heap_parse(const char *text, char *buf, size_t len)
 {
-    /* Generational heaps print one " <name> total NK, used NK" line per
-     * generation (G1 one for the whole heap); ZGC " ZHeap used NM, capacity
-     * NM". Indented deeper lines are regions and spaces, Metaspace has no
-     * total: both are skipped. */
+    /* One line per heap or generation, indented at most one space: G1
+     * "garbage-first heap total 65536K, used 24576K" (JDK 25: "total
+     * reserved NK, committed NK, used NK"), Serial/Parallel one per
+     * generation, ZGC "ZHeap used NM, capacity NM". Deeper lines are
+     * regions and spaces; Metaspace counts no heap. */
     int64_t used = 0, total = 0;
     bool found = false;
     for (const char *p = text; *p;) {
         size_t n = strcspn(p, "\n");
-        bool top = p[0] == ' ' && p[1] != ' ';
+        const char *q = p[0] == ' ' ? p + 1 : p;
+        bool top = *q != ' ' && strncmp(q, "Metaspace", 9) != 0 && strncmp(q, "class space", 11) != 0;
         if (top && n < 512) {
-            int64_t t = kb_after(p, n, "total ");
             int64_t u = kb_after(p, n, "used ");
-            int64_t c = kb_after(p, n, "capacity ");
+            int64_t t = kb_after(p, n, "committed ");
+            if (t < 0)
+                t = kb_after(p, n, "total ");
+            if (t < 0)
+                t = kb_after(p, n, "capacity ");
             if (t >= 0 && u >= 0) {
-                total += t, used += u, found = true;
-            } else if (c >= 0 && u >= 0 && !found) {
-                total += c, used += u, found = true;
+                total += t;
+                used += u;
+                found = true;
             }
         }
         p += n;
@@ -247,6 +252,25 @@ void tui_live_free(tui_live *l)
     free(l);
 }
 
+void tui_live_accept(tui_live *l, jp_snapshot *s)
+{
+    jp_snapshot_free(l->prev);
+    /* CPU deltas only compare snapshots of one source. */
+    if (l->cur && strcmp(l->cur->source, s->source) == 0) {
+        l->prev = l->cur;
+    } else {
+        jp_snapshot_free(l->cur);
+        l->prev = NULL;
+    }
+    l->cur = s;
+    analyses_cleanup(l);
+    jp_analyze_busy(l->prev, l->cur, &l->busy);
+    jp_analyze_locks(l->cur, &l->locks);
+    jp_analyze_deadlocks(l->cur, &l->deadlocks);
+    l->blocks = jp_analyze_blocks_counts(l->cur);
+    jp_snapshot_count_states(l->cur, l->states);
+}
+
 jp_err tui_live_refresh(tui_live *l, jp_error *err)
 {
     int64_t t0 = jp_time_mono_ns();
@@ -264,21 +288,7 @@ jp_err tui_live_refresh(tui_live *l, jp_error *err)
         l->snap.source = JVM_SNAP_THREAD_PRINT;
     }
     l->snapshot_ms = ms_since(t0);
-    jp_snapshot_free(l->prev);
-    /* CPU deltas only compare snapshots of one source. */
-    if (l->cur && strcmp(l->cur->source, s->source) == 0) {
-        l->prev = l->cur;
-    } else {
-        jp_snapshot_free(l->cur);
-        l->prev = NULL;
-    }
-    l->cur = s;
-    analyses_cleanup(l);
-    jp_analyze_busy(l->prev, l->cur, &l->busy);
-    jp_analyze_locks(l->cur, &l->locks);
-    jp_analyze_deadlocks(l->cur, &l->deadlocks);
-    l->blocks = jp_analyze_blocks_counts(l->cur);
-    jp_snapshot_count_states(l->cur, l->states);
+    tui_live_accept(l, s);
     read_heap(l);
     read_proc_cpu(l);
     l->refreshed_mono = jp_time_mono_ns();
@@ -428,7 +438,9 @@ jp_err tui_live_prof_dump(tui_live *l, jp_error *err)
         *err = l->prof.error;
         return rc;
     }
-    jp_profile_free(l->prof.profile);
+    /* the previous window lives one dump longer: a view may still borrow it */
+    jp_profile_free(l->prof.prev_profile);
+    l->prof.prev_profile = l->prof.profile;
     l->prof.profile = p;
     l->prof.rep = rep;
     l->prof.dumped_mono = jp_time_mono_ns();
@@ -452,7 +464,8 @@ void tui_live_prof_stop(tui_live *l)
     }
     l->prof.running = false;
     jp_profile_free(l->prof.profile);
-    l->prof.profile = NULL;
+    jp_profile_free(l->prof.prev_profile);
+    l->prof.profile = l->prof.prev_profile = NULL;
 }
 
 /* ---- signals ---- */

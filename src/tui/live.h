@@ -66,7 +66,8 @@ typedef struct tui_live_prof {
     jvm_tfile lib, out; /* async-profiler: its library and JFR file in the target */
     int cleanup;        /* async-profiler: "stop" on the way out */
     int64_t started_mono;
-    jp_profile *profile; /* the last window read, or NULL */
+    jp_profile *profile;      /* the last window read, or NULL */
+    jp_profile *prev_profile; /* the one before, freed at the next dump */
     jfr_report rep;
     int64_t dumped_mono;
     double cost_ms; /* last dump: attach + read + parse */
@@ -106,6 +107,11 @@ void tui_live_free(tui_live *l);
 /* Takes a snapshot and recomputes everything. On failure the previous data
  * stays. */
 jp_err tui_live_refresh(tui_live *l, jp_error *err);
+
+/* Takes over snapshot s as the current one (the current becomes the
+ * previous when both come from one source) and runs the analyses; what
+ * tui_live_refresh does after attaching, exposed for tests. */
+void tui_live_accept(tui_live *l, jp_snapshot *s);
 
 /* Starts the live profile (no-op when running). */
 jp_err tui_live_prof_start(tui_live *l, jp_error *err);

@@ -31,6 +31,8 @@ static void title_row(const tui_live_view *v, tui_canvas *c)
                            (double)v->opts.interval_ns / 1e9);
     if (v->exited)
         tui_canvas_puts(c, 0, x, "  EXITED", TUI_STYLE_WARN, TUI_F_BOLD);
+    else if (v->paused)
+        tui_canvas_puts(c, 0, x, "  PAUSED", TUI_STYLE_WARN, TUI_F_BOLD);
 }
 
 static void numbers_row(const tui_live_view *v, tui_canvas *c)
@@ -222,7 +224,7 @@ static const char *const help_lines[] = {
     "          name or state (Enter applies, empty clears; Esc clears)",
     "Locks, Deadlocks, stacks:  Up/Down/PgUp/PgDn/Home/End scroll",
     "",
-    "  r            refresh now            ?, F1   this help       q, F10   quit",
+    "  r            refresh now     p  pause/resume     ?, F1  this help     q, F10  quit",
     "",
     "The header: JVM version and uptime, snapshot source, thread counts by",
     "state, process CPU (% of one core), heap used of committed, and what one",

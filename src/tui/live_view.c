@@ -210,17 +210,84 @@ void tui_live_view_sync(tui_live_view *v)
 
 /* ---- flame ---- */
 
+/* A node of a flame tree as the names of its frames from the root: how the
+ * zoom and the selection survive a new window (frame numbers do not). */
+typedef struct name_path {
+    char **names;
+    size_t n;
+} name_path;
+
+static void path_save(const jp_flame *f, uint32_t node, name_path *p)
+{
+    size_t depth = f->nodes[node].depth;
+    p->n = 0;
+    p->names = jp_xcalloc(depth ? depth : 1, sizeof *p->names);
+    for (size_t i = depth; i > 0 && node != 0; i--) {
+        size_t len;
+        const char *name = jp_flame_node_name(f, node, &len);
+        p->names[i - 1] = jp_xstrndup(name, len);
+        node = f->nodes[node].parent;
+        p->n++;
+    }
+}
+
+static uint32_t path_follow(const jp_flame *f, const name_path *p)
+{
+    uint32_t node = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        uint32_t c = f->nodes[node].first_child;
+        for (; c != JP_FLAME_NONE; c = f->nodes[c].next_sibling) {
+            size_t len;
+            const char *name = jp_flame_node_name(f, c, &len);
+            if (p->names[i] && strlen(p->names[i]) == len && !memcmp(name, p->names[i], len))
+                break;
+        }
+        if (c == JP_FLAME_NONE)
+            break;
+        node = c;
+    }
+    return node;
+}
+
+static void path_free(name_path *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        free(p->names[i]);
+    free(p->names);
+}
+
+/* Carries zoom, selection, search and focus from the old flame view to the
+ * new one (the forward tree only; a callers view starts over). */
+static void flame_carry(tui_view *old, tui_view *nv)
+{
+    nv->focus = old->focus;
+    if (old->pattern[0])
+        tui_view_search(nv, old->pattern);
+    if (old->rev)
+        return;
+    for (size_t i = 0; i <= old->nzoom; i++) {
+        name_path p;
+        path_save(old->cur, i < old->nzoom ? old->zoom[i] : old->sel, &p);
+        uint32_t node = path_follow(nv->cur, &p);
+        if (i < old->nzoom)
+            tui_view_zoom_push(nv, node);
+        else
+            nv->sel = node;
+        path_free(&p);
+    }
+}
+
 static void flame_rebuild(tui_live_view *v)
 {
     tui_live_prof *p = &v->live->prof;
     if (!p->profile)
         return;
-    if (v->flame) {
-        v->flame_kind = v->flame->kind;
-        v->flame_by_value = v->flame->by_value;
-        v->flame_threads = v->flame->threads;
-        tui_view_free(v->flame);
-        v->flame = NULL;
+    tui_view *old = v->flame;
+    v->flame = NULL;
+    if (old) {
+        v->flame_kind = old->kind;
+        v->flame_by_value = old->by_value;
+        v->flame_threads = old->threads;
     }
     jp_kind k = JP_KIND_CPU;
     tui_kind_default(p->profile, &k);
@@ -233,6 +300,12 @@ static void flame_rebuild(tui_live_view *v)
     v->flame_kind_set = true;
     v->flame_kind = k;
     tui_view_resize(v->flame, v->rows - HEAD_ROWS, v->cols);
+    if (old) {
+        if (old->kind == k)
+            flame_carry(old, v->flame);
+        /* the old view borrowed the previous window's profile: free it now */
+        tui_view_free(old);
+    }
 }
 
 static void flame_enter(tui_live_view *v)
@@ -296,6 +369,8 @@ static bool tick_dump(tui_live_view *v, int64_t now)
 bool tui_live_view_tick(tui_live_view *v)
 {
     int64_t now = jp_time_mono_ns();
+    if (v->paused)
+        return false;
     if (v->picking) {
         if (now < v->next_list)
             return false;
@@ -542,6 +617,15 @@ tui_action tui_live_view_key(tui_live_view *v, int key)
     v->msg[0] = '\0';
     if (screen_key(v, key))
         return TUI_ACTION_REDRAW;
+    if (key == 'p' || key == 'P') {
+        v->paused = !v->paused;
+        tui_live_view_message(v, false, "%s", v->paused ? "paused: p resumes the refresh"
+                                                        : "refreshing again");
+        if (v->flame)
+            tui_view_message(v->flame, false, "%s",
+                             v->paused ? "paused: p resumes the refresh" : "refreshing again");
+        return TUI_ACTION_REDRAW;
+    }
     if (v->screen == TUI_LSCR_FLAME && !v->stack) {
         if (!v->flame) {
             if (key == 'q' || key == TUI_KEY_F10)

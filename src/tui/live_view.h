@@ -81,6 +81,7 @@ typedef struct tui_live_view {
     /* timing */
     int64_t next_refresh, next_dump, next_list;
     bool exited;
+    bool paused; /* p: no refresh until p again */
 } tui_live_view;
 
 /* live may be NULL: the view starts with the list of local JVMs and opens

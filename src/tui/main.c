@@ -235,6 +235,9 @@ static int parse(int argc, char **argv, tui_args *a)
         return usage_error("unexpected argument '%s'", argv[optind]);
     if (a->has_format && !a->batch)
         return usage_error("%s", "--format is for batch mode: add -b");
+    if (!a->jfr_path && (a->has_kind || a->has_from || a->has_to || a->threads || a->by_value))
+        return usage_error("%s", "--event, --value, --threads, --from and --to need a recording: "
+                                 "no recording given, use --jfr FILE");
     if (a->jfr_path) {
         if (a->has_pid)
             return usage_error("%s", "--jfr and -p are two sources: give one");

@@ -95,6 +95,7 @@ typedef struct jp_batch {
     uint64_t queue_dropped_batches, queue_dropped_bytes;
     int64_t queue_oldest_dropped_ns; /* window start of the oldest dropped data, 0 none */
     uint64_t queue_bytes;            /* bytes queued when sent */
+    bool has_queue;                  /* the batch carried the queue counters */
 
     char **frames; /* frame-name table (printed names, NUL-terminated) */
     size_t nframes, frames_cap;

@@ -186,8 +186,12 @@ static jp_err dec_docs(dec *d, json_t *root, const char *key, jp_batch_doc **out
             (rc = dec_time(d, o, "time", true, &doc->time_ns)))
             return rc;
         json_t *th = json_object_get(o, "threads");
+        json_t *snap = json_object_get(o, "snapshot");
+        if (!json_is_array(th) && json_is_object(snap)) /* snapshot_json.h form */
+            th = json_object_get(snap, "threads");
         if (!json_is_array(th))
-            return dec_fail(d, JP_ERR_FORMAT, "threads", "required array is missing");
+            return dec_fail(d, JP_ERR_FORMAT, "threads",
+                            "required array is missing (or snapshot.threads)");
         size_t k;
         json_t *t;
         json_array_foreach(th, k, t)
@@ -581,6 +585,7 @@ static jp_err pd_small(pdec *x, const char *key, jpull_tok t)
         if (!json_is_null(v) && !json_is_object(v)) {
             rc = dec_fail(&x->d, JP_ERR_FORMAT, "queue", "must be an object");
         } else if (json_is_object(v)) {
+            b->has_queue = true;
             snprintf(x->d.path, sizeof x->d.path, "queue");
             if (!(rc = dec_u64(&x->d, v, "dropped_batches", &b->queue_dropped_batches)) &&
                 !(rc = dec_u64(&x->d, v, "dropped_bytes", &b->queue_dropped_bytes)) &&
@@ -826,16 +831,18 @@ char *jp_batch_json_encode(const jp_batch *b, size_t *len)
         jp_strbuf_puts(&o, ",\"version\":");
         enc_str(&o, b->collector_version);
     }
-    jp_strbuf_printf(&o,
-                     "},\"sent\":%lld,\"heartbeat\":%s,\"queue\":{\"dropped_batches\":%llu,"
-                     "\"dropped_bytes\":%llu,\"bytes\":%llu",
-                     (long long)b->sent_ns, b->heartbeat ? "true" : "false",
-                     (unsigned long long)b->queue_dropped_batches,
-                     (unsigned long long)b->queue_dropped_bytes,
-                     (unsigned long long)b->queue_bytes);
-    if (b->queue_oldest_dropped_ns)
-        jp_strbuf_printf(&o, ",\"oldest_dropped\":%lld", (long long)b->queue_oldest_dropped_ns);
-    jp_strbuf_putc(&o, '}');
+    jp_strbuf_printf(&o, "},\"sent\":%lld,\"heartbeat\":%s", (long long)b->sent_ns,
+                     b->heartbeat ? "true" : "false");
+    /* the queue counters travel when the producer set them (has_queue) */
+    if (b->has_queue || b->queue_dropped_batches || b->queue_bytes) {
+        jp_strbuf_printf(
+            &o, ",\"queue\":{\"dropped_batches\":%llu,\"dropped_bytes\":%llu,\"bytes\":%llu",
+            (unsigned long long)b->queue_dropped_batches,
+            (unsigned long long)b->queue_dropped_bytes, (unsigned long long)b->queue_bytes);
+        if (b->queue_oldest_dropped_ns)
+            jp_strbuf_printf(&o, ",\"oldest_dropped\":%lld", (long long)b->queue_oldest_dropped_ns);
+        jp_strbuf_putc(&o, '}');
+    }
     enc_names(&o, "frames", b->frames, b->nframes);
     enc_names(&o, "threads", b->threads, b->nthreads);
     jp_strbuf_puts(&o, ",\"stacks\":[");

@@ -79,3 +79,34 @@ $(JPROF_SERVER_CH_LOG): jprof-server jprof-top tests/unit/test_store_clickhouse
 EXTRA_DIST += tests/integration/test_server_clickhouse.sh \
 	tests/integration/test_server_clickhouse_cases.py \
 	tests/integration/clickhouse-server.sh
+
+# jprof-agent: k8s mode against the FAKE API server (fake-k8s-api.py, stdlib
+# python, loopback only), the uploader against a tiny test peer, and host mode
+# end to end with a real JVM and the real jprof-server.
+TESTS += tests/integration/test_agent_k8s.py tests/integration/test_agent_upload.py \
+	tests/integration/test_agent_host.py
+JPROF_AGENT_K8S_LOG = tests/integration/test_agent_k8s.py.log
+$(JPROF_AGENT_K8S_LOG): jprof-agent
+JPROF_AGENT_UPLOAD_LOG = tests/integration/test_agent_upload.py.log
+$(JPROF_AGENT_UPLOAD_LOG): jprof-agent
+JPROF_AGENT_HOST_LOG = tests/integration/test_agent_host.py.log
+$(JPROF_AGENT_HOST_LOG): jprof-agent jprof-server jprof-workload
+EXTRA_DIST += tests/integration/test_agent_k8s.py tests/integration/test_agent_upload.py \
+	tests/integration/test_agent_host.py tests/integration/fake-k8s-api.py
+
+# jprof-top on live JVMs (JDK 17 and 25): batch JSON/text and every error
+# exit status; the interactive screens driven in tmux, SIGTERM and SIGHUP
+# while recording. Workloads: tests/java/Contention.java, Deadlocks.java.
+TESTS += tests/integration/test_live_batch.sh tests/integration/test_tui_live.sh
+JPROF_LIVE_BATCH_LOG = tests/integration/test_live_batch.sh.log
+JPROF_TUI_LIVE_LOG = tests/integration/test_tui_live.sh.log
+if HAVE_JAVAC
+$(JPROF_LIVE_BATCH_LOG) $(JPROF_TUI_LIVE_LOG): jprof-top jprof-helper.jar
+else
+$(JPROF_LIVE_BATCH_LOG) $(JPROF_TUI_LIVE_LOG): jprof-top
+endif
+EXTRA_DIST += tests/integration/test_live_batch.sh tests/integration/test_tui_live.sh
+clean-local: clean-local-tui-live
+clean-local-tui-live:
+	rm -rf tests/integration/live-batch.d tests/integration/tui-live.d
+.PHONY: clean-local-tui-live

@@ -128,8 +128,11 @@ class Server:
         self.proc = None
         self.log.close()
 
+    scheme = "http"
+    ssl_ctx = None
+
     def url(self, path):
-        return "http://127.0.0.1:%d%s" % (self.port, path)
+        return "%s://127.0.0.1:%d%s" % (self.scheme, self.port, path)
 
     def request(self, method, path, body=None, token=None, headers=None):
         h = dict(headers or {})
@@ -137,7 +140,7 @@ class Server:
             h["Authorization"] = "Bearer " + TOKENS.get(token, token)
         req = urllib.request.Request(self.url(path), data=body, method=method, headers=h)
         try:
-            with urllib.request.urlopen(req, timeout=30) as r:
+            with urllib.request.urlopen(req, timeout=30, context=self.ssl_ctx) as r:
                 return r.status, r.read(), dict(r.headers)
         except urllib.error.HTTPError as e:
             return e.code, e.read(), dict(e.headers)
@@ -203,8 +206,8 @@ def make_batch(bid, start_ns, ns="shop", service="checkout", pod="checkout-1", k
              "waiting_on": "L2", "owner_id": 2, "stack": []}],
             "deadlocks": []}]
         b["deadlocks"] = [{"target": target(pod, ns, service), "time": t, "threads": [
-            {"name": "a", "id": 7, "waiting_for": "LA", "holds": "LB"},
-            {"name": "b", "id": 8, "waiting_for": "LB", "holds": "LA"}]}]
+            {"name": "a", "id": 7, "waits_for": "LA", "holds": "LB"},
+            {"name": "b", "id": 8, "waits_for": "LB", "holds": "LA"}]}]
     return b
 
 
@@ -295,6 +298,7 @@ def case_endpoints(ctx):
 
     th = s.getj(q("/api/v1/threads", namespace="shop", service="checkout"))
     check(len(th["targets"]) == 2, "threads: one per pod")
+    th["targets"].sort(key=lambda x: x["target"]["pod"])
     summ = th["targets"][0]["summary"]
     check(summ["busy"]["confidence"] == "exact_thread_cpu", "busy confidence")
     check(summ["busy"]["threads"][0]["name"] == "main", "busiest is main")
@@ -304,9 +308,38 @@ def case_endpoints(ctx):
     thf = s.getj(q("/api/v1/threads", namespace="shop", pod="checkout-1", full=1))
     check(len(thf["targets"]) == 1 and "snapshot" in thf["targets"][0]["summary"], "full=1")
 
+    # the snapshot form that jprof-top -b --format json prints (src/wire/snapshot_json.h)
+    lock = {"id": "ff708868", "class": "java.lang.Object", "kind": "monitor", "frame": None}
+    snap = {"source": "helper", "taken_at": rfc3339(t0), "interval_ms": 1000, "truncated": False,
+            "states": {"RUNNABLE": 1, "BLOCKED": 1},
+            "threads": [
+                {"id": 11, "name": "hot", "state": "RUNNABLE", "cpu_pct": 88.0,
+                 "cpu_confidence": "exact", "cpu_ns": 5, "waiting": None, "held": [lock],
+                 "stack": ["a.B.c(B.java:1)"]},
+                {"id": 12, "name": "stuck", "state": "BLOCKED", "cpu_pct": 0.0,
+                 "cpu_confidence": "exact", "waiting": {"kind": "enter", "lock": lock,
+                                                        "owner": {"id": 11, "name": "hot"}},
+                 "held": [], "stack": []}],
+            "locks": [{"lock": lock, "owner": {"id": 11, "name": "hot"}, "owner_blocks": 1,
+                       "owner_chain": ["hot"], "chain_cycles": False,
+                       "waiters": [{"id": 12, "name": "stuck", "state": "BLOCKED"}]}],
+            "deadlocks": []}
+    b3 = {"batch_id": "b-3", "collector": {"id": "agent@node-1"},
+          "thread_snapshots": [{"target": target("checkout-3"), "time": t0, "snapshot": snap}]}
+    st, r, _ = s.ingest(b3)
+    check(st == 200 and r["documents"] == 1, "snapshot form accepted: %s" % r)
+    th3 = s.getj(q("/api/v1/threads", namespace="shop", pod="checkout-3"))["targets"][0]["summary"]
+    check(th3["busy"]["confidence"] == "exact" and th3["busy"]["threads"][0]["name"] == "hot",
+          "snapshot form busy %s" % th3["busy"])
+    check(th3["blocked"]["owners"][0]["name"] == "hot" and th3["blocked"]["owners"][0]["blocks"] == 1,
+          "snapshot form owners %s" % th3["blocked"])
+    check(th3["blocked"]["threads"][0]["waiting_on"] == "java.lang.Object@ff708868",
+          "waiting lock text %s" % th3["blocked"]["threads"][0])
+    check(th3["locks"][0]["owner_blocks"] == 1, "locks passed through")
+
     dl = s.getj(q("/api/v1/deadlocks", namespace="shop"))
     check(len(dl["deadlocks"]) == 2, "deadlocks %d" % len(dl["deadlocks"]))
-    check(dl["deadlocks"][0]["deadlock"]["threads"][0]["waiting_for"] == "LA", "deadlock body")
+    check(dl["deadlocks"][0]["deadlock"]["threads"][0]["waits_for"] == "LA", "deadlock body")
     check(dl["deadlocks"][0]["time"] >= dl["deadlocks"][1]["time"], "newest first")
     dl1 = s.getj(q("/api/v1/deadlocks", namespace="shop", limit=1))
     check(dl1["meta"]["truncated"] is True, "deadlocks limit")
@@ -319,7 +352,7 @@ def case_endpoints(ctx):
 
     ing = s.getj("/api/v1/ingestion")
     c = ing["collectors"][0]
-    check(c["collector"] == "agent@node-1" and c["accepted"] == 2 and c["windows"] == 2,
+    check(c["collector"] == "agent@node-1" and c["accepted"] == 3 and c["windows"] == 2,
           "ingestion %s" % c)
     check(c["queue"]["dropped_batches"] == 2 and c["last_heartbeat"], "queue counters %s" % c)
 
@@ -329,7 +362,7 @@ def case_endpoints(ctx):
 
     st, body = s.get("/metrics", token="read")
     text = body.decode()
-    check(st == 200 and 'jprof_server_ingest_batches_total{outcome="accepted",reason="accepted"} 2'
+    check(st == 200 and 'jprof_server_ingest_batches_total{outcome="accepted",reason="accepted"} 3'
           in text, "metrics accepted")
     for name in ("jprof_server_http_request_duration_seconds_bucket",
                  "jprof_server_store_partition_rows{day=", "jprof_server_store_oldest_day",
@@ -713,8 +746,38 @@ def case_insecure_flag(ctx):
     check("WARNING" in s.logtext() and "insecure" in s.logtext(), "loud warning at start")
 
 
+def case_tls(ctx):
+    """--tls-cert/--tls-key: HTTPS works, plain HTTP does not."""
+    import ssl
+    openssl = shutil.which("openssl")
+    if not openssl:
+        ctx.skip_or_fail("openssl missing: TLS not tested")
+        return
+    cert, key = os.path.join(ctx.root, "cert.pem"), os.path.join(ctx.root, "key.pem")
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                    "-out", cert, "-days", "2", "-subj", "/CN=localhost"], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    s = ctx.server(extra_args=["--tls-cert", cert, "--tls-key", key])
+    s.scheme = "https"
+    s.ssl_ctx = ssl.create_default_context(cafile=cert)
+    s.ssl_ctx.check_hostname = False  # the test cert names localhost, we dial 127.0.0.1
+    st, body = s.get("/healthz", token=None)
+    check(st == 200 and body.strip() == b"ok", "https healthz: %d" % st)
+    st, body = s.get("/api/v1/services", token="read")
+    check(st == 200, "https API with a token: %d" % st)
+    st, body = s.get("/api/v1/services", token=None)
+    check(st == 401, "https API without a token: %d" % st)
+    s.scheme, s.ssl_ctx = "http", None
+    try:
+        st, _ = s.get("/healthz", token=None)
+        ok = st != 200
+    except Exception:
+        ok = True
+    check(ok, "plain HTTP must not work on a TLS port")
+
+
 CASES = [case_basics, case_endpoints, case_auth, case_malformed, case_duplicates_restart,
-         case_kill9, case_retention, case_jfr_upload, case_insecure_flag]
+         case_kill9, case_retention, case_jfr_upload, case_insecure_flag, case_tls]
 
 
 class Ctx:

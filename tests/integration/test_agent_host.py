@@ -216,6 +216,8 @@ def run(env):
     agent.send_signal(signal.SIGTERM)
     check(agent.wait(timeout=30) == 0, "SIGTERM: the agent exits with status 0")
     check("jprof-agent" not in jfr_check(wl.pid), "no recording left running", jfr_check(wl.pid))
+    if not check(wl.poll() is None, "the workload JVM is still alive", wl.poll()):
+        return 1
     root = "/proc/%d/root/tmp" % wl.pid
     left = [f for f in os.listdir(root)
             if f == "jprof" or re.match(r"jprof-\d+-\d+-.*\.(jfr|json|jar)$", f)]

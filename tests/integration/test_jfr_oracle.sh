@@ -256,6 +256,19 @@ for v in $jdks; do
     fi
 done
 
+# ---- warm the oracle's cache, one background job per recording: `jfr print
+# --json` and its parsing are most of this test's time, and there are 2 cores ----
+warm=""
+for v in $recorded; do
+    (for k in cpu alloc lock park; do
+        python3 "$oracle" --jfr "$(jdk_home "$v")/bin/jfr" "$work/jdk$v.jfr" "$k" --count >/dev/null 2>&1
+    done) &
+    warm="$warm $!"
+done
+for p in $warm; do
+    wait "$p" || true
+done
+
 # ---- JDK recordings ----
 for v in $recorded; do
     f=$work/jdk$v.jfr

@@ -91,11 +91,11 @@ expect_exit "bad --event" 2 "unknown kind 'bogus'" -- -b --jfr "$fixture" --even
 expect_exit "bad --value" 2 "--value must be samples or total" -- -b --jfr "$fixture" --value x
 expect_exit "bad --format" 2 "unknown format 'svg'" -- -b --jfr "$fixture" --format svg
 expect_exit "bad --from" 2 "--from: " -- -b --jfr "$fixture" --from yesterday
-expect_exit "no --jfr" 2 "no recording given" -- -b
+expect_exit "no --jfr" 2 "no recording given" -- -b --event cpu
 expect_exit "unknown option" 2 "unknown option '--frobnicate'" -- --frobnicate
 expect_exit "missing option value" 2 "needs a value" -- -b --jfr
 expect_exit "--format without -b" 2 "add -b" -- --jfr "$fixture" --format top
-expect_exit "reserved -p" 2 "not available yet" -- -p 1234
+expect_exit "reserved -n" 2 "not available yet" -- -n shop
 expect_exit "missing file" 1 "$tmp/nope.jfr: .*No such file or directory" -- \
     -b --jfr "$tmp/nope.jfr"
 expect_exit "kind not in the file" 1 "no park events; kinds present: cpu, alloc, lock" -- \

@@ -89,9 +89,13 @@ start_jvm() {
     return 1
 }
 
+# files of the jprof-top processes this test ran (other jprof tests may
+# share the host's /tmp with these JVMs)
+toppids=()
 leftovers() {
-    ls -a "/proc/$1/root/tmp" 2>/dev/null |
-        grep -E '^(jprof-[0-9]+-[0-9]+-[0-9a-f]+|jprof-helper-.*\.jar|jprof-asprof\.so|\.attach_pid)' || true
+    local ids
+    ids=$(IFS='|'; echo "${toppids[*]:-none}")
+    ls -a "/proc/$1/root/tmp" 2>/dev/null | grep -E "^(jprof-($ids)-[0-9]+-[0-9a-f]+|jprof-asprof\.so)" || true
 }
 recordings() { "$1/bin/jcmd" "$2" JFR.check 2>&1 | grep 'name=jprof-' || true; }
 
@@ -100,24 +104,25 @@ recordings() { "$1/bin/jcmd" "$2" JFR.check 2>&1 | grep 'name=jprof-' || true; }
 run() {
     local name=$1
     shift
-    rm -f "$work/$name.pid"
-    local cmd="echo \$\$ >'$work/$name.pid'; exec '$top'"
+    rm -f "$work/$name.pid" "$work/$name.rc"
+    local cmd="'$top'"
     for a in "$@"; do cmd+=" '$a'"; done
-    if tmux -L "$sock" has-session 2>/dev/null; then
-        tmux -L "$sock" new-window -d -n "$name" -x 150 -y 40 "$cmd"
-    else
-        tmux -L "$sock" new-session -d -s t -n "$name" -x 150 -y 40 "$cmd"
-        tmux -L "$sock" set-option -g remain-on-exit on >/dev/null
-    fi
-    tmux -L "$sock" set-option -w -t "t:$name" remain-on-exit on >/dev/null 2>&1
+    # the shell waits for jprof-top and writes its exit status
+    tmux -L "$sock" new-session -d -s "$name" -x 150 -y 40 "$cmd; echo \$? >'$work/$name.rc'; sleep 600"
+    local shell_pid
+    shell_pid=$(tmux -L "$sock" display -p -t "$name:" '#{pane_pid}')
+    for _ in $(seq 50); do
+        pgrep -P "$shell_pid" -x jprof-top >"$work/$name.pid" && break
+        sleep 0.1
+    done
+    toppids+=("$(cat "$work/$name.pid" 2>/dev/null)")
 }
-screen() { tmux -L "$sock" capture-pane -p -t "t:$1" >"$work/screen" 2>/dev/null; }
+screen() { tmux -L "$sock" capture-pane -p -t "$1:" >"$work/screen" 2>/dev/null; }
 keys() {
     local name=$1
     shift
-    tmux -L "$sock" send-keys -t "t:$name" "$@"
+    tmux -L "$sock" send-keys -t "$name:" "$@"
 }
-dead_status() { tmux -L "$sock" display -p -t "t:$1" '#{pane_dead}:#{pane_dead_status}' 2>/dev/null; }
 
 # wait_for NAME PATTERN [SECONDS]: until the screen has a line matching the ERE
 wait_for() {
@@ -139,13 +144,13 @@ first_thread_row() {
     awk '/^ +CPU% +CPU STATE/ { getline; print; exit }' "$work/screen"
 }
 wait_exit() { # NAME WANT-STATUS DESCRIPTION
-    local st=""
     for _ in $(seq 50); do
-        st=$(dead_status "$1")
-        [ "${st%%:*}" = 1 ] && break
+        [ -s "$work/$1.rc" ] && break
         sleep 0.2
     done
-    if [ "$st" = "1:$2" ]; then pass "$3 (status $2)"; else fail "$3: pane $st, want 1:$2"; fi
+    local st
+    st=$(cat "$work/$1.rc" 2>/dev/null)
+    if [ "$st" = "$2" ]; then pass "$3 (status $2)"; else fail "$3: status '$st', want $2"; fi
 }
 
 run_jdk() {
@@ -189,7 +194,7 @@ run_jdk() {
     keys "$w" Escape
     keys "$w" / l e d g e r Enter
     step "$w" "JDK $v: filter by name" "sort: CPU%  filter: ledger"
-    if awk '/^ +CPU% +CPU STATE/ {on=1; next} on && NF > 3' "$work/screen" | grep -vq ledger; then
+    if awk '/^ +CPU% +CPU STATE/ {on=1; next} on && /^ *$/ {exit} on' "$work/screen" | grep -vq ledger; then
         fail "JDK $v: the filter shows other threads"
     fi
     keys "$w" Escape s
@@ -246,7 +251,7 @@ run_jdk() {
     while [ -z "$(recordings "$home" "$cpid")" ] && [ $n -lt 25 ]; do sleep 0.2; n=$((n + 1)); done
     local jp
     jp=$(cat "$work/$w.pid")
-    tmux -L "$sock" kill-window -t "t:$w"
+    tmux -L "$sock" kill-session -t "$w"
     n=0
     while kill -0 "$jp" 2>/dev/null && [ $n -lt 50 ]; do sleep 0.2; n=$((n + 1)); done
     ! kill -0 "$jp" 2>/dev/null && [ -z "$(recordings "$home" "$cpid")$(leftovers "$cpid")" ] &&

@@ -4,7 +4,7 @@
  *
  * Prints one collapsed line per (stack, thread) of KIND (default cpu):
  * "root;...;leaf COUNT" with COUNT the samples, or the value with -v; -t puts
- * the thread name first. The report goes to stderr. Used to compare the
+ * the thread name first; -m prints memory use. The report goes to stderr. Used to compare the
  * reader with `jfr print --json` by hand and by the benchmarks. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +14,22 @@
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: jfr_dump [-k cpu|wall|alloc|lock|park] [-t] [-v] [-q] "
+    fprintf(stderr, "usage: jfr_dump [-k cpu|wall|alloc|lock|park] [-t] [-v] [-q] [-m] "
                     "[--from T] [--to T] FILE\n");
     exit(3);
+}
+
+/* -m: the process's memory after the read (anonymous vs file-backed). */
+static void print_memory(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM", 5) || !strncmp(line, "VmRSS", 5) ||
+            !strncmp(line, "RssAnon", 7) || !strncmp(line, "RssFile", 7))
+            fputs(line, stderr);
+    if (f)
+        fclose(f);
 }
 
 static void print_stack(const jp_profile *p, const jp_sample *c, bool threads)
@@ -41,7 +54,7 @@ int main(int argc, char **argv)
     jfr_options opt;
     jfr_options_init(&opt);
     jp_kind kind = JP_KIND_CPU;
-    bool value = false, quiet = false;
+    bool value = false, quiet = false, memory = false;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         jp_error err;
@@ -55,6 +68,8 @@ int main(int argc, char **argv)
             value = true;
         } else if (!strcmp(argv[i], "-q")) {
             quiet = true;
+        } else if (!strcmp(argv[i], "-m")) {
+            memory = true;
         } else if (!strcmp(argv[i], "--from") && i + 1 < argc) {
             if (jp_timespec_parse(argv[++i], &opt.from, &err))
                 usage();
@@ -89,12 +104,14 @@ int main(int argc, char **argv)
             (unsigned long long)rep.events_read, (unsigned long long)rep.events_used,
             (unsigned long long)rep.events_filtered, jp_kind_name(kind),
             (unsigned long long)t->events, (unsigned long long)t->samples,
-            (unsigned long long)t->value, (unsigned long long)t->truncated,
-            (long long)t->period_ns, p->nframes, p->nstacks, jp_profile_memory(p));
+            (unsigned long long)t->value, (unsigned long long)t->truncated, (long long)t->period_ns,
+            p->nframes, p->nstacks, jp_profile_memory(p));
     for (uint32_t i = 0; i < rep.nwarnings; i++)
         fprintf(stderr, "warning: %s\n", rep.warnings[i]);
     if (rc)
         fprintf(stderr, "error: %s\n", rep.error.msg);
+    if (memory)
+        print_memory();
     jp_profile_free(p);
     return rc ? 1 : 0;
 }

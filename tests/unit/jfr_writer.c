@@ -221,7 +221,7 @@ void jw_chunk_begin(jw_chunk *c, jw_buf *b, int minor, int64_t start_ns, int64_t
     if (minor == 0) {
         jw_be32(b, 1); /* 2.0: capabilities, 1 = compressed integers */
     } else {
-        jw_u8(b, 0);   /* 2.1: file state (0 = finished), pad, u16 flags */
+        jw_u8(b, 0); /* 2.1: file state (0 = finished), pad, u16 flags */
         jw_u8(b, 0);
         jw_be16(b, 1);
     }
@@ -301,8 +301,8 @@ static void jw_tree(jw_buf *tree, jw_strtab *t, const jw_class *classes, size_t 
     for (size_t i = 0; i < n; i++) {
         const jw_class *c = &classes[i];
         snprintf(jw_ids[ids], sizeof jw_ids[0], "%llu", (unsigned long long)c->id);
-        const char *attrs[] = {"id", jw_ids[ids++], "name", c->name,
-                               c->super ? "superType" : NULL, c->super, NULL};
+        const char *attrs[] = {
+            "id", jw_ids[ids++], "name", c->name, c->super ? "superType" : NULL, c->super, NULL};
         jw_element(tree, t, "class", attrs, (uint64_t)c->nfields);
         for (int j = 0; j < c->nfields; j++) {
             const jw_field *f = &c->fields[j];
@@ -355,7 +355,7 @@ size_t jw_checkpoint_begin(jw_chunk *c, uint64_t npools)
     int64_t delta = c->cp_off ? (int64_t)c->cp_off - (int64_t)here : 0;
     c->delta_at = c->b->len;
     jw_varint_pad(c->b, (uint64_t)delta, 9); /* padded so tests can patch it */
-    jw_u8(c->b, 0); /* type flags */
+    jw_u8(c->b, 0);                          /* type flags */
     jw_varint(c->b, npools);
     c->cp_off = here;
     return ev;
@@ -374,12 +374,25 @@ void jw_pool(jw_buf *b, uint64_t type, uint64_t count)
 
 /* ---- the standard type system ---- */
 
-#define F(n, t) {n, t, false, false}
-#define P(n, t) {n, t, true, false}
-#define A(n, t) {n, t, false, true}
-#define PA(n, t) {n, t, true, true}
+#define F(n, t)                                                                                    \
+    {                                                                                              \
+        n, t, false, false                                                                         \
+    }
+#define P(n, t)                                                                                    \
+    {                                                                                              \
+        n, t, true, false                                                                          \
+    }
+#define A(n, t)                                                                                    \
+    {                                                                                              \
+        n, t, false, true                                                                          \
+    }
+#define PA(n, t)                                                                                   \
+    {                                                                                              \
+        n, t, true, true                                                                           \
+    }
 
-size_t jw_std_classes(int flavour, jw_class *out)
+/* The value types: primitives, pools, inline structs. */
+static size_t jw_std_types(int flavour, jw_class *out)
 {
     bool j11 = flavour == JW_JDK11, fut = flavour == JW_FUTURE;
     size_t n = 0;
@@ -391,88 +404,156 @@ size_t jw_std_classes(int flavour, jw_class *out)
                  {JW_INT, "int"},         {JW_LONG, "long"}, {JW_STRING, "java.lang.String"}};
     for (size_t i = 0; i < sizeof prims / sizeof prims[0]; i++)
         out[n++] = (jw_class){.id = prims[i].id, .name = prims[i].name};
-    out[n++] = (jw_class){JW_CLASS, "java.lang.Class", NULL, j11 ? 4 : 5,
-                          {P("classLoader", JW_CLASSLOADER), P("name", JW_SYMBOL),
-                           P("package", JW_PACKAGE), F("modifiers", JW_INT),
-                           F("hidden", JW_BOOLEAN)}};
-    out[n++] = (jw_class){JW_THREAD, "java.lang.Thread", NULL, fut ? 6 : 5,
+    out[n++] =
+        (jw_class){JW_CLASS,
+                   "java.lang.Class",
+                   NULL,
+                   j11 ? 4 : 5,
+                   {P("classLoader", JW_CLASSLOADER), P("name", JW_SYMBOL),
+                    P("package", JW_PACKAGE), F("modifiers", JW_INT), F("hidden", JW_BOOLEAN)}};
+    out[n++] = (jw_class){JW_THREAD,
+                          "java.lang.Thread",
+                          NULL,
+                          fut ? 6 : 5,
                           {F("osName", JW_STRING), F("osThreadId", JW_LONG),
                            F("javaName", JW_STRING), F("javaThreadId", JW_LONG),
                            P("group", JW_THREADGROUP), F("virtual", JW_BOOLEAN)}};
-    out[n++] = (jw_class){JW_CLASSLOADER, "jdk.types.ClassLoader", NULL, 2,
+    out[n++] = (jw_class){JW_CLASSLOADER,
+                          "jdk.types.ClassLoader",
+                          NULL,
+                          2,
                           {P("type", JW_CLASS), P("name", JW_SYMBOL)}};
-    out[n++] = (jw_class){JW_FRAMETYPE, "jdk.types.FrameType", NULL, 1,
-                          {F("description", JW_STRING)}};
-    out[n++] = (jw_class){JW_THREADSTATE, "jdk.types.ThreadState", NULL, 1,
-                          {F("name", JW_STRING)}};
-    out[n++] = (jw_class){JW_STACKTRACE, "jdk.types.StackTrace", NULL, 2,
+    out[n++] =
+        (jw_class){JW_FRAMETYPE, "jdk.types.FrameType", NULL, 1, {F("description", JW_STRING)}};
+    out[n++] = (jw_class){JW_THREADSTATE, "jdk.types.ThreadState", NULL, 1, {F("name", JW_STRING)}};
+    out[n++] = (jw_class){JW_STACKTRACE,
+                          "jdk.types.StackTrace",
+                          NULL,
+                          2,
                           {F("truncated", JW_BOOLEAN), A("frames", JW_STACKFRAME)}};
-    out[n++] = (jw_class){JW_STACKFRAME, "jdk.types.StackFrame", NULL, 4,
+    out[n++] = (jw_class){JW_STACKFRAME,
+                          "jdk.types.StackFrame",
+                          NULL,
+                          4,
                           {P("method", JW_METHOD), F("lineNumber", JW_INT),
                            F("bytecodeIndex", JW_INT), P("type", JW_FRAMETYPE)}};
-    out[n++] = (jw_class){JW_METHOD, "jdk.types.Method", NULL, 5,
+    out[n++] = (jw_class){JW_METHOD,
+                          "jdk.types.Method",
+                          NULL,
+                          5,
                           {P("type", JW_CLASS), P("name", JW_SYMBOL), P("descriptor", JW_SYMBOL),
                            F("modifiers", JW_INT), F("hidden", JW_BOOLEAN)}};
-    out[n++] = (jw_class){JW_VSPACE, "jdk.types.VirtualSpace", NULL, 6,
+    out[n++] = (jw_class){JW_VSPACE,
+                          "jdk.types.VirtualSpace",
+                          NULL,
+                          6,
                           {F("start", JW_LONG), F("committedEnd", JW_LONG), F("ratio", JW_FLOAT),
                            F("weight", JW_DOUBLE), F("label", JW_STRING), F("flag", JW_BOOLEAN)}};
     out[n++] = (jw_class){JW_PACKAGE, "jdk.types.Package", NULL, 1, {P("name", JW_SYMBOL)}};
     out[n++] = (jw_class){JW_SYMBOL, "jdk.types.Symbol", NULL, 1, {F("string", JW_STRING)}};
-    out[n++] = (jw_class){JW_THREADGROUP, "jdk.types.ThreadGroup", NULL, 2,
+    out[n++] = (jw_class){JW_THREADGROUP,
+                          "jdk.types.ThreadGroup",
+                          NULL,
+                          2,
                           {P("parent", JW_THREADGROUP), F("name", JW_STRING)}};
+    return n;
+}
+
+/* The event types, appended after the value types. */
+static size_t jw_std_events(int flavour, jw_class *out, size_t n)
+{
+    bool j11 = flavour == JW_JDK11, fut = flavour == JW_FUTURE;
     if (fut)
-        out[n++] = (jw_class){JW_EXEC, "jdk.ExecutionSample", "jdk.jfr.Event", 9,
+        out[n++] = (jw_class){JW_EXEC,
+                              "jdk.ExecutionSample",
+                              "jdk.jfr.Event",
+                              9,
                               {F("startTime", JW_LONG), F("extraSpace", JW_VSPACE),
                                A("extraLongs", JW_LONG), P("sampledThread", JW_THREAD),
                                A("extraNames", JW_STRING), PA("extraRefs", JW_CLASS),
                                P("stackTrace", JW_STACKTRACE), P("state", JW_THREADSTATE),
                                F("extraTail", JW_DOUBLE)}};
     else
-        out[n++] = (jw_class){JW_EXEC, "jdk.ExecutionSample", "jdk.jfr.Event", 4,
+        out[n++] = (jw_class){JW_EXEC,
+                              "jdk.ExecutionSample",
+                              "jdk.jfr.Event",
+                              4,
                               {F("startTime", JW_LONG), P("sampledThread", JW_THREAD),
                                P("stackTrace", JW_STACKTRACE), P("state", JW_THREADSTATE)}};
-    out[n++] = (jw_class){JW_TLAB_IN, "jdk.ObjectAllocationInNewTLAB", "jdk.jfr.Event", 6,
+    out[n++] = (jw_class){JW_TLAB_IN,
+                          "jdk.ObjectAllocationInNewTLAB",
+                          "jdk.jfr.Event",
+                          6,
                           {F("startTime", JW_LONG), P("eventThread", JW_THREAD),
                            P("stackTrace", JW_STACKTRACE), P("objectClass", JW_CLASS),
                            F("allocationSize", JW_LONG), F("tlabSize", JW_LONG)}};
-    out[n++] = (jw_class){JW_TLAB_OUT, "jdk.ObjectAllocationOutsideTLAB", "jdk.jfr.Event", 5,
+    out[n++] = (jw_class){JW_TLAB_OUT,
+                          "jdk.ObjectAllocationOutsideTLAB",
+                          "jdk.jfr.Event",
+                          5,
                           {F("startTime", JW_LONG), P("eventThread", JW_THREAD),
                            P("stackTrace", JW_STACKTRACE), P("objectClass", JW_CLASS),
                            F("allocationSize", JW_LONG)}};
-    out[n++] = (jw_class){JW_MONITOR, "jdk.JavaMonitorEnter", "jdk.jfr.Event", 7,
-                          {F("startTime", JW_LONG), F("duration", JW_LONG),
-                           P("eventThread", JW_THREAD), P("stackTrace", JW_STACKTRACE),
-                           P("monitorClass", JW_CLASS), P("previousOwner", JW_THREAD),
-                           F("address", JW_LONG)}};
+    out[n++] =
+        (jw_class){JW_MONITOR,
+                   "jdk.JavaMonitorEnter",
+                   "jdk.jfr.Event",
+                   7,
+                   {F("startTime", JW_LONG), F("duration", JW_LONG), P("eventThread", JW_THREAD),
+                    P("stackTrace", JW_STACKTRACE), P("monitorClass", JW_CLASS),
+                    P("previousOwner", JW_THREAD), F("address", JW_LONG)}};
     if (j11)
-        out[n++] = (jw_class){JW_PARK, "jdk.ThreadPark", "jdk.jfr.Event", 7,
-                              {F("startTime", JW_LONG), F("duration", JW_LONG),
-                               P("eventThread", JW_THREAD), P("stackTrace", JW_STACKTRACE),
-                               P("parkedClass", JW_CLASS), F("timeout", JW_LONG),
-                               F("address", JW_LONG)}};
+        out[n++] =
+            (jw_class){JW_PARK,
+                       "jdk.ThreadPark",
+                       "jdk.jfr.Event",
+                       7,
+                       {F("startTime", JW_LONG), F("duration", JW_LONG),
+                        P("eventThread", JW_THREAD), P("stackTrace", JW_STACKTRACE),
+                        P("parkedClass", JW_CLASS), F("timeout", JW_LONG), F("address", JW_LONG)}};
     else
-        out[n++] = (jw_class){JW_PARK, "jdk.ThreadPark", "jdk.jfr.Event", 8,
+        out[n++] = (jw_class){JW_PARK,
+                              "jdk.ThreadPark",
+                              "jdk.jfr.Event",
+                              8,
                               {F("startTime", JW_LONG), F("duration", JW_LONG),
                                P("eventThread", JW_THREAD), P("stackTrace", JW_STACKTRACE),
                                P("parkedClass", JW_CLASS), F("timeout", JW_LONG),
                                F("until", JW_LONG), F("address", JW_LONG)}};
-    out[n++] = (jw_class){JW_SETTING, "jdk.ActiveSetting", "jdk.jfr.Event", 6,
-                          {F("startTime", JW_LONG), F("duration", JW_LONG),
-                           P("eventThread", JW_THREAD), F("id", JW_LONG), F("name", JW_STRING),
-                           F("value", JW_STRING)}};
-    out[n++] = (jw_class){JW_WALL, "profiler.WallClockSample", "jdk.jfr.Event", 5,
+    out[n++] =
+        (jw_class){JW_SETTING,
+                   "jdk.ActiveSetting",
+                   "jdk.jfr.Event",
+                   6,
+                   {F("startTime", JW_LONG), F("duration", JW_LONG), P("eventThread", JW_THREAD),
+                    F("id", JW_LONG), F("name", JW_STRING), F("value", JW_STRING)}};
+    out[n++] = (jw_class){JW_WALL,
+                          "profiler.WallClockSample",
+                          "jdk.jfr.Event",
+                          5,
                           {F("startTime", JW_LONG), P("sampledThread", JW_THREAD),
                            P("stackTrace", JW_STACKTRACE), P("state", JW_THREADSTATE),
                            F("samples", JW_INT)}};
-    out[n++] = (jw_class){JW_ALLOC_SAMPLE, "jdk.ObjectAllocationSample", "jdk.jfr.Event", 5,
+    out[n++] = (jw_class){JW_ALLOC_SAMPLE,
+                          "jdk.ObjectAllocationSample",
+                          "jdk.jfr.Event",
+                          5,
                           {F("startTime", JW_LONG), P("eventThread", JW_THREAD),
                            P("stackTrace", JW_STACKTRACE), P("objectClass", JW_CLASS),
                            F("weight", JW_LONG)}};
-    out[n++] = (jw_class){JW_OTHER, "jdk.GCPhaseParallel", "jdk.jfr.Event", 7,
+    out[n++] = (jw_class){JW_OTHER,
+                          "jdk.GCPhaseParallel",
+                          "jdk.jfr.Event",
+                          7,
                           {F("startTime", JW_LONG), F("space", JW_VSPACE), A("values", JW_LONG),
                            A("names", JW_STRING), A("blob", JW_BYTE), F("d", JW_DOUBLE),
                            F("f", JW_FLOAT)}};
     return n;
+}
+
+size_t jw_std_classes(int flavour, jw_class *out)
+{
+    return jw_std_events(flavour, out, jw_std_types(flavour, out));
 }
 
 void jw_std_metadata(jw_chunk *c, int flavour)
@@ -546,7 +627,7 @@ void jw_stack(jw_buf *b, int flavour, uint64_t key, bool truncated, size_t n,
     jw_varint(b, n);
     for (size_t i = 0; i < n; i++) {
         jw_varint(b, methods[i]);
-        jw_varint(b, 10 + i); /* line */
+        jw_varint(b, 10 + i);   /* line */
         jw_varint_pad(b, i, 4); /* bytecode index, padded like HotSpot does */
         jw_varint(b, types[i]);
     }
@@ -556,7 +637,7 @@ static void jw_ev_space(jw_buf *b)
 {
     jw_varint(b, 0x7f0000000000ULL);
     jw_varint(b, 0x7f0000100000ULL);
-    jw_be32(b, 0x3f800000); /* 1.0f */
+    jw_be32(b, 0x3f800000);            /* 1.0f */
     jw_be64(b, 0x4000000000000000ULL); /* 2.0 */
     jw_str_latin1(b, "caf\xc3\xa9");
     jw_u8(b, 1);
@@ -602,8 +683,7 @@ void jw_ev_wall(jw_buf *b, uint64_t ticks, uint64_t thread, uint64_t stack, uint
     jw_event_end(b, ev);
 }
 
-void jw_ev_alloc_sample(jw_buf *b, uint64_t ticks, uint64_t thread, uint64_t stack,
-                        uint64_t weight)
+void jw_ev_alloc_sample(jw_buf *b, uint64_t ticks, uint64_t thread, uint64_t stack, uint64_t weight)
 {
     size_t ev = jw_event_begin(b, JW_ALLOC_SAMPLE);
     jw_varint(b, ticks);

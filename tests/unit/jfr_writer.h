@@ -64,13 +64,13 @@ typedef struct jw_class {
 /* ---- chunks ---- */
 typedef struct jw_chunk {
     jw_buf *b;
-    size_t start;       /* offset of the header in b */
-    int minor;          /* 0 = format 2.0, 1 = format 2.1 */
+    size_t start; /* offset of the header in b */
+    int minor;    /* 0 = format 2.0, 1 = format 2.1 */
     int64_t start_ns, start_ticks, ticks_per_sec;
-    uint64_t meta_off;  /* relative to start; 0 until written */
-    uint64_t cp_off;    /* last checkpoint, relative; 0 until written */
-    int meta_enc;       /* encoding of metadata strings (default JW_UTF8) */
-    size_t delta_at;    /* where the last checkpoint's delta (9 bytes) sits in b */
+    uint64_t meta_off; /* relative to start; 0 until written */
+    uint64_t cp_off;   /* last checkpoint, relative; 0 until written */
+    int meta_enc;      /* encoding of metadata strings (default JW_UTF8) */
+    size_t delta_at;   /* where the last checkpoint's delta (9 bytes) sits in b */
 } jw_chunk;
 
 void jw_chunk_begin(jw_chunk *c, jw_buf *b, int minor, int64_t start_ns, int64_t start_ticks,
@@ -93,18 +93,43 @@ void jw_pool(jw_buf *b, uint64_t type, uint64_t count);
 
 /* ---- a standard type system ---- */
 enum {
-    JW_BOOLEAN = 4, JW_CHAR, JW_FLOAT, JW_DOUBLE, JW_BYTE, JW_SHORT, JW_INT, JW_LONG,
-    JW_STRING = 20, JW_CLASS, JW_THREAD, JW_CLASSLOADER, JW_FRAMETYPE, JW_THREADSTATE,
-    JW_STACKTRACE, JW_STACKFRAME, JW_METHOD, JW_VSPACE, JW_PACKAGE, JW_SYMBOL, JW_THREADGROUP,
-    JW_EXEC = 101, JW_TLAB_IN, JW_TLAB_OUT, JW_MONITOR, JW_PARK, JW_SETTING = 108,
-    JW_WALL = 118, JW_ALLOC_SAMPLE = 119, JW_OTHER = 150
+    JW_BOOLEAN = 4,
+    JW_CHAR,
+    JW_FLOAT,
+    JW_DOUBLE,
+    JW_BYTE,
+    JW_SHORT,
+    JW_INT,
+    JW_LONG,
+    JW_STRING = 20,
+    JW_CLASS,
+    JW_THREAD,
+    JW_CLASSLOADER,
+    JW_FRAMETYPE,
+    JW_THREADSTATE,
+    JW_STACKTRACE,
+    JW_STACKFRAME,
+    JW_METHOD,
+    JW_VSPACE,
+    JW_PACKAGE,
+    JW_SYMBOL,
+    JW_THREADGROUP,
+    JW_EXEC = 101,
+    JW_TLAB_IN,
+    JW_TLAB_OUT,
+    JW_MONITOR,
+    JW_PARK,
+    JW_SETTING = 108,
+    JW_WALL = 118,
+    JW_ALLOC_SAMPLE = 119,
+    JW_OTHER = 150
 };
 
 /* Flavours of the standard metadata. */
 enum {
-    JW_JDK11,  /* format 2.0 field lists */
-    JW_JDK17,  /* 2.1: Class.hidden, ThreadPark.until, ... */
-    JW_FUTURE  /* 2.1 plus unknown fields of every shape ahead of the known ones */
+    JW_JDK11, /* format 2.0 field lists */
+    JW_JDK17, /* 2.1: Class.hidden, ThreadPark.until, ... */
+    JW_FUTURE /* 2.1 plus unknown fields of every shape ahead of the known ones */
 };
 
 /* Writes the metadata of the standard types in the given flavour. */

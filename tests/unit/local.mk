@@ -75,3 +75,12 @@ tests_unit_test_jfr_wire_LDADD = $(UNIT_LDADD)
 tests_unit_jfr_dump_SOURCES = tests/unit/jfr_dump.c
 tests_unit_jfr_dump_LDADD = libjpjfr.a libjpmodel.a libjpbase.a -lm
 AM_TESTS_ENVIRONMENT += JPROF_FIXTURES="$${JPROF_FIXTURES:-$(abs_top_srcdir)/../shared/fixtures/jfr}"; export JPROF_FIXTURES;
+
+# src/tui live screens (Threads, Locks, Deadlocks, stacks) on captured
+# Thread.print snapshots, without a terminal or a JVM
+check_PROGRAMS += tests/unit/test_tui_live
+TESTS += tests/unit/test_tui_live
+tests_unit_test_tui_live_SOURCES = tests/unit/test_tui_live.c
+tests_unit_test_tui_live_CPPFLAGS = $(AM_CPPFLAGS) -DTEST_DATA_DIR='"$(abs_top_srcdir)/tests/unit/data"'
+tests_unit_test_tui_live_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_test_tui_live_LDADD = libjptui.a libjpjvm.a libjpwire.a $(UNIT_LDADD) $(JANSSON_LIBS)

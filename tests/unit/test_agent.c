@@ -12,6 +12,7 @@
 
 #include "agent/cgroup.h"
 #include "agent/hostmode.h"
+#include "agent/k8s_conn.h"
 #include "agent/k8s_pod.h"
 #include "agent/metrics.h"
 #include "agent/policy.h"
@@ -106,8 +107,7 @@ static void test_policy_knobs(void **state)
     assert_int_equal(p.threads, AGENT_THREADS_OFF);
     /* defaults */
     eval(&p, t0(), 1, "jprof.io/profile", "continuous");
-    assert_int_equal(p.kinds,
-                     (1u << JP_KIND_CPU) | (1u << JP_KIND_ALLOC) | (1u << JP_KIND_LOCK));
+    assert_int_equal(p.kinds, (1u << JP_KIND_CPU) | (1u << JP_KIND_ALLOC) | (1u << JP_KIND_LOCK));
     assert_int_equal(p.startup_delay_ns, 0);
 }
 
@@ -228,8 +228,7 @@ static void test_pod_list_and_naming(void **state)
     assert_string_equal(agent_pod_service(p, svc, sizeof svc, wl, sizeof wl), "checkout");
     assert_string_equal(wl, "Deployment/checkout");
     /* label app wins over the workload; app.kubernetes.io/name over app */
-    assert_string_equal(agent_pod_service(&l.items[1], svc, sizeof svc, wl, sizeof wl),
-                        "postgres");
+    assert_string_equal(agent_pod_service(&l.items[1], svc, sizeof svc, wl, sizeof wl), "postgres");
     assert_string_equal(wl, "StatefulSet/db");
     free(l.items[1].label_app);
     l.items[1].label_app = NULL;
@@ -269,8 +268,9 @@ static void test_pod_json_errors(void **state)
     /* an over-long string is a limit error naming the field */
     size_t n = AGENT_POD_STR_MAX + 100;
     char *big = malloc(n + 200);
-    int off = snprintf(big, n + 200, "{\"items\":[{\"metadata\":{\"uid\":\"u\",\"namespace\":"
-                                     "\"n\",\"name\":\"");
+    int off = snprintf(big, n + 200,
+                       "{\"items\":[{\"metadata\":{\"uid\":\"u\",\"namespace\":"
+                       "\"n\",\"name\":\"");
     memset(big + off, 'a', n);
     snprintf(big + off + n, 200 - 0, "\"}}]}");
     agent_pod_list l;
@@ -301,7 +301,8 @@ static void test_watch_events(void **state)
     assert_int_equal(ev.type, AGENT_WATCH_GONE);
     assert_non_null(strstr(ev.message, "too old"));
     agent_pod_cleanup(&ev.pod);
-    const char *bm = "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"88\"}}}";
+    const char *bm =
+        "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"88\"}}}";
     assert_int_equal(agent_watch_event_parse(bm, strlen(bm), &ev, &e), JP_OK);
     assert_int_equal(ev.type, AGENT_WATCH_BOOKMARK);
     assert_string_equal(ev.pod.resource_version, "88");
@@ -473,6 +474,136 @@ static void test_metrics_responder(void **state)
     agent_metrics_cleanup(&m);
 }
 
+static const char *KUBECONFIG = "apiVersion: v1\n"
+                                "kind: Config\n"
+                                "clusters:\n"
+                                "- cluster:\n"
+                                "    certificate-authority-data: aGVsbG8gY2E=  # 'hello ca'\n"
+                                "    server: https://10.0.0.1:6443/\n"
+                                "  name: prod\n"
+                                "- cluster:\n"
+                                "    server: https://other:6443\n"
+                                "    insecure-skip-tls-verify: true\n"
+                                "  name: other\n"
+                                "contexts:\n"
+                                "- context:\n"
+                                "    cluster: prod\n"
+                                "    user: agent\n"
+                                "  name: prod-ctx\n"
+                                "- name: other-ctx\n"
+                                "  context:\n"
+                                "    cluster: other\n"
+                                "    user: certs\n"
+                                "current-context: prod-ctx\n"
+                                "preferences: {}\n"
+                                "users:\n"
+                                "- name: agent\n"
+                                "  user:\n"
+                                "    token: 'abc''def'\n"
+                                "- name: certs\n"
+                                "  user:\n"
+                                "    client-certificate: certs/client.crt\n"
+                                "    client-key-data: a2V5\n";
+
+static void test_kubeconfig(void **state)
+{
+    (void)state;
+    agent_k8s_conn c;
+    jp_error e;
+    jp_error_init(&e);
+    assert_int_equal(agent_kubeconfig_parse(KUBECONFIG, strlen(KUBECONFIG), "/etc/kube", &c, &e),
+                     JP_OK);
+    assert_string_equal(c.server, "https://10.0.0.1:6443");
+    assert_string_equal(c.token, "abc'def");
+    assert_int_equal(c.ca_len, 8);
+    assert_memory_equal(c.ca, "hello ca", 8);
+    assert_false(c.insecure);
+    agent_k8s_conn_cleanup(&c);
+    /* the other context: relative file paths resolve against the file's dir */
+    char *other = strdup(KUBECONFIG);
+    memcpy(strstr(other, "current-context: prod-ctx"), "current-context: other-ct", 25);
+    /* "other-ct" is not a context: a clear error */
+    assert_int_equal(agent_kubeconfig_parse(other, strlen(other), "/etc/kube", &c, &e),
+                     JP_ERR_FORMAT);
+    assert_non_null(strstr(e.msg, "other-ct"));
+    free(other);
+    const char *json = "{\"current-context\":\"x\",\"contexts\":[{\"name\":\"x\",\"context\":"
+                       "{\"cluster\":\"c\",\"user\":\"u\"}}],\"clusters\":[{\"name\":\"c\","
+                       "\"cluster\":{\"server\":\"http://127.0.0.1:1\",\"insecure-skip-tls-"
+                       "verify\":true}}],\"users\":[{\"name\":\"u\",\"user\":{\"client-"
+                       "certificate\":\"a.crt\",\"client-key\":\"/k.key\"}}]}";
+    assert_int_equal(agent_kubeconfig_parse(json, strlen(json), "/d", &c, &e), JP_OK);
+    assert_true(c.insecure);
+    assert_string_equal(c.cert_file, "/d/a.crt");
+    assert_string_equal(c.key_file, "/k.key");
+    agent_k8s_conn_cleanup(&c);
+}
+
+static void test_kubeconfig_unsupported(void **state)
+{
+    (void)state;
+    agent_k8s_conn c;
+    jp_error e;
+    jp_error_init(&e);
+    const char *exec = "current-context: a\ncontexts:\n- name: a\n  context:\n    cluster: c\n"
+                       "    user: u\nclusters:\n- name: c\n  cluster:\n    server: https://x\n"
+                       "users:\n- name: u\n  user:\n    exec:\n      command: aws\n";
+    assert_int_equal(agent_kubeconfig_parse(exec, strlen(exec), NULL, &c, &e), JP_ERR_UNSUPPORTED);
+    assert_non_null(strstr(e.msg, "exec credential plugin"));
+    const char *anchors = "a: &x 1\nb: *x\n";
+    json_t *j;
+    assert_int_equal(agent_yaml_parse(anchors, strlen(anchors), &j, &e), JP_ERR_UNSUPPORTED);
+    assert_non_null(strstr(e.msg, "line 1"));
+    const char *tabs = "a:\n\tb: 1\n";
+    assert_int_equal(agent_yaml_parse(tabs, strlen(tabs), &j, &e), JP_ERR_FORMAT);
+    const char *unterminated = "a: 'abc\n";
+    assert_int_equal(agent_yaml_parse(unterminated, strlen(unterminated), &j, &e),
+                     JP_ERR_UNSUPPORTED);
+    /* nesting is bounded */
+    char deep[4096] = "";
+    size_t off = 0;
+    for (int i = 0; i < 60; i++)
+        off += (size_t)snprintf(deep + off, sizeof deep - off, "%*sk%d:\n", i * 2, "", i);
+    assert_int_not_equal(agent_yaml_parse(deep, strlen(deep), &j, &e), JP_OK);
+    uint8_t *out;
+    size_t n;
+    assert_int_equal(agent_base64_decode("aGk=", 4, &out, &n, &e), JP_OK);
+    assert_int_equal(n, 2);
+    assert_memory_equal(out, "hi", 2);
+    free(out);
+    assert_int_equal(agent_base64_decode("a$b", 3, &out, &n, &e), JP_ERR_FORMAT);
+}
+
+static void test_yaml_subset(void **state)
+{
+    (void)state;
+    const char *y = "# comment\n"
+                    "list:\n"
+                    "- a\n"
+                    "- \"b # not a comment\"\n"
+                    "- k: v\n"
+                    "  k2: v2\n"
+                    "map:\n"
+                    "  nested:\n"
+                    "    deep: x # trailing\n"
+                    "  flag: true\n"
+                    "empty: []\n";
+    json_t *j;
+    jp_error e;
+    jp_error_init(&e);
+    assert_int_equal(agent_yaml_parse(y, strlen(y), &j, &e), JP_OK);
+    json_t *l = json_object_get(j, "list");
+    assert_int_equal(json_array_size(l), 3);
+    assert_string_equal(json_string_value(json_array_get(l, 1)), "b # not a comment");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(l, 2), "k2")), "v2");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(j, "map"), "nested"), "deep")),
+                        "x");
+    assert_true(json_is_true(json_object_get(json_object_get(j, "map"), "flag")));
+    assert_int_equal(json_array_size(json_object_get(j, "empty")), 0);
+    json_decref(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -489,6 +620,9 @@ int main(void)
         cmocka_unit_test(test_queue_drops_oldest),
         cmocka_unit_test(test_backoff),
         cmocka_unit_test(test_metrics_responder),
+        cmocka_unit_test(test_kubeconfig),
+        cmocka_unit_test(test_kubeconfig_unsupported),
+        cmocka_unit_test(test_yaml_subset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -98,9 +98,8 @@ static bool has_warning(const jfr_report *r, const char *text)
 }
 
 #define APP "com.example.App."
-static const char *const std_cpu6 =
-    APP "main 2 40000000\n" APP "main;" APP "work 2 40000000\n" APP "main;" APP
-        "work;com.example.Util.leaf 2 40000000\n";
+static const char *const std_cpu6 = APP "main 2 40000000\n" APP "main;" APP "work 2 40000000\n" APP
+                                        "main;" APP "work;com.example.Util.leaf 2 40000000\n";
 
 static void check_std(const result *r, int minor)
 {
@@ -215,6 +214,42 @@ static void test_multi_chunk(void **state)
     jw_free(&b);
 }
 
+/* Chunk 2 refers to a stack trace and a thread that only chunk 1 defines
+ * (JDK 17 does this after a rotation): taken from chunk 1, with a warning.
+ * Both chunks carry the same metadata, parsed once. */
+static void test_keys_from_previous_chunk(void **state)
+{
+    (void)state;
+    jw_buf b;
+    jw_init(&b);
+    jw_std_chunk(&b, 1, JW_JDK17, 1000000000000000000LL, 3);
+    jw_chunk c;
+    jw_chunk_begin(&c, &b, 1, 1000000001000000000LL, 5000, 1000000000);
+    jw_std_metadata(&c, JW_JDK17);
+    jw_ev_exec(&b, JW_JDK17, 5000, 2, 1);
+    size_t cp = jw_checkpoint_begin(&c, 1);
+    jw_pool(&b, JW_STRING, 1);
+    jw_symbol(&b, 1, JW_UTF8, "unused");
+    jw_checkpoint_end(&c, cp);
+    jw_chunk_end(&c, 1000);
+    jfr_options opt;
+    jfr_options_init(&opt);
+    opt.threads = true;
+    opt.kinds = 1u << JP_KIND_CPU;
+    result r;
+    read_buf(&r, b.data, b.len, &opt);
+    assert_int_equal(r.rc, JP_OK);
+    assert_int_equal(r.rep.chunks_read, 2);
+    assert_collapsed(r.p, JP_KIND_CPU,
+                     "main;" APP "main 1 20000000\n"
+                     "main;" APP "main;" APP "work;com.example.Util.leaf 1 20000000\n"
+                     "worker-os;" APP "main;" APP "work 1 20000000\n"
+                     "worker-os;" APP "main;" APP "work;com.example.Util.leaf 1 20000000\n");
+    assert_true(has_warning(&r.rep, "chunk 2: stack trace key 1 taken from the previous chunk"));
+    result_free(&r);
+    jw_free(&b);
+}
+
 static void test_time_filter(void **state)
 {
     (void)state;
@@ -232,7 +267,8 @@ static void test_time_filter(void **state)
     assert_int_equal(r.rc, JP_OK);
     assert_int_equal(r.p->kinds[JP_KIND_CPU].events, 2);
     assert_collapsed(r.p, JP_KIND_CPU,
-                     APP "main 1 20000000\n" APP "main;" APP "work;com.example.Util.leaf 1 20000000\n");
+                     APP "main 1 20000000\n" APP "main;" APP
+                         "work;com.example.Util.leaf 1 20000000\n");
     /* 4 other samples, and the 6 events of other kinds at +0 ms. */
     assert_int_equal(r.rep.events_filtered, 10);
     assert_int_equal(r.rep.events_used, 2);
@@ -475,7 +511,7 @@ static void events_huge_array(jw_buf *b)
     size_t ev = jw_event_begin(b, JW_EXEC);
     jw_varint(b, 1000);
     jw_bytes(b, "\x01\x01\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x01", 20); /* extraSpace */
-    jw_varint(b, 1ULL << 50); /* extraLongs count */
+    jw_varint(b, 1ULL << 50);                                          /* extraLongs count */
     jw_event_end(b, ev);
 }
 
@@ -655,8 +691,8 @@ static void test_large_type_ids_and_recursive_types(void **state)
         if (classes[i].id == JW_EXEC)
             classes[i].id = 1000000;
     /* A struct that contains itself inline can never end. */
-    classes[n++] = (jw_class){900, "test.Loop", NULL, 2,
-                              {{"x", JW_INT, false, false}, {"self", 900, false, false}}};
+    classes[n++] = (jw_class){
+        900, "test.Loop", NULL, 2, {{"x", JW_INT, false, false}, {"self", 900, false, false}}};
     jw_metadata(&c, classes, n);
     for (int i = 0; i < 3; i++) {
         size_t ev = jw_event_begin(&b, 1000000);
@@ -777,8 +813,7 @@ static void test_fixtures(void **state)
             assert_true(p->kinds[JP_KIND_WALL].period_ns == 20 * (int64_t)MS);
             /* WallClockSample batches several samples into one event. */
             assert_true(p->kinds[JP_KIND_WALL].samples > cases[i].wall);
-            assert_true(p->kinds[JP_KIND_WALL].value ==
-                        p->kinds[JP_KIND_WALL].samples * 20 * MS);
+            assert_true(p->kinds[JP_KIND_WALL].value == p->kinds[JP_KIND_WALL].samples * 20 * MS);
         }
         /* No broken references in a healthy file. */
         for (uint32_t w = 0; w < rep.nwarnings; w++)
@@ -793,6 +828,7 @@ int main(void)
         cmocka_unit_test(test_std_chunk_every_format),
         cmocka_unit_test(test_threads_and_kind_mask),
         cmocka_unit_test(test_multi_chunk),
+        cmocka_unit_test(test_keys_from_previous_chunk),
         cmocka_unit_test(test_time_filter),
         cmocka_unit_test(test_truncated_anywhere),
         cmocka_unit_test(test_bad_magic_and_tiny_inputs),

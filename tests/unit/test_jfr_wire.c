@@ -31,9 +31,18 @@ static uint64_t read_one(const uint8_t *p, size_t n, bool *ok, size_t *used)
 static void test_varint_minimal_and_padded(void **state)
 {
     (void)state;
-    static const uint64_t values[] = {0,           1,          127,         128,
-                                      300,         16383,      16384,       0xffffffffULL,
-                                      1ULL << 49,  1ULL << 56, UINT64_MAX - 1, UINT64_MAX};
+    static const uint64_t values[] = {0,
+                                      1,
+                                      127,
+                                      128,
+                                      300,
+                                      16383,
+                                      16384,
+                                      0xffffffffULL,
+                                      1ULL << 49,
+                                      1ULL << 56,
+                                      UINT64_MAX - 1,
+                                      UINT64_MAX};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
         jw_buf b;
         jw_init(&b);
@@ -158,7 +167,8 @@ static void test_string_lone_surrogates_and_overruns(void **state)
     jw_varint(&b, 'b');
     jw_varint(&b, 0xdc00);
     assert_true(decode_str(&b, &s, &out));
-    assert_string_equal(out.data, "a\xef\xbf\xbd" "b\xef\xbf\xbd");
+    assert_string_equal(out.data, "a\xef\xbf\xbd"
+                                  "b\xef\xbf\xbd");
     jw_free(&b);
     /* Every encoding with a payload fails cleanly when cut anywhere. */
     static const int encs[] = {JW_UTF8, JW_CHARS, JW_LATIN1, JW_POOL};
@@ -228,7 +238,8 @@ static void test_metadata_parse(void **state)
         assert_int_equal(m.classes[jfr_meta_class(&m, "double")].prim, JFR_P_F64);
         assert_int_equal(m.classes[jfr_meta_class(&m, "jdk.types.VirtualSpace")].prim,
                          JFR_P_STRUCT);
-        assert_int_equal(jfr_meta_class_by_id(&m, JW_SYMBOL), jfr_meta_class(&m, "jdk.types.Symbol"));
+        assert_int_equal(jfr_meta_class_by_id(&m, JW_SYMBOL),
+                         jfr_meta_class(&m, "jdk.types.Symbol"));
         assert_int_equal(jfr_meta_class(&m, "no.such.Type"), JFR_NONE);
         jfr_meta_cleanup(&m);
         jw_free(&b);

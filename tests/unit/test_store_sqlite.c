@@ -230,12 +230,80 @@ static void test_concurrent_duplicates_count_once(void **state)
     store_close(s);
 }
 
+static void test_rollups_equal_windows(void **state)
+{
+    (void)state;
+    store_config cfg = {.retention_days = 7};
+    store *s;
+    jp_error e;
+    jp_error_init(&e);
+    assert_int_equal(store_sqlite_open(dir, &cfg, &s, &e), JP_OK);
+    int64_t now = store_now_ns(), minute = 60 * JP_NS_PER_SEC;
+    /* three pods in one finished one-minute bucket, one pod in the current one */
+    int64_t bucket = (now / minute - 5) * minute;
+    const char *pods[3] = {"p1", "p2", "p3"};
+    store_write_result r;
+    for (int i = 0; i < 3; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "roll-%d", i);
+        jp_batch b;
+        make(&b, id, bucket + i * 10 * JP_NS_PER_SEC, pods[i]);
+        assert_int_equal(s->ops->write_batch(s, &b, NULL, &r, &e), JP_OK);
+        jp_batch_cleanup(&b);
+    }
+    jp_batch cur;
+    make(&cur, "roll-now", now - JP_NS_PER_SEC, "p1");
+    assert_int_equal(s->ops->write_batch(s, &cur, NULL, &r, &e), JP_OK);
+    jp_batch_cleanup(&cur);
+    int64_t from = bucket - minute, to = now + JP_NS_PER_SEC;
+    store_query_info before, after;
+    sums x0 = flame(s, from, to, NULL, &before);
+    assert_int_equal(x0.samples, 28);
+    uint32_t built = 0;
+    assert_int_equal(store_sqlite_rollup(s, &built, &e), JP_OK);
+    assert_int_equal(built, 1);
+    sums x1 = flame(s, from, to, NULL, &after);
+    assert_int_equal(x1.samples, 28);
+    assert_int_equal(x1.value, x0.value);
+    assert_true(x1.saw_thread);
+    /* 3 windows of 2 rows became one rollup of 2 rows */
+    assert_int_equal(before.rows_scanned, 8);
+    assert_int_equal(after.rows_scanned, 4);
+    /* a range that cuts the bucket reads the windows, not the rollup */
+    sums part = flame(s, bucket + 5 * JP_NS_PER_SEC, to, NULL, NULL);
+    assert_int_equal(part.samples, 21);
+    /* a pod filter never uses the rollup */
+    store_filter pf = {.ns = "shop",
+                       .service = "checkout",
+                       .pod = "p2",
+                       .kind = JP_KIND_CPU,
+                       .from_ns = from,
+                       .to_ns = to};
+    sums pod = {0};
+    store_query_info qi;
+    assert_int_equal(s->ops->flame(s, &pf, NULL, sum_cb, &pod, NULL, &qi, &e), JP_OK);
+    assert_int_equal(pod.samples, 7);
+    /* a late window in the bucket: the rollup is dropped and the sum is right */
+    jp_batch late;
+    make(&late, "roll-late", bucket + 30 * JP_NS_PER_SEC, "p4");
+    assert_int_equal(s->ops->write_batch(s, &late, NULL, &r, &e), JP_OK);
+    jp_batch_cleanup(&late);
+    sums x2 = flame(s, from, to, NULL, NULL);
+    assert_int_equal(x2.samples, 35);
+    assert_int_equal(store_sqlite_rollup(s, &built, &e), JP_OK);
+    assert_int_equal(built, 1);
+    sums x3 = flame(s, from, to, NULL, NULL);
+    assert_int_equal(x3.samples, 35);
+    store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_write_dedupe_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retention_removes_old_days, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_duplicates_count_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rollups_equal_windows, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,279 @@
+/* test_tui_live.c - jprof-top's live screens without a terminal or a JVM:
+ * snapshots parsed from captured Thread.print text (tests/unit/data) are fed
+ * to a tui_live, the view is driven with keys and rendered into a canvas,
+ * and the screen text is checked. Also the exit statuses and GC.heap_info
+ * parsing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/xalloc.h"
+#include "jvm/threadprint.h"
+#include "tui/live.h"
+#include "tui/live_report.h"
+#include "tui/live_view.h"
+
+#ifndef TEST_DATA_DIR
+#define TEST_DATA_DIR "tests/unit/data"
+#endif
+
+static jp_snapshot *load(const char *name, int64_t taken_ns)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", TEST_DATA_DIR, name);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char text[4 << 20];
+    size_t n = fread(text, 1, sizeof text, f);
+    fclose(f);
+    jp_snapshot *s = NULL;
+    jp_error err;
+    jp_error_init(&err);
+    assert_int_equal(jvm_threadprint_parse(text, n, taken_ns, &s, &err), JP_OK);
+    return s;
+}
+
+static tui_live *fake_live(const char *file)
+{
+    tui_live *l = jp_xcalloc(1, sizeof *l);
+    tui_live_opts_init(&l->opts);
+    l->proc.pid = 4242;
+    snprintf(l->proc.main_class, sizeof l->proc.main_class, "live.Test");
+    snprintf(l->proc.user, sizeof l->proc.user, "alice");
+    snprintf(l->jvm_version, sizeof l->jvm_version, "JDK 17.0.99");
+    snprintf(l->heap, sizeof l->heap, "24 MB of 64 MB");
+    l->proc_cpu_pct = 123;
+    l->cost_ms = 7;
+    tui_live_accept(l, load(file, 1000000000LL));
+    /* a second snapshot one second later gives CPU% */
+    tui_live_accept(l, load(file, 2000000000LL));
+    return l;
+}
+
+typedef struct screen {
+    tui_canvas c;
+    char text[200 * 60 * 4];
+} screen;
+
+static const char *draw(tui_live_view *v, screen *s)
+{
+    tui_live_view_render(v, &s->c);
+    size_t n = 0;
+    for (int r = 0; r < s->c.rows; r++) {
+        n += tui_canvas_row_text(&s->c, r, s->text + n, sizeof s->text - n);
+        if (n + 1 < sizeof s->text)
+            s->text[n++] = '\n';
+    }
+    s->text[n] = '\0';
+    return s->text;
+}
+
+static void keys(tui_live_view *v, const int *k)
+{
+    for (; *k; k++)
+        tui_live_view_key(v, *k);
+}
+
+static tui_live_view *open_view(const char *file, screen *s)
+{
+    tui_live *l = fake_live(file);
+    tui_live_view *v = tui_live_view_new(l, &l->opts);
+    tui_live_view_resize(v, 40, 160);
+    tui_canvas_init(&s->c, 1, 1);
+    return v;
+}
+
+static void test_exit_status(void **state)
+{
+    (void)state;
+    assert_int_equal(tui_live_exit_status(JP_ERR_NOT_FOUND), 4);
+    assert_int_equal(tui_live_exit_status(JP_ERR_NOT_JVM), 5);
+    assert_int_equal(tui_live_exit_status(JP_ERR_PERMISSION), 6);
+    assert_int_equal(tui_live_exit_status(JP_ERR_TIMEOUT), 7);
+    assert_int_equal(tui_live_exit_status(JP_ERR_EXITED), 8);
+    assert_int_equal(tui_live_exit_status(JP_ERR_ATTACH_DISABLED), 9);
+    assert_int_equal(tui_live_exit_status(JP_ERR_AGENT_REFUSED), 10);
+    assert_int_equal(tui_live_exit_status(JP_ERR_CONFLICT), 11);
+    assert_int_equal(tui_live_exit_status(JP_ERR_PROTOCOL), 1);
+    assert_int_equal(tui_live_exit_status(JP_ERR_USAGE), 2);
+}
+
+static void test_heap_parse(void **state)
+{
+    (void)state;
+    char buf[96];
+    assert_true(tui_live_heap_parse(
+        " garbage-first heap   total 65536K, used 24576K [0x00000000fc000000, 0x0)\n"
+        "  region size 1024K, 3 young (3072K), 0 survivors (0K)\n"
+        " Metaspace       used 1000K, committed 1200K, reserved 1114112K\n"
+        "  class space    used 90K, committed 192K, reserved 1048576K\n",
+        buf, sizeof buf));
+    assert_string_equal(buf, "24 MB of 64 MB");
+    /* JDK 25 G1 */
+    assert_true(tui_live_heap_parse("garbage-first heap   total reserved 65536K, committed 32768K, "
+                                    "used 4096K [0x0, 0x1)\n region size 1024K\n",
+                                    buf, sizeof buf));
+    assert_string_equal(buf, "4 MB of 32 MB");
+    /* Serial: one line per generation */
+    assert_true(tui_live_heap_parse(" def new generation   total 4928K, used 1024K [0x0)\n"
+                                    "  eden space 4416K,  23% used\n"
+                                    " tenured generation   total 10944K, used 1024K [0x0)\n",
+                                    buf, sizeof buf));
+    assert_string_equal(buf, "2 MB of 15.5 MB");
+    assert_true(tui_live_heap_parse(" ZHeap           used 10M, capacity 64M, max capacity 64M\n",
+                                    buf, sizeof buf));
+    assert_string_equal(buf, "10 MB of 64 MB");
+    assert_false(tui_live_heap_parse("nothing we know\n", buf, sizeof buf));
+    assert_false(tui_live_heap_parse("", buf, sizeof buf));
+}
+
+static void test_threads_screen(void **state)
+{
+    (void)state;
+    screen s;
+    tui_live_view *v = open_view("threadprint-contention-jdk17.txt", &s);
+    const char *t = draw(v, &s);
+    assert_non_null(strstr(t, "jprof-top  pid 4242 live.Test  JDK 17.0.99"));
+    assert_non_null(strstr(t, "heap 24 MB of 64 MB"));
+    assert_non_null(strstr(t, "blocked 3"));
+    assert_non_null(strstr(t, "F5Threads F6Locks("));
+    assert_non_null(strstr(t, "sort: CPU%"));
+    assert_non_null(strstr(t, "hot-spinner"));
+    assert_non_null(strstr(t, "qQuit"));
+    /* the filter keeps matching names (or states) only */
+    int filt[] = {'/', 'l', 'e', 'd', 'g', 'e', 'r', TUI_KEY_ENTER, 0};
+    keys(v, filt);
+    t = draw(v, &s);
+    assert_non_null(strstr(t, "ledger-waiter-1"));
+    assert_null(strstr(t, "hot-spinner"));
+    assert_non_null(strstr(t, "filter: ledger"));
+    int blocked[] = {'/', TUI_KEY_BACKSPACE, TUI_KEY_BACKSPACE, TUI_KEY_BACKSPACE,
+                     TUI_KEY_BACKSPACE, TUI_KEY_BACKSPACE, TUI_KEY_BACKSPACE,
+                     'b', 'l', 'o', 'c', 'k', 'e', 'd', TUI_KEY_ENTER, 0};
+    keys(v, blocked);
+    assert_int_equal(v->norder, 3);
+    int clear[] = {TUI_KEY_ESC, 's', 0};
+    keys(v, clear);
+    t = draw(v, &s);
+    assert_non_null(strstr(t, "sort: total CPU"));
+    assert_true(v->norder > 10);
+    /* sorted by name: the first row is the smallest name */
+    int byname[] = {'s', 's', TUI_KEY_HOME, 0};
+    keys(v, byname);
+    assert_int_equal(v->sort, TUI_SORT_NAME);
+    const jp_snapshot *sn = v->live->cur;
+    for (size_t i = 1; i < v->norder; i++)
+        assert_true(strcmp(sn->threads[v->order[i - 1]].name, sn->threads[v->order[i]].name) <= 0);
+    /* Enter shows the selected thread's stack, Esc goes back */
+    const char *first = sn->threads[v->order[0]].name;
+    tui_live_view_key(v, TUI_KEY_ENTER);
+    t = draw(v, &s);
+    char want[160];
+    snprintf(want, sizeof want, "\"%s\"  id ", first);
+    assert_non_null(strstr(t, want));
+    assert_true(v->stack);
+    tui_live_view_key(v, TUI_KEY_ESC);
+    assert_false(v->stack);
+    assert_int_equal(tui_live_view_key(v, 'q'), TUI_ACTION_QUIT);
+    tui_live_view_free(v);
+    tui_canvas_cleanup(&s.c);
+}
+
+static void test_hot_first_and_stack(void **state)
+{
+    (void)state;
+    screen s;
+    tui_live_view *v = open_view("threadprint-contention-jdk17.txt", &s);
+    /* Thread.print gives per-thread cpu=; equal snapshots mean 0% for all, so
+     * the busiest order falls back to total CPU: the spinner leads. */
+    const jp_snapshot *sn = v->live->cur;
+    assert_string_equal(sn->threads[v->order[0]].name, "hot-spinner");
+    tui_live_view_key(v, TUI_KEY_ENTER);
+    const char *t = draw(v, &s);
+    assert_non_null(strstr(t, "\"hot-spinner\""));
+    assert_non_null(strstr(t, "at live.Contention$Hot.spin(Contention.java:"));
+    tui_live_view_free(v);
+    tui_canvas_cleanup(&s.c);
+}
+
+static void test_locks_screen(void **state)
+{
+    (void)state;
+    screen s;
+    tui_live_view *v = open_view("threadprint-contention-jdk17.txt", &s);
+    tui_live_view_key(v, TUI_KEY_F6);
+    const char *t = draw(v, &s);
+    assert_non_null(strstr(t, "(monitor): owner \"ledger-owner\" (TIMED_WAITING) blocks 3 threads"));
+    assert_non_null(strstr(t, "enter    \"ledger-waiter-1\" (BLOCKED) at live.Contention.enterLedger"));
+    assert_non_null(strstr(t, "ReentrantLock$NonfairSync@"));
+    assert_non_null(strstr(t, "owner \"vault-owner\""));
+    tui_live_view_key(v, 'L'); /* letters switch too */
+    assert_int_equal(v->screen, TUI_LSCR_LOCKS);
+    tui_live_view_free(v);
+    tui_canvas_cleanup(&s.c);
+}
+
+static void test_deadlocks_screen(void **state)
+{
+    (void)state;
+    screen s;
+    tui_live_view *v = open_view("threadprint-deadlocks-jdk25.txt", &s);
+    tui_live_view_key(v, TUI_KEY_F7);
+    const char *t = draw(v, &s);
+    assert_non_null(strstr(t, "F7Deadlocks(2)"));
+    assert_non_null(strstr(t, "DEADLOCK 1: 2 threads, confirmed by the JVM: \"mon-deadlock-1\" -> "
+                              "\"mon-deadlock-2\" -> \"mon-deadlock-1\""));
+    assert_non_null(strstr(t, "held by \"mon-deadlock-2\""));
+    assert_non_null(strstr(t, "at live.Deadlocks.transfer(Deadlocks.java:"));
+    /* the second cycle is further down: scroll to the end */
+    tui_live_view_key(v, TUI_KEY_END);
+    t = draw(v, &s);
+    assert_non_null(strstr(t, "\"rl-deadlock-1\""));
+    assert_non_null(strstr(t, "waits for java.util.concurrent.locks.ReentrantLock$NonfairSync@"));
+    /* the text report has the same words */
+    tui_lines ls;
+    tui_lines_init(&ls);
+    tui_report_deadlocks(v->live, &ls);
+    assert_true(ls.count > 10);
+    assert_non_null(strstr(ls.items[0].text, "DEADLOCK 1"));
+    tui_lines_cleanup(&ls);
+    tui_live_view_free(v);
+    tui_canvas_cleanup(&s.c);
+}
+
+static void test_help_and_tiny(void **state)
+{
+    (void)state;
+    screen s;
+    tui_live_view *v = open_view("threadprint-deadlocks-jdk17.txt", &s);
+    tui_live_view_key(v, '?');
+    const char *t = draw(v, &s);
+    assert_non_null(strstr(t, "F7 or D      Deadlocks"));
+    tui_live_view_key(v, 'x');
+    assert_false(v->help);
+    /* any size renders without crashing */
+    for (int r = 1; r < 8; r++)
+        for (int c = 1; c < 30; c += 7) {
+            tui_live_view_resize(v, r, c);
+            draw(v, &s);
+        }
+    tui_live_view_free(v);
+    tui_canvas_cleanup(&s.c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exit_status),     cmocka_unit_test(test_heap_parse),
+        cmocka_unit_test(test_threads_screen),  cmocka_unit_test(test_hot_first_and_stack),
+        cmocka_unit_test(test_locks_screen),    cmocka_unit_test(test_deadlocks_screen),
+        cmocka_unit_test(test_help_and_tiny),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -205,6 +205,32 @@ static void stop_on_cleanup(void *arg)
     marker_remove(t);
 }
 
+/* Parses a finished recording and queues its windows. */
+static void upload_window(agent_target *t, const agent_collect_opts *o, const char *path,
+                          int64_t start_ns, int64_t end_ns)
+{
+    jfr_options jo;
+    jfr_options_init(&jo);
+    jo.kinds = t->policy.kinds;
+    jo.threads = true;
+    jfr_report rep;
+    jfr_report_init(&rep);
+    jp_profile *p = jp_profile_new();
+    jfr_read_file(path, &jo, p, &rep);
+    if (rep.partial && o->metrics)
+        atomic_fetch_add(&o->metrics->recording_failures, 1);
+    if (p->start_ns && p->end_ns > p->start_ns) {
+        start_ns = p->start_ns;
+        end_ns = p->end_ns;
+    }
+    if (o->uploader)
+        agent_upload_profile(o->uploader, p, &t->id, start_ns, end_ns);
+    if (o->metrics)
+        atomic_fetch_add(&o->metrics->windows_collected, 1);
+    t->windows++;
+    jp_profile_free(p);
+}
+
 /* Parses a finished recording straight from the target's file: the JFR
  * reader maps it and releases pages as it goes, so the agent's memory grows
  * with distinct stacks, not with the file. The file is opened with
@@ -261,6 +287,29 @@ static jp_err finish_window(agent_target *t, const agent_collect_opts *o, jp_err
         t->cleanup = 0;
     }
     return rc;
+}
+
+/* The JVM's name and version for the target identity (one attach per run). */
+static void read_version(agent_target *t)
+{
+    jvm_reply r;
+    if (jvm_jcmd(&t->proc, NULL, "VM.version", &r, NULL) != JP_OK)
+        return;
+    /* "OpenJDK 64-Bit Server VM version 17.0.15+6-Debian-1deb12u1" */
+    for (char *line = r.text; line && *line;) {
+        char *nl = strchr(line, '\n');
+        size_t n = nl ? (size_t)(nl - line) : strlen(line);
+        const char *v = memmem(line, n, " version ", 9);
+        if (v) {
+            snprintf(t->jvm, sizeof t->jvm, "%.*s %.*s", (int)(v - line), line,
+                     (int)(n - (size_t)(v + 9 - line)), v + 9);
+            break;
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    jvm_reply_cleanup(&r);
+    free(t->id.jvm);
+    t->id.jvm = t->jvm[0] ? jp_xstrdup(t->jvm) : NULL;
 }
 
 /* An earlier run of the agent left "jprof-agent" running: take it over. */
@@ -358,14 +407,21 @@ static json_t *target_json(const agent_target *t)
     return o;
 }
 
-static void add_json_doc(agent_target *t, json_t *doc, bool deadlock, int64_t when)
+/* Adds {"target": identity, "time": ns, <key>: obj} (docs/API.md, "Thread
+ * snapshot" and "Deadlock"); with key NULL the members of obj are merged in
+ * (deadlock entries are sent as they are, with target and time added). */
+static void add_json_doc(agent_target *t, const char *key, json_t *obj, bool deadlock, int64_t when)
 {
+    json_t *doc = key ? json_object() : json_copy(obj);
+    if (key)
+        json_object_set(doc, key, obj);
     json_object_set_new(doc, "target", target_json(t));
     json_object_set_new(doc, "time", json_integer(when));
     char *text = json_dumps(doc, JSON_COMPACT);
     if (text)
         add_doc(t, text, deadlock, when);
     free(text);
+    json_decref(doc);
 }
 
 static void take_snapshot(agent_target *t, const agent_collect_opts *o)
@@ -394,16 +450,14 @@ static void take_snapshot(agent_target *t, const agent_collect_opts *o)
     jo.max_frames = 64;
     json_t *j = jp_snapshot_json(snap, t->prev_snapshot, &st, &jo);
     int64_t when = snap->taken_ns ? snap->taken_ns : jp_time_now_ns();
-    json_t *dl = json_incref(json_object_get(j, "deadlocks"));
-    add_json_doc(t, j, false, when);
+    add_json_doc(t, "snapshot", j, false, when);
     size_t i;
     json_t *d;
-    json_array_foreach(dl, i, d)
+    json_array_foreach(json_object_get(j, "deadlocks"), i, d)
     {
         if (json_is_object(d))
-            add_json_doc(t, d, true, when);
+            add_json_doc(t, NULL, d, true, when);
     }
-    json_decref(dl);
     json_decref(j);
     jp_snapshot_free(t->prev_snapshot);
     t->prev_snapshot = snap;
@@ -474,6 +528,7 @@ void agent_target_step(agent_target *t, const agent_collect_opts *o, int64_t now
     if (!t->recording) {
         /* once per agent run: is a session of an earlier run still going? */
         if (!t->checked) {
+            read_version(t);
             rc = recover(t, o, &err);
             t->checked = rc == JP_OK;
         }

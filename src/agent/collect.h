@@ -76,6 +76,7 @@ typedef struct agent_target {
     unsigned failures;
     int64_t retry_mono; /* back-off: nothing before this */
     bool checked;       /* looked for a session of an earlier agent run */
+    char jvm[128];      /* "OpenJDK 64-Bit Server VM 17.0.15+6", from VM.version */
     bool recovered;     /* took over such a session */
     uint64_t windows;   /* windows uploaded */
     /* thread snapshots */

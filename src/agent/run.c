@@ -66,6 +66,7 @@ static void id_set(agent_target *t, const agent_run_opts *o, const char *ns, con
     t->id.node = dup0(o->node);
     t->id.pid = t->proc.pid;
     t->id.jvm_start_ns = t->proc.start_ns;
+    t->id.jvm = dup0(t->jvm);
 }
 
 /* ---- naming a JVM ---- */
@@ -120,7 +121,9 @@ static void identify_k8s(run_state *rs, slot *s)
     ann_clear(s);
     s->block_reason = NULL;
     if (!p) {
-        id_set(&s->t, rs->o, "", s->t.proc.main_class, NULL, NULL, NULL);
+        /* named as in host mode, so the skip still shows up somewhere */
+        identify_host(rs, s);
+        ann_clear(s);
         if (!cg.container_id[0] && !cg.pod_uid[0]) {
             s->block_reason = "not_in_pod";
             snprintf(s->block_message, sizeof s->block_message,

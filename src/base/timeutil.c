@@ -50,7 +50,7 @@ jp_err jp_duration_parse(const char *s, int64_t *ns, jp_error *err)
         return jp_error_set(err, JP_ERR_USAGE,
                             "bad duration unit in '%s' (use ns, us, ms, s, m, h, d)", s);
     double r = v * mul;
-    if (r > 9.2e18)
+    if (!(r <= 9.2e18)) /* also "nan", whose conversion to int64 is undefined */
         return jp_error_set(err, JP_ERR_USAGE, "duration '%s' is too large", s);
     *ns = (int64_t)r;
     return JP_OK;
@@ -91,7 +91,10 @@ jp_err jp_rfc3339_parse(const char *s, int64_t *ns, jp_error *err)
     if (jp_digits(&p, 2, &h) || *p++ != ':' || jp_digits(&p, 2, &mi) || *p++ != ':' ||
         jp_digits(&p, 2, &sec))
         goto bad;
-    if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || mi > 59 || sec > 60)
+    /* int64 nanoseconds since 1970 span 1677-09-21 .. 2262-04-11: outside
+     * whole years of that, the multiplication below would overflow */
+    if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || mi > 59 || sec > 60 || Y < 1678 ||
+        Y > 2261)
         goto bad;
     int64_t frac = 0;
     if (*p == '.') {
@@ -155,7 +158,8 @@ jp_err jp_timespec_parse(const char *s, jp_timespec_arg *out, jp_error *err)
         char *end;
         errno = 0;
         double v = strtod(s + 1, &end);
-        if (end == s + 1 || *end || errno)
+        /* the bound keeps the conversion to int64 ns defined (and NaN out) */
+        if (end == s + 1 || *end || errno || !(v > -9.2e9 && v < 9.2e9))
             return jp_error_set(err, JP_ERR_USAGE, "bad epoch time '%s' (expected @SECONDS)", s);
         out->value = (int64_t)(v * 1e9);
         return JP_OK;

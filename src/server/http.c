@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,14 +93,16 @@ void srv_error(srv_resp *o, int status, const char *code, const char *fmt, ...)
         o->retry_after = 5;
 }
 
+struct srv_kv {
+    char *key, *val;
+};
+
 const char *srv_arg(const srv_req *r, const char *key)
 {
-    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
-}
-
-const char *srv_header(const srv_req *r, const char *key)
-{
-    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, key);
+    for (size_t i = 0; i < r->nargs; i++)
+        if (!strcmp(r->args[i].key, key))
+            return r->args[i].val;
+    return NULL;
 }
 
 bool srv_authorize(srv_req *r, srv_resp *o, auth_role role, const char *ns)
@@ -128,6 +131,11 @@ bool srv_authorize(srv_req *r, srv_resp *o, auth_role role, const char *ns)
 
 /* ---- per-connection state ---- */
 
+#define HTTP_MAX_ARGS 64 /* query arguments kept per request; later ones are ignored */
+
+/* A request handed to a handler thread: everything the handler reads is
+ * copied out of the connection first, because libmicrohttpd owns the
+ * connection while it is suspended. */
 typedef struct conn_state {
     jp_strbuf body;
     bool too_large;
@@ -135,6 +143,16 @@ typedef struct conn_state {
     int64_t t0;
     metrics_route route;
     int status;
+    /* the handler's job (state under the pool's lock once queued) */
+    struct MHD_Connection *conn;
+    const struct route *rt;
+    char *url, *method, *content_encoding;
+    const auth_token *tok;
+    srv_kv args[HTTP_MAX_ARGS];
+    size_t nargs;
+    bool queued, done;
+    srv_resp resp;
+    struct conn_state *next;
 } conn_state;
 
 static const auth_token *http_token(srv *s, struct MHD_Connection *c)
@@ -286,28 +304,22 @@ static void http_metrics(srv_req *r, srv_resp *o)
     metrics_render(&r->s->m, r->s->st, r->s->cfg.retention_days, &o->body);
 }
 
-static void http_dispatch(srv *s, struct MHD_Connection *c, const char *url, const char *method,
-                          conn_state *cs, srv_resp *o)
+/* Requests answered at once in libmicrohttpd's thread (no store involved):
+ * health, static files, unknown paths and methods. Returns false when the
+ * request needs a handler thread (*rt set). */
+static bool http_inline(srv *s, const char *url, const char *method, srv_resp *o,
+                        const struct route **rt)
 {
-    srv_req r = {.s = s, .conn = c, .method = method, .url = url};
-    r.tok = http_token(s, c);
-    r.body = (const uint8_t *)cs->body.data;
-    r.body_len = cs->body.len;
-    r.content_encoding =
-        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_ENCODING);
     bool known;
-    const struct route *rt = http_route(url, &known, method);
-    if (rt) {
-        cs->route = rt->group;
-        rt->fn(&r, o);
-    } else if (known) {
+    *rt = http_route(url, &known, method);
+    if (*rt || !strcmp(url, "/metrics"))
+        return false;
+    if (known) {
         srv_error(o, 405, "method_not_allowed", "%s is not allowed on %s", method, url);
     } else if (!strcmp(url, "/healthz")) {
         o->status = 200;
         o->ctype = "text/plain; charset=utf-8";
         jp_strbuf_puts(&o->body, "ok\n");
-    } else if (!strcmp(url, "/metrics")) {
-        http_metrics(&r, o);
     } else if (!strncmp(url, "/api/", 5)) {
         srv_error(o, 404, "not_found", "no API endpoint %s", url);
     } else if (!strcmp(method, "GET") || !strcmp(method, "HEAD")) {
@@ -315,6 +327,136 @@ static void http_dispatch(srv *s, struct MHD_Connection *c, const char *url, con
     } else {
         srv_error(o, 405, "method_not_allowed", "%s is not allowed on %s", method, url);
     }
+    return true;
+}
+
+/* Runs in a handler thread, on the copies in cs. */
+static void http_dispatch(srv *s, conn_state *cs, srv_resp *o)
+{
+    srv_req r = {.s = s, .args = cs->args, .nargs = cs->nargs, .method = cs->method,
+                 .url = cs->url, .tok = cs->tok};
+    r.body = (const uint8_t *)cs->body.data;
+    r.body_len = cs->body.len;
+    r.content_encoding = cs->content_encoding;
+    if (cs->rt) {
+        cs->route = cs->rt->group;
+        cs->rt->fn(&r, o);
+    } else {
+        http_metrics(&r, o);
+    }
+    if (o->status >= 500)
+        srv_log("%s %s -> %d", cs->method, cs->url, o->status);
+}
+
+static enum MHD_Result http_copy_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    conn_state *cs = cls;
+    (void)kind;
+    if (cs->nargs == HTTP_MAX_ARGS)
+        return MHD_NO;
+    cs->args[cs->nargs].key = jp_xstrdup(key);
+    cs->args[cs->nargs].val = jp_xstrdup(value ? value : "");
+    cs->nargs++;
+    return MHD_YES;
+}
+
+/* ---- the handler threads ----
+ * libmicrohttpd's own pool threads each poll many connections, so a handler
+ * that blocks (a batch waiting for its durable group commit, a query of up
+ * to --query-budget, a ClickHouse round trip) would stall every other
+ * connection of that polling thread. So the polling threads only move bytes:
+ * a request with a complete body is suspended and queued here, a handler
+ * thread runs it, and resumes the connection with the answer. */
+
+struct srv_pool {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    conn_state *head, *tail;
+    bool stop;
+    int nthreads;
+    pthread_t *tids;
+    srv *s;
+};
+
+static void *http_worker(void *arg)
+{
+    srv_pool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->head && !p->stop)
+            pthread_cond_wait(&p->cv, &p->mu);
+        if (!p->head)
+            break; /* stopping, and the queue is drained */
+        conn_state *cs = p->head;
+        p->head = cs->next;
+        if (!p->head)
+            p->tail = NULL;
+        pthread_mutex_unlock(&p->mu);
+        http_dispatch(p->s, cs, &cs->resp);
+        pthread_mutex_lock(&p->mu);
+        cs->done = true;
+        /* resumed under the lock: the pool outlives no suspended connection */
+        MHD_resume_connection(cs->conn);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+static void http_enqueue(srv_pool *p, conn_state *cs)
+{
+    pthread_mutex_lock(&p->mu);
+    cs->next = NULL;
+    if (p->tail)
+        p->tail->next = cs;
+    else
+        p->head = cs;
+    p->tail = cs;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+static int http_ncores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 256 ? 256 : (int)n;
+}
+
+static srv_pool *http_pool_start(srv *s)
+{
+    srv_pool *p = jp_xcalloc(1, sizeof *p);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->s = s;
+    p->nthreads = s->cfg.workers > 0 ? s->cfg.workers : 4 * http_ncores();
+    p->tids = jp_xcalloc((size_t)p->nthreads, sizeof *p->tids);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 1024 * 1024);
+    for (int i = 0; i < p->nthreads; i++)
+        if (pthread_create(&p->tids[i], &attr, http_worker, p) != 0) {
+            p->nthreads = i; /* fewer threads, still correct */
+            break;
+        }
+    pthread_attr_destroy(&attr);
+    return p;
+}
+
+/* Finishes the queued requests, then joins the threads. */
+static void http_pool_stop(srv_pool *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->stop = true;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->nthreads; i++)
+        pthread_join(p->tids[i], NULL);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p->tids);
+    free(p);
 }
 
 static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -354,17 +496,36 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *c, cons
         *upload_size = 0;
         return MHD_YES;
     }
+    if (cs->done) { /* resumed by a handler thread: its answer */
+        enum MHD_Result rc = http_send(c, cs, &cs->resp, !strcmp(method, "HEAD"));
+        jp_strbuf_cleanup(&cs->resp.body);
+        return rc;
+    }
     srv_resp o = {.status = 500};
     jp_strbuf_init(&o.body, 0);
+    const struct route *rt = NULL;
     if (cs->too_large) {
         srv_error(&o, 413, "too_large", "body exceeds the limit of %zu bytes", s->cfg.max_body);
         cs->route = MRT_INGEST;
         metrics_ingest_count(&s->m, MI_REJ_TOO_LARGE);
-    } else {
-        http_dispatch(s, c, url, method, cs, &o);
+    } else if (!http_inline(s, url, method, &o, &rt)) {
+        jp_strbuf_cleanup(&o.body);
+        cs->conn = c;
+        cs->rt = rt;
+        cs->url = jp_xstrdup(url);
+        cs->method = jp_xstrdup(method);
+        const char *ce =
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_ENCODING);
+        cs->content_encoding = ce ? jp_xstrdup(ce) : NULL;
+        cs->tok = http_token(s, c);
+        MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, http_copy_arg, cs);
+        cs->resp.status = 500;
+        jp_strbuf_init(&cs->resp.body, 0);
+        cs->queued = true;
+        MHD_suspend_connection(c);
+        http_enqueue(s->pool, cs);
+        return MHD_YES;
     }
-    if (o.status >= 500)
-        srv_log("%s %s -> %d", method, url, o.status);
     enum MHD_Result rc = http_send(c, cs, &o, !strcmp(method, "HEAD"));
     jp_strbuf_cleanup(&o.body);
     return rc;
@@ -382,6 +543,14 @@ static void http_on_completed(void *cls, struct MHD_Connection *c, void **con_cl
         return;
     metrics_request_done(&s->m, cs->route, cs->status, jp_time_mono_ns() - cs->t0);
     jp_strbuf_cleanup(&cs->body);
+    jp_strbuf_cleanup(&cs->resp.body); /* idempotent; empty unless never sent */
+    for (size_t i = 0; i < cs->nargs; i++) {
+        free(cs->args[i].key);
+        free(cs->args[i].val);
+    }
+    free(cs->url);
+    free(cs->method);
+    free(cs->content_encoding);
     free(cs);
     *con_cls = NULL;
 }
@@ -479,13 +648,11 @@ jp_err srv_http_start(srv *s, void **daemon, jp_error *err)
     jp_err rc = http_parse_listen(s->cfg.listen, &ss, &slen, err);
     if (rc)
         return rc;
-    /* A handler blocks until its batch is durable or its query is done. In a
-     * fixed pool of polling threads, keep-alive connections accepted by the
-     * same worker would wait behind each other (measured: 4 uploaders ran one
-     * at a time), so each connection gets its own thread, bounded by
-     * --max-connections. */
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-                     MHD_USE_ERROR_LOG | MHD_USE_POLL;
+    /* libmicrohttpd's pool of polling threads moves the bytes; handlers run
+     * on our own threads (srv_pool above) with the connection suspended, so
+     * idle keep-alive connections cost no thread and a blocked handler holds
+     * up no other connection. */
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     char *cert = NULL, *key = NULL;
@@ -507,28 +674,40 @@ jp_err srv_http_start(srv *s, void **daemon, jp_error *err)
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)http_on_completed, s},
         {MHD_OPTION_CONNECTION_TIMEOUT, 60, NULL},
         {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->cfg.threads, NULL},
-        {MHD_OPTION_THREAD_STACK_SIZE, 1024 * 1024, NULL},
+        {MHD_OPTION_THREAD_POOL_SIZE,
+         (intptr_t)(s->cfg.io_threads > 0 ? s->cfg.io_threads : http_ncores()), NULL},
+        {MHD_OPTION_THREAD_STACK_SIZE, 256 * 1024, NULL},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 256 * 1024, NULL},
         {cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, cert},
         {cert ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, key},
         {MHD_OPTION_END, 0, NULL},
     };
+    s->pool = http_pool_start(s);
     struct MHD_Daemon *d = MHD_start_daemon(flags, 0, NULL, NULL, http_on_request, s,
                                             MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
     /* MHD may keep pointing at the PEM text: it lives until srv_http_stop */
     s->tls_pem[0] = cert;
     s->tls_pem[1] = key;
-    if (!d)
+    if (!d) {
+        http_pool_stop(s->pool);
+        s->pool = NULL;
         return jp_error_set(err, JP_ERR_IO, "cannot listen on %s (in use, or not allowed?)",
                             s->cfg.listen);
+    }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info ? info->port : 0;
     *daemon = d;
     return JP_OK;
 }
 
+/* No new connections; the queued requests are answered and their
+ * connections resumed (libmicrohttpd must not stop with suspended ones). */
 void srv_http_stop(srv *s, void *daemon)
 {
+    if (daemon)
+        MHD_quiesce_daemon(daemon);
+    http_pool_stop(s->pool);
+    s->pool = NULL;
     if (daemon)
         MHD_stop_daemon(daemon);
     for (int i = 0; i < 2; i++) {

@@ -35,7 +35,8 @@ static void usage(FILE *f)
            "  --insecure-no-auth      no tokens at all (loopback demo only)\n"
            "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
            "  --web-dir DIR           files served under / (default " PKGDATADIR "/web)\n"
-           "  --max-connections N     concurrent connections, one thread each (default 128)\n"
+           "  --max-connections N     concurrent connections (default 1024)\n"
+           "  --threads N             request handler threads (default 4 per core)\n"
            "  --max-body BYTES        request body limit on the wire (default 16 MiB)\n"
            "  --max-decompressed BYTES  limit after zstd (default 128 MiB)\n"
            "  --query-budget DURATION time budget of one query (default 3s)\n"
@@ -99,6 +100,7 @@ enum {
     O_BUDGET,
     O_METRICS,
     O_PORTFILE,
+    O_WORKERS,
     O_CH,
     O_CH_USER,
     O_CH_PWFILE,
@@ -114,6 +116,7 @@ static const struct option opts[] = {{"listen", 1, 0, O_LISTEN},
                                      {"tls-key", 1, 0, O_KEY},
                                      {"web-dir", 1, 0, O_WEB},
                                      {"max-connections", 1, 0, O_THR},
+                                     {"threads", 1, 0, O_WORKERS},
                                      {"max-body", 1, 0, O_BODY},
                                      {"max-decompressed", 1, 0, O_DEC},
                                      {"query-budget", 1, 0, O_BUDGET},
@@ -163,6 +166,13 @@ static int apply_option(int o, srv_config *c, const char **data_dir)
         c->threads = atoi_safe(optarg);
         if (c->threads < 1 || c->threads > 4096) {
             fprintf(stderr, "jprof-server: --max-connections must be 1..4096\n");
+            return 2;
+        }
+        break;
+    case O_WORKERS:
+        c->workers = atoi_safe(optarg);
+        if (c->workers < 1 || c->workers > 1024) {
+            fprintf(stderr, "jprof-server: --threads must be 1..1024\n");
             return 2;
         }
         break;
@@ -225,7 +235,7 @@ static void config_defaults(srv_config *c)
     memset(c, 0, sizeof *c);
     c->listen = DEFAULT_LISTEN;
     c->retention_days = STORE_RETENTION_MAX_DAYS;
-    c->threads = 128;
+    c->threads = 1024;
     c->max_body = 16u << 20;
     c->max_decompressed = 128u << 20;
     jp_batch_limits_default(&c->limits);

@@ -28,7 +28,9 @@ typedef struct srv_config {
     int retention_days;
     bool insecure_no_auth;
     bool metrics_open;       /* /metrics without a token */
-    int threads;             /* --max-connections: concurrent connections, a thread each */
+    int threads;             /* --max-connections: concurrent connections */
+    int workers;             /* --threads: handler threads (0 = 4 per core) */
+    int io_threads;          /* libmicrohttpd's polling threads (0 = 1 per core) */
     size_t max_body;         /* bytes on the wire */
     size_t max_decompressed; /* bytes after zstd */
     jp_batch_limits limits;
@@ -38,6 +40,8 @@ typedef struct srv_config {
     int64_t retention_interval_ns;
 } srv_config;
 
+typedef struct srv_pool srv_pool; /* http.c: the handler threads and their queue */
+
 typedef struct srv {
     srv_config cfg;
     store *st;
@@ -45,11 +49,15 @@ typedef struct srv {
     metrics m;
     uint16_t port;
     char *tls_pem[2]; /* certificate and key text while the daemon runs */
+    srv_pool *pool;
 } srv;
+
+typedef struct srv_kv srv_kv; /* a copied query argument or header (http.c) */
 
 typedef struct srv_req {
     srv *s;
-    void *conn; /* struct MHD_Connection */
+    const srv_kv *args; /* query arguments, copied before the handler runs */
+    size_t nargs;
     const char *method, *url;
     const auth_token *tok;
     const uint8_t *body;
@@ -66,8 +74,6 @@ typedef struct srv_resp {
 
 /* A query-string argument, or NULL. */
 const char *srv_arg(const srv_req *r, const char *key);
-/* A request header, or NULL. */
-const char *srv_header(const srv_req *r, const char *key);
 
 /* Sets an error answer: {"error": {"status", "code", "message"}}. */
 void srv_error(srv_resp *o, int status, const char *code, const char *fmt, ...)

@@ -116,7 +116,8 @@ bool tui_live_heap_parse(const char *text, char *buf, size_t len)
     for (const char *p = text; *p;) {
         size_t n = strcspn(p, "\n");
         const char *q = p[0] == ' ' ? p + 1 : p;
-        bool top = *q != ' ' && strncmp(q, "Metaspace", 9) != 0 && strncmp(q, "class space", 11) != 0;
+        bool top =
+            *q != ' ' && strncmp(q, "Metaspace", 9) != 0 && strncmp(q, "class space", 11) != 0;
         if (top && n < 512) {
             int64_t u = kb_after(p, n, "used ");
             int64_t t = kb_after(p, n, "committed ");

@@ -9,8 +9,7 @@
 
 #define HEAD_ROWS 3
 
-static const char *const screen_names[TUI_LSCR_COUNT] = {"Threads", "Locks", "Deadlocks",
-                                                          "Flame"};
+static const char *const screen_names[TUI_LSCR_COUNT] = {"Threads", "Locks", "Deadlocks", "Flame"};
 static const char *const screen_keys[TUI_LSCR_COUNT] = {"F5", "F6", "F7", "F8"};
 static const char *const sort_names[TUI_SORT_COUNT] = {"CPU%", "total CPU", "state", "name"};
 
@@ -21,7 +20,9 @@ static void title_row(const tui_live_view *v, tui_canvas *c)
     char up[32];
     tui_format_uptime(l->cur && l->cur->uptime_ns >= 0 ? l->cur->uptime_ns : l->proc.uptime_ns, up,
                       sizeof up);
-    const char *src = l->cur ? l->cur->source : (l->snap.source == JVM_SNAP_THREAD_PRINT ? "thread-print" : "helper");
+    const char *src = l->cur
+                          ? l->cur->source
+                          : (l->snap.source == JVM_SNAP_THREAD_PRINT ? "thread-print" : "helper");
     int x = tui_canvas_printf(c, 0, 0, TUI_STYLE_TITLE, TUI_F_BOLD, "jprof-top  pid %d %s",
                               (int)l->proc.pid,
                               l->proc.main_class[0] ? l->proc.main_class : "(unknown)");
@@ -38,7 +39,7 @@ static void title_row(const tui_live_view *v, tui_canvas *c)
 static void numbers_row(const tui_live_view *v, tui_canvas *c)
 {
     const tui_live *l = v->live;
-    static const char *const abbrev[JP_TSTATE_COUNT] = {"vm", "new", "run", "blocked",
+    static const char *const abbrev[JP_TSTATE_COUNT] = {"vm",   "new",   "run", "blocked",
                                                         "wait", "timed", "term"};
     int x = 0;
     size_t total = l->cur ? l->cur->count : 0;
@@ -75,7 +76,7 @@ static void tabs_row(const tui_live_view *v, tui_canvas *c)
         else
             snprintf(label, sizeof label, "%s", screen_names[s]);
         x += tui_canvas_puts(c, 2, x, screen_keys[s], TUI_STYLE_KEY, TUI_F_BOLD);
-        tui_style st = active ? TUI_STYLE_ACTIVE
+        tui_style st = active                                            ? TUI_STYLE_ACTIVE
                        : (s == TUI_LSCR_DEADLOCKS && l->deadlocks.count) ? TUI_STYLE_WARN
                                                                          : TUI_STYLE_KEYLABEL;
         x += tui_canvas_puts(c, 2, x, label, st, active ? TUI_F_BOLD | TUI_F_UNDERLINE : 0);
@@ -87,9 +88,8 @@ static void threads_render(const tui_live_view *v, tui_canvas *c, int top, int h
 {
     const jp_snapshot *s = v->live->cur;
     tui_canvas_fill(c, top, 0, c->cols, ' ', TUI_STYLE_TABLEHEAD, 0);
-    tui_canvas_printf(c, top, 0, TUI_STYLE_TABLEHEAD, TUI_F_BOLD,
-                      "%6s %9s %-13s %6s %-28s %s", "CPU%", "CPU", "STATE", "BLOCKS", "THREAD",
-                      "TOP FRAME");
+    tui_canvas_printf(c, top, 0, TUI_STYLE_TABLEHEAD, TUI_F_BOLD, "%6s %9s %-13s %6s %-28s %s",
+                      "CPU%", "CPU", "STATE", "BLOCKS", "THREAD", "TOP FRAME");
     char sorted[96];
     int sw = snprintf(sorted, sizeof sorted, "sort: %s%s%s ", sort_names[v->sort],
                       v->filter[0] ? "  filter: " : "", v->filter);
@@ -170,17 +170,17 @@ static void flame_render(tui_live_view *v, tui_canvas *c, int top)
 
 static const struct {
     const char *key, *label;
-} thread_keys[] = {{"F1", "Help"},  {"Enter", "Stack"}, {"s", "Sort"}, {"/", "Filter"},
-                   {"F5", "Thr"},   {"F6", "Locks"},    {"F7", "Dead"}, {"F8", "Flame"},
-                   {"q", "Quit"}},
-  text_keys[] = {{"F1", "Help"}, {"Up/Dn", "Scroll"}, {"Esc", "Back"}, {"F5", "Threads"},
+} thread_keys[] = {{"F1", "Help"},  {"Enter", "Stack"}, {"s", "Sort"},
+                   {"/", "Filter"}, {"F5", "Thr"},      {"F6", "Locks"},
+                   {"F7", "Dead"},  {"F8", "Flame"},    {"q", "Quit"}},
+  text_keys[] = {{"F1", "Help"},  {"Up/Dn", "Scroll"}, {"Esc", "Back"}, {"F5", "Threads"},
                  {"F6", "Locks"}, {"F7", "Deadlocks"}, {"F8", "Flame"}, {"q", "Quit"}};
 
 static void keybar(const tui_live_view *v, tui_canvas *c, int row)
 {
     bool th = v->screen == TUI_LSCR_THREADS && !v->stack;
-    size_t n = th ? sizeof thread_keys / sizeof thread_keys[0]
-                  : sizeof text_keys / sizeof text_keys[0];
+    size_t n =
+        th ? sizeof thread_keys / sizeof thread_keys[0] : sizeof text_keys / sizeof text_keys[0];
     int x = 0;
     for (size_t i = 0; i < n && x < c->cols; i++) {
         x += tui_canvas_puts(c, row, x, th ? thread_keys[i].key : text_keys[i].key, TUI_STYLE_KEY,
@@ -194,8 +194,8 @@ static void keybar(const tui_live_view *v, tui_canvas *c, int row)
 static void status(const tui_live_view *v, tui_canvas *c, int row)
 {
     if (v->prompt) {
-        int x = tui_canvas_puts(c, row, 0, "Filter (name or state): ", TUI_STYLE_ACTIVE,
-                                TUI_F_BOLD);
+        int x =
+            tui_canvas_puts(c, row, 0, "Filter (name or state): ", TUI_STYLE_ACTIVE, TUI_F_BOLD);
         x += tui_canvas_text(c, row, x, v->input, v->input_len, -1, TUI_STYLE_NORMAL, 0);
         tui_canvas_fill(c, row, x, 1, ' ', TUI_STYLE_NORMAL, TUI_F_REVERSE);
     } else if (v->msg[0]) {
@@ -239,8 +239,8 @@ static void picker_render(const tui_live_view *v, tui_canvas *c)
     tui_canvas_printf(c, 0, 0, TUI_STYLE_TITLE, TUI_F_BOLD,
                       "jprof-top: Java virtual machines on this machine (%zu)", v->procs.count);
     tui_canvas_fill(c, 1, 0, c->cols, ' ', TUI_STYLE_TABLEHEAD, 0);
-    tui_canvas_printf(c, 1, 0, TUI_STYLE_TABLEHEAD, TUI_F_BOLD, "%8s  %-12s %8s  %s", "PID",
-                      "USER", "UPTIME", "MAIN CLASS");
+    tui_canvas_printf(c, 1, 0, TUI_STYLE_TABLEHEAD, TUI_F_BOLD, "%8s  %-12s %8s  %s", "PID", "USER",
+                      "UPTIME", "MAIN CLASS");
     int h = c->rows - 4, first = v->pick_sel >= h && h > 0 ? v->pick_sel - h + 1 : 0;
     for (int r = 0; r < h && (size_t)(first + r) < v->procs.count; r++) {
         const jvm_proc *p = &v->procs.items[first + r];
@@ -249,8 +249,8 @@ static void picker_render(const tui_live_view *v, tui_canvas *c)
         unsigned fl = first + r == v->pick_sel ? TUI_F_REVERSE : 0;
         if (fl)
             tui_canvas_fill(c, 2 + r, 0, c->cols, ' ', TUI_STYLE_NORMAL, fl);
-        tui_canvas_printf(c, 2 + r, 0, TUI_STYLE_NORMAL, fl, "%8d  %-12.12s %8s  %s%s",
-                          (int)p->pid, p->user, up, p->main_class[0] ? p->main_class : "?",
+        tui_canvas_printf(c, 2 + r, 0, TUI_STYLE_NORMAL, fl, "%8d  %-12.12s %8s  %s%s", (int)p->pid,
+                          p->user, up, p->main_class[0] ? p->main_class : "?",
                           p->attach_disabled ? "  (attach disabled)" : "");
     }
     if (!v->procs.count)
@@ -270,8 +270,8 @@ void tui_live_view_render(tui_live_view *v, tui_canvas *c)
     tui_canvas_resize(c, v->rows, v->cols);
     if (v->help) {
         for (size_t i = 0; i < sizeof help_lines / sizeof help_lines[0]; i++)
-            tui_canvas_puts(c, (int)i, 0, help_lines[i], i == 0 ? TUI_STYLE_TITLE : TUI_STYLE_NORMAL,
-                            i == 0 ? TUI_F_BOLD : 0);
+            tui_canvas_puts(c, (int)i, 0, help_lines[i],
+                            i == 0 ? TUI_STYLE_TITLE : TUI_STYLE_NORMAL, i == 0 ? TUI_F_BOLD : 0);
         return;
     }
     if (v->picking || !v->live) {

@@ -158,16 +158,17 @@ static void report_group(const tui_live *l, const jp_lock_group *g, tui_lines *l
         frame_text(o, jp_thread_app_frame(o, 0), at, sizeof at);
         tui_lines_add(ls, TUI_STYLE_DIM, 0, "    owner at %s", at);
     } else {
-        tui_lines_add(ls, TUI_STYLE_ACTIVE, TUI_F_BOLD, "%s (%s): no owner (waiting for a notify "
-                      "or a signal)", lock, kind);
+        tui_lines_add(ls, TUI_STYLE_ACTIVE, TUI_F_BOLD,
+                      "%s (%s): no owner (waiting for a notify "
+                      "or a signal)",
+                      lock, kind);
     }
     for (size_t k = 0; k < g->nwaiters; k++) {
         const jp_thread *w = &s->threads[g->waiters[k]];
         char at[512];
         frame_text(w, jp_thread_app_frame(w, 0), at, sizeof at);
         tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "    %-8s \"%s\" (%s) at %s",
-                      jp_wait_kind_name(w->wait_kind), w->name, jp_thread_state_name(w->state),
-                      at);
+                      jp_wait_kind_name(w->wait_kind), w->name, jp_thread_state_name(w->state), at);
     }
 }
 
@@ -183,8 +184,7 @@ void tui_report_locks(const tui_live *l, tui_lines *ls)
     for (size_t i = 0; i < l->locks.count; i++)
         waiting += l->locks.items[i].nwaiters;
     tui_lines_add(ls, TUI_STYLE_NORMAL, TUI_F_BOLD, "%zu lock%s, %zu thread%s waiting",
-                  l->locks.count, l->locks.count == 1 ? "" : "s", waiting,
-                  waiting == 1 ? "" : "s");
+                  l->locks.count, l->locks.count == 1 ? "" : "s", waiting, waiting == 1 ? "" : "s");
     for (size_t i = 0; i < l->locks.count; i++) {
         tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s", "");
         report_group(l, &l->locks.items[i], ls);
@@ -255,21 +255,19 @@ void tui_report_stack(const tui_live *l, size_t thread, tui_lines *ls)
     char cpu[32] = "?";
     if (t->cpu_ns >= 0)
         jp_format_ns((uint64_t)t->cpu_ns, cpu, sizeof cpu);
-    tui_lines_add(ls, TUI_STYLE_ACTIVE, TUI_F_BOLD, "\"%s\"  id %" PRId64 "  nid %" PRId64
-                  "  %s%s%s%s  CPU %s",
-                  t->name, t->id, t->native_id, jp_thread_state_name(t->state),
-                  t->state_detail ? " (" : "", t->state_detail ? t->state_detail : "",
-                  t->state_detail ? ")" : "", cpu);
+    tui_lines_add(ls, TUI_STYLE_ACTIVE, TUI_F_BOLD,
+                  "\"%s\"  id %" PRId64 "  nid %" PRId64 "  %s%s%s%s  CPU %s", t->name, t->id,
+                  t->native_id, jp_thread_state_name(t->state), t->state_detail ? " (" : "",
+                  t->state_detail ? t->state_detail : "", t->state_detail ? ")" : "", cpu);
     if (l->blocks && l->blocks[thread])
         tui_lines_add(ls, TUI_STYLE_WARN, 0, "blocks %zu thread%s", l->blocks[thread],
                       l->blocks[thread] == 1 ? "" : "s");
     char lock[512], buf[512];
     if (t->wait_kind != JP_WAIT_NONE) {
         jp_lock_ref_format(&t->wait_lock, lock, sizeof lock);
-        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s %s%s%s%s", jp_wait_kind_name(t->wait_kind),
-                      lock, t->wait_owner_name ? "  owned by \"" : "",
-                      t->wait_owner_name ? t->wait_owner_name : "",
-                      t->wait_owner_name ? "\"" : "");
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s %s%s%s%s", jp_wait_kind_name(t->wait_kind), lock,
+                      t->wait_owner_name ? "  owned by \"" : "",
+                      t->wait_owner_name ? t->wait_owner_name : "", t->wait_owner_name ? "\"" : "");
     }
     for (size_t f = 0; f < t->nframes; f++) {
         jp_snap_frame_format(&t->frames[f], buf, sizeof buf);

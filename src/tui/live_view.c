@@ -295,8 +295,8 @@ static void flame_rebuild(tui_live_view *v)
         k = v->flame_kind;
     snprintf(v->flame_label, sizeof v->flame_label, "%s window %.0fs",
              p->asprof ? "async-profiler" : "JFR", (double)v->opts.window_ns / 1e9);
-    v->flame = tui_view_new(p->profile, &p->rep, v->flame_label, k, v->flame_by_value,
-                            v->flame_threads);
+    v->flame =
+        tui_view_new(p->profile, &p->rep, v->flame_label, k, v->flame_by_value, v->flame_threads);
     v->flame_kind_set = true;
     v->flame_kind = k;
     tui_view_resize(v->flame, v->rows - HEAD_ROWS, v->cols);
@@ -336,11 +336,12 @@ static bool tick_refresh(tui_live_view *v, int64_t now)
     jp_err rc = tui_live_refresh(v->live, &err);
     bool first = v->live->nrefresh == 1;
     v->next_refresh = now + (first && v->opts.interval_ns > FIRST_DELTA_NS ? FIRST_DELTA_NS
-                                                                          : v->opts.interval_ns);
+                                                                           : v->opts.interval_ns);
     if (rc != JP_OK) {
         if (rc == JP_ERR_EXITED || rc == JP_ERR_NOT_FOUND) {
             v->exited = true;
-            tui_live_view_message(v, true, "the JVM has exited; showing its last snapshot (q quits)");
+            tui_live_view_message(v, true,
+                                  "the JVM has exited; showing its last snapshot (q quits)");
         } else {
             tui_live_view_message(v, true, "refresh failed: %s", err.msg);
         }
@@ -453,7 +454,8 @@ static tui_action prompt_key(tui_live_view *v, int key)
         v->input[v->input_len] = '\0';
         snprintf(v->filter, sizeof v->filter, "%s", v->input);
         threads_build(v);
-        tui_live_view_message(v, false, v->filter[0] ? "filter: %s (%zu threads)" : "filter cleared%.0s",
+        tui_live_view_message(v, false,
+                              v->filter[0] ? "filter: %s (%zu threads)" : "filter cleared%.0s",
                               v->filter, v->norder);
     } else if (key == TUI_KEY_BACKSPACE) {
         if (v->input_len)
@@ -511,8 +513,8 @@ static tui_action threads_key(tui_live_view *v, int key)
         break;
     case 's':
     case 'S':
-        v->sort = (tui_thread_sort)((v->sort + (key == 's' ? 1 : TUI_SORT_COUNT - 1)) %
-                                    TUI_SORT_COUNT);
+        v->sort =
+            (tui_thread_sort)((v->sort + (key == 's' ? 1 : TUI_SORT_COUNT - 1)) % TUI_SORT_COUNT);
         threads_build(v);
         tui_live_view_message(v, false, "sorted by %s", sort_names[v->sort]);
         break;
@@ -619,8 +621,8 @@ tui_action tui_live_view_key(tui_live_view *v, int key)
         return TUI_ACTION_REDRAW;
     if (key == 'p' || key == 'P') {
         v->paused = !v->paused;
-        tui_live_view_message(v, false, "%s", v->paused ? "paused: p resumes the refresh"
-                                                        : "refreshing again");
+        tui_live_view_message(v, false, "%s",
+                              v->paused ? "paused: p resumes the refresh" : "refreshing again");
         if (v->flame)
             tui_view_message(v->flame, false, "%s",
                              v->paused ? "paused: p resumes the refresh" : "refreshing again");

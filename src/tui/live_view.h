@@ -43,7 +43,7 @@ typedef enum tui_thread_sort {
 #define TUI_FILTER_MAX 128
 
 typedef struct tui_live_view {
-    tui_live *live;    /* NULL while the JVM list is shown */
+    tui_live *live;     /* NULL while the JVM list is shown */
     tui_live_opts opts; /* for a JVM opened from the list */
     int rows, cols;
     bool help;

@@ -1,5 +1,6 @@
 /* jprof-top: option parsing and dispatch to batch mode or the interactive
- * view, on a recording (--jfr) or a live JVM (-p, or the list of JVMs). Exit statuses are documented in man/jprof-top.1 (EXIT STATUS). */
+ * view, on a recording (--jfr) or a live JVM (-p, or the list of JVMs). Exit statuses are
+ * documented in man/jprof-top.1 (EXIT STATUS). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
@@ -266,6 +267,7 @@ int main(int argc, char **argv)
     if (a.jfr_path)
         return a.batch ? tui_batch_run(&a, stdout, stderr) : tui_interactive_run(&a);
     if (a.batch)
-        return a.has_pid ? tui_live_batch_run(&a, stdout, stderr) : tui_live_list_run(stdout, stderr);
+        return a.has_pid ? tui_live_batch_run(&a, stdout, stderr)
+                         : tui_live_list_run(stdout, stderr);
     return tui_interactive_live(&a);
 }

@@ -91,6 +91,9 @@ static jp_err dec_time(dec *d, json_t *obj, const char *key, bool required, int6
     jp_error_init(&e);
     if (jp_rfc3339_parse(json_string_value(v), out, &e) != JP_OK)
         return dec_fail(d, JP_ERR_FORMAT, key, e.msg);
+    /* the same rule as for integers: the batch is re-encoded with integer times */
+    if (*out < 0)
+        return dec_fail(d, JP_ERR_FORMAT, key, "time must be 1970 or later");
     return JP_OK;
 }
 
@@ -441,6 +444,8 @@ static jp_err pd_time(pdec *x, jpull_tok t, const char *key, int64_t *out)
         jp_error_init(&e);
         if (jp_rfc3339_parse(tmp, out, &e) != JP_OK)
             return dec_fail(&x->d, JP_ERR_FORMAT, key, e.msg);
+        if (*out < 0) /* as for integers: the batch is re-encoded with integer times */
+            return dec_fail(&x->d, JP_ERR_FORMAT, key, "time must be 1970 or later");
         return JP_OK;
     }
     return t == JPULL_ERROR ? pd_syntax(x)

@@ -61,7 +61,7 @@ clean-local-live:
 # suite runs against ClickHouse through JPROF_SERVER_CMD.
 TESTS += tests/integration/test_server_api.sh
 JPROF_SERVER_API_LOG = tests/integration/test_server_api.sh.log
-$(JPROF_SERVER_API_LOG): jprof-server jprof-top
+$(JPROF_SERVER_API_LOG): jprof-server jprof-top jprof-workload
 EXTRA_DIST += tests/integration/test_server_api.sh tests/integration/server_api.py
 
 # jprof-server on the ClickHouse store: a throwaway clickhouse-server
@@ -75,10 +75,15 @@ tests_unit_test_store_clickhouse_LDADD = libjpserver.a libjpwire.a libjpmodel.a 
 	$(CMOCKA_LIBS) $(CURL_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(ZSTD_LIBS) -lpthread -lm
 TESTS += tests/integration/test_server_clickhouse.sh
 JPROF_SERVER_CH_LOG = tests/integration/test_server_clickhouse.sh.log
-$(JPROF_SERVER_CH_LOG): jprof-server jprof-top tests/unit/test_store_clickhouse
+$(JPROF_SERVER_CH_LOG): jprof-server jprof-top jprof-workload tests/unit/test_store_clickhouse
 EXTRA_DIST += tests/integration/test_server_clickhouse.sh \
 	tests/integration/test_server_clickhouse_cases.py \
 	tests/integration/clickhouse-server.sh
+# the JFR upload case records the workload once and keeps it here (both suites)
+clean-local: clean-local-server-api
+clean-local-server-api:
+	rm -rf tests/integration/server-api.d
+.PHONY: clean-local-server-api
 
 # jprof-agent: k8s mode against the FAKE API server (fake-k8s-api.py, stdlib
 # python, loopback only), the uploader against a tiny test peer, and host mode
@@ -105,7 +110,8 @@ $(JPROF_LIVE_BATCH_LOG) $(JPROF_TUI_LIVE_LOG): jprof-top jprof-helper.jar
 else
 $(JPROF_LIVE_BATCH_LOG) $(JPROF_TUI_LIVE_LOG): jprof-top
 endif
-EXTRA_DIST += tests/integration/test_live_batch.sh tests/integration/test_tui_live.sh
+EXTRA_DIST += tests/integration/test_live_batch.sh tests/integration/test_tui_live.sh \
+	tests/java/ManyThreads.java
 clean-local: clean-local-tui-live
 clean-local-tui-live:
 	rm -rf tests/integration/live-batch.d tests/integration/tui-live.d

@@ -7,10 +7,15 @@ against the embedded store and ClickHouse:
   JPROF_SERVER_CMD   the server command without --listen/--tokens/--port-file;
                      "{data}" is replaced by a fresh directory per test case
                      (default: "./jprof-server --data-dir {data}")
-  JPROF_TOP          jprof-top, for the JFR totals check (default ./jprof-top)
-  JPROF_FIXTURES     async-profiler fixtures (default SRCDIR/../shared/fixtures/jfr)
+  JPROF_TOP          jprof-top, the oracle of the JFR upload case (default ./jprof-top)
+  JDK17_HOME         the JDK that records the workload for the JFR upload case
+                     (default /usr/lib/jvm/java-17-openjdk-amd64, else JAVA_HOME)
+  JPROF_WORKLOAD_CLASSES  compiled tests/java/JprofWorkload (default tests/java/classes)
+  RECORD_SECONDS     length of that recording (default 8); it is kept in
+                     tests/integration/server-api.d/ (JPROF_TEST_JFR_DIR) for
+                     6 hours so the ClickHouse suite reuses it
   JPROF_ONLY         run only cases whose name contains this text
-  CI=true            a missing tool (zstd, jprof-top, fixtures) fails instead of skipping
+  CI=true            a missing tool (zstd, jprof-top, a JDK) fails instead of skipping
 
 Only loopback traffic; every loop is bounded. Exit 0 pass, 1 fail, 77 skip.
 Tests never depend on today's date: times are computed from the clock, and
@@ -669,49 +674,180 @@ def case_retention(ctx):
     check(mid_day not in [d["day"] for d in ret["days"]], "5+3 days old removed at start")
 
 
+# ---- JFR upload: a recording made now, checked against jprof-top -b --jfr
+
+JFR_KINDS = ("cpu", "wall", "alloc", "lock", "park")
+JFR_CACHE_MAX_AGE = 6 * 3600  # a cached recording older than this is made again
+_jfr_recording = []
+
+
+def jfr_recording():
+    """(path, None) of a JFR file recorded by this run (or a recent one), or
+    (None, why). One recording of RECORD_SECONDS (default 8) of the test
+    workload with the JDK's own recorder, kept in the build dir so the
+    ClickHouse suite (another process) reuses it. The shared fixtures are not
+    used: they carry their recording date and fall out of the retention."""
+    if _jfr_recording:
+        return _jfr_recording[0]
+    cache = os.environ.get("JPROF_TEST_JFR_DIR",
+                           os.path.join(os.getcwd(), "tests", "integration", "server-api.d"))
+    path = os.path.join(cache, "workload.jfr")
+    fresh = os.path.exists(path) and time.time() - os.path.getmtime(path) < JFR_CACHE_MAX_AGE
+    if not fresh:
+        jhome = None
+        for cand in (os.environ.get("JDK17_HOME"), "/usr/lib/jvm/java-17-openjdk-amd64",
+                     os.environ.get("JAVA_HOME")):
+            if cand and os.access(os.path.join(cand, "bin", "java"), os.X_OK):
+                jhome = cand
+                break
+        if not jhome:
+            _jfr_recording.append((None, "no JDK found (JDK17_HOME, JAVA_HOME)"))
+            return _jfr_recording[0]
+        os.makedirs(cache, exist_ok=True)
+        tmp = "%s.%d.tmp" % (path, os.getpid())
+        env = dict(os.environ)
+        env.setdefault("JPROF_WORKLOAD_CLASSES",
+                       os.path.join(os.getcwd(), "tests", "java", "classes"))
+        secs = os.environ.get("RECORD_SECONDS", "8")
+        p = subprocess.run([os.path.join(HERE, "record-jfr.sh"), jhome, tmp, secs], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+        if p.returncode != 0:
+            raise Fail("record-jfr.sh failed (%d): %s" % (p.returncode, p.stdout[-1500:]))
+        os.replace(tmp, path)  # atomic: a concurrent suite sees a whole file or none
+    _jfr_recording.append((path, None))
+    return _jfr_recording[0]
+
+
+def jprof_top_json(top, path, kind, value):
+    """jprof-top -b --jfr PATH --format json: the parsed object, or None when
+    the file has no events of this kind."""
+    p = subprocess.run([top, "-b", "--jfr", path, "--format", "json", "--event", kind,
+                        "--value", value], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=120)
+    if p.returncode != 0:
+        check(b"no %s events" % kind.encode() in p.stderr,
+              "jprof-top -b --jfr --event %s failed (%d): %s" % (kind, p.returncode,
+                                                                p.stderr[:300]))
+        return None
+    return json.loads(p.stdout)
+
+
+def tree_top(tree):
+    """{frame name: [self, total]} of a flame tree, totals recursion-safe (a
+    frame counts once per stack however often it recurs), as a top table is."""
+    out = {}
+    stack = [(tree, frozenset())]
+    while stack:
+        node, above = stack.pop()
+        for c in node.get("children", ()):
+            row = out.setdefault(c["name"], [0, 0])
+            row[0] += c["self"]
+            if c["name"] not in above:
+                row[1] += c["total"]
+            stack.append((c, above | {c["name"]}))
+    return out
+
+
+def jprof_top_rows(top, path, kind, n):
+    """The first n rows of jprof-top -b --format top (samples): [(name, self, total)]."""
+    p = subprocess.run([top, "-b", "--jfr", path, "--format", "top", "--event", kind],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    check(p.returncode == 0, "jprof-top --format top %s: %s" % (kind, p.stderr[:300]))
+    rows = []
+    for line in p.stdout.decode().splitlines():
+        f = line.split(None, 4)
+        if len(f) == 5 and f[0].isdigit() and f[2].isdigit():
+            rows.append((f[4], int(f[0]), int(f[2])))
+    return rows[:n]
+
+
+def check_jfr_top(s, ns, svc, kind, rng, by_samples, by_value, top_rows):
+    """/api/v1/top against the top table of jprof-top's trees: the server's 10
+    first rows and jprof-top's 10 first rows, self and total, samples and value."""
+    want_s, want_v = tree_top(by_samples["tree"]), tree_top(by_value["tree"])
+    got = s.getj(q("/api/v1/top", namespace=ns, service=svc, kind=kind, limit=100000, **rng))
+    check(got["meta"]["truncated"] is False, "%s top cut at limit=100000" % kind)
+    rows = {r["name"]: r for r in got["rows"]}
+    check(set(rows) == set(want_s), "%s top: frames differ: server only %s, jprof-top only %s" %
+          (kind, sorted(set(rows) - set(want_s))[:5], sorted(set(want_s) - set(rows))[:5]))
+    # the server's first rows (by self value) against jprof-top's numbers
+    for r in got["rows"][:10]:
+        w = (want_s[r["name"]][0], want_s[r["name"]][1], want_v[r["name"]][0],
+             want_v[r["name"]][1])
+        g = (r["self_samples"], r["total_samples"], r["self"], r["total"])
+        check(g == w, "%s top %s: server self/total samples, value %s, jprof-top %s" %
+              (kind, r["name"], g, w))
+    want_order = sorted(want_v.values(), key=lambda x: (-x[0], -x[1]))[:10]
+    got_order = [[r["self"], r["total"]] for r in got["rows"][:10]]
+    check([x[0] for x in got_order] == [x[0] for x in want_order],
+          "%s top: server order by self differs: %s vs %s" % (kind, got_order, want_order))
+    # jprof-top's own top table (samples), row by row
+    for name, self_, total in top_rows:
+        r = rows.get(name)
+        check(r is not None and (r["self_samples"], r["total_samples"]) == (self_, total),
+              "%s top %s: jprof-top --format top %d/%d, server %s" %
+              (kind, name, self_, total, r and (r["self_samples"], r["total_samples"])))
+        check(want_s[name] == [self_, total], "%s: jprof-top's tree and table disagree on %s" %
+              (kind, name))
+
+
 def case_jfr_upload(ctx):
     top = os.environ.get("JPROF_TOP", "./jprof-top")
-    fixtures = os.environ.get("JPROF_FIXTURES", os.path.join(SRCDIR, "..", "shared",
-                                                              "fixtures", "jfr"))
-    path = os.path.join(fixtures, "asprof-cpu-alloc-lock.jfr")
-    if not os.path.exists(path) or not os.access(top, os.X_OK):
-        ctx.skip_or_fail("JFR fixture or jprof-top missing: JFR upload not tested")
+    if not os.access(top, os.X_OK):
+        ctx.skip_or_fail("jprof-top missing: JFR upload not tested")
         return
-    # the recording's own time, from jprof-top; the server's clock is moved there
-    out = subprocess.run([top, "-b", "--jfr", path, "--format", "json", "--event", "cpu"],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=120)
-    if out.returncode != 0:
-        ctx.skip_or_fail("jprof-top -b --format json failed (%d): batch mode not ready" %
-                         out.returncode)
+    path, why = jfr_recording()
+    if not path:
+        ctx.skip_or_fail("cannot record a JFR file: %s" % why)
         return
-    meta = json.loads(out.stdout)["meta"]
-    start = parse_rfc3339(meta["start"])
-    offset_s = (start + 3600 * NS - now_ns()) // NS
-    s = ctx.server(env={"JPROF_TEST_CLOCK_OFFSET": "%ds" % offset_s if offset_s >= 0 else
-                        "-%ds" % -offset_s})
+    want = {}
+    for kind in JFR_KINDS:
+        a = jprof_top_json(top, path, kind, "samples")
+        if a is not None:
+            want[kind] = (a, jprof_top_json(top, path, kind, "total"))
+    # the workload and record-jfr.sh's settings give every kind but wall
+    check({"cpu", "alloc", "lock", "park"} <= set(want),
+          "recording lacks kinds: has %s" % sorted(want))
+    meta = want["cpu"][0]["meta"]
+    # the query range comes from the recording itself: no dependence on today
+    rng = {"from": rfc3339(parse_rfc3339(meta["start"]) - 60 * NS),
+           "to": rfc3339(parse_rfc3339(meta["end"]) + 60 * NS)}
+    s = ctx.server()
     with open(path, "rb") as f:
         body = f.read()
-    st, resp, _ = s.request("POST", q("/api/v1/ingest/jfr", namespace="shop", service="asprof",
-                                      pod="pod-a"), body, "ingest")
+    up = q("/api/v1/ingest/jfr", namespace="shop", service="recorded", pod="pod-a")
+    st, resp, _ = s.request("POST", up, body, "ingest")
     r = json.loads(resp)
-    check(st == 200 and r["status"] == "accepted" and r["windows"] >= 3, "jfr upload: %s" % r)
-    st, resp, _ = s.request("POST", q("/api/v1/ingest/jfr", namespace="shop", service="asprof",
-                                      pod="pod-a"), body, "ingest")
+    check(st == 200 and r["status"] == "accepted" and r["windows"] == len(want),
+          "jfr upload: %d %s (kinds %s)" % (st, r, sorted(want)))
+    st, resp, _ = s.request("POST", up, body, "ingest")
     check(json.loads(resp)["status"] == "duplicate", "same file twice is a duplicate")
-    for kind in ("cpu", "alloc", "lock"):
-        out = subprocess.run([top, "-b", "--jfr", path, "--format", "json", "--event", kind],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=120)
-        want = json.loads(out.stdout)["meta"]
-        got = s.getj(q("/api/v1/flamegraph", namespace="shop", service="asprof", kind=kind,
-                       **{"from": "-3h", "to": "now"}))["meta"]
-        check(got["samples"] == want["samples"] and got["total"] == want["total"],
-              "%s totals: server %s/%s, jprof-top %s/%s" % (kind, got["samples"], got["total"],
-                                                            want["samples"], want["total"]))
-        ctx.note("%s: %d samples, total %d, equal to jprof-top" % (kind, got["samples"],
-                                                                   got["total"]))
+    z = zstd_compress(body)
+    if z is not None:
+        st, resp, _ = s.request("POST", q("/api/v1/ingest/jfr", namespace="shop",
+                                          service="recorded-z", pod="pod-a"), z, "ingest",
+                                {"Content-Encoding": "zstd"})
+        check(st == 200 and json.loads(resp)["status"] == "accepted", "zstd JFR upload: %d" % st)
+    for kind, (by_samples, by_value) in sorted(want.items()):
+        w = by_samples["meta"]
+        for svc in ("recorded", "recorded-z") if z is not None else ("recorded",):
+            got = s.getj(q("/api/v1/flamegraph", namespace="shop", service=svc, kind=kind,
+                           **rng))["meta"]
+            check((got["samples"], got["total"]) == (w["samples"], w["total"]),
+                  "%s %s flame totals: server %s/%s, jprof-top %s/%s" %
+                  (svc, kind, got["samples"], got["total"], w["samples"], w["total"]))
+        check(w["samples"] > 0 and by_value["meta"]["total"] == w["total"], "%s meta" % kind)
+        check_jfr_top(s, "shop", "recorded", kind, rng, by_samples, by_value,
+                      jprof_top_rows(top, path, kind, 10))
+        ctx.note("%s: %d samples, total %d: flame and top 10 equal to jprof-top" %
+                 (kind, w["samples"], w["total"]))
     st, resp, _ = s.request("POST", q("/api/v1/ingest/jfr", namespace="shop", service="x"),
                             b"not a jfr file at all", "ingest")
     check(st == 400, "garbage JFR -> 400, got %d" % st)
+    st, resp, _ = s.request("POST", q("/api/v1/ingest/jfr", namespace="shop", service="x"),
+                            body[:len(body) // 3], "ingest")
+    ctx.note("a recording cut at a third: %d %s" % (st, resp[:120]))
+    check(st in (200, 400), "cut JFR -> 200 (partial) or 400, got %d" % st)
     st, resp, _ = s.request("POST", q("/api/v1/ingest/jfr", service="x"), body, "ingest")
     check(st == 400, "namespace required -> 400")
     st, resp, _ = s.request("POST", q("/api/v1/ingest/jfr", namespace="shop", service="x"),

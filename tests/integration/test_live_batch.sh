@@ -20,7 +20,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$(cd "$here/../.." && pwd)
 builddir=$(pwd)
-top=${JPROF_TOP:-$builddir/jprof-top}
+top_bin=${JPROF_TOP:-$builddir/jprof-top}
 export JPROF_HELPER_JAR=${JPROF_HELPER_JAR:-$builddir/jprof-helper.jar}
 jdk17=${JDK17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 jdk25=${JDK25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
@@ -56,12 +56,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-[ -x "$top" ] || skip_or_fail "$top not built"
+[ -x "$top_bin" ] || skip_or_fail "$top_bin not built"
 [ -r "$JPROF_HELPER_JAR" ] || skip_or_fail "helper jar $JPROF_HELPER_JAR not built (javac missing?)"
 command -v python3 >/dev/null || skip_or_fail "python3 not found"
 [ -x "$jdk17/bin/javac" ] || skip_or_fail "JDK 17 not found at $jdk17"
 
 mkdir -p "$work/cwd"
+rm -f "$work/toppids"
 if [ ! -f "$classes/live/Contention.class" ] ||
     [ "$srcdir/tests/java/Contention.java" -nt "$classes/live/Contention.class" ] ||
     [ "$srcdir/tests/java/Deadlocks.java" -nt "$classes/live/Deadlocks.class" ]; then
@@ -98,13 +99,28 @@ exec(sys.argv[2])
 EOF
 }
 
+# top ARGS...: jprof-top, its pid noted: other jprof tests (and a jprof-agent
+# scanning this machine) may leave their own files in the shared /tmp
+top() {
+    "$top_bin" "$@" &
+    local p=$!
+    echo "$p" >>"$work/toppids"
+    wait "$p"
+}
+ours() { tr '\n' '|' <"$work/toppids" 2>/dev/null | sed 's/|$//'; }
+
 leftovers() {
-    local pid=$1
+    local pid=$1 ids
+    ids=$(ours)
     ls -a "/proc/$pid/root/tmp" "/proc/$pid/cwd" 2>/dev/null |
-        grep -E '^(jprof-[0-9]+-[0-9]+-[0-9a-f]+|jprof-helper-.*\.jar|jprof-asprof\.so|\.attach_pid)' || true
+        grep -E "^(jprof-(${ids:-none})-[0-9]+-[0-9a-f]+|jprof-asprof\.so|\.attach_pid${pid}\$)" || true
 }
 
-recordings() { "$1/bin/jcmd" "$2" JFR.check 2>&1 | grep 'name=jprof-' || true; }
+recordings() {
+    local ids
+    ids=$(ours)
+    "$1/bin/jcmd" "$2" JFR.check 2>&1 | grep -E "name=jprof-(${ids:-none})-" || true
+}
 
 deadlock_checks='
 names = sorted(sorted(t["name"] for t in c["threads"]) for c in d["deadlocks"])
@@ -160,7 +176,7 @@ run_jdk() {
     start_jvm "$home" Contention || { fail "JDK $v: Contention workload"; return; }
     local cpid=$jvm_pid
 
-    if "$top" -b >"$work/list-$v.out" 2>&1 && grep -qE "^$dpid +[^ ]+ +[0-9a-z]+ +live.Deadlocks" "$work/list-$v.out" &&
+    if top -b >"$work/list-$v.out" 2>&1 && grep -qE "^$dpid +[^ ]+ +[0-9a-z]+ +live.Deadlocks" "$work/list-$v.out" &&
         grep -qE "^$cpid .*live.Contention" "$work/list-$v.out"; then
         pass "JDK $v: -b without -p lists the JVMs with pid, user, uptime, main class"
     else
@@ -169,7 +185,7 @@ run_jdk() {
 
     for src in helper thread-print; do
         local out="$work/dl-$v-$src.json"
-        if "$top" -b -p "$dpid" -f json -d 0.2 --snapshot "$src" >"$out" 2>"$out.err" &&
+        if top -b -p "$dpid" -f json -d 0.2 --snapshot "$src" >"$out" 2>"$out.err" &&
             check_json "$out" "assert d['source'] == '$src', d['source']
 $deadlock_checks" >"$out.check" 2>&1; then
             pass "JDK $v $src: deadlock threads by name, with the locks they wait for and hold"
@@ -180,7 +196,7 @@ $deadlock_checks" >"$out.check" 2>&1; then
     done
 
     local out="$work/ct-$v.json"
-    if "$top" -b -p "$cpid" --format json -d 1 >"$out" 2>"$out.err" &&
+    if top -b -p "$cpid" --format json -d 1 >"$out" 2>"$out.err" &&
         check_json "$out" "$contention_checks" >"$out.check" 2>&1; then
         pass "JDK $v: busiest thread first with CPU% from the second snapshot, lock owner blocks 3"
     else
@@ -189,7 +205,7 @@ $deadlock_checks" >"$out.check" 2>&1; then
     fi
 
     out="$work/count-$v.json"
-    if "$top" -b -p "$cpid" -f json -d 0.3 --count 3 --snapshot thread-print >"$out" 2>"$out.err" &&
+    if top -b -p "$cpid" -f json -d 0.3 --count 3 --snapshot thread-print >"$out" 2>"$out.err" &&
         check_json "$out" '
 assert len(lines) == 3, len(lines)
 for x in lines:
@@ -202,7 +218,7 @@ assert lines[0]["taken_at"] < lines[1]["taken_at"] < lines[2]["taken_at"]' >"$ou
     fi
 
     out="$work/text-$v.txt"
-    "$top" -b -p "$cpid" -d 0.5 >"$out" 2>"$out.err"
+    top -b -p "$cpid" -d 0.5 >"$out" 2>"$out.err"
     local rc=$?
     if [ $rc = 0 ] && grep -q "^pid $cpid  live.Contention  JDK " "$out" && grep -q "BUSY THREADS" "$out" &&
         [ "$(grep -A2 'BUSY THREADS' "$out" | tail -1 | grep -c hot-spinner)" = 1 ] &&
@@ -212,7 +228,7 @@ assert lines[0]["taken_at"] < lines[1]["taken_at"] < lines[2]["taken_at"]' >"$ou
     else
         fail "JDK $v: text report (exit $rc)"; sed 's/^/      /' "$out" "$out.err" | head -20
     fi
-    "$top" -b -p "$dpid" -d 0.2 >"$out" 2>&1
+    top -b -p "$dpid" -d 0.2 >"$out" 2>&1
     if grep -q '^DEADLOCK 1: 2 threads, confirmed by the JVM: "mon-deadlock-1" -> "mon-deadlock-2"' "$out" &&
         grep -q '^DEADLOCK 2: .*"rl-deadlock-1" -> "rl-deadlock-2"' "$out" &&
         grep -q 'waits for live.Deadlocks$Account@.*held by "mon-deadlock-2"' "$out"; then
@@ -237,37 +253,37 @@ assert lines[0]["taken_at"] < lines[1]["taken_at"] < lines[2]["taken_at"]' >"$ou
 error_cases() {
     local home=$1
     echo "--- error cases"
-    expect_exit "no such process" 4 "no process" "$top" -b -p 999999999
+    expect_exit "no such process" 4 "no process" top -b -p 999999999
     sleep 100 &
     local sp=$!
     pids+=("$sp")
-    expect_exit "not a JVM" 5 "not a HotSpot JVM" "$top" -b -p "$sp"
+    expect_exit "not a JVM" 5 "not a HotSpot JVM" top -b -p "$sp"
     if kill -0 "$sp" 2>/dev/null; then pass "the sleep process survives untouched"; else fail "sleep was killed"; fi
 
     start_jvm "$home" Deadlocks -XX:+DisableAttachMechanism || fail "JVM without attach"
-    expect_exit "attach mechanism disabled" 9 "DisableAttachMechanism" "$top" -b -p "$jvm_pid"
+    expect_exit "attach mechanism disabled" 9 "DisableAttachMechanism" top -b -p "$jvm_pid"
     [ -z "$(leftovers "$jvm_pid")" ] && kill -0 "$jvm_pid" && pass "attach-disabled JVM unharmed"
 
     start_jvm "$home" Deadlocks || fail "JVM for timeout"
     local tp=$jvm_pid
     kill -STOP "$tp"
-    expect_exit "attach timed out" 7 "no attach listener" env JPROF_ATTACH_TIMEOUT=1s "$top" -b -p "$tp"
+    expect_exit "attach timed out" 7 "no attach listener" env JPROF_ATTACH_TIMEOUT=1s "$top_bin" -b -p "$tp"
     [ -z "$(leftovers "$tp")" ] && pass "timed-out attach leaves no trigger file"
     kill -CONT "$tp"
     sleep 0.5
-    expect_exit "attach works after the JVM resumes" 0 "" "$top" -b -p "$tp" -d 0.2
+    expect_exit "attach works after the JVM resumes" 0 "" top -b -p "$tp" -d 0.2
 
     start_jvm "$home" Deadlocks || fail "JVM for exit"
     local xp=$jvm_pid
     kill -STOP "$xp"
     (sleep 0.7 && kill -KILL "$xp") &
-    expect_exit "JVM exited during attach" 8 "exited" env JPROF_ATTACH_TIMEOUT=5s "$top" -b -p "$xp"
+    expect_exit "JVM exited during attach" 8 "exited" env JPROF_ATTACH_TIMEOUT=5s "$top_bin" -b -p "$xp"
     wait "$xp" 2>/dev/null
 
     if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
         start_jvm "$home" Deadlocks || fail "JVM for permission"
         expect_exit "not permitted" 6 "run jprof as that user or as root" \
-            runuser -u nobody -- "$top" -b -p "$jvm_pid"
+            runuser -u nobody -- "$top_bin" -b -p "$jvm_pid"
         kill "$jvm_pid"
     else
         echo "note: not root; the 'not permitted' case needs another user and is not run"
@@ -280,7 +296,7 @@ error_cases() {
         if cc -shared -fPIC -I"$home/include" -I"$home/include/linux" -o "$work/other/libasyncProfiler.so" "$work/other/fake.c" 2>"$work/other/cc.err"; then
             start_jvm "$home" Contention "-agentpath:$work/other/libasyncProfiler.so" || fail "JVM with a foreign profiler"
             expect_exit "someone else's async-profiler" 11 "already has an async-profiler loaded by someone else" \
-                "$top" -b -p "$jvm_pid" --asprof "$work/other/libasyncProfiler.so"
+                top -b -p "$jvm_pid" --asprof "$work/other/libasyncProfiler.so"
             [ -z "$(leftovers "$jvm_pid")" ] && pass "conflict: nothing copied into the target"
             kill "$jvm_pid"
         else
@@ -290,7 +306,7 @@ error_cases() {
         fail "no C compiler for the profiler conflict case"
     fi
     expect_exit "usage: --asprof without a library" 2 "give the path of libasyncProfiler.so" \
-        "$top" -b -p "$$" --asprof "$work/none/libasyncProfiler.so"
+        top -b -p "$$" --asprof "$work/none/libasyncProfiler.so"
 }
 
 agent_refused() {
@@ -299,9 +315,9 @@ agent_refused() {
     start_jvm "$home" Deadlocks -XX:-EnableDynamicAgentLoading || fail "JVM without agents"
     local ap=$jvm_pid
     expect_exit "agent loading refused, --snapshot helper" 10 "EnableDynamicAgentLoading" \
-        "$top" -b -p "$ap" --snapshot helper -d 0.2
+        top -b -p "$ap" --snapshot helper -d 0.2
     local out="$work/refused.json"
-    if "$top" -b -p "$ap" -f json -d 0.2 >"$out" 2>"$out.err" &&
+    if top -b -p "$ap" -f json -d 0.2 >"$out" 2>"$out.err" &&
         grep -q "the helper could not load, used Thread.print" "$out.err" &&
         check_json "$out" "assert d['source'] == 'thread-print' and d['fallback'], (d['source'], d['fallback'])
 $deadlock_checks" >"$out.check" 2>&1; then

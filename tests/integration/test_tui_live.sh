@@ -97,7 +97,11 @@ leftovers() {
     ids=$(IFS='|'; echo "${toppids[*]:-none}")
     ls -a "/proc/$1/root/tmp" 2>/dev/null | grep -E "^(jprof-($ids)-[0-9]+-[0-9a-f]+|jprof-asprof\.so)" || true
 }
-recordings() { "$1/bin/jcmd" "$2" JFR.check 2>&1 | grep 'name=jprof-' || true; }
+recordings() {
+    local ids
+    ids=$(IFS='|'; echo "${toppids[*]:-none}")
+    "$1/bin/jcmd" "$2" JFR.check 2>&1 | grep -E "name=jprof-($ids)-" || true
+}
 
 # run NAME ARGS...: jprof-top in a 150x40 tmux window; its pid goes to
 # $work/NAME.pid and the window stays after it exits (for its status)
@@ -279,8 +283,32 @@ asprof_case() {
     kill "$cpid"
 }
 
+exit_case() {
+    local home=$1
+    echo "--- the JVM exits under jprof-top; Ctrl-C"
+    start_jvm "$home" Deadlocks || { fail "Deadlocks workload"; return; }
+    local dpid=$jvm_pid
+    run gone -p "$dpid" -d 0.5
+    wait_for gone "mon-deadlock-1" >/dev/null
+    kill -KILL "$dpid"
+    step gone "the JVM exiting is shown, with its last snapshot" "EXITED"
+    grep -q "the JVM has exited" "$work/screen" && grep -q "mon-deadlock-1" "$work/screen" &&
+        pass "the last snapshot stays on screen with a message" || fail "exited JVM message"
+    keys gone q
+    wait_exit gone 0 "q after the JVM exited"
+    start_jvm "$home" Deadlocks || { fail "Deadlocks workload"; return; }
+    dpid=$jvm_pid
+    run intr -p "$dpid"
+    wait_for intr "mon-deadlock-1" >/dev/null
+    keys intr C-c
+    wait_exit intr 130 "Ctrl-C (SIGINT) ends jprof-top"
+    [ -z "$(leftovers "$dpid")" ] && pass "Ctrl-C leaves nothing in the target" || fail "left after Ctrl-C"
+    kill "$dpid"
+}
+
 run_jdk 17 "$jdk17"
 asprof_case "$jdk17"
+exit_case "$jdk17"
 if [ -x "$jdk25/bin/java" ]; then
     run_jdk 25 "$jdk25"
 else

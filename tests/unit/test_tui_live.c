@@ -153,9 +153,22 @@ static void test_threads_screen(void **state)
     assert_non_null(strstr(t, "ledger-waiter-1"));
     assert_null(strstr(t, "hot-spinner"));
     assert_non_null(strstr(t, "filter: ledger"));
-    int blocked[] = {'/', TUI_KEY_BACKSPACE, TUI_KEY_BACKSPACE, TUI_KEY_BACKSPACE,
-                     TUI_KEY_BACKSPACE, TUI_KEY_BACKSPACE, TUI_KEY_BACKSPACE,
-                     'b', 'l', 'o', 'c', 'k', 'e', 'd', TUI_KEY_ENTER, 0};
+    int blocked[] = {'/',
+                     TUI_KEY_BACKSPACE,
+                     TUI_KEY_BACKSPACE,
+                     TUI_KEY_BACKSPACE,
+                     TUI_KEY_BACKSPACE,
+                     TUI_KEY_BACKSPACE,
+                     TUI_KEY_BACKSPACE,
+                     'b',
+                     'l',
+                     'o',
+                     'c',
+                     'k',
+                     'e',
+                     'd',
+                     TUI_KEY_ENTER,
+                     0};
     keys(v, blocked);
     assert_int_equal(v->norder, 3);
     int clear[] = {TUI_KEY_ESC, 's', 0};
@@ -209,8 +222,10 @@ static void test_locks_screen(void **state)
     tui_live_view *v = open_view("threadprint-contention-jdk17.txt", &s);
     tui_live_view_key(v, TUI_KEY_F6);
     const char *t = draw(v, &s);
-    assert_non_null(strstr(t, "(monitor): owner \"ledger-owner\" (TIMED_WAITING) blocks 3 threads"));
-    assert_non_null(strstr(t, "enter    \"ledger-waiter-1\" (BLOCKED) at live.Contention.enterLedger"));
+    assert_non_null(
+        strstr(t, "(monitor): owner \"ledger-owner\" (TIMED_WAITING) blocks 3 threads"));
+    assert_non_null(
+        strstr(t, "enter    \"ledger-waiter-1\" (BLOCKED) at live.Contention.enterLedger"));
     assert_non_null(strstr(t, "ReentrantLock$NonfairSync@"));
     assert_non_null(strstr(t, "owner \"vault-owner\""));
     tui_live_view_key(v, 'L'); /* letters switch too */
@@ -270,9 +285,9 @@ static void test_help_and_tiny(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exit_status),     cmocka_unit_test(test_heap_parse),
-        cmocka_unit_test(test_threads_screen),  cmocka_unit_test(test_hot_first_and_stack),
-        cmocka_unit_test(test_locks_screen),    cmocka_unit_test(test_deadlocks_screen),
+        cmocka_unit_test(test_exit_status),    cmocka_unit_test(test_heap_parse),
+        cmocka_unit_test(test_threads_screen), cmocka_unit_test(test_hot_first_and_stack),
+        cmocka_unit_test(test_locks_screen),   cmocka_unit_test(test_deadlocks_screen),
         cmocka_unit_test(test_help_and_tiny),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -379,15 +379,14 @@ jp_err tui_live_prof_start(tui_live *l, jp_error *err)
 static jp_err asprof_dump(tui_live *l, uint8_t **data, size_t *len, jp_error *err)
 {
     bool roll = jp_time_mono_ns() - l->prof.started_mono >= l->opts.window_ns;
-    char args[JVM_ATTACH_ARG_MAX];
+    /* No file= here: async-profiler writes JFR to the file named at start
+     * (dump flushes a chunk into it, stop finishes it), and a file= would
+     * open that file for other output. */
     if (roll) {
         jvm_cleanup_unregister(l->prof.cleanup);
         l->prof.cleanup = 0;
-        snprintf(args, sizeof args, "stop,file=%s", l->prof.out.inner);
-    } else {
-        snprintf(args, sizeof args, "dump,jfr,file=%s", l->prof.out.inner);
     }
-    jp_err rc = asprof_cmd(l, args, err);
+    jp_err rc = asprof_cmd(l, roll ? "stop" : "dump,jfr", err);
     char *buf = NULL;
     if (rc == JP_OK)
         rc = jvm_tfile_read(&l->prof.out, JVM_JFR_MAX_DUMP, &buf, len, err);

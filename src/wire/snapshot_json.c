@@ -231,3 +231,214 @@ char *jp_snapshot_json_text(const jp_snapshot *cur, const jp_snapshot *prev,
     }
     return text;
 }
+
+/* ---- decoding (the server reads back what agents sent) ---- */
+
+static int64_t dec_int(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_integer(v) && json_integer_value(v) >= 0 ? (int64_t)json_integer_value(v) : -1;
+}
+
+static const char *dec_str(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* "pkg.Class.method(File.java:12)", as jp_snap_frame_format writes it. */
+static void dec_frame(jp_snapshot *s, jp_snap_frame *f, const char *text)
+{
+    const char *paren = strchr(text, '(');
+    size_t head = paren ? (size_t)(paren - text) : strlen(text);
+    const char *dot = NULL;
+    for (size_t i = 0; i < head; i++)
+        if (text[i] == '.')
+            dot = text + i;
+    f->class_name = dot ? jp_snapshot_strndup(s, text, (size_t)(dot - text)) : "";
+    f->method = dot ? jp_snapshot_strndup(s, dot + 1, (size_t)(text + head - dot - 1))
+                    : jp_snapshot_strndup(s, text, head);
+    f->file = NULL;
+    f->line = -1;
+    if (!paren)
+        return;
+    const char *in = paren + 1, *close = strchr(in, ')');
+    size_t n = close ? (size_t)(close - in) : strlen(in);
+    if (n == 13 && !strncmp(in, "Native Method", 13)) {
+        f->line = -2;
+    } else if (!(n == 14 && !strncmp(in, "Unknown Source", 14))) {
+        const char *colon = memchr(in, ':', n);
+        f->file = jp_snapshot_strndup(s, in, colon ? (size_t)(colon - in) : n);
+        if (colon) {
+            long line = strtol(colon + 1, NULL, 10);
+            f->line = line >= 0 && line <= INT32_MAX ? (int32_t)line : -1;
+        }
+    }
+}
+
+/* A lock: {"id": hex, "class", "kind", "frame"} of this module, or the flat
+ * form's text "Class@hex". Text without a hex id keeps identity by a hash of
+ * the text (the same text is the same lock). */
+static void dec_lock(jp_snapshot *s, const json_t *v, jp_lock_ref *l)
+{
+    memset(l, 0, sizeof *l);
+    l->frame = -1;
+    const char *id = NULL, *cls = NULL;
+    size_t clen = 0;
+    if (json_is_object(v)) {
+        id = dec_str(v, "id");
+        cls = dec_str(v, "class");
+        clen = cls ? strlen(cls) : 0;
+        const char *kind = dec_str(v, "kind");
+        l->kind = kind && !strcmp(kind, "synchronizer") ? JP_LOCK_SYNCHRONIZER : JP_LOCK_MONITOR;
+    } else if (json_is_string(v)) {
+        cls = json_string_value(v);
+        const char *at = strrchr(cls, '@');
+        clen = at ? (size_t)(at - cls) : strlen(cls);
+        id = at ? at + 1 : NULL;
+    }
+    char *end = NULL;
+    if (id && *id)
+        l->id = strtoull(id, &end, 16);
+    if (!id || !*id || *end) {
+        const char *t = json_is_string(v) ? json_string_value(v) : (cls ? cls : "?");
+        l->id = jp_hash_bytes(t, strlen(t)) | 1; /* 0 means "no lock" */
+        clen = strlen(t);
+        cls = t;
+    }
+    l->class_name = jp_snapshot_strndup(s, cls ? cls : "?", cls ? clen : 1);
+}
+
+/* waiting {"kind", "lock", "owner"} (this module) or waiting_on + owner_id (flat). */
+static void dec_waiting(jp_snapshot *s, const json_t *t, jp_thread *th)
+{
+    const json_t *w = json_object_get(t, "waiting");
+    const json_t *lock = NULL;
+    const char *kind = NULL;
+    if (json_is_object(w)) {
+        lock = json_object_get(w, "lock");
+        kind = dec_str(w, "kind");
+        const json_t *owner = json_object_get(w, "owner");
+        th->wait_owner_id = json_is_object(owner) ? dec_int(owner, "id") : -1;
+    } else {
+        w = json_object_get(t, "waiting_on");
+        lock = json_is_object(w) ? json_object_get(w, "lock") : w;
+        kind = json_is_object(w) ? dec_str(w, "kind") : NULL;
+        th->wait_owner_id = dec_int(t, "owner_id");
+        if (th->wait_owner_id < 0 && json_is_object(w))
+            th->wait_owner_id = dec_int(w, "owner_id");
+    }
+    if (!json_is_object(lock) && !json_is_string(lock))
+        return;
+    th->wait_kind = th->state == JP_TSTATE_BLOCKED ? JP_WAIT_ENTER : JP_WAIT_PARK;
+    for (int k = JP_WAIT_ENTER; kind && k <= JP_WAIT_PARK; k++)
+        if (!strcmp(kind, jp_wait_kind_name((jp_wait_kind)k)))
+            th->wait_kind = (jp_wait_kind)k;
+    dec_lock(s, lock, &th->wait_lock);
+    if (th->wait_kind == JP_WAIT_PARK)
+        th->wait_lock.kind = JP_LOCK_SYNCHRONIZER;
+}
+
+static void dec_thread(jp_snapshot *s, const json_t *t, jp_thread *th)
+{
+    th->id = json_is_integer(json_object_get(t, "id")) ? dec_int(t, "id") : -1;
+    th->native_id = dec_int(t, "native_id");
+    th->name = jp_snapshot_strdup(s, dec_str(t, "name") ? dec_str(t, "name") : "?");
+    th->daemon = json_is_true(json_object_get(t, "daemon"));
+    const char *st = dec_str(t, "state");
+    th->state = st ? jp_thread_state_parse(st, strlen(st)) : JP_TSTATE_UNKNOWN;
+    th->vm_internal = th->id < 0;
+    if (dec_str(t, "state_detail"))
+        th->state_detail = jp_snapshot_strdup(s, dec_str(t, "state_detail"));
+    th->cpu_ns = dec_int(t, "cpu_ns");
+    th->blocked_count = dec_int(t, "blocked_count");
+    th->waited_count = dec_int(t, "waited_count");
+    const json_t *stack = json_object_get(t, "stack"), *v;
+    size_t i;
+    json_array_foreach(stack, i, v)
+    {
+        const char *text = json_is_string(v) ? json_string_value(v) : dec_str(v, "name");
+        jp_snap_frame *f = text ? jp_thread_add_frame(s, th) : NULL;
+        if (f)
+            dec_frame(s, f, text);
+    }
+    const json_t *held = json_object_get(t, "held");
+    if (!json_is_array(held))
+        held = json_object_get(t, "locks_held");
+    json_array_foreach(held, i, v)
+    {
+        jp_lock_ref *l = jp_thread_add_held(s, th);
+        if (l)
+            dec_lock(s, v, l);
+    }
+    dec_waiting(s, t, th);
+}
+
+/* The JVM's own deadlock report survives as "jvm_confirmed" cycles. */
+static void dec_jvm_deadlocks(jp_snapshot *s, const json_t *dls)
+{
+    size_t i, k;
+    const json_t *d, *m;
+    json_array_foreach(dls, i, d)
+    {
+        const json_t *members = json_object_get(d, "threads");
+        if (!json_is_true(json_object_get(d, "jvm_confirmed")) || !json_array_size(members) ||
+            s->njvm_deadlocks >= 1024)
+            continue;
+        jp_jvm_deadlock *jd = &s->jvm_deadlocks[s->njvm_deadlocks];
+        jd->threads = calloc(json_array_size(members), sizeof *jd->threads);
+        if (!jd->threads)
+            return;
+        json_array_foreach(members, k, m)
+        {
+            long t = jp_snapshot_find_id(s, dec_int(m, "id"));
+            if (t >= 0)
+                jd->threads[jd->count++] = (size_t)t;
+        }
+        s->njvm_deadlocks++;
+    }
+}
+
+jp_snapshot *jp_snapshot_from_json(const json_t *obj)
+{
+    const json_t *threads = json_is_object(obj) ? json_object_get(obj, "threads") : NULL;
+    if (!json_is_array(threads))
+        return NULL;
+    jp_snapshot *s = jp_snapshot_new(dec_str(obj, "source") ? dec_str(obj, "source") : "");
+    const char *taken = dec_str(obj, "taken_at");
+    if (!taken || jp_rfc3339_parse(taken, &s->taken_ns, NULL) != JP_OK)
+        s->taken_ns = 0;
+    s->truncated = json_is_true(json_object_get(obj, "truncated"));
+    size_t i;
+    const json_t *t;
+    json_array_foreach(threads, i, t)
+    {
+        jp_thread *th = json_is_object(t) ? jp_snapshot_add_thread(s) : NULL;
+        if (th)
+            dec_thread(s, t, th);
+    }
+    const json_t *dls = json_object_get(obj, "deadlocks");
+    if (json_array_size(dls) && s->count) {
+        size_t n = json_array_size(dls) < 1024 ? json_array_size(dls) : 1024;
+        s->jvm_deadlocks = calloc(n, sizeof *s->jvm_deadlocks);
+        s->deadlocks_alloc = s->jvm_deadlocks ? n : 0;
+        if (s->jvm_deadlocks)
+            dec_jvm_deadlocks(s, dls);
+    }
+    return s;
+}
+
+json_t *jp_snapshot_locks_json(const jp_snapshot *s)
+{
+    return locks_json(s);
+}
+
+json_t *jp_snapshot_deadlocks_json(const jp_snapshot *s, const jp_snapjson_opts *o)
+{
+    jp_snapjson_opts dflt;
+    if (!o) {
+        jp_snapjson_opts_init(&dflt);
+        o = &dflt;
+    }
+    return deadlocks_json(s, o);
+}

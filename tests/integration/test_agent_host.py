@@ -192,10 +192,18 @@ def run(env):
     else:
         print("NOTE: no javac: the deadlock check is left out")
 
-    # 2. a JVM exiting mid-window
-    ex = wait_for(lambda: (lambda t: t if t and t["reason"] == "exited" else None)(
-        target(env.status(agent), short.pid)), timeout=30)
-    check(ex and ex["state"] == "exited", "a JVM that exits is reported with reason exited", ex)
+    # 2. a JVM exiting mid-window: its last status on the server says why
+    def exited():
+        r = get(env.base + "/api/v1/targets?namespace=demo&service=JprofWorkload&from=-1h",
+                READ)
+        for t in r.get("targets", []):
+            if t["target"].get("pid") == short.pid and t.get("reason") == "exited":
+                return t
+        return None
+
+    ex = wait_for(exited, timeout=30 + 2 * WINDOW)
+    check(ex and ex["state"] == "exited", "a JVM that exits is reported with reason exited",
+          get(env.base + "/api/v1/targets?namespace=demo&service=JprofWorkload&from=-1h", READ))
 
     # 3. the server away for three windows
     env.server.send_signal(signal.SIGTERM)

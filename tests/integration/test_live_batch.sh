@@ -145,7 +145,7 @@ for key in ("id", "name", "state", "cpu_ns", "cpu_pct", "stack"):
     assert key in t0, key
 assert t0["name"] == "hot-spinner", [t["name"] for t in d["threads"][:4]]
 assert t0["cpu_pct"] is not None and t0["cpu_pct"] > 5 and t0["cpu_confidence"] == "exact", t0
-assert 700 <= d["interval_ms"] <= 3000, d["interval_ms"]
+assert 900 <= d["interval_ms"] <= 15000, d["interval_ms"]  # -d 1, plus a loaded machine
 assert t0["stack"][0].startswith("live.Contention$Hot.spin"), t0["stack"][:2]
 led = [l for l in d["locks"] if l["lock"]["class"] == "live.Contention$Ledger"][0]
 assert led["owner"]["name"] == "ledger-owner" and led["owner_blocks"] == 3, led
@@ -209,7 +209,7 @@ $deadlock_checks" >"$out.check" 2>&1; then
         check_json "$out" '
 assert len(lines) == 3, len(lines)
 for x in lines:
-    assert x["source"] == "thread-print" and 200 <= x["interval_ms"] <= 2000, x["interval_ms"]
+    assert x["source"] == "thread-print" and 250 <= x["interval_ms"] <= 15000, x["interval_ms"]
 assert lines[0]["taken_at"] < lines[1]["taken_at"] < lines[2]["taken_at"]' >"$out.check" 2>&1; then
         pass "JDK $v: --count 3 prints three JSON lines, each over the interval"
     else

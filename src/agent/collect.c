@@ -53,6 +53,8 @@ void agent_target_cleanup(agent_target *t)
 {
     if (t->cleanup)
         jvm_cleanup_unregister(t->cleanup);
+    if (t->asprof)
+        agent_asprof_remove_all(&t->ap);
     docs_clear(t);
     jp_snapshot_free(t->prev_snapshot);
     jp_batch_target_cleanup(&t->id);
@@ -132,46 +134,78 @@ static void fail(agent_target *t, const agent_collect_opts *o, jp_err rc, const 
 
 /* ---- the session marker in the target's /tmp/jprof ---- */
 
-static void marker_paths(const agent_target *t, char *dir, size_t dlen, char *file, size_t flen)
+/* One marker per JVM: in host mode the JVMs share one /tmp. */
+static void marker_path(const agent_target *t, char *file, size_t flen)
 {
-    snprintf(dir, dlen, "/proc/%d/root%s", (int)t->proc.pid, AGENT_MARKER_DIR);
-    snprintf(file, flen, "%s/%s", dir, AGENT_MARKER_NAME);
+    snprintf(file, flen, "/proc/%d/root%s/%s-%d", (int)t->proc.pid, AGENT_MARKER_DIR,
+             AGENT_MARKER_NAME, (int)t->proc.nspid);
 }
 
 static void marker_write(const agent_target *t, const agent_collect_opts *o)
 {
-    char dir[128], file[192];
-    marker_paths(t, dir, sizeof dir, file, sizeof file);
-    if (mkdir(dir, 0755) == 0 && geteuid() == 0) {
-        if (chown(dir, t->proc.euid, t->proc.egid) != 0) {
-            /* not fatal: the marker is still ours to read */
+    if (agent_jprof_dir_ensure(&t->proc, NULL) != JP_OK)
+        return;
+    char file[192];
+    marker_path(t, file, sizeof file);
+    json_t *m = json_pack("{s:s, s:s, s:s, s:i, s:I}", "collector", o->collector, "recording",
+                          AGENT_RECORDING_NAME, "engine", t->asprof ? AGENT_ASPROF_ENGINE : "jfr",
+                          "agent_pid", (int)getpid(), "started", (json_int_t)jp_time_now_ns());
+    if (!m)
+        return;
+    if (t->asprof) {
+        json_object_set_new(m, "library", json_string(t->ap.lib.inner));
+        json_object_set_new(m, "file", json_string(t->ap.out.inner));
+    }
+    char *text = json_dumps(m, JSON_COMPACT);
+    json_decref(m);
+    /* a fresh file each time: never written through a planted link */
+    unlink(file);
+    int fd = text ? open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644) : -1;
+    if (fd >= 0) {
+        size_t n = strlen(text);
+        if (write(fd, text, n) != (ssize_t)n) {
+            /* a partial marker is treated like none */
         }
+        close(fd);
     }
-    struct stat st;
-    /* never write through a symlink someone planted in the target's /tmp */
-    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
-        (st.st_uid != 0 && st.st_uid != t->proc.euid && st.st_uid != geteuid()))
-        return;
-    int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    free(text);
+}
+
+/* Reads an async-profiler marker of an earlier run: the output file it
+ * named (only a name of ours in /tmp/jprof is accepted). */
+static bool marker_read_asprof(const agent_target *t, char *out, size_t len)
+{
+    out[0] = '\0';
+    char file[192];
+    marker_path(t, file, sizeof file);
+    int fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return;
-    char buf[512];
-    int n =
-        snprintf(buf, sizeof buf,
-                 "{\"collector\":\"%.128s\",\"recording\":\"%s\",\"engine\":\"jfr\","
-                 "\"agent_pid\":%d,\"started\":%lld}\n",
-                 o->collector, AGENT_RECORDING_NAME, (int)getpid(), (long long)jp_time_now_ns());
-    if (n > 0 && write(fd, buf, (size_t)n) != n) {
-        /* a partial marker is treated like none */
-    }
+        return false;
+    char buf[2048];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
     close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    json_t *m = json_loads(buf, 0, NULL);
+    const char *engine = json_string_value(json_object_get(m, "engine"));
+    const char *f = json_string_value(json_object_get(m, "file"));
+    bool ours = engine && strcmp(engine, AGENT_ASPROF_ENGINE) == 0;
+    static const char prefix[] = AGENT_MARKER_DIR "/asprof-";
+    if (ours && f && strncmp(f, prefix, sizeof prefix - 1) == 0 &&
+        !strchr(f + sizeof prefix - 1, '/') && strlen(f) < len)
+        snprintf(out, len, "%s", f);
+    json_decref(m);
+    return ours;
 }
 
 static void marker_remove(const agent_target *t)
 {
-    char dir[128], file[192];
-    marker_paths(t, dir, sizeof dir, file, sizeof file);
+    char file[192];
+    marker_path(t, file, sizeof file);
     unlink(file);
+    char dir[128];
+    snprintf(dir, sizeof dir, "/proc/%d/root%s", (int)t->proc.pid, AGENT_MARKER_DIR);
     rmdir(dir); /* only when empty */
 }
 
@@ -198,9 +232,14 @@ static void stop_on_cleanup(void *arg)
     t->cleanup = 0;
     if (!t->recording)
         return;
-    char line[128];
-    snprintf(line, sizeof line, "JFR.stop name=%s", AGENT_RECORDING_NAME);
-    jfr(t, line, NULL, NULL);
+    if (t->asprof) {
+        agent_asprof_stop(&t->ap, &t->proc, true, NULL);
+        agent_asprof_remove_all(&t->ap);
+    } else {
+        char line[128];
+        snprintf(line, sizeof line, "JFR.stop name=%s", AGENT_RECORDING_NAME);
+        jfr(t, line, NULL, NULL);
+    }
     t->recording = false;
     marker_remove(t);
 }
@@ -264,6 +303,13 @@ static jp_err parse_file(agent_target *t, const agent_collect_opts *o, const jvm
 static jp_err stop_and_upload(agent_target *t, const agent_collect_opts *o, int64_t start_ns,
                               jp_error *err)
 {
+    if (t->asprof) { /* `stop` finishes the file named at start */
+        jp_err rc = agent_asprof_stop(&t->ap, &t->proc, false, err);
+        if (rc == JP_OK)
+            rc = parse_file(t, o, &t->ap.out, start_ns, jp_time_now_ns(), err);
+        agent_asprof_drop_output(&t->ap);
+        return rc;
+    }
     jvm_tfile f;
     jp_err rc = jvm_tfile_name(&t->proc, ".jfr", &f, err);
     if (rc != JP_OK)
@@ -312,9 +358,43 @@ static void read_version(agent_target *t)
     t->id.jvm = t->jvm[0] ? jp_xstrdup(t->jvm) : NULL;
 }
 
+/* An earlier run left our async-profiler in the JVM: stop its session if
+ * one runs, salvage the file its marker names, and start over. */
+static jp_err recover_asprof(agent_target *t, const agent_collect_opts *o, jp_error *err)
+{
+    if (agent_asprof_owner_of(&t->proc) != AGENT_ASPROF_OURS)
+        return JP_OK;
+    char file[160];
+    bool marked = marker_read_asprof(t, file, sizeof file);
+    /* the copy must be there again before the JVM is asked to load it */
+    jp_err rc = agent_asprof_install(&t->ap, &t->proc, o->asprof_lib, err);
+    if (rc != JP_OK)
+        return rc;
+    jp_error e;
+    jp_error_init(&e);
+    /* a clean exit already stopped it: asked quietly, "not active" is fine */
+    bool stopped = agent_asprof_stop(&t->ap, &t->proc, true, &e) == JP_OK;
+    if (file[0]) {
+        jvm_tfile f;
+        memset(&f, 0, sizeof f);
+        snprintf(f.inner, sizeof f.inner, "%s", file);
+        snprintf(f.host, sizeof f.host, "/proc/%d/root%s", (int)t->proc.pid, file);
+        f.cleanup = jvm_cleanup_register_file(f.host);
+        if (stopped && parse_file(t, o, &f, jp_time_now_ns() - o->window_ns, jp_time_now_ns(),
+                                  &e) != JP_OK &&
+            o->metrics)
+            atomic_fetch_add(&o->metrics->recording_failures, 1);
+        jvm_tfile_remove(&f);
+    }
+    t->recovered = marked || stopped;
+    return JP_OK;
+}
+
 /* An earlier run of the agent left "jprof-agent" running: take it over. */
 static jp_err recover(agent_target *t, const agent_collect_opts *o, jp_error *err)
 {
+    if (t->asprof)
+        return recover_asprof(t, o, err);
     char *check = NULL;
     jp_err rc = jvm_jfr_check(&t->proc, NULL, &check, err);
     if (rc != JP_OK)
@@ -345,7 +425,12 @@ static jp_err start_recording(agent_target *t, const agent_collect_opts *o, int6
                             "too many targets for the cleanup table; not starting a recording "
                             "the agent could not promise to stop");
     t->recording = true;
-    jp_err rc = jfr(t, line, "Started recording", err);
+    jp_err rc = JP_OK;
+    if (t->asprof && !t->ap.lib.cleanup)
+        rc = agent_asprof_install(&t->ap, &t->proc, o->asprof_lib, err);
+    if (rc == JP_OK)
+        rc = t->asprof ? agent_asprof_start(&t->ap, &t->proc, t->policy.kinds, err)
+                       : jfr(t, line, "Started recording", err);
     if (rc != JP_OK) {
         jvm_cleanup_unregister(t->cleanup);
         t->cleanup = 0;
@@ -482,6 +567,8 @@ static void stop_for_policy(agent_target *t, const agent_collect_opts *o)
     if (t->recording) {
         finish_window(t, o, &err);
         marker_remove(t);
+        if (t->asprof)
+            agent_asprof_remove_all(&t->ap);
     }
     bool was_active = t->windows > 0 || strcmp(t->state, "active") == 0;
     set_status(t, was_active ? "stopped" : "skipped", t->policy.reason, t->policy.message);
@@ -494,7 +581,10 @@ static bool gate(agent_target *t, const agent_collect_opts *o, int64_t now_mono)
                    "the JVM runs with -XX:+DisableAttachMechanism");
         return false;
     }
-    if (!t->recording && (t->proc.async_profiler || jvm_proc_has_async_profiler(t->proc.pid))) {
+    /* with async-profiler our own copy is mapped too: only another one conflicts */
+    bool foreign = t->asprof ? agent_asprof_owner_of(&t->proc) == AGENT_ASPROF_FOREIGN
+                             : t->proc.async_profiler || jvm_proc_has_async_profiler(t->proc.pid);
+    if (!t->recording && foreign) {
         set_status(t, "skipped", "conflict",
                    "an async-profiler someone else loaded is active; jprof leaves this JVM alone");
         return false;
@@ -516,6 +606,10 @@ void agent_target_step(agent_target *t, const agent_collect_opts *o, int64_t now
 {
     if (t->gone)
         return;
+    if (!t->ap.lib.inner[0]) { /* first step: the engine is fixed for the agent's run */
+        t->asprof = o->asprof_lib != NULL;
+        agent_asprof_init(&t->ap, &t->proc);
+    }
     if (!t->policy.profile) {
         stop_for_policy(t, o);
         return;
@@ -545,7 +639,7 @@ void agent_target_step(agent_target *t, const agent_collect_opts *o, int64_t now
     }
     t->failures = 0;
     const char *msg = t->recovered ? "recovered the session of an earlier agent run" : "";
-    if ((t->policy.kinds & (1u << JP_KIND_WALL)))
+    if ((t->policy.kinds & (1u << JP_KIND_WALL)) && !t->asprof)
         msg = "wall-clock profiles need async-profiler; the JDK engine records the other kinds";
     set_status(t, "active", NULL, msg);
     maybe_snapshot(t, o, now_mono);
@@ -570,5 +664,7 @@ void agent_target_shutdown(agent_target *t, const agent_collect_opts *o)
     jp_error_init(&err);
     finish_window(t, o, &err);
     marker_remove(t);
+    if (t->asprof)
+        agent_asprof_remove_all(&t->ap);
     set_status(t, "stopped", "agent_stopped", "the agent is shutting down");
 }

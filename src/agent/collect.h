@@ -1,7 +1,11 @@
 /* collect.h - the collection loop of one target (one JVM), as a state
  * machine the agent's main loop steps once per tick.
  *
- * Engine: the JDK's Flight Recorder over jcmd. Every window (jittered by
+ * Engine: the JDK's Flight Recorder over jcmd, or async-profiler when
+ * opts.asprof_lib names a libasyncProfiler.so (agent/asprof.h: copied into
+ * the target's /tmp/jprof/, loaded over the attach socket, JFR output to a
+ * file there, `stop` + read + delete + `start` every window; the steps
+ * below are the same). Every window (jittered by
  * +-10 % so many JVMs do not all stop at once) the agent runs
  * `JFR.stop name=jprof-agent filename=F` in the target, reads F through
  * /proc/PID/root, deletes it, parses it in-process (jfr/jfr.h, only the
@@ -9,13 +13,16 @@
  * starts the next recording.
  *
  * Ownership of a session: the recording name is fixed ("jprof-agent") and a
- * marker /tmp/jprof/agent-session (JSON: collector, recording, engine,
- * start) is left in the target's temp dir while it runs. When the agent
- * meets a JVM that already runs "jprof-agent" (an agent restarted after a
- * crash or kill -9), it stops that recording, salvages its data as a
- * window, and starts over: its own session, not a conflict. An
- * async-profiler someone else loaded (seen in /proc/PID/maps) is a
- * `conflict` and the JVM is left alone.
+ * marker /tmp/jprof/agent-session-<nspid> (JSON: collector, recording,
+ * engine, start; for async-profiler also the library and the output file)
+ * is left in the target's temp dir while it runs (per JVM: in host mode the
+ * JVMs share one /tmp). When the agent meets a JVM that already runs
+ * "jprof-agent" (an agent restarted after a crash or kill -9), it stops
+ * that recording, salvages its data as a window, and starts over: its own
+ * session, not a conflict. With async-profiler, "its own" is its library
+ * copy for this JVM mapped in /proc/PID/maps, and the marker names the file
+ * to salvage. An async-profiler someone else loaded (any other
+ * libasyncProfiler mapping) is a `conflict` and the JVM is left alone.
  *
  * Failures never stop other targets: each one is a status reason
  * (attach_permission, attach_timeout, attach_disabled, agent_refused,
@@ -32,6 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/asprof.h"
 #include "agent/metrics.h"
 #include "agent/policy.h"
 #include "agent/upload.h"
@@ -48,6 +56,7 @@
 typedef struct agent_collect_opts {
     int64_t window_ns;           /* default 60 s */
     const char *jfr_settings;    /* "profile" */
+    const char *asprof_lib;      /* --asprof-lib: host path, or NULL for JFR */
     int64_t snapshot_low_ns;     /* threads: low  -> every 5 min */
     int64_t snapshot_high_ns;    /* threads: high -> every 15 s */
     jvm_snap_source snap_source; /* auto */
@@ -78,6 +87,8 @@ typedef struct agent_target {
     bool checked;       /* looked for a session of an earlier agent run */
     char jvm[128];      /* "OpenJDK 64-Bit Server VM 17.0.15+6", from VM.version */
     bool recovered;     /* took over such a session */
+    bool asprof;        /* the engine is async-profiler (set on the first step) */
+    agent_asprof ap;    /* its files in the target */
     uint64_t windows;   /* windows uploaded */
     /* thread snapshots */
     int64_t next_snapshot_mono;

@@ -1,10 +1,12 @@
 /* jprof-agent: continuous profiling of the JVMs on one node (jprof-agent(8)). */
 #include <curl/curl.h>
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/hostmode.h"
@@ -40,6 +42,7 @@ static void usage(FILE *f)
           "  --events LIST           default events (cpu,alloc,lock)\n"
           "  --startup-delay DUR     default startup delay (0s)\n"
           "  --jfr-settings S        JFR settings (profile)\n"
+          "  --asprof-lib PATH       profile with this libasyncProfiler.so instead of JFR\n"
           "  --snapshot-source S     auto, helper or thread-print\n"
           "  --scan-interval DUR     JVM discovery interval (10s)\n"
           " host mode:\n"
@@ -93,6 +96,7 @@ enum {
     O_EVENTS,
     O_DELAY,
     O_JFR,
+    O_ASPROF,
     O_SNAP,
     O_SCAN,
     O_ALL,
@@ -130,6 +134,8 @@ static const char **string_slot(cli *c, int ch)
         return &c->startup_delay;
     case O_JFR:
         return &c->run.collect.jfr_settings;
+    case O_ASPROF:
+        return &c->run.collect.asprof_lib;
     case O_SNAP:
         return &c->snap_source;
     case O_SCAN:
@@ -160,6 +166,7 @@ static const struct option long_opts[] = {{"mode", 1, 0, O_MODE},
                                           {"events", 1, 0, O_EVENTS},
                                           {"startup-delay", 1, 0, O_DELAY},
                                           {"jfr-settings", 1, 0, O_JFR},
+                                          {"asprof-lib", 1, 0, O_ASPROF},
                                           {"snapshot-source", 1, 0, O_SNAP},
                                           {"scan-interval", 1, 0, O_SCAN},
                                           {"all", 0, 0, O_ALL},
@@ -218,6 +225,21 @@ static int duration(const char *opt, const char *s, int64_t *out, int64_t min_ns
     return 0;
 }
 
+/* --asprof-lib must be a readable regular file given by an absolute path
+ * (the agent copies it into every target, so a mistake shows here once). */
+static bool asprof_lib_ok(const char *path)
+{
+    struct stat st;
+    if (path[0] != '/')
+        return fprintf(stderr, "jprof-agent: --asprof-lib %s: give an absolute path\n", path),
+               false;
+    if (stat(path, &st) != 0 || access(path, R_OK) != 0)
+        return fprintf(stderr, "jprof-agent: --asprof-lib %s: %s\n", path, strerror(errno)), false;
+    if (!S_ISREG(st.st_mode))
+        return fprintf(stderr, "jprof-agent: --asprof-lib %s: not a regular file\n", path), false;
+    return true;
+}
+
 /* Applies defaults and checks the combination of options. */
 static int settle(cli *c)
 {
@@ -247,6 +269,8 @@ static int settle(cli *c)
                -1;
     if (!r->ns)
         r->ns = "local";
+    if (r->collect.asprof_lib && !asprof_lib_ok(r->collect.asprof_lib))
+        return -1;
     if (duration("--window", c->window, &r->collect.window_ns, 5 * JP_NS_PER_SEC) ||
         duration("--scan-interval", c->scan, &r->scan_ns, JP_NS_PER_SEC / 10) ||
         duration("--startup-delay", c->startup_delay, &r->defaults.startup_delay_ns, 0))

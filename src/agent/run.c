@@ -229,7 +229,9 @@ static void status_add(jp_batch *b, const agent_target *t, int64_t now)
     st->state = jp_xstrdup(t->state ? t->state : "skipped");
     st->reason = dup0(t->reason);
     st->message = dup0(t->message);
-    st->engine = t->recording || t->windows ? jp_xstrdup("jfr") : NULL;
+    st->engine = t->recording || t->windows
+                     ? jp_xstrdup(t->asprof ? AGENT_ASPROF_ENGINE : "jfr")
+                     : NULL;
 }
 
 /* Moves the target's pending documents into the batch. */
@@ -317,6 +319,9 @@ static json_t *targets_json(run_state *rs)
             t->state ? t->state : "skipped", "reason", jstr_or_null(t->reason), "message",
             t->message, "mode", agent_mode_name(t->policy.mode), "recording", t->recording,
             "windows", (json_int_t)t->windows, "main_class", t->proc.main_class);
+        if (o && (t->recording || t->windows))
+            json_object_set_new(o, "engine",
+                                json_string(t->asprof ? AGENT_ASPROF_ENGINE : "jfr"));
         if (o)
             json_array_append_new(a, o);
     }

@@ -2,16 +2,21 @@
  * busy, blocked (owner chains, "blocks N") and deadlock summaries, and
  * /api/v1/ingestion and /api/v1/retention.
  *
- * The snapshot JSON is what the agent sent (docs/API.md, "Thread snapshot");
- * the summaries are computed here from its fields, and each says how sure it
- * is (confidence). */
+ * The snapshot JSON is what the agent sent (docs/API.md, "Thread snapshot").
+ * It is read back into the model (jp_snapshot_from_json) so that owner
+ * chains, "blocks N", lock groups and deadlocks come from src/model/analyze.h,
+ * as in jprof-top; busy threads use the agent's cpu_pct (a delta between two
+ * snapshots, which one stored snapshot cannot give). Each summary says how
+ * sure it is (confidence). */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/timeutil.h"
 #include "base/xalloc.h"
+#include "model/analyze.h"
 #include "server/api_int.h"
+#include "wire/snapshot_json.h"
 
 #define API_CHAIN_MAX 16
 
@@ -31,45 +36,6 @@ static const char *api_jstr(json_t *o, const char *k)
 {
     json_t *v = json_object_get(o, k);
     return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-/* The lock a thread waits for, as JSON: "waiting_on" (text or {"lock"}) of
- * the flat form, or "waiting": {"lock": {"class", "id"}} of the snapshot
- * form (src/wire/snapshot_json.h). A new reference, or NULL. */
-static json_t *api_waiting_on(json_t *t)
-{
-    json_t *w = json_object_get(t, "waiting_on");
-    if (json_is_string(w))
-        return json_incref(w);
-    if (json_is_object(w) && json_is_string(json_object_get(w, "lock")))
-        return json_incref(json_object_get(w, "lock"));
-    w = json_object_get(t, "waiting");
-    json_t *l = json_is_object(w) ? json_object_get(w, "lock") : NULL;
-    if (json_is_object(l)) {
-        const char *cls = api_jstr(l, "class"), *id = api_jstr(l, "id");
-        return json_sprintf("%s@%s", cls ? cls : "?", id ? id : "?");
-    }
-    return NULL;
-}
-
-static json_int_t api_owner_id(json_t *t)
-{
-    json_int_t id = api_jint(t, "owner_id", -1);
-    json_t *w = json_object_get(t, "waiting_on");
-    if (id < 0 && json_is_object(w))
-        id = api_jint(w, "owner_id", -1);
-    w = json_object_get(t, "waiting");
-    if (id < 0 && json_is_object(w) && json_is_object(json_object_get(w, "owner")))
-        id = api_jint(json_object_get(w, "owner"), "id", -1);
-    return id;
-}
-
-static json_t *api_find_thread(json_t *threads, json_int_t id)
-{
-    size_t i;
-    json_t *t;
-    json_array_foreach(threads, i, t) if (api_jint(t, "id", -2) == id) return t;
-    return NULL;
 }
 
 typedef struct busy_item {
@@ -144,73 +110,57 @@ static json_t *api_busy(json_t *threads, long limit)
 }
 
 /* Blocked threads with their owner chains, and the owners ranked by how many
- * threads wait behind them (directly or through a chain). */
-static json_t *api_blocked(json_t *threads, long limit)
+ * threads wait behind them (directly or through a chain): the analyses of
+ * src/model/analyze.h, the same jprof-top runs, on the snapshot rebuilt from
+ * the stored JSON. */
+static json_t *api_blocked(const jp_snapshot *s, long limit)
 {
-    size_t n = json_array_size(threads), i;
-    json_int_t *owners = jp_xcalloc(n + 1, sizeof *owners);
-    long *blocks = jp_xcalloc(n + 1, sizeof *blocks);
-    json_t *list = json_array(), *t;
+    jp_lock_group_list lg;
+    jp_analyze_locks(s, &lg);
+    json_t *list = json_array();
     long nblocked = 0;
-    json_array_foreach(threads, i, t)
-    {
-        const char *state = api_jstr(t, "state");
-        json_int_t owner = api_owner_id(t);
-        if (!(state && !strcmp(state, "BLOCKED")) && owner < 0)
+    for (size_t i = 0; i < s->count; i++) {
+        const jp_thread *t = &s->threads[i];
+        const jp_lock_group *g = NULL;
+        for (size_t k = 0; t->wait_kind != JP_WAIT_NONE && k < lg.count && !g; k++)
+            if (lg.items[k].lock.id == t->wait_lock.id && lg.items[k].owner >= 0)
+                g = &lg.items[k];
+        if (t->state != JP_TSTATE_BLOCKED && !g)
+            continue; /* waiting for nobody in particular (Object.wait, a Condition) */
+        if (++nblocked > limit)
             continue;
-        nblocked++;
         json_t *chain = json_array();
-        bool cycle = false;
-        json_int_t seen[API_CHAIN_MAX];
-        size_t ns = 0;
-        for (json_int_t cur = owner; cur >= 0 && ns < API_CHAIN_MAX;) {
-            for (size_t k = 0; k < ns; k++)
-                cycle |= seen[k] == cur;
-            if (cycle)
-                break;
-            seen[ns++] = cur;
-            json_t *ot = api_find_thread(threads, cur);
-            json_array_append_new(chain, json_pack("{s:I,s:s?}", "id", cur, "name",
-                                                   ot ? api_jstr(ot, "name") : NULL));
-            /* count this thread as waiting behind every owner on its chain */
-            size_t oi = 0;
-            for (; oi < n && owners[oi] != cur && owners[oi]; oi++)
-                ;
-            if (oi < n) {
-                owners[oi] = cur;
-                blocks[oi]++;
-            }
-            cur = ot ? api_owner_id(ot) : -1;
+        for (size_t k = 0; g && k < g->nchain && k < API_CHAIN_MAX; k++) {
+            const jp_thread *o = &s->threads[g->owner_chain[k]];
+            json_array_append_new(chain, json_pack("{s:I,s:s}", "id", (json_int_t)o->id, "name",
+                                                   o->name));
         }
-        if (nblocked <= limit)
-            json_array_append_new(
-                list, json_pack("{s:I,s:s?,s:s?,s:o?,s:o,s:b}", "id", api_jint(t, "id", -1), "name",
-                                api_jstr(t, "name"), "state", state, "waiting_on",
-                                api_waiting_on(t), "chain", chain, "cycle", cycle));
-        else
-            json_decref(chain);
+        char lock[512];
+        jp_lock_ref_format(&t->wait_lock, lock, sizeof lock);
+        json_array_append_new(
+            list, json_pack("{s:I,s:s,s:s,s:s?,s:o,s:b}", "id", (json_int_t)t->id, "name",
+                            t->name, "state", jp_thread_state_name(t->state), "waiting_on",
+                            t->wait_kind != JP_WAIT_NONE ? lock : NULL, "chain", chain, "cycle",
+                            g && g->chain_cycles));
     }
+    jp_lock_group_list_cleanup(&lg);
+    size_t *blocks = jp_analyze_blocks_counts(s);
     json_t *own = json_array();
-    for (size_t k = 0; k < n && owners[k]; k++) {
-        /* simple selection of the heaviest remaining owner keeps order stable */
-        size_t best = k;
-        for (size_t j = k + 1; j < n && owners[j]; j++)
-            if (blocks[j] > blocks[best])
-                best = j;
-        json_int_t oid = owners[best];
-        long ob = blocks[best];
-        owners[best] = owners[k];
-        blocks[best] = blocks[k];
-        owners[k] = oid;
-        blocks[k] = ob;
-        if ((long)k >= limit)
-            break;
-        json_t *ot = api_find_thread(threads, oid);
-        json_array_append_new(own, json_pack("{s:I,s:s?,s:s?,s:i}", "id", oid, "name",
-                                             ot ? api_jstr(ot, "name") : NULL, "state",
-                                             ot ? api_jstr(ot, "state") : NULL, "blocks", (int)ob));
+    size_t nown = 0;
+    for (size_t i = 0; i < s->count; i++)
+        nown += blocks[i] > 0;
+    for (long k = 0; k < limit && (size_t)k < nown; k++) {
+        /* the heaviest owner not listed yet; ties keep snapshot order */
+        size_t best = s->count;
+        for (size_t i = 0; i < s->count; i++)
+            if (blocks[i] && (best == s->count || blocks[i] > blocks[best]))
+                best = i;
+        const jp_thread *o = &s->threads[best];
+        json_array_append_new(own, json_pack("{s:I,s:s,s:s,s:I}", "id", (json_int_t)o->id, "name",
+                                             o->name, "state", jp_thread_state_name(o->state),
+                                             "blocks", (json_int_t)blocks[best]));
+        blocks[best] = 0;
     }
-    free(owners);
     free(blocks);
     return json_pack("{s:s,s:i,s:o,s:o,s:b}", "confidence", "snapshot", "count", (int)nblocked,
                      "threads", list, "owners", own, "truncated", nblocked > limit);
@@ -256,14 +206,19 @@ static bool api_thread_cb(const store_doc_row *row, void *ctx)
         threads = NULL;
     json_t *empty = json_array();
     json_t *th = threads ? threads : empty;
-    json_t *dl = snap ? json_object_get(snap, "deadlocks") : NULL;
-    json_t *sum =
-        json_pack("{s:i,s:o,s:o,s:o,s:O}", "threads_total", (int)json_array_size(th), "states",
-                  api_states(th), "busy", api_busy(th, c->thread_limit), "blocked",
-                  api_blocked(th, c->thread_limit), "deadlocks", json_is_array(dl) ? dl : empty);
-    json_t *locks = snap ? json_object_get(snap, "locks") : NULL;
-    if (json_is_array(locks))
-        json_object_set(sum, "locks", locks);
+    jp_snapshot *model = snap ? jp_snapshot_from_json(snap) : NULL;
+    if (!model)
+        model = jp_snapshot_new("");
+    jp_snapjson_opts so;
+    jp_snapjson_opts_init(&so);
+    so.max_frames = 20; /* per deadlocked thread; full=1 has the whole snapshot */
+    json_t *sum = json_pack("{s:i,s:o,s:o,s:o,s:o,s:o}", "threads_total",
+                            (int)json_array_size(th), "states", api_states(th), "busy",
+                            api_busy(th, c->thread_limit), "blocked",
+                            api_blocked(model, c->thread_limit), "locks",
+                            jp_snapshot_locks_json(model), "deadlocks",
+                            jp_snapshot_deadlocks_json(model, &so));
+    jp_snapshot_free(model);
     if (c->full && snap)
         json_object_set(sum, "snapshot", snap);
     jp_strbuf_puts(c->b, "{\"target\":");

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "base/timeutil.h"
 #include "model/analyze.h"
 
@@ -382,20 +383,21 @@ static void dec_jvm_deadlocks(jp_snapshot *s, const json_t *dls)
     json_array_foreach(dls, i, d)
     {
         const json_t *members = json_object_get(d, "threads");
-        if (!json_is_true(json_object_get(d, "jvm_confirmed")) || !json_array_size(members) ||
+        size_t n = json_array_size(members);
+        if (!json_is_true(json_object_get(d, "jvm_confirmed")) || !n || n > s->count ||
             s->njvm_deadlocks >= 1024)
             continue;
-        jp_jvm_deadlock *jd = &s->jvm_deadlocks[s->njvm_deadlocks];
-        jd->threads = calloc(json_array_size(members), sizeof *jd->threads);
-        if (!jd->threads)
+        size_t *idx = calloc(n, sizeof *idx), c = 0;
+        if (!idx)
             return;
         json_array_foreach(members, k, m)
         {
             long t = jp_snapshot_find_id(s, dec_int(m, "id"));
             if (t >= 0)
-                jd->threads[jd->count++] = (size_t)t;
+                idx[c++] = (size_t)t;
         }
-        s->njvm_deadlocks++;
+        jp_snapshot_add_jvm_deadlock(s, idx, c);
+        free(idx);
     }
 }
 
@@ -417,14 +419,7 @@ jp_snapshot *jp_snapshot_from_json(const json_t *obj)
         if (th)
             dec_thread(s, t, th);
     }
-    const json_t *dls = json_object_get(obj, "deadlocks");
-    if (json_array_size(dls) && s->count) {
-        size_t n = json_array_size(dls) < 1024 ? json_array_size(dls) : 1024;
-        s->jvm_deadlocks = calloc(n, sizeof *s->jvm_deadlocks);
-        s->deadlocks_alloc = s->jvm_deadlocks ? n : 0;
-        if (s->jvm_deadlocks)
-            dec_jvm_deadlocks(s, dls);
-    }
+    dec_jvm_deadlocks(s, json_object_get(obj, "deadlocks"));
     return s;
 }
 

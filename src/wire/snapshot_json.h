@@ -56,4 +56,21 @@ char *jp_snapshot_json_text(const jp_snapshot *cur, const jp_snapshot *prev,
                             const jp_snapjson_target *target, const jp_snapjson_opts *o,
                             int indent);
 
+/* ---- reading it back (jprof-server's /api/v1/threads) ----
+ *
+ * Rebuilds a snapshot from the JSON above, or from the flat form of
+ * docs/API.md (waiting_on text or {"lock"}, owner_id, locks_held as
+ * "Class@hexid" text), so the server runs the same analyses as jprof-top.
+ * What one snapshot cannot give back: cpu_pct (a delta between two
+ * snapshots; callers read it from the JSON), VM-internal thread details.
+ * Input is untrusted: missing or mistyped fields read as unknown (-1, NULL),
+ * and the model's caps (JP_SNAPSHOT_MAX_*) apply. NULL when obj has no
+ * "threads" array; otherwise the caller frees with jp_snapshot_free(). */
+jp_snapshot *jp_snapshot_from_json(const json_t *obj);
+
+/* The "locks" and "deadlocks" members of jp_snapshot_json (new references;
+ * o may be NULL). */
+json_t *jp_snapshot_locks_json(const jp_snapshot *s);
+json_t *jp_snapshot_deadlocks_json(const jp_snapshot *s, const jp_snapjson_opts *o);
+
 #endif

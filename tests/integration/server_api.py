@@ -340,7 +340,32 @@ def case_endpoints(ctx):
           "snapshot form owners %s" % th3["blocked"])
     check(th3["blocked"]["threads"][0]["waiting_on"] == "java.lang.Object@ff708868",
           "waiting lock text %s" % th3["blocked"]["threads"][0])
-    check(th3["locks"][0]["owner_blocks"] == 1, "locks passed through")
+    check(th3["locks"][0]["owner_blocks"] == 1, "lock groups: %s" % th3["locks"])
+    # a cycle the producer did not report: the server finds it with the same
+    # analyses as jprof-top (src/model/analyze.h)
+    cyc = {"target": target("checkout-4"), "time": t0, "source": "helper", "threads": [
+        {"id": 21, "name": "left", "state": "BLOCKED", "locks_held": ["a.A@a1"],
+         "waiting_on": {"lock": "a.B@b2", "kind": "enter"}, "owner_id": 22,
+         "stack": ["shop.Left.run(Left.java:9)"]},
+        {"id": 22, "name": "right", "state": "BLOCKED", "locks_held": ["a.B@b2"],
+         "waiting_on": "a.A@a1", "owner_id": 21, "stack": ["shop.Right.run(Right.java:7)"]},
+        {"id": 23, "name": "behind", "state": "BLOCKED", "waiting_on": "a.B@b2",
+         "owner_id": 22, "stack": []}], "deadlocks": []}
+    b4 = {"batch_id": "b-4", "collector": {"id": "agent@node-1"}, "thread_snapshots": [cyc]}
+    st, r, _ = s.ingest(b4)
+    check(st == 200 and r["documents"] == 1, "cycle snapshot accepted: %s" % r)
+    th4 = s.getj(q("/api/v1/threads", namespace="shop", pod="checkout-4"))["targets"][0]["summary"]
+    dls = th4["deadlocks"]
+    check(len(dls) == 1 and sorted(m["name"] for m in dls[0]["threads"]) == ["left", "right"],
+          "deadlock found from the wait-for graph: %s" % dls)
+    check(dls[0]["threads"][0]["waits_for"]["class"] == "a.B" and
+          dls[0]["threads"][0]["stack"] == ["shop.Left.run(Left.java:9)"], "member %s" % dls[0])
+    bl = {t["name"]: t for t in th4["blocked"]["threads"]}
+    check(bl["left"]["cycle"] and bl["behind"]["waiting_on"] == "a.B@b2", "blocked %s" % bl)
+    check([c["name"] for c in bl["behind"]["chain"]][:2] == ["right", "left"], "chain %s" %
+          bl["behind"]["chain"])
+    own = {o["name"]: o["blocks"] for o in th4["blocked"]["owners"]}
+    check(own.get("right") == 2 and own.get("left") == 2, "blocks N in a cycle: %s" % own)
 
     dl = s.getj(q("/api/v1/deadlocks", namespace="shop"))
     check(len(dl["deadlocks"]) == 2, "deadlocks %d" % len(dl["deadlocks"]))

@@ -1,0 +1,121 @@
+/* remote.h - jprof-server as jprof-top's data source (`-n NS -s SVC`).
+ *
+ * One tui_remote reads one service of one namespace from the server's query
+ * API (docs/API.md): the service's targets (pods and JVMs) with their
+ * status, the latest thread snapshot of each target with the summaries the
+ * server computes (busy threads, blocked threads and lock owners, locks,
+ * deadlocks), the deadlock events, the status history, ingestion health,
+ * and flame graphs over a time range, for the whole service or one pod.
+ *
+ * Every failure carries a one-line message that says what to do (server
+ * unreachable, token missing or refused, namespace out of the token's
+ * scope, unknown service with the services the server knows), and maps to
+ * an exit status with tui_remote_exit_status().
+ *
+ * Ownership: tui_remote_new() returns a heap object freed by
+ * tui_remote_free(); it copies the option strings and owns every json_t it
+ * holds (each replaced by the next successful refresh; borrowed by
+ * readers until then). The token is read once and wiped on free. Not
+ * thread-safe. */
+#ifndef JP_TUI_REMOTE_H
+#define JP_TUI_REMOTE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "model/profile.h"
+#include "wire/http_client.h"
+
+/* Exit statuses of the remote mode (man page, EXIT STATUS). */
+#define TUI_EXIT_UNREACHABLE 20  /* server unreachable, timed out, or failing */
+#define TUI_EXIT_UNAUTHORIZED 21 /* 401: token missing or unknown */
+#define TUI_EXIT_FORBIDDEN 22    /* 403: namespace outside the token's scope */
+#define TUI_EXIT_NO_SERVICE 23   /* the server has no such service */
+
+#define TUI_REMOTE_DEFAULT_SERVER "http://127.0.0.1:8480"
+
+typedef struct tui_remote_opts {
+    const char *server;      /* base URL; NULL: TUI_REMOTE_DEFAULT_SERVER */
+    const char *server_from; /* where it came from: "--server", "JPROF_SERVER", "default" */
+    const char *token_file;  /* NULL: no token */
+    const char *token_from;  /* "--token-file" or "JPROF_TOKEN_FILE" */
+    const char *ca_file;     /* for https, or NULL */
+    const char *ns, *svc;
+} tui_remote_opts;
+
+/* What went wrong last, for the exit status. */
+typedef enum tui_remote_fail {
+    TUI_RFAIL_NONE = 0,
+    TUI_RFAIL_UNREACHABLE,
+    TUI_RFAIL_UNAUTHORIZED,
+    TUI_RFAIL_FORBIDDEN,
+    TUI_RFAIL_NO_SERVICE,
+    TUI_RFAIL_OTHER
+} tui_remote_fail;
+
+/* The flame ranges the keys step through. */
+#define TUI_RANGE_COUNT 5
+extern const char *const tui_range_names[TUI_RANGE_COUNT]; /* "5m" ... "24h" */
+
+typedef struct tui_remote {
+    char *base, *ns, *svc;
+    char *token_file, *token_from, *server_from;
+    char *token; /* NULL when none */
+    jp_http_opts http;
+    tui_remote_fail fail;
+    /* latest answers (NULL until read) */
+    json_t *service;   /* the /services entry: targets, pods, kinds, last_seen */
+    json_t *threads;   /* /threads: latest snapshot per target with summaries */
+    json_t *deadlocks; /* /deadlocks, only the newest event per target */
+    json_t *targets;   /* /targets: targets and status history */
+    json_t *ingestion; /* /ingestion */
+    double cost_ms;    /* the last refresh, all requests */
+    int64_t refreshed_ns;
+    /* pod names of the service, for the pod filter */
+    char **pods;
+    size_t npods;
+} tui_remote;
+
+tui_remote *tui_remote_new(const tui_remote_opts *o);
+void tui_remote_free(tui_remote *r);
+
+/* Reads the token and finds the service (/api/v1/services over the last 7
+ * days). */
+jp_err tui_remote_connect(tui_remote *r, jp_error *err);
+
+/* Reads threads, deadlocks, targets and ingestion. pod NULL: every pod. On
+ * failure the previous answers stay. */
+jp_err tui_remote_refresh(tui_remote *r, const char *pod, jp_error *err);
+
+/* What a flame query covered. */
+typedef struct tui_remote_flame_meta {
+    char from[40], to[40]; /* RFC 3339 as the server resolved them */
+    long long windows;
+    bool truncated; /* max_nodes cut the tree (totals stay exact) */
+    bool partial;   /* a query budget ran out */
+    char partial_reason[160];
+    double took_ms;
+} tui_remote_flame_meta;
+
+/* Builds a profile of the kinds in `kinds` (bit 1 << jp_kind; 0 = those the
+ * service has) over [from, to) (server time syntax: "-15m", "now", RFC
+ * 3339, "@EPOCH"), for one pod or all (pod NULL). Both measures are
+ * filled (two queries per kind). *out is a new profile on success. */
+jp_err tui_remote_profile(tui_remote *r, uint32_t kinds, const char *from, const char *to,
+                          const char *pod, long max_nodes, jp_profile **out,
+                          tui_remote_flame_meta *meta, jp_error *err);
+
+/* GETs /api/v1/top for one kind (by=value) into *out (new reference). */
+jp_err tui_remote_top(tui_remote *r, jp_kind k, const char *from, const char *to,
+                      const char *pod, long limit, json_t **out, jp_error *err);
+
+/* The exit status for the last failure. */
+int tui_remote_exit_status(const tui_remote *r);
+
+/* The kinds the service has data for, as a jp_kind bit mask. */
+uint32_t tui_remote_kinds(const tui_remote *r);
+
+#endif

@@ -51,8 +51,8 @@ agent_asprof_owner agent_asprof_classify_line(const char *line, const char *ours
         return AGENT_ASPROF_NONE;
     size_t n = strcspn(path, "\n");
     static const char deleted[] = " (deleted)";
-    if (n >= sizeof deleted - 1 && memcmp(path + n - (sizeof deleted - 1), deleted,
-                                          sizeof deleted - 1) == 0)
+    if (n >= sizeof deleted - 1 &&
+        memcmp(path + n - (sizeof deleted - 1), deleted, sizeof deleted - 1) == 0)
         n -= sizeof deleted - 1;
     if (ours && strlen(ours) == n && memcmp(path, ours, n) == 0)
         return AGENT_ASPROF_OURS;
@@ -96,10 +96,14 @@ void agent_asprof_init(agent_asprof *a, const jvm_proc *t)
     char inner[160];
     snprintf(inner, sizeof inner, "%s/%s%d.so", JPROF_DIR, AGENT_ASPROF_LIB_PREFIX, (int)t->nspid);
     set_paths(t, &a->lib, inner);
+    char root[48];
+    snprintf(root, sizeof root, "/proc/%d/root/", (int)t->pid);
+    struct stat ours, theirs;
+    a->shared_root = stat("/", &ours) == 0 && stat(root, &theirs) == 0 &&
+                     ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
 }
 
-jp_err agent_asprof_install(agent_asprof *a, const jvm_proc *t, const char *host_lib,
-                            jp_error *err)
+jp_err agent_asprof_install(agent_asprof *a, const jvm_proc *t, const char *host_lib, jp_error *err)
 {
     jp_err rc = agent_jprof_dir_ensure(t, err);
     if (rc != JP_OK)
@@ -245,8 +249,8 @@ jp_err agent_asprof_start(agent_asprof *a, const jvm_proc *t, uint32_t kinds, jp
         return rc;
     agent_asprof_drop_output(a);
     char inner[160];
-    snprintf(inner, sizeof inner, "%s/asprof-%d-%d-%u.jfr", JPROF_DIR, (int)t->nspid,
-             (int)getpid(), ++a->seq);
+    snprintf(inner, sizeof inner, "%s/asprof-%d-%d-%u.jfr", JPROF_DIR, (int)t->nspid, (int)getpid(),
+             ++a->seq);
     rc = create_for_jvm(t, inner, &a->out, err);
     if (rc != JP_OK)
         return rc;
@@ -285,4 +289,22 @@ void agent_asprof_remove_all(agent_asprof *a)
         a->log.inner[0] = '\0';
     }
     jvm_tfile_remove(&a->lib);
+}
+
+static void forget_one(jvm_tfile *f, bool shared_root)
+{
+    if (!f->inner[0])
+        return;
+    if (shared_root)
+        unlink(f->inner);
+    jvm_cleanup_unregister(f->cleanup);
+    f->cleanup = 0;
+}
+
+void agent_asprof_forget(agent_asprof *a)
+{
+    forget_one(&a->out, a->shared_root);
+    forget_one(&a->log, a->shared_root);
+    forget_one(&a->lib, a->shared_root);
+    a->out.inner[0] = a->log.inner[0] = '\0';
 }

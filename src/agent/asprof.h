@@ -45,11 +45,12 @@ typedef enum agent_asprof_owner {
 } agent_asprof_owner;
 
 typedef struct agent_asprof {
-    jvm_tfile lib; /* the copy in the target */
-    jvm_tfile out; /* the running session's JFR file (inner[0] == 0: none) */
-    jvm_tfile log; /* the profiler's log, read when a command fails */
-    unsigned seq;  /* window counter, part of the output file name */
-    bool loaded;   /* a command reached the library in this agent run */
+    jvm_tfile lib;    /* the copy in the target */
+    jvm_tfile out;    /* the running session's JFR file (inner[0] == 0: none) */
+    jvm_tfile log;    /* the profiler's log, read when a command fails */
+    unsigned seq;     /* window counter, part of the output file name */
+    bool loaded;      /* a command reached the library in this agent run */
+    bool shared_root; /* the JVM's / is ours (host mode): its files outlive /proc/PID/root */
 } agent_asprof;
 
 /* Ensures the target's /tmp/jprof exists as a real directory that we, root
@@ -63,7 +64,8 @@ agent_asprof_owner agent_asprof_owner_of(const jvm_proc *t);
 /* Pure helper for owner_of (exposed for tests): classifies one maps line. */
 agent_asprof_owner agent_asprof_classify_line(const char *line, const char *ours);
 
-/* Sets the paths of the library copy for this JVM (nothing is touched). */
+/* Sets the paths of the library copy for this JVM and notes whether the
+ * JVM shares our root (nothing is written). */
 void agent_asprof_init(agent_asprof *a, const jvm_proc *t);
 
 /* Copies the host library into the target (atomically, owned by the JVM's
@@ -87,6 +89,11 @@ jp_err agent_asprof_stop(agent_asprof *a, const jvm_proc *t, bool quiet, jp_erro
 
 /* Removes the output file (if any). */
 void agent_asprof_drop_output(agent_asprof *a);
+
+/* The JVM is gone: removes its files by their inner names when it shared
+ * our root (else they went with its container), and drops their cleanup
+ * registrations. */
+void agent_asprof_forget(agent_asprof *a);
 
 /* Removes every file of this engine in the target (library copy, output,
  * log). The profiler stays loaded in the JVM, idle. */

@@ -380,8 +380,8 @@ static jp_err recover_asprof(agent_target *t, const agent_collect_opts *o, jp_er
         snprintf(f.inner, sizeof f.inner, "%s", file);
         snprintf(f.host, sizeof f.host, "/proc/%d/root%s", (int)t->proc.pid, file);
         f.cleanup = jvm_cleanup_register_file(f.host);
-        if (stopped && parse_file(t, o, &f, jp_time_now_ns() - o->window_ns, jp_time_now_ns(),
-                                  &e) != JP_OK &&
+        if (stopped &&
+            parse_file(t, o, &f, jp_time_now_ns() - o->window_ns, jp_time_now_ns(), &e) != JP_OK &&
             o->metrics)
             atomic_fetch_add(&o->metrics->recording_failures, 1);
         jvm_tfile_remove(&f);
@@ -566,9 +566,9 @@ static void stop_for_policy(agent_target *t, const agent_collect_opts *o)
     jp_error_init(&err);
     if (t->recording) {
         finish_window(t, o, &err);
-        marker_remove(t);
-        if (t->asprof)
+        if (t->asprof) /* before the marker: its removal also drops the empty dir */
             agent_asprof_remove_all(&t->ap);
+        marker_remove(t);
     }
     bool was_active = t->windows > 0 || strcmp(t->state, "active") == 0;
     set_status(t, was_active ? "stopped" : "skipped", t->policy.reason, t->policy.message);
@@ -581,10 +581,12 @@ static bool gate(agent_target *t, const agent_collect_opts *o, int64_t now_mono)
                    "the JVM runs with -XX:+DisableAttachMechanism");
         return false;
     }
-    /* with async-profiler our own copy is mapped too: only another one conflicts */
-    bool foreign = t->asprof ? agent_asprof_owner_of(&t->proc) == AGENT_ASPROF_FOREIGN
-                             : t->proc.async_profiler || jvm_proc_has_async_profiler(t->proc.pid);
-    if (!t->recording && foreign) {
+    /* with async-profiler our own copy is mapped too: only another one
+     * conflicts (the maps are read only while no session of ours runs) */
+    bool foreign = !t->recording &&
+                   (t->asprof ? agent_asprof_owner_of(&t->proc) == AGENT_ASPROF_FOREIGN
+                              : t->proc.async_profiler || jvm_proc_has_async_profiler(t->proc.pid));
+    if (foreign) {
         set_status(t, "skipped", "conflict",
                    "an async-profiler someone else loaded is active; jprof leaves this JVM alone");
         return false;
@@ -651,20 +653,35 @@ void agent_target_mark_gone(agent_target *t)
         jvm_cleanup_unregister(t->cleanup);
         t->cleanup = 0;
     }
+    bool had_files = t->recording || (t->asprof && t->ap.lib.cleanup);
     t->recording = false;
     t->gone = true;
+    /* its /proc/PID/root is gone; when it shared our /tmp (host mode) the
+     * files it leaves behind are still ours to remove, by their own names */
+    if (had_files && t->ap.shared_root) {
+        char path[192];
+        snprintf(path, sizeof path, "%s/%s-%d", AGENT_MARKER_DIR, AGENT_MARKER_NAME,
+                 (int)t->proc.nspid);
+        unlink(path);
+        if (t->asprof)
+            agent_asprof_forget(&t->ap);
+        rmdir(AGENT_MARKER_DIR); /* only when empty */
+    }
     set_status(t, "exited", "exited", "the JVM exited");
 }
 
 void agent_target_shutdown(agent_target *t, const agent_collect_opts *o)
 {
-    if (!t->recording)
-        return;
+    bool was = t->recording;
     jp_error err;
     jp_error_init(&err);
-    finish_window(t, o, &err);
-    marker_remove(t);
-    if (t->asprof)
+    if (was)
+        finish_window(t, o, &err);
+    /* also when a failing target still holds a copy of the library */
+    if (t->asprof && !t->gone)
         agent_asprof_remove_all(&t->ap);
-    set_status(t, "stopped", "agent_stopped", "the agent is shutting down");
+    if (was || (t->asprof && !t->gone))
+        marker_remove(t);
+    if (was)
+        set_status(t, "stopped", "agent_stopped", "the agent is shutting down");
 }

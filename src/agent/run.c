@@ -229,9 +229,8 @@ static void status_add(jp_batch *b, const agent_target *t, int64_t now)
     st->state = jp_xstrdup(t->state ? t->state : "skipped");
     st->reason = dup0(t->reason);
     st->message = dup0(t->message);
-    st->engine = t->recording || t->windows
-                     ? jp_xstrdup(t->asprof ? AGENT_ASPROF_ENGINE : "jfr")
-                     : NULL;
+    st->engine =
+        t->recording || t->windows ? jp_xstrdup(t->asprof ? AGENT_ASPROF_ENGINE : "jfr") : NULL;
 }
 
 /* Moves the target's pending documents into the batch. */
@@ -320,8 +319,7 @@ static json_t *targets_json(run_state *rs)
             t->message, "mode", agent_mode_name(t->policy.mode), "recording", t->recording,
             "windows", (json_int_t)t->windows, "main_class", t->proc.main_class);
         if (o && (t->recording || t->windows))
-            json_object_set_new(o, "engine",
-                                json_string(t->asprof ? AGENT_ASPROF_ENGINE : "jfr"));
+            json_object_set_new(o, "engine", json_string(t->asprof ? AGENT_ASPROF_ENGINE : "jfr"));
         if (o)
             json_array_append_new(a, o);
     }

@@ -453,7 +453,7 @@ static void chunk_note_period(chunk *k, const periods *pr, jp_kind kind)
     jp_kind_table *t = &k->c->prof->kinds[kind];
     if (pr->assumed[kind])
         jfr_warn(&k->c->warn, JFR_WARN_PERIOD_ASSUMED,
-                 "%s sampling period not recorded; period assumed %" PRId64 " ms",
+                 "%s period unknown (not recorded, or 0); period assumed %" PRId64 " ms",
                  jp_kind_name(kind), pr->ns[kind] / 1000000);
     if (!t->period_ns)
         t->period_ns = pr->ns[kind];

@@ -10,6 +10,20 @@
  * profile, the report is marked partial, and report.error says what and
  * where ("app.jfr: chunk 2 @0x1a2b: ..."). Never crashes, never loops forever.
  *
+ * Events -> kinds (ARCHITECTURE.md): jdk.ExecutionSample -> cpu (wall when
+ * async-profiler's "event" setting is "wall"); profiler.WallClockSample ->
+ * wall (its `samples` field); jdk.ObjectAllocationSample (weight),
+ * jdk.ObjectAllocationInNewTLAB (tlabSize), ...OutsideTLAB (allocationSize)
+ * -> alloc; jdk.JavaMonitorEnter -> lock, jdk.ThreadPark -> park (duration in
+ * ns). cpu/wall values are samples x period, the period coming from
+ * jdk.ActiveSetting (JDK "period", async-profiler "interval"/"wall"); when
+ * none is recorded 10 ms (cpu) / 50 ms (wall) is assumed with a warning.
+ * Events without a stack get the one-frame stack "[no stack]"; a stack
+ * trace or thread key missing from the chunk's pools is looked up in the
+ * chunk before (JDK 17 refers back after a rotation); other broken keys
+ * print as "[unknown]" / "[unknown thread]" with a warning. Frame names follow
+ * jfr/frame_name.h.
+ *
  * Thread-safety: a reader call uses only its arguments; separate calls on
  * separate profiles may run in parallel. */
 #ifndef JP_JFR_JFR_H

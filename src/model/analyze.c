@@ -143,14 +143,17 @@ void jp_deadlock_list_cleanup(jp_deadlock_list *l)
 size_t *jp_analyze_blocks_counts(const jp_snapshot *s)
 {
     size_t *blocks = jp_xcalloc(s->count ? s->count : 1, sizeof *blocks);
+    size_t *seen = jp_xcalloc(s->count ? s->count : 1, sizeof *seen);
     long *next = build_edges(s);
-    /* walk each waiter's chain; a step cap keeps cycles finite and each owner
-     * is counted once per waiter */
-    for (size_t i = 0; i < s->count; i++) {
-        size_t steps = 0;
-        for (long o = next[i]; o >= 0 && (size_t)o != i && steps < s->count; o = next[o], steps++)
+    /* walk each waiter's chain, counting each owner once per waiter: the walk
+     * stops at an owner already seen in this walk (a cycle the waiter leads
+     * into but is not part of) or back at the waiter */
+    for (size_t i = 0; i < s->count; i++)
+        for (long o = next[i]; o >= 0 && (size_t)o != i && seen[o] != i + 1; o = next[o]) {
+            seen[o] = i + 1;
             blocks[o]++;
-    }
+        }
+    free(seen);
     free(next);
     return blocks;
 }

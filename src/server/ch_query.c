@@ -561,11 +561,13 @@ jp_err ch_ingestion(store *s, const store_filter *f, const store_budget *b, stor
     jp_strbuf_puts(
         &q.sql, "SELECT collector, countIf(outcome = 0), countIf(outcome = 1), "
                 "countIf(outcome = 2), sum(windows), sum(rows), sum(bytes), min(received_ns), "
-                "maxIf(received_ns, heartbeat = 1), argMaxIf(version, received_ns, outcome < 2), "
-                "argMaxIf(q_batches, received_ns, outcome < 2), "
-                "argMaxIf(q_bytes, received_ns, outcome < 2), "
-                "argMaxIf(q_now, received_ns, outcome < 2), "
-                "argMaxIf(q_oldest, received_ns, outcome < 2), "
+                "maxIf(received_ns, heartbeat = 1), "
+                "argMaxIf(version, received_ns, outcome < 2 AND version != ''), "
+                /* the latest batch that reported its queue (q_oldest -1: it did not) */
+                "argMaxIf(q_batches, received_ns, outcome < 2 AND q_oldest >= 0), "
+                "argMaxIf(q_bytes, received_ns, outcome < 2 AND q_oldest >= 0), "
+                "argMaxIf(q_now, received_ns, outcome < 2 AND q_oldest >= 0), "
+                "argMaxIf(q_oldest, received_ns, outcome < 2 AND q_oldest >= 0), "
                 "argMaxIf(reason, received_ns, outcome = 2), max(received_ns) "
                 "FROM jprof_ingest WHERE day >= '");
     ch_day_str(&q.sql, store_day_of(f->from_ns));

@@ -500,7 +500,9 @@ static void ch_tsv_ingest(jp_strbuf *o, int64_t received, const jp_batch *b, uin
     ch_tsv_u64(o, b ? b->queue_dropped_batches : 0, '\t');
     ch_tsv_u64(o, b ? b->queue_dropped_bytes : 0, '\t');
     ch_tsv_u64(o, b ? b->queue_bytes : 0, '\t');
-    ch_tsv_i64(o, b ? b->queue_oldest_dropped_ns : 0, '\n');
+    /* q_oldest -1: the batch did not report its queue (queries skip the row,
+     * as the embedded store's NULL) */
+    ch_tsv_i64(o, b && b->has_queue ? b->queue_oldest_dropped_ns : -1, '\n');
 }
 
 static jp_err ch_log_duplicate(ch_wctx *w, jp_error *err)

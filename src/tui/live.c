@@ -300,7 +300,9 @@ jp_err tui_live_refresh(tui_live *l, jp_error *err)
 
 /* ---- live profile ---- */
 
-/* One async-profiler command: `load <lib> true <args>`. */
+/* One async-profiler command: `load <lib> true <args>`. Every command says
+ * "quiet": the profiler otherwise prints "Profiling started/stopped" into
+ * the service's own stdout on every window. */
 static jp_err asprof_cmd(tui_live *l, const char *args, jp_error *err)
 {
     jvm_reply r;
@@ -314,7 +316,7 @@ static void asprof_stop_on_cleanup(void *arg)
 {
     tui_live *l = arg;
     l->prof.cleanup = 0; /* the registry dropped the slot */
-    asprof_cmd(l, "stop", NULL);
+    asprof_cmd(l, "stop,quiet", NULL);
 }
 
 static jp_err asprof_start_session(tui_live *l, jp_error *err)
@@ -323,7 +325,7 @@ static jp_err asprof_start_session(tui_live *l, jp_error *err)
     if (rc != JP_OK)
         return rc;
     char args[JVM_ATTACH_ARG_MAX];
-    snprintf(args, sizeof args, "start,event=cpu,alloc,lock,jfr,file=%s", l->prof.out.inner);
+    snprintf(args, sizeof args, "start,event=cpu,alloc,lock,jfr,file=%s,quiet", l->prof.out.inner);
     /* registered before the start: an interrupt right after it still stops it */
     l->prof.cleanup = jvm_cleanup_register(asprof_stop_on_cleanup, l);
     if (!l->prof.cleanup)
@@ -332,7 +334,7 @@ static jp_err asprof_start_session(tui_live *l, jp_error *err)
     if (rc != JP_OK) {
         jvm_cleanup_unregister(l->prof.cleanup);
         l->prof.cleanup = 0;
-        asprof_cmd(l, "stop", NULL);
+        asprof_cmd(l, "stop,quiet", NULL);
         jvm_tfile_remove(&l->prof.out);
         return rc;
     }
@@ -386,7 +388,7 @@ static jp_err asprof_dump(tui_live *l, uint8_t **data, size_t *len, jp_error *er
         jvm_cleanup_unregister(l->prof.cleanup);
         l->prof.cleanup = 0;
     }
-    jp_err rc = asprof_cmd(l, roll ? "stop" : "dump,jfr", err);
+    jp_err rc = asprof_cmd(l, roll ? "stop,quiet" : "dump,jfr,quiet", err);
     char *buf = NULL;
     if (rc == JP_OK)
         rc = jvm_tfile_read(&l->prof.out, JVM_JFR_MAX_DUMP, &buf, len, err);
@@ -455,7 +457,7 @@ void tui_live_prof_stop(tui_live *l)
         if (l->prof.cleanup) {
             jvm_cleanup_unregister(l->prof.cleanup);
             l->prof.cleanup = 0;
-            asprof_cmd(l, "stop", NULL);
+            asprof_cmd(l, "stop,quiet", NULL);
         }
         jvm_tfile_remove(&l->prof.out);
         jvm_tfile_remove(&l->prof.lib);

@@ -13,6 +13,10 @@ libjptui_a_SOURCES = \
 	src/tui/live_report.c src/tui/live_report.h \
 	src/tui/live_view.c src/tui/live_view.h src/tui/live_render.c \
 	src/tui/load.c src/tui/load.h \
+	src/tui/remote.c src/tui/remote.h \
+	src/tui/remote_batch.c src/tui/remote_batch.h \
+	src/tui/remote_report.c src/tui/remote_report.h \
+	src/tui/remote_view.c src/tui/remote_view.h \
 	src/tui/table_panel.c src/tui/table_panel.h \
 	src/tui/view.c src/tui/view.h
 libjptui_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
@@ -20,6 +24,7 @@ libjptui_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 bin_PROGRAMS += jprof-top
 jprof_top_SOURCES = src/tui/main.c \
 	src/tui/interactive.c src/tui/interactive.h \
+	src/tui/remote_cli.c src/tui/remote_cli.h \
 	src/tui/screen.c src/tui/screen.h
 jprof_top_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(JANSSON_CFLAGS)
-jprof_top_LDADD = libjptui.a libjpjvm.a libjpwire.a libjpjfr.a libjpmodel.a libjpbase.a $(NCURSES_LIBS) $(JANSSON_LIBS) -lm
+jprof_top_LDADD = libjptui.a libjpjvm.a libjpwire.a libjpjfr.a libjpmodel.a libjpbase.a $(NCURSES_LIBS) $(JANSSON_LIBS) $(CURL_LIBS) -lm

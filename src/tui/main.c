@@ -17,6 +17,7 @@
 #include "tui/interactive.h"
 #include "tui/live_batch.h"
 #include "tui/load.h"
+#include "tui/remote_cli.h"
 
 enum {
     OPT_JFR = 1000,
@@ -48,7 +49,7 @@ static const struct option long_options[] = {
     {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
     {"window", required_argument, NULL, OPT_WINDOW},
     {"asprof", required_argument, NULL, OPT_ASPROF},
-    /* Kubernetes sources, reserved for a later version. */
+    /* a service on jprof-server: handled by remote_cli.c (tui_remote_main) */
     {"namespace", required_argument, NULL, 'n'},
     {"service", required_argument, NULL, 's'},
     {NULL, 0, NULL, 0},
@@ -60,6 +61,8 @@ static void usage(FILE *out)
           "                 [--asprof PATH/libasyncProfiler.so]\n"
           "       jprof-top -b [-p PID [--count N] [-d SECONDS] [--format text|json]\n"
           "                 [--snapshot SRC]]\n"
+          "       jprof-top [-b] -n NS -s SVC [--server URL] [--token-file FILE]\n"
+          "                 (a service on jprof-server: jprof-top -n NS -s SVC --help)\n"
           "       jprof-top --jfr FILE [--event KIND] [--value samples|total] [--threads]\n"
           "                 [--from TIME] [--to TIME]\n"
           "       jprof-top -b --jfr FILE [--event KIND] [--value samples|total]\n"
@@ -221,9 +224,8 @@ static int parse(int argc, char **argv, tui_args *a)
             break;
         case 'n':
         case 's':
-            return usage_error("%s: Kubernetes targets (-n, -s) are not available yet; "
-                               "use -p PID for a JVM on this machine",
-                               c == 'n' ? "-n" : "-s");
+            /* main() hands such command lines to tui_remote_main() */
+            return usage_error("%s needs a value", c == 'n' ? "-n" : "-s");
         case ':':
             return usage_error("option '%s' needs a value", argv[optind - 1]);
         default:
@@ -259,6 +261,8 @@ static int parse(int argc, char **argv, tui_args *a)
 int main(int argc, char **argv)
 {
     setlocale(LC_ALL, "");
+    if (tui_remote_wanted(argc, argv))
+        return tui_remote_main(argc, argv);
     tui_args a;
     tui_args_init(&a);
     int rc = parse(argc, argv, &a);

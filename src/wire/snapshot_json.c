@@ -277,13 +277,25 @@ static void dec_frame(jp_snapshot *s, jp_snap_frame *f, const char *text)
     }
 }
 
+/* The depth of the frame of t printed as `text`, or -1. */
+static int32_t dec_frame_depth(const jp_thread *t, const char *text)
+{
+    char buf[2048];
+    for (size_t k = 0; text && k < t->nframes; k++) {
+        jp_snap_frame_format(&t->frames[k], buf, sizeof buf);
+        if (!strcmp(buf, text))
+            return (int32_t)k;
+    }
+    return -1;
+}
+
 /* A lock: {"id": hex, "class", "kind", "frame"} of this module, or the flat
  * form's text "Class@hex". Text without a hex id keeps identity by a hash of
- * the text (the same text is the same lock). */
-static void dec_lock(jp_snapshot *s, const json_t *v, jp_lock_ref *l)
+ * the text (the same text is the same lock). t's stack is decoded already. */
+static void dec_lock(jp_snapshot *s, const jp_thread *t, const json_t *v, jp_lock_ref *l)
 {
     memset(l, 0, sizeof *l);
-    l->frame = -1;
+    l->frame = json_is_object(v) ? dec_frame_depth(t, dec_str(v, "frame")) : -1;
     const char *id = NULL, *cls = NULL;
     size_t clen = 0;
     if (json_is_object(v)) {
@@ -302,10 +314,10 @@ static void dec_lock(jp_snapshot *s, const json_t *v, jp_lock_ref *l)
     if (id && *id)
         l->id = strtoull(id, &end, 16);
     if (!id || !*id || *end) {
-        const char *t = json_is_string(v) ? json_string_value(v) : (cls ? cls : "?");
-        l->id = jp_hash_bytes(t, strlen(t)) | 1; /* 0 means "no lock" */
-        clen = strlen(t);
-        cls = t;
+        const char *txt = json_is_string(v) ? json_string_value(v) : (cls ? cls : "?");
+        l->id = jp_hash_bytes(txt, strlen(txt)) | 1; /* 0 means "no lock" */
+        clen = strlen(txt);
+        cls = txt;
     }
     l->class_name = jp_snapshot_strndup(s, cls ? cls : "?", cls ? clen : 1);
 }
@@ -335,7 +347,7 @@ static void dec_waiting(jp_snapshot *s, const json_t *t, jp_thread *th)
     for (int k = JP_WAIT_ENTER; kind && k <= JP_WAIT_PARK; k++)
         if (!strcmp(kind, jp_wait_kind_name((jp_wait_kind)k)))
             th->wait_kind = (jp_wait_kind)k;
-    dec_lock(s, lock, &th->wait_lock);
+    dec_lock(s, th, lock, &th->wait_lock);
     if (th->wait_kind == JP_WAIT_PARK)
         th->wait_lock.kind = JP_LOCK_SYNCHRONIZER;
 }
@@ -368,9 +380,11 @@ static void dec_thread(jp_snapshot *s, const json_t *t, jp_thread *th)
         held = json_object_get(t, "locks_held");
     json_array_foreach(held, i, v)
     {
-        jp_lock_ref *l = jp_thread_add_held(s, th);
+        jp_lock_ref tmp;
+        dec_lock(s, th, v, &tmp);
+        jp_lock_ref *l = jp_thread_add_held(s, th); /* may move th->held, not th */
         if (l)
-            dec_lock(s, v, l);
+            *l = tmp;
     }
     dec_waiting(s, t, th);
 }

@@ -98,6 +98,12 @@ JPROF_AGENT_HOST_LOG = tests/integration/test_agent_host.py.log
 $(JPROF_AGENT_HOST_LOG): jprof-agent jprof-server jprof-workload
 EXTRA_DIST += tests/integration/test_agent_k8s.py tests/integration/test_agent_upload.py \
 	tests/integration/test_agent_host.py tests/integration/fake-k8s-api.py
+# The async-profiler engine: error paths always; the engine itself only when
+# JPROF_ASPROF_LIB names a libasyncProfiler.so (else a loud SKIPPED, exit 0).
+TESTS += tests/integration/test_agent_asprof.py
+JPROF_AGENT_ASPROF_LOG = tests/integration/test_agent_asprof.py.log
+$(JPROF_AGENT_ASPROF_LOG): jprof-agent jprof-server jprof-workload
+EXTRA_DIST += tests/integration/test_agent_asprof.py
 
 # jprof-top on live JVMs (JDK 17 and 25): batch JSON/text and every error
 # exit status; the interactive screens driven in tmux, SIGTERM and SIGHUP
@@ -116,3 +122,11 @@ clean-local: clean-local-tui-live
 clean-local-tui-live:
 	rm -rf tests/integration/live-batch.d tests/integration/tui-live.d
 .PHONY: clean-local-tui-live
+
+# jprof-top's remote view (-n NS -s SVC) end to end: the real server on its
+# embedded store, the agent in host mode and real JVMs; batch, the screens in
+# tmux, error cases, and scripts/demo without a terminal.
+TESTS += tests/integration/test_tui_remote.sh
+JPROF_TUI_REMOTE_LOG = tests/integration/test_tui_remote.sh.log
+$(JPROF_TUI_REMOTE_LOG): jprof-top jprof-server jprof-agent
+EXTRA_DIST += tests/integration/test_tui_remote.sh samples/DemoService.java

@@ -382,7 +382,7 @@ def case_endpoints(ctx):
 
     ing = s.getj("/api/v1/ingestion")
     c = ing["collectors"][0]
-    check(c["collector"] == "agent@node-1" and c["accepted"] == 3 and c["windows"] == 2,
+    check(c["collector"] == "agent@node-1" and c["accepted"] == 4 and c["windows"] == 2,
           "ingestion %s" % c)
     check(c["queue"]["dropped_batches"] == 2 and c["last_heartbeat"], "queue counters %s" % c)
 
@@ -392,7 +392,7 @@ def case_endpoints(ctx):
 
     st, body = s.get("/metrics", token="read")
     text = body.decode()
-    check(st == 200 and 'jprof_server_ingest_batches_total{outcome="accepted",reason="accepted"} 3'
+    check(st == 200 and 'jprof_server_ingest_batches_total{outcome="accepted",reason="accepted"} 4'
           in text, "metrics accepted")
     for name in ("jprof_server_http_request_duration_seconds_bucket",
                  "jprof_server_store_partition_rows{day=", "jprof_server_store_oldest_day",

@@ -95,7 +95,7 @@ expect_exit "no --jfr" 2 "no recording given" -- -b --event cpu
 expect_exit "unknown option" 2 "unknown option '--frobnicate'" -- --frobnicate
 expect_exit "missing option value" 2 "needs a value" -- -b --jfr
 expect_exit "--format without -b" 2 "add -b" -- --jfr "$fixture" --format top
-expect_exit "reserved -n" 2 "not available yet" -- -n shop
+expect_exit "namespace without service" 2 "needs both -n NAMESPACE and -s SERVICE" -- -n shop
 expect_exit "missing file" 1 "$tmp/nope.jfr: .*No such file or directory" -- \
     -b --jfr "$tmp/nope.jfr"
 expect_exit "kind not in the file" 1 "no park events; kinds present: cpu, alloc, lock" -- \

@@ -16,7 +16,7 @@ tests_unit_test_model_LDADD = $(UNIT_LDADD)
 check_PROGRAMS += tests/unit/test_wire
 TESTS += tests/unit/test_wire
 tests_unit_test_wire_SOURCES = tests/unit/test_wire.c
-tests_unit_test_wire_CFLAGS = $(UNIT_CFLAGS) $(ZSTD_CFLAGS)
+tests_unit_test_wire_CFLAGS = $(UNIT_CFLAGS) $(ZSTD_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_test_wire_LDADD = libjpwire.a $(UNIT_LDADD) $(ZSTD_LIBS) $(JANSSON_LIBS)
 
 # src/jvm + snapshot model/analyses (live-JVM work)
@@ -51,6 +51,13 @@ tests_unit_test_agent_SOURCES = tests/unit/test_agent.c
 tests_unit_test_agent_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_test_agent_LDADD = libjpagent.a libjpjvm.a libjpwire.a $(UNIT_LDADD) $(CURL_LIBS) \
 	$(JANSSON_LIBS) $(ZSTD_LIBS) -lpthread
+
+# src/agent/asprof: maps classification and session arguments (no library)
+check_PROGRAMS += tests/unit/test_agent_asprof
+TESTS += tests/unit/test_agent_asprof
+tests_unit_test_agent_asprof_SOURCES = tests/unit/test_agent_asprof.c
+tests_unit_test_agent_asprof_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_agent_asprof_LDADD = libjpagent.a libjpjvm.a $(UNIT_LDADD)
 
 # jprof-server: tokens and the batch codec; the embedded store through store.h
 check_PROGRAMS += tests/unit/test_server tests/unit/test_store_sqlite

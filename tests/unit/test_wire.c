@@ -1,4 +1,4 @@
-/* Unit tests of src/wire: zstd framing with caps. */
+/* Unit tests of src/wire: zstd framing with caps; snapshot JSON read back. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +8,8 @@
 
 #include <cmocka.h>
 
+#include "model/analyze.h"
+#include "wire/snapshot_json.h"
 #include "wire/zstd_frame.h"
 
 static void test_zstd_roundtrip(void **state)
@@ -51,10 +53,107 @@ static void test_zstd_bomb_is_stopped_at_the_cap(void **state)
     free(z);
 }
 
+/* left and right deadlock on two monitors; behind waits for right. */
+static jp_snapshot *cycle_snapshot(void)
+{
+    jp_snapshot *s = jp_snapshot_new("helper");
+    s->taken_ns = 1700000000000000000;
+    const char *names[3] = {"left", "right", "behind"};
+    for (int i = 0; i < 3; i++) {
+        jp_thread *t = jp_snapshot_add_thread(s);
+        t->id = 21 + i;
+        t->name = jp_snapshot_strdup(s, names[i]);
+        t->state = JP_TSTATE_BLOCKED;
+        t->cpu_ns = 1000 * (3 - i); /* busiest first = this order, as in the JSON */
+        jp_snap_frame *f = jp_thread_add_frame(s, t);
+        f->class_name = jp_snapshot_strdup(s, "shop.Work");
+        f->method = jp_snapshot_strdup(s, names[i]);
+        f->file = jp_snapshot_strdup(s, "Work.java");
+        f->line = 10 + i;
+        t->wait_kind = JP_WAIT_ENTER;
+        t->wait_lock.class_name = jp_snapshot_strdup(s, "java.lang.Object");
+        t->wait_lock.id = i == 0 ? 0xb2 : i == 1 ? 0xa1 : 0xb2;
+        t->wait_lock.frame = 0;
+        t->wait_owner_id = i == 1 ? 21 : 22;
+        if (i < 2) {
+            jp_lock_ref *l = jp_thread_add_held(s, t);
+            l->class_name = jp_snapshot_strdup(s, "java.lang.Object");
+            l->id = i == 0 ? 0xa1 : 0xb2;
+            l->frame = 0;
+        }
+    }
+    return s;
+}
+
+static void test_snapshot_json_read_back(void **state)
+{
+    (void)state;
+    jp_snapshot *s = cycle_snapshot();
+    json_t *j = jp_snapshot_json(s, NULL, NULL, NULL);
+    jp_snapshot *back = jp_snapshot_from_json(j);
+    assert_non_null(back);
+    assert_int_equal(back->count, 3);
+    /* the JSON lists the busiest first: find the threads by id */
+    long left = jp_snapshot_find_id(back, 21), right = jp_snapshot_find_id(back, 22);
+    long behind = jp_snapshot_find_id(back, 23);
+    assert_true(left >= 0 && right >= 0 && behind >= 0);
+    assert_string_equal(back->threads[left].frames[0].method, "left");
+    assert_string_equal(back->threads[left].frames[0].file, "Work.java");
+    assert_int_equal(back->threads[left].frames[0].line, 10);
+    assert_int_equal(back->threads[right].wait_lock.id, 0xa1);
+    /* the same analyses give the same answers on the copy */
+    json_t *again = jp_snapshot_json(back, NULL, NULL, NULL);
+    assert_true(json_equal(json_object_get(j, "locks"), json_object_get(again, "locks")));
+    assert_true(json_equal(json_object_get(j, "deadlocks"), json_object_get(again, "deadlocks")));
+    assert_int_equal(json_array_size(json_object_get(again, "deadlocks")), 1);
+    /* "blocks N": a waiter leading into a cycle counts each owner once */
+    size_t *blocks = jp_analyze_blocks_counts(back);
+    assert_int_equal(blocks[left], 2);
+    assert_int_equal(blocks[right], 2);
+    assert_int_equal(blocks[behind], 0);
+    free(blocks);
+    json_decref(again);
+    json_decref(j);
+    jp_snapshot_free(back);
+    jp_snapshot_free(s);
+}
+
+static void test_snapshot_json_flat_form(void **state)
+{
+    (void)state;
+    const char *flat =
+        "{\"threads\":[{\"id\":1,\"name\":\"a\",\"state\":\"RUNNABLE\","
+        "\"locks_held\":[\"java.lang.Object@6d06\"],\"stack\":[\"x.Y.z(Native Method)\"]},"
+        "{\"id\":2,\"name\":\"b\",\"state\":\"BLOCKED\",\"waiting_on\":"
+        "{\"lock\":\"java.lang.Object@6d06\",\"kind\":\"enter\"},\"owner_id\":1},"
+        "{\"id\":\"bad\",\"name\":7,\"held\":[{\"id\":\"zz\"}],\"waiting_on\":\"L9\"},"
+        "5]}";
+    json_t *j = json_loads(flat, 0, NULL);
+    assert_non_null(j);
+    jp_snapshot *s = jp_snapshot_from_json(j);
+    assert_non_null(s);
+    assert_int_equal(s->count, 3); /* 5 is not a thread */
+    assert_int_equal(s->threads[0].frames[0].line, -2);
+    assert_int_equal(s->threads[1].wait_kind, JP_WAIT_ENTER);
+    assert_int_equal(s->threads[1].wait_lock.id, 0x6d06);
+    assert_string_equal(s->threads[2].name, "?");
+    assert_int_equal(s->threads[2].id, -1);
+    size_t *blocks = jp_analyze_blocks_counts(s);
+    assert_int_equal(blocks[0], 1);
+    free(blocks);
+    jp_snapshot_free(s);
+    json_decref(j);
+    j = json_loads("{\"threads\":{}}", 0, NULL);
+    assert_null(jp_snapshot_from_json(j));
+    json_decref(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_zstd_roundtrip),
+        cmocka_unit_test(test_snapshot_json_read_back),
+        cmocka_unit_test(test_snapshot_json_flat_form),
         cmocka_unit_test(test_zstd_bomb_is_stopped_at_the_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

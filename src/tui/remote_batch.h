@@ -1,0 +1,36 @@
+/* remote_batch.h - jprof-top -b -n NS -s SVC: what the server knows about a
+ * service, printed for scripts.
+ *
+ * Without an event: the Status, Threads, Locks and Deadlocks screens as
+ * text, or one JSON object with "targets", "history", "threads", "locks",
+ * "deadlocks" and "ingestion". With an event (kind): the service's profile
+ * over the range in the formats of the --jfr batch mode (collapsed, top,
+ * json). Output on out, one-line messages on errout; returns a TUI_EXIT_*
+ * status (batch.h, remote.h). */
+#ifndef JP_TUI_REMOTE_BATCH_H
+#define JP_TUI_REMOTE_BATCH_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "model/profile.h"
+#include "tui/load.h"
+#include "tui/remote.h"
+
+typedef struct tui_rbatch_opts {
+    tui_format format;
+    bool has_kind;
+    jp_kind kind;
+    bool by_value;
+    const char *from, *to; /* server time syntax; NULL: the last 15 minutes, now */
+    const char *pod;       /* NULL: every pod */
+} tui_rbatch_opts;
+
+/* r is connected (tui_remote_connect) and stays the caller's. */
+int tui_remote_batch_run(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE *errout);
+
+/* The JSON object of the snapshot view (new reference), for tests. */
+json_t *tui_remote_json(const tui_remote *r, const char *pod);
+
+#endif

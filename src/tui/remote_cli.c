@@ -1,0 +1,329 @@
+#include "tui/remote_cli.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/timeutil.h"
+#include "tui/batch.h"
+#include "tui/live.h"
+#include "tui/remote.h"
+#include "tui/remote_batch.h"
+#include "tui/remote_view.h"
+#include "tui/screen.h"
+
+enum {
+    OPT_SERVER = 2000,
+    OPT_TOKEN_FILE,
+    OPT_SERVER_CA,
+    OPT_POD,
+    OPT_RANGE,
+    OPT_FROM,
+    OPT_TO,
+    OPT_VALUE,
+    OPT_SCREEN,
+};
+
+static const struct option remote_options[] = {
+    {"namespace", required_argument, NULL, 'n'},
+    {"service", required_argument, NULL, 's'},
+    {"server", required_argument, NULL, OPT_SERVER},
+    {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
+    {"server-ca", required_argument, NULL, OPT_SERVER_CA},
+    {"pod", required_argument, NULL, OPT_POD},
+    {"range", required_argument, NULL, OPT_RANGE},
+    {"screen", required_argument, NULL, OPT_SCREEN},
+    {"batch", no_argument, NULL, 'b'},
+    {"format", required_argument, NULL, 'f'},
+    {"event", required_argument, NULL, 'e'},
+    {"value", required_argument, NULL, OPT_VALUE},
+    {"from", required_argument, NULL, OPT_FROM},
+    {"to", required_argument, NULL, OPT_TO},
+    {"delay", required_argument, NULL, 'd'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+bool tui_remote_wanted(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--"))
+            break;
+        if (!strncmp(a, "-n", 2) || !strncmp(a, "-s", 2) || !strncmp(a, "--namespace", 11) ||
+            !strncmp(a, "--service", 9))
+            return true;
+        /* -bn NS: a short option cluster naming n or s last */
+        if (a[0] == '-' && a[1] != '-' && strlen(a) > 2 &&
+            (strchr(a, 'n') || strchr(a, 's')) && strspn(a + 1, "bns") == strlen(a + 1))
+            return true;
+    }
+    return false;
+}
+
+typedef struct rargs {
+    tui_remote_opts ro;
+    tui_rbatch_opts bo;
+    bool batch, has_format;
+    int range;
+    int64_t interval_ns;
+    tui_rscreen screen;
+} rargs;
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("jprof-top: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nTry 'jprof-top --help' for more information.\n", stderr);
+    return TUI_EXIT_USAGE;
+}
+
+static void usage(void)
+{
+    fputs("Usage: jprof-top -n NS -s SVC [--server URL] [--token-file FILE] [--pod POD]\n"
+          "                 [--range 5m|15m|1h|6h|24h] [-d SECONDS] [--screen NAME]\n"
+          "       jprof-top -b -n NS -s SVC [--format text|json] [--pod POD]\n"
+          "       jprof-top -b -n NS -s SVC --event KIND [--format collapsed|top|json]\n"
+          "                 [--value samples|total] [--from TIME] [--to TIME] [--pod POD]\n"
+          "\n"
+          "A service as jprof-server knows it: pods and JVMs with their status, threads,\n"
+          "locks and deadlocks of the latest snapshots, flame graphs over a time range.\n"
+          "\n"
+          "  -n, --namespace NS     the namespace (host-mode agents use 'local')\n"
+          "  -s, --service SVC      the service\n"
+          "      --server URL       jprof-server (default $JPROF_SERVER, else\n"
+          "                         http://127.0.0.1:8480)\n"
+          "      --token-file FILE  a file holding a read token (default $JPROF_TOKEN_FILE)\n"
+          "      --server-ca FILE   CA bundle for an https server\n"
+          "      --pod POD          only this pod (keys p/P change it interactively)\n"
+          "      --range R          the flame range shown first (default 15m)\n"
+          "      --screen NAME      threads, locks, deadlocks, flame or status\n"
+          "  -d, --delay SECONDS    refresh interval (default 5)\n"
+          "  -b, --batch            print instead of the interactive view\n"
+          "  -f, --format FMT       text (default) or json; with --event: collapsed\n"
+          "                         (default), top or json\n"
+          "  -e, --event KIND       print the profile of cpu, wall, alloc, lock or park\n"
+          "      --value WHAT       samples (default) or total (ns or bytes)\n"
+          "      --from, --to TIME  the profile's range: -15m, -2h, now, @EPOCH or RFC 3339\n"
+          "                         (default: the last --range)\n"
+          "\n"
+          "Exit status: 0 ok, 1 error, 2 usage error, 3 partial answer, 20 server\n"
+          "unreachable or failing, 21 token missing or refused, 22 namespace outside\n"
+          "the token's scope, 23 unknown service. See jprof-top(1), REMOTE MODE.\n",
+          stdout);
+}
+
+static int parse_opt(int c, rargs *a)
+{
+    switch (c) {
+    case 'n':
+        a->ro.ns = optarg;
+        return -1;
+    case 's':
+        a->ro.svc = optarg;
+        return -1;
+    case OPT_SERVER:
+        a->ro.server = optarg;
+        a->ro.server_from = "--server";
+        return -1;
+    case OPT_TOKEN_FILE:
+        a->ro.token_file = optarg;
+        a->ro.token_from = "--token-file";
+        return -1;
+    case OPT_SERVER_CA:
+        a->ro.ca_file = optarg;
+        return -1;
+    case OPT_POD:
+        a->bo.pod = optarg;
+        return -1;
+    case OPT_RANGE:
+        if ((a->range = tui_range_parse(optarg)) < 0)
+            return usage_error("--range must be 5m, 15m, 1h, 6h or 24h, not '%s'", optarg);
+        return -1;
+    case OPT_SCREEN: {
+        static const char *const names[] = {"threads", "locks", "deadlocks", "flame", "status"};
+        for (int i = 0; i < TUI_RSCR_COUNT; i++)
+            if (!strcmp(optarg, names[i])) {
+                a->screen = (tui_rscreen)i;
+                return -1;
+            }
+        return usage_error("--screen must be threads, locks, deadlocks, flame or status");
+    }
+    case 'b':
+        a->batch = true;
+        return -1;
+    case 'f':
+        if (!tui_format_parse(optarg, &a->bo.format))
+            return usage_error("unknown format '%s' (use text or json; with --event collapsed, "
+                               "top or json)",
+                               optarg);
+        a->has_format = true;
+        return -1;
+    case 'e':
+        if (!jp_kind_parse(optarg, &a->bo.kind))
+            return usage_error("unknown kind '%s' for --event (use cpu, wall, alloc, lock or "
+                               "park)",
+                               optarg);
+        a->bo.has_kind = true;
+        return -1;
+    case OPT_VALUE:
+        if (strcmp(optarg, "samples") && strcmp(optarg, "total"))
+            return usage_error("--value must be samples or total, not '%s'", optarg);
+        a->bo.by_value = !strcmp(optarg, "total");
+        return -1;
+    case OPT_FROM:
+        a->bo.from = optarg;
+        return -1;
+    case OPT_TO:
+        a->bo.to = optarg;
+        return -1;
+    case 'd': {
+        jp_error err;
+        jp_error_init(&err);
+        if (jp_duration_parse(optarg, &a->interval_ns, &err) != JP_OK || a->interval_ns <= 0)
+            return usage_error("-d: '%s' is not a positive number of seconds", optarg);
+        return -1;
+    }
+    case 'h':
+        usage();
+        return TUI_EXIT_OK;
+    default:
+        return -2;
+    }
+}
+
+static int check_args(rargs *a)
+{
+    if (!a->ro.ns || !*a->ro.ns || !a->ro.svc || !*a->ro.svc)
+        return usage_error("%s", "the remote view needs both -n NAMESPACE and -s SERVICE");
+    if (a->has_format && !a->batch)
+        return usage_error("%s", "--format is for batch mode: add -b");
+    if (!a->batch && (a->bo.has_kind || a->bo.from || a->bo.to || a->bo.by_value))
+        return usage_error("%s", "--event, --value, --from and --to are for batch mode (-b); "
+                                 "interactively use the Flame screen (F) and < > for the range");
+    if (a->bo.has_kind) {
+        if (!a->has_format)
+            a->bo.format = TUI_FORMAT_COLLAPSED;
+        else if (a->bo.format == TUI_FORMAT_TEXT)
+            return usage_error("%s", "--format text is for the snapshot view; with --event use "
+                                     "collapsed, top or json");
+    } else if (a->bo.from || a->bo.to || a->bo.by_value) {
+        return usage_error("%s", "--value, --from and --to need --event KIND");
+    } else if (!a->has_format) {
+        a->bo.format = TUI_FORMAT_TEXT;
+    } else if (a->bo.format != TUI_FORMAT_TEXT && a->bo.format != TUI_FORMAT_JSON) {
+        return usage_error("%s", "--format collapsed and top need --event KIND");
+    }
+    return -1;
+}
+
+static int parse(int argc, char **argv, rargs *a)
+{
+    memset(a, 0, sizeof *a);
+    a->range = 1;
+    a->ro.server = getenv("JPROF_SERVER");
+    a->ro.server_from = a->ro.server && *a->ro.server ? "JPROF_SERVER" : "default";
+    a->ro.token_file = getenv("JPROF_TOKEN_FILE");
+    if (a->ro.token_file && !*a->ro.token_file)
+        a->ro.token_file = NULL;
+    a->ro.token_from = "JPROF_TOKEN_FILE";
+    opterr = 0;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, ":bn:s:f:e:d:h", remote_options, NULL)) != -1) {
+        if (c == ':')
+            return usage_error("option '%s' needs a value", argv[optind - 1]);
+        int rc = parse_opt(c, a);
+        if (rc == -2)
+            return usage_error("'%s' is not an option of the remote view (-n NS -s SVC)",
+                               argv[optind - 1]);
+        if (rc >= 0)
+            return rc;
+    }
+    if (optind < argc)
+        return usage_error("unexpected argument '%s'", argv[optind]);
+    if (a->range != 1 && !a->bo.from && a->batch && a->bo.has_kind) {
+        static char from[16];
+        snprintf(from, sizeof from, "-%s", tui_range_names[a->range]);
+        a->bo.from = from;
+    }
+    return check_args(a);
+}
+
+static void app_resize(void *ctx, int rows, int cols)
+{
+    tui_remote_view_resize(ctx, rows, cols);
+}
+
+static tui_action app_key(void *ctx, int key)
+{
+    return tui_remote_view_key(ctx, key);
+}
+
+static bool app_tick(void *ctx)
+{
+    return tui_remote_view_tick(ctx);
+}
+
+static void app_render(void *ctx, tui_canvas *c)
+{
+    tui_remote_view_render(ctx, c);
+}
+
+static int interactive(tui_remote *r, const rargs *a)
+{
+    tui_live_signals_install();
+    tui_remote_view *v = tui_remote_view_new(r, a->interval_ns, a->range, a->bo.pod, a->screen);
+    tui_app app = {.ctx = v,
+                   .resize = app_resize,
+                   .key = app_key,
+                   .tick = app_tick,
+                   .render = app_render,
+                   .stop = &tui_live_stop_signal,
+                   .poll_ms = 200};
+    jp_error err;
+    jp_error_init(&err);
+    jp_err rc = tui_screen_run_app(&app, &err);
+    tui_remote_view_free(v);
+    if (rc != JP_OK) {
+        fprintf(stderr, "jprof-top: %s\n", err.msg);
+        return TUI_EXIT_ERROR;
+    }
+    return TUI_EXIT_OK;
+}
+
+int tui_remote_main(int argc, char **argv)
+{
+    rargs a;
+    int rc = parse(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    if (!a.batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
+        fputs("jprof-top: the interactive view needs a terminal; use -b for batch output\n",
+              stderr);
+        return TUI_EXIT_USAGE;
+    }
+    jp_http_global_init();
+    tui_remote *r = tui_remote_new(&a.ro);
+    jp_error err;
+    jp_error_init(&err);
+    if (tui_remote_connect(r, &err) != JP_OK) {
+        fprintf(stderr, "jprof-top: %s\n", err.msg);
+        rc = tui_remote_exit_status(r);
+        tui_remote_free(r);
+        return rc;
+    }
+    if (a.batch) {
+        rc = tui_remote_batch_run(r, &a.bo, stdout, stderr);
+        tui_remote_free(r);
+        return rc;
+    }
+    return interactive(r, &a); /* the view frees r */
+}

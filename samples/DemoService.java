@@ -4,7 +4,8 @@
  *
  *   hot method        Pricing.applyDiscounts burns CPU   (threads "http-worker-1..2")
  *   allocation        Reports.render builds big strings   (thread  "report-builder")
- *   contended lock    Inventory.reserve, one monitor      (threads "inventory-1..3")
+ *   contended lock    Inventory.reserve holds one monitor while it waits
+ *                     (threads "inventory-1..3": two of them BLOCKED at any time)
  *   deadlock          "order-sync" holds Orders, waits for Stock;
  *                     "stock-sync" holds Stock, waits for Orders  (forever)
  *
@@ -67,19 +68,20 @@ public final class DemoService {
         static final Object STOCK_LOCK = new Object();
         static long reserved;
 
+        /* holds the monitor while it waits on a slow "backend": the other
+         * inventory threads queue up behind it (long enough for the JDK's
+         * lock events), without burning CPU */
         static void reserve() {
             synchronized (STOCK_LOCK) {
-                long end = System.nanoTime() + 1_000_000;
-                while (System.nanoTime() < end) {
-                    reserved++;
-                }
+                reserved++;
+                pause(15);
             }
         }
 
         static void run() {
             while (true) {
                 reserve();
-                pause(2);
+                pause(1);
             }
         }
     }

@@ -93,8 +93,7 @@ jp_err jp_rfc3339_parse(const char *s, int64_t *ns, jp_error *err)
         goto bad;
     /* int64 nanoseconds since 1970 span 1677-09-21 .. 2262-04-11: outside
      * whole years of that, the multiplication below would overflow */
-    if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || mi > 59 || sec > 60 || Y < 1678 ||
-        Y > 2261)
+    if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || mi > 59 || sec > 60 || Y < 1678 || Y > 2261)
         goto bad;
     int64_t frac = 0;
     if (*p == '.') {

@@ -269,7 +269,8 @@ static void chunk_plans(chunk *k)
         jfr_plan_compile(&k->plans[i], m, cls, caps, 4);
         chunk_want(k, m->classes[cls].id, i);
     }
-    /* Settings give the sampling period even when only cpu/wall is off. */
+    /* Settings are read whatever kinds are wanted: they are few, and what
+     * they say carries over to later chunks. */
     k->set_cls = jfr_meta_class(m, "jdk.ActiveSetting");
     if (k->set_cls != JFR_NONE) {
         k->set_fields[0] = jfr_meta_field(m, k->set_cls, "id");

@@ -20,6 +20,29 @@ bool jfr_frame_is_bare(jp_frame_kind kind, const char *cls, size_t cls_len, bool
     return cls_len == 0 || cls[0] == '[' || cls[0] == '/' || has_so(cls, cls_len);
 }
 
+size_t jfr_class_stable_len(const char *cls, size_t len)
+{
+    /* Hidden classes carry a per-run address ("/0x7f..", "+0x7f..", or
+     * async-profiler's ".0x7f..") and lambdas a per-run counter ("$$Lambda$87"):
+     * cut both so the same code gets the same frame, and the same stack id, in
+     * every JVM and every day. */
+    for (size_t i = 0; i + 2 < len; i++) {
+        if ((cls[i] == '/' || cls[i] == '+' || cls[i] == '.') && cls[i + 1] == '0' &&
+            cls[i + 2] == 'x') {
+            len = i;
+            break;
+        }
+    }
+    static const char lambda[] = "$$Lambda";
+    size_t ll = sizeof lambda - 1;
+    size_t end = len;
+    while (end > 0 && cls[end - 1] >= '0' && cls[end - 1] <= '9')
+        end--;
+    if (end < len && end > ll && cls[end - 1] == '$' && !memcmp(cls + end - 1 - ll, lambda, ll))
+        return end - 1;
+    return len;
+}
+
 void jfr_frame_name(jp_strbuf *out, jp_frame_kind kind, const char *cls, size_t cls_len,
                     bool has_cls, const char *method, size_t method_len, bool has_method)
 {
@@ -29,6 +52,7 @@ void jfr_frame_name(jp_strbuf *out, jp_frame_kind kind, const char *cls, size_t 
         return;
     }
     if (!jfr_frame_is_bare(kind, cls, cls_len, has_cls)) {
+        cls_len = jfr_class_stable_len(cls, cls_len);
         size_t start = 0;
         for (size_t i = 0; i <= cls_len; i++) {
             if (i == cls_len || cls[i] == '/') {

@@ -132,16 +132,16 @@ static json_t *api_blocked(const jp_snapshot *s, long limit)
         json_t *chain = json_array();
         for (size_t k = 0; g && k < g->nchain && k < API_CHAIN_MAX; k++) {
             const jp_thread *o = &s->threads[g->owner_chain[k]];
-            json_array_append_new(chain, json_pack("{s:I,s:s}", "id", (json_int_t)o->id, "name",
-                                                   o->name));
+            json_array_append_new(chain,
+                                  json_pack("{s:I,s:s}", "id", (json_int_t)o->id, "name", o->name));
         }
         char lock[512];
         jp_lock_ref_format(&t->wait_lock, lock, sizeof lock);
-        json_array_append_new(
-            list, json_pack("{s:I,s:s,s:s,s:s?,s:o,s:b}", "id", (json_int_t)t->id, "name",
-                            t->name, "state", jp_thread_state_name(t->state), "waiting_on",
-                            t->wait_kind != JP_WAIT_NONE ? lock : NULL, "chain", chain, "cycle",
-                            g && g->chain_cycles));
+        json_array_append_new(list,
+                              json_pack("{s:I,s:s,s:s,s:s?,s:o,s:b}", "id", (json_int_t)t->id,
+                                        "name", t->name, "state", jp_thread_state_name(t->state),
+                                        "waiting_on", t->wait_kind != JP_WAIT_NONE ? lock : NULL,
+                                        "chain", chain, "cycle", g && g->chain_cycles));
     }
     jp_lock_group_list_cleanup(&lg);
     size_t *blocks = jp_analyze_blocks_counts(s);
@@ -212,12 +212,11 @@ static bool api_thread_cb(const store_doc_row *row, void *ctx)
     jp_snapjson_opts so;
     jp_snapjson_opts_init(&so);
     so.max_frames = 20; /* per deadlocked thread; full=1 has the whole snapshot */
-    json_t *sum = json_pack("{s:i,s:o,s:o,s:o,s:o,s:o}", "threads_total",
-                            (int)json_array_size(th), "states", api_states(th), "busy",
-                            api_busy(th, c->thread_limit), "blocked",
-                            api_blocked(model, c->thread_limit), "locks",
-                            jp_snapshot_locks_json(model), "deadlocks",
-                            jp_snapshot_deadlocks_json(model, &so));
+    json_t *sum =
+        json_pack("{s:i,s:o,s:o,s:o,s:o,s:o}", "threads_total", (int)json_array_size(th), "states",
+                  api_states(th), "busy", api_busy(th, c->thread_limit), "blocked",
+                  api_blocked(model, c->thread_limit), "locks", jp_snapshot_locks_json(model),
+                  "deadlocks", jp_snapshot_deadlocks_json(model, &so));
     jp_snapshot_free(model);
     if (c->full && snap)
         json_object_set(sum, "snapshot", snap);

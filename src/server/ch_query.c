@@ -558,18 +558,18 @@ jp_err ch_ingestion(store *s, const store_filter *f, const store_budget *b, stor
     cq q;
     cq_init(&q, s, f, b, info);
     ch_flush_rejects(q.st);
-    jp_strbuf_puts(
-        &q.sql, "SELECT collector, countIf(outcome = 0), countIf(outcome = 1), "
-                "countIf(outcome = 2), sum(windows), sum(rows), sum(bytes), min(received_ns), "
-                "maxIf(received_ns, heartbeat = 1), "
-                "argMaxIf(version, received_ns, outcome < 2 AND version != ''), "
-                /* the latest batch that reported its queue (q_oldest -1: it did not) */
-                "argMaxIf(q_batches, received_ns, outcome < 2 AND q_oldest >= 0), "
-                "argMaxIf(q_bytes, received_ns, outcome < 2 AND q_oldest >= 0), "
-                "argMaxIf(q_now, received_ns, outcome < 2 AND q_oldest >= 0), "
-                "argMaxIf(q_oldest, received_ns, outcome < 2 AND q_oldest >= 0), "
-                "argMaxIf(reason, received_ns, outcome = 2), max(received_ns) "
-                "FROM jprof_ingest WHERE day >= '");
+    jp_strbuf_puts(&q.sql,
+                   "SELECT collector, countIf(outcome = 0), countIf(outcome = 1), "
+                   "countIf(outcome = 2), sum(windows), sum(rows), sum(bytes), min(received_ns), "
+                   "maxIf(received_ns, heartbeat = 1), "
+                   "argMaxIf(version, received_ns, outcome < 2 AND version != ''), "
+                   /* the latest batch that reported its queue (q_oldest -1: it did not) */
+                   "argMaxIf(q_batches, received_ns, outcome < 2 AND q_oldest >= 0), "
+                   "argMaxIf(q_bytes, received_ns, outcome < 2 AND q_oldest >= 0), "
+                   "argMaxIf(q_now, received_ns, outcome < 2 AND q_oldest >= 0), "
+                   "argMaxIf(q_oldest, received_ns, outcome < 2 AND q_oldest >= 0), "
+                   "argMaxIf(reason, received_ns, outcome = 2), max(received_ns) "
+                   "FROM jprof_ingest WHERE day >= '");
     ch_day_str(&q.sql, store_day_of(f->from_ns));
     jp_strbuf_puts(&q.sql, "' AND day <= '");
     ch_day_str(&q.sql, store_day_of(f->to_ns - 1));

@@ -1,5 +1,8 @@
 /* http.c - libmicrohttpd glue: routing, bodies with a cap, auth, static
- * files, and per-request state freed in the completion callback. */
+ * files, per-request state freed in the completion callback, and the
+ * handler threads (libmicrohttpd's thread pool polls the connections; a
+ * request with a complete body is suspended, run on one of --threads handler
+ * threads, and resumed with its answer). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -333,8 +336,12 @@ static bool http_inline(srv *s, const char *url, const char *method, srv_resp *o
 /* Runs in a handler thread, on the copies in cs. */
 static void http_dispatch(srv *s, conn_state *cs, srv_resp *o)
 {
-    srv_req r = {.s = s, .args = cs->args, .nargs = cs->nargs, .method = cs->method,
-                 .url = cs->url, .tok = cs->tok};
+    srv_req r = {.s = s,
+                 .args = cs->args,
+                 .nargs = cs->nargs,
+                 .method = cs->method,
+                 .url = cs->url,
+                 .tok = cs->tok};
     r.body = (const uint8_t *)cs->body.data;
     r.body_len = cs->body.len;
     r.content_encoding = cs->content_encoding;
@@ -704,12 +711,14 @@ jp_err srv_http_start(srv *s, void **daemon, jp_error *err)
  * connections resumed (libmicrohttpd must not stop with suspended ones). */
 void srv_http_stop(srv *s, void *daemon)
 {
-    if (daemon)
-        MHD_quiesce_daemon(daemon);
+    /* the listening socket is ours to close once the daemon is stopped */
+    MHD_socket lfd = daemon ? MHD_quiesce_daemon(daemon) : MHD_INVALID_SOCKET;
     http_pool_stop(s->pool);
     s->pool = NULL;
     if (daemon)
         MHD_stop_daemon(daemon);
+    if (lfd != MHD_INVALID_SOCKET)
+        close(lfd);
     for (int i = 0; i < 2; i++) {
         if (s->tls_pem[i])
             memset(s->tls_pem[i], 0, strlen(s->tls_pem[i]));

@@ -2,9 +2,11 @@
  * store, tokens, metrics, and the request/response pair handlers work on.
  *
  * Handlers (ingest.c, api.c) fill a srv_resp; http.c turns it into an HTTP
- * response. A handler never blocks on anything but the store, whose calls
- * carry their own budgets. Ownership: srv_resp.body is freed by http.c after
- * the response is queued; the request's body is borrowed for the call. */
+ * response. Handlers run on http.c's handler threads, several at once, and
+ * block on nothing but the store, whose calls carry their own budgets. They
+ * read the request only through srv_req (copied out of the connection).
+ * Ownership: srv_resp.body is freed by http.c after the response is queued;
+ * the request's body is borrowed for the call. */
 #ifndef JP_SERVER_SERVER_H
 #define JP_SERVER_SERVER_H
 

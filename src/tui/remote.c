@@ -106,8 +106,9 @@ static jp_err read_token(tui_remote *r, jp_error *err)
         return JP_OK;
     FILE *f = fopen(r->token_file, "r");
     if (!f)
-        return fail(r, TUI_RFAIL_UNAUTHORIZED, JP_ERR_IO, err, "cannot read the token file %s (%s): %s",
-                    r->token_file, r->token_from, strerror(errno));
+        return fail(r, TUI_RFAIL_UNAUTHORIZED, JP_ERR_IO, err,
+                    "cannot read the token file %s (%s): %s", r->token_file, r->token_from,
+                    strerror(errno));
     char buf[TOKEN_MAX + 2];
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
@@ -124,8 +125,8 @@ static jp_err read_token(tui_remote *r, jp_error *err)
     while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
         len--;
     if (!len)
-        return fail(r, TUI_RFAIL_UNAUTHORIZED, JP_ERR_FORMAT, err, "the token file %s (%s) is empty",
-                    r->token_file, r->token_from);
+        return fail(r, TUI_RFAIL_UNAUTHORIZED, JP_ERR_FORMAT, err,
+                    "the token file %s (%s) is empty", r->token_file, r->token_from);
     r->token = jp_xstrndup(s, len);
     memset(buf, 0, sizeof buf);
     r->http.token = r->token;
@@ -170,8 +171,7 @@ static jp_err http_failure(tui_remote *r, const jp_http_resp *resp, json_t *body
 }
 
 /* GETs base + path (with its query) and parses the JSON answer. */
-static jp_err remote_get(tui_remote *r, const char *path, json_t **out, double *took,
-                         jp_error *err)
+static jp_err remote_get(tui_remote *r, const char *path, json_t **out, double *took, jp_error *err)
 {
     *out = NULL;
     jp_strbuf url;
@@ -198,8 +198,8 @@ static jp_err remote_get(tui_remote *r, const char *path, json_t **out, double *
             rc = http_failure(r, &resp, body, err);
         else if (!json_is_object(body))
             rc = fail(r, TUI_RFAIL_OTHER, JP_ERR_PROTOCOL, err,
-                      "%s%s: the answer is not a JSON object (%s); is this jprof-server?",
-                      r->base, path, body ? "wrong type" : je.text);
+                      "%s%s: the answer is not a JSON object (%s); is this jprof-server?", r->base,
+                      path, body ? "wrong type" : je.text);
         if (rc == JP_OK)
             *out = body;
         else
@@ -276,13 +276,12 @@ static jp_err find_service(tui_remote *r, json_t *all, jp_error *err)
     jp_err rc;
     if (svcs.len)
         rc = fail(r, TUI_RFAIL_NO_SERVICE, JP_ERR_NOT_FOUND, err,
-                  "no service '%s' in namespace %s on %s (last 7 days); services there: %s",
-                  r->svc, r->ns, r->base, jp_strbuf_str(&svcs));
+                  "no service '%s' in namespace %s on %s (last 7 days); services there: %s", r->svc,
+                  r->ns, r->base, jp_strbuf_str(&svcs));
     else
         rc = fail(r, TUI_RFAIL_NO_SERVICE, JP_ERR_NOT_FOUND, err,
                   "no service '%s': namespace %s has no data on %s (last 7 days)%s%s", r->svc,
-                  r->ns, r->base, nss.len ? "; namespaces with data: " : "",
-                  jp_strbuf_str(&nss));
+                  r->ns, r->base, nss.len ? "; namespaces with data: " : "", jp_strbuf_str(&nss));
     jp_strbuf_cleanup(&svcs);
     jp_strbuf_cleanup(&nss);
     return rc;
@@ -375,8 +374,8 @@ jp_err tui_remote_refresh(tui_remote *r, const char *pod, jp_error *err)
     r->fail = TUI_RFAIL_NONE;
     jp_err rc = fetch_service(r, &took, err);
     if (rc == JP_OK)
-        rc = get_into(r, "/api/v1/threads", pod, "full=1&thread_limit=100", &r->threads, &took,
-                      err);
+        rc =
+            get_into(r, "/api/v1/threads", pod, "full=1&thread_limit=100", &r->threads, &took, err);
     json_t *dl = NULL;
     if (rc == JP_OK)
         rc = get_into(r, "/api/v1/deadlocks", pod, "from=-1h&limit=200", &dl, &took, err);
@@ -483,8 +482,8 @@ jp_err tui_remote_profile(tui_remote *r, uint32_t kinds, const char *from, const
     return JP_OK;
 }
 
-jp_err tui_remote_top(tui_remote *r, jp_kind k, const char *from, const char *to,
-                      const char *pod, long limit, json_t **out, jp_error *err)
+jp_err tui_remote_top(tui_remote *r, jp_kind k, const char *from, const char *to, const char *pod,
+                      long limit, json_t **out, jp_error *err)
 {
     jp_strbuf path;
     jp_strbuf_init(&path, 0);

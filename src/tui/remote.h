@@ -109,8 +109,8 @@ jp_err tui_remote_profile(tui_remote *r, uint32_t kinds, const char *from, const
                           tui_remote_flame_meta *meta, jp_error *err);
 
 /* GETs /api/v1/top for one kind (by=value) into *out (new reference). */
-jp_err tui_remote_top(tui_remote *r, jp_kind k, const char *from, const char *to,
-                      const char *pod, long limit, json_t **out, jp_error *err);
+jp_err tui_remote_top(tui_remote *r, jp_kind k, const char *from, const char *to, const char *pod,
+                      long limit, json_t **out, jp_error *err);
 
 /* The exit status for the last failure. */
 int tui_remote_exit_status(const tui_remote *r);

@@ -24,8 +24,8 @@ static const json_t *snapshot_threads(const json_t *summary)
 static json_t *thread_json(const json_t *t)
 {
     json_t *o = json_object();
-    static const char *const keys[] = {"id", "name", "state", "cpu_ns", "cpu_pct",
-                                       "cpu_confidence"};
+    static const char *const keys[] = {"id",     "name",    "state",
+                                       "cpu_ns", "cpu_pct", "cpu_confidence"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         json_object_set_new(o, keys[i], copy_of(t, keys[i]));
     const json_t *stack = json_object_get(t, "stack");
@@ -46,18 +46,17 @@ static void per_target(const tui_remote *r, json_t *threads, json_t *locks)
             list = json_object_get(json_object_get(sum, "busy"), "threads");
         json_t *ts = json_array(), *t;
         size_t k;
-        json_array_foreach(list, k, t)
-            json_array_append_new(ts, thread_json(t));
-        json_array_append_new(
-            threads,
-            json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "target", copy_of(e, "target"), "time",
-                      copy_of(e, "time"), "age_seconds", copy_of(e, "age_seconds"),
-                      "threads_total", copy_of(sum, "threads_total"), "states",
-                      copy_of(sum, "states"), "busy", copy_of(sum, "busy"), "threads", ts));
-        json_array_append_new(
-            locks, json_pack("{s:o,s:o,s:o,s:o}", "target", copy_of(e, "target"), "time",
-                             copy_of(e, "time"), "locks", copy_of(sum, "locks"), "blocked",
-                             copy_of(sum, "blocked")));
+        json_array_foreach(list, k, t) json_array_append_new(ts, thread_json(t));
+        json_array_append_new(threads, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "target",
+                                                 copy_of(e, "target"), "time", copy_of(e, "time"),
+                                                 "age_seconds", copy_of(e, "age_seconds"),
+                                                 "threads_total", copy_of(sum, "threads_total"),
+                                                 "states", copy_of(sum, "states"), "busy",
+                                                 copy_of(sum, "busy"), "threads", ts));
+        json_array_append_new(locks,
+                              json_pack("{s:o,s:o,s:o,s:o}", "target", copy_of(e, "target"), "time",
+                                        copy_of(e, "time"), "locks", copy_of(sum, "locks"),
+                                        "blocked", copy_of(sum, "blocked")));
     }
 }
 
@@ -79,10 +78,9 @@ static json_t *deadlocks_json(const tui_remote *r)
             char w[256], h[256];
             tui_lock_text(json_object_get(t, "waits_for"), w, sizeof w);
             tui_lock_text(json_object_get(t, "holds"), h, sizeof h);
-            json_array_append_new(ts, json_pack("{s:o,s:o,s:s,s:s,s:o}", "name",
-                                                copy_of(t, "name"), "id", copy_of(t, "id"),
-                                                "waits_for", w, "holds", h, "stack",
-                                                copy_of(t, "stack")));
+            json_array_append_new(ts, json_pack("{s:o,s:o,s:s,s:s,s:o}", "name", copy_of(t, "name"),
+                                                "id", copy_of(t, "id"), "waits_for", w, "holds", h,
+                                                "stack", copy_of(t, "stack")));
         }
         json_array_append_new(out, json_pack("{s:o,s:o,s:o}", "target", copy_of(d, "target"),
                                              "time", copy_of(d, "time"), "threads", ts));
@@ -95,11 +93,11 @@ json_t *tui_remote_json(const tui_remote *r, const char *pod)
     json_t *threads = json_array(), *locks = json_array();
     per_target(r, threads, locks);
     return json_pack("{s:s,s:s,s:s,s:s,s:s?,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "source", "server",
-                     "server", r->base, "namespace", r->ns, "service", r->svc, "pod", pod,
-                     "kinds", copy_of(r->service, "kinds"), "targets",
-                     copy_of(r->targets, "targets"), "history", copy_of(r->targets, "history"),
-                     "threads", threads, "locks", locks, "deadlocks", deadlocks_json(r),
-                     "ingestion", copy_of(r->ingestion, "collectors"));
+                     "server", r->base, "namespace", r->ns, "service", r->svc, "pod", pod, "kinds",
+                     copy_of(r->service, "kinds"), "targets", copy_of(r->targets, "targets"),
+                     "history", copy_of(r->targets, "history"), "threads", threads, "locks", locks,
+                     "deadlocks", deadlocks_json(r), "ingestion",
+                     copy_of(r->ingestion, "collectors"));
 }
 
 static int snapshot_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE *errout)

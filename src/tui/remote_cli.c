@@ -57,8 +57,8 @@ bool tui_remote_wanted(int argc, char **argv)
             !strncmp(a, "--service", 9))
             return true;
         /* -bn NS: a short option cluster naming n or s last */
-        if (a[0] == '-' && a[1] != '-' && strlen(a) > 2 &&
-            (strchr(a, 'n') || strchr(a, 's')) && strspn(a + 1, "bns") == strlen(a + 1))
+        if (a[0] == '-' && a[1] != '-' && strlen(a) > 2 && (strchr(a, 'n') || strchr(a, 's')) &&
+            strspn(a + 1, "bns") == strlen(a + 1))
             return true;
     }
     return false;

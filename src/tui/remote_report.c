@@ -93,8 +93,8 @@ static const json_t *snapshot_threads(const json_t *summary)
 
 static void states_text(const json_t *states, char *buf, size_t len)
 {
-    const char *order[] = {"RUNNABLE", "BLOCKED", "WAITING", "TIMED_WAITING", "NEW",
-                           "TERMINATED", "UNKNOWN"};
+    const char *order[] = {"RUNNABLE", "BLOCKED",    "WAITING", "TIMED_WAITING",
+                           "NEW",      "TERMINATED", "UNKNOWN"};
     size_t n = 0;
     buf[0] = 0;
     for (size_t i = 0; i < sizeof order / sizeof *order && n < len; i++) {
@@ -126,8 +126,8 @@ static void thread_row(const json_t *t, tui_lines *ls)
     if (!json_is_array(stack))
         stack = json_object_get(t, "stack_top");
     const char *top = frame_of(stack, 0);
-    tui_lines_add(ls, pct >= 50 ? TUI_STYLE_WARN : TUI_STYLE_NORMAL, 0, "%s %s  %-13s %-28s %s",
-                  p, c, state ? state : "?", name ? name : "?", top ? top : "");
+    tui_lines_add(ls, pct >= 50 ? TUI_STYLE_WARN : TUI_STYLE_NORMAL, 0, "%s %s  %-13s %-28s %s", p,
+                  c, state ? state : "?", name ? name : "?", top ? top : "");
 }
 
 void tui_rreport_threads(const tui_remote *r, size_t max, tui_lines *ls)
@@ -148,8 +148,8 @@ void tui_rreport_threads(const tui_remote *r, size_t max, tui_lines *ls)
         target_text(json_object_get(e, "target"), who, sizeof who);
         tui_format_age(jp_query_num(e, "age_seconds", -1), age, sizeof age);
         states_text(json_object_get(sum, "states"), states, sizeof states);
-        tui_lines_add(ls, TUI_STYLE_TITLE, TUI_F_BOLD, "%s  snapshot %s ago  %lld threads: %s",
-                      who, age, jp_query_int(sum, "threads_total", 0), states);
+        tui_lines_add(ls, TUI_STYLE_TITLE, TUI_F_BOLD, "%s  snapshot %s ago  %lld threads: %s", who,
+                      age, jp_query_int(sum, "threads_total", 0), states);
         const json_t *busy = json_object_get(sum, "busy");
         tui_lines_add(ls, TUI_STYLE_TABLEHEAD, 0, "  CPU%%  CPU TIME  %-13s %-28s %s", "STATE",
                       "THREAD", "TOP FRAME");
@@ -235,16 +235,15 @@ void tui_rreport_locks(const tui_remote *r, tui_lines *ls)
         const json_t *locks = json_object_get(sum, "locks");
         size_t k;
         json_t *l;
-        json_array_foreach(locks, k, l)
-            lock_entry(l, ls);
+        json_array_foreach(locks, k, l) lock_entry(l, ls);
         if (!json_array_size(locks))
             tui_lines_add(ls, TUI_STYLE_DIM, 0, "  no thread waits for a lock");
         json_t *o;
         json_array_foreach(json_object_get(blocked, "owners"), k, o)
         {
             const char *n = jp_query_str(o, "name"), *s = jp_query_str(o, "state");
-            tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "  %s (%s) blocks %lld thread(s)",
-                          n ? n : "?", s ? s : "?", jp_query_int(o, "blocks", 0));
+            tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "  %s (%s) blocks %lld thread(s)", n ? n : "?",
+                          s ? s : "?", jp_query_int(o, "blocks", 0));
         }
         tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s", "");
     }
@@ -280,8 +279,8 @@ static void deadlock_entry(const json_t *d, tui_lines *ls)
         if (i + 1 < n)
             tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "    |");
     }
-    tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "    -> back to %s", nz(jp_query_str(json_array_get(
-                                                                  threads, 0), "name"), "?"));
+    tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "    -> back to %s",
+                  nz(jp_query_str(json_array_get(threads, 0), "name"), "?"));
     tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s", "");
 }
 
@@ -294,8 +293,7 @@ void tui_rreport_deadlocks(const tui_remote *r, tui_lines *ls)
     }
     size_t i;
     json_t *d;
-    json_array_foreach(list, i, d)
-        deadlock_entry(d, ls);
+    json_array_foreach(list, i, d) deadlock_entry(d, ls);
 }
 
 static void status_targets(const tui_remote *r, tui_lines *ls)

@@ -40,8 +40,8 @@ static const char *pod_filter(const tui_remote_view *v)
     return v->pod >= 0 ? v->pod_name : NULL;
 }
 
-tui_remote_view *tui_remote_view_new(tui_remote *r, int64_t interval_ns, int range,
-                                     const char *pod, tui_rscreen screen)
+tui_remote_view *tui_remote_view_new(tui_remote *r, int64_t interval_ns, int range, const char *pod,
+                                     tui_rscreen screen)
 {
     tui_remote_view *v = jp_xcalloc(1, sizeof *v);
     v->r = r;
@@ -347,8 +347,7 @@ static void render_info(const tui_remote_view *v, tui_canvas *c)
     tui_lines_init(&ls);
     tui_rreport_header(v->r, &ls);
     if (ls.count > 1)
-        tui_canvas_printf(c, 1, 0, TUI_STYLE_DIM, 0, "%s  server %s", ls.items[1].text,
-                          v->r->base);
+        tui_canvas_printf(c, 1, 0, TUI_STYLE_DIM, 0, "%s  server %s", ls.items[1].text, v->r->base);
     tui_lines_cleanup(&ls);
 }
 
@@ -411,7 +410,7 @@ static void render_keybar(const tui_remote_view *v, tui_canvas *c, int row)
 {
     static const char *const keys[][2] = {
         {"T", "Threads"}, {"L", "Locks"}, {"D", "Deadlocks"}, {"F", "Flame"}, {"S", "Status"},
-        {"<>", "Range"},  {"p", "Pod"},   {"R", "Reload"},    {"?", "Help"}, {"q", "Quit"}};
+        {"<>", "Range"},  {"p", "Pod"},   {"R", "Reload"},    {"?", "Help"},  {"q", "Quit"}};
     int x = 0;
     for (size_t i = 0; i < sizeof keys / sizeof *keys && x < c->cols; i++) {
         x += tui_canvas_puts(c, row, x, keys[i][0], TUI_STYLE_KEY, TUI_F_BOLD);
@@ -456,7 +455,8 @@ void tui_remote_view_render(tui_remote_view *v, tui_canvas *c)
         render_flame(v, c, HEAD_ROWS);
         if (v->msg[0] && c->rows > HEAD_ROWS) {
             tui_canvas_fill(c, c->rows - 2, 0, c->cols, ' ', TUI_STYLE_NORMAL, 0);
-            tui_canvas_puts(c, c->rows - 2, 0, v->msg, v->msg_error ? TUI_STYLE_WARN : TUI_STYLE_DIM,
+            tui_canvas_puts(c, c->rows - 2, 0, v->msg,
+                            v->msg_error ? TUI_STYLE_WARN : TUI_STYLE_DIM,
                             v->msg_error ? TUI_F_BOLD : 0);
         }
         return;

@@ -66,8 +66,8 @@ typedef struct tui_remote_view {
 
 /* interval_ns: between refreshes (0: 5 s); range: the flame range index;
  * pod: the pod filter's start (NULL: every pod); screen: the first one. */
-tui_remote_view *tui_remote_view_new(tui_remote *r, int64_t interval_ns, int range,
-                                     const char *pod, tui_rscreen screen);
+tui_remote_view *tui_remote_view_new(tui_remote *r, int64_t interval_ns, int range, const char *pod,
+                                     tui_rscreen screen);
 void tui_remote_view_free(tui_remote_view *v);
 
 void tui_remote_view_resize(tui_remote_view *v, int rows, int cols);

@@ -35,9 +35,9 @@ typedef struct jp_http_opts {
 void jp_http_opts_init(jp_http_opts *o);
 
 typedef struct jp_http_resp {
-    long status;     /* HTTP status, 0 when no answer came */
-    jp_strbuf body;  /* NUL-terminated */
-    double took_ms;  /* the whole request */
+    long status;    /* HTTP status, 0 when no answer came */
+    jp_strbuf body; /* NUL-terminated */
+    double took_ms; /* the whole request */
 } jp_http_resp;
 
 void jp_http_resp_init(jp_http_resp *r);

@@ -73,8 +73,8 @@ static void fold_add(fold *f, size_t depth, uint64_t amount)
     if (!amount || !depth)
         return; /* the root's own self is nothing: every sample has a frame */
     uint32_t st = jp_profile_stack(f->p, f->path, depth, false);
-    jp_profile_add(f->p, f->k, st, JP_NO_THREAD, f->by_value ? 0 : amount,
-                   f->by_value ? 0 : amount, f->by_value ? amount : 0);
+    jp_profile_add(f->p, f->k, st, JP_NO_THREAD, f->by_value ? 0 : amount, f->by_value ? 0 : amount,
+                   f->by_value ? amount : 0);
 }
 
 /* Leaves node w at `depth`: its self, then what its cut children carried. */
@@ -116,8 +116,10 @@ jp_err jp_query_flame_add(jp_profile *p, jp_kind k, const json_t *answer, bool b
         if (!json_is_object(c) || !name)
             continue;
         if (sp + 1 > JP_QUERY_MAX_DEPTH || ++nodes > JP_QUERY_MAX_NODES) {
-            rc = jp_error_set(err, JP_ERR_LIMIT, "the flame tree is deeper than %d frames or "
-                              "larger than %d nodes", JP_QUERY_MAX_DEPTH, JP_QUERY_MAX_NODES);
+            rc = jp_error_set(err, JP_ERR_LIMIT,
+                              "the flame tree is deeper than %d frames or "
+                              "larger than %d nodes",
+                              JP_QUERY_MAX_DEPTH, JP_QUERY_MAX_NODES);
             break;
         }
         size_t len = strlen(name);

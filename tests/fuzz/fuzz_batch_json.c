@@ -76,9 +76,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     jp_batch_limits lim;
     jp_batch_limits_default(&lim);
     fuzz_decode((const char *)body, len, &lim);
-    jp_batch_limits tiny = {.max_windows = 2, .max_frames = 4, .max_threads = 2,
-                            .max_stacks = 4, .max_depth = 3, .max_rows = 5, .max_docs = 2,
-                            .max_string = 16, .max_doc_bytes = 256};
+    jp_batch_limits tiny = {.max_windows = 2,
+                            .max_frames = 4,
+                            .max_threads = 2,
+                            .max_stacks = 4,
+                            .max_depth = 3,
+                            .max_rows = 5,
+                            .max_docs = 2,
+                            .max_string = 16,
+                            .max_doc_bytes = 256};
     fuzz_decode((const char *)body, len, &tiny);
     free(plain);
     return 0;

@@ -103,6 +103,19 @@ def timestamp_ns(text):
     return secs * 1_000_000_000 + int((m.group(2) or "").ljust(9, "0"))
 
 
+HIDDEN_SUFFIX = re.compile(r"[/+.]0x")
+LAMBDA_COUNTER = re.compile(r"\$\$Lambda\$[0-9]+$")
+
+
+def stable_class(cname):
+    # Same rule as src/jfr/frame_name.c: drop a hidden class's per-run address
+    # and a lambda's per-run counter.
+    m = HIDDEN_SUFFIX.search(cname)
+    if m:
+        cname = cname[: m.start()]
+    return LAMBDA_COUNTER.sub("$$Lambda", cname)
+
+
 def frame_name(frame):
     method = frame.get("method")
     if not method or method.get("name") is None:
@@ -120,7 +133,7 @@ def frame_name(frame):
     if cname is None:
         # A frame without a class (never seen in JDK files): no ".method".
         return name
-    return cname.replace("/", ".") + "." + name
+    return stable_class(cname).replace("/", ".") + "." + name
 
 
 def thread_name(thread):
@@ -204,7 +217,8 @@ def cached_aggregate(jfr, path, kind, cache, window=None):
     if not cache:
         return aggregate(jfr, path, kind, window)
     st = os.stat(path)
-    ident = "%s|%d|%d|%s|%s|%s" % (os.path.abspath(path), st.st_size, st.st_mtime_ns, kind, jfr, window)
+    me = os.stat(os.path.abspath(__file__)).st_mtime_ns  # a changed naming rule invalidates it
+    ident = "%s|%d|%d|%s|%s|%s|%d" % (os.path.abspath(path), st.st_size, st.st_mtime_ns, kind, jfr, window, me)
     fname = os.path.join(cache, "oracle-" + hashlib.sha1(ident.encode()).hexdigest() + ".json")
     try:
         with open(fname) as f:

@@ -63,9 +63,13 @@ def tgt(agent, pid):
         return None
 
 
-def jprof_dir(pid):
+def jprof_dir(pid, of=None):
+    """The files of JVM `of` (default: pid) in pid's /tmp/jprof (in host
+    mode the directory is shared by every JVM, other agents may use it)."""
     d = "/proc/%d/root/tmp/jprof" % pid
-    return sorted(os.listdir(d)) if os.path.isdir(d) else None
+    if not os.path.isdir(d):
+        return None
+    return sorted(f for f in os.listdir(d) if re.search(r"-%d(\D|$)" % (of or pid), f))
 
 
 def mapped_profilers(pid):
@@ -75,6 +79,21 @@ def mapped_profilers(pid):
             if "libasyncProfiler" in line:
                 paths.add(line.split(None, 5)[-1].strip())
     return paths
+
+
+def sampling_handles(pid):
+    """perf_event fds and POSIX timers in the JVM: what async-profiler's cpu
+    and wall sampling hold while a session runs (perf_events, or timers
+    where perf_events are not allowed)."""
+    fds = 0
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            fds += "perf_event" in os.readlink("/proc/%d/fd/%s" % (pid, fd))
+        except OSError:
+            pass
+    with open("/proc/%d/timers" % pid) as f:
+        timers = sum(1 for line in f if line.startswith("ID:"))
+    return fds + timers
 
 
 def stop(agent, sig=signal.SIGTERM):
@@ -143,6 +162,8 @@ def with_library(env):
                 "pid %d jprof.io/threads=off\npid %d jprof.io/threads=off\n"
                 % (wl.pid, short.pid, other.pid))
     agent = start_agent(env, conf, LIB)
+    check(h.wait_for(lambda: jprof_dir(wl.pid, short.pid), timeout=12),
+          "the short-lived JVM has its session files while it is profiled")
 
     hot = {"cpu": "shop.Checkout.computeTotals", "alloc": "shop.Catalog",
            "lock": "shop.Inventory.reserve", "wall": "shop."}
@@ -156,10 +177,14 @@ def with_library(env):
     t = tgt(agent, wl.pid)
     check(t and t.get("engine") == "async-profiler" and t["state"] == "active",
           "/status: engine async-profiler, active", t)
-    hist = h.get(env.base + "/api/v1/targets?namespace=demo&service=JprofWorkload&from=-1h",
-                 h.READ)
-    check(any(x.get("engine") == "async-profiler" and x["target"].get("pid") == wl.pid
-              for x in hist.get("history", [])), "the server's history says async-profiler")
+    def history_engine():
+        r = h.get(env.base + "/api/v1/targets?namespace=demo&service=JprofWorkload&from=-1h",
+                  h.READ)
+        return any(x.get("engine") == "async-profiler" and x["target"].get("pid") == wl.pid
+                   for x in r.get("history", []))
+
+    # statuses go up once a window: the first may predate the first session
+    check(h.wait_for(history_engine, timeout=3 * WINDOW), "the server's history says async-profiler")
     ours = "/tmp/jprof/libasyncProfiler-jprof-%d.so" % wl.pid
     check(mapped_profilers(wl.pid) == {ours}, "our copy is the profiler mapped in the JVM",
           mapped_profilers(wl.pid))
@@ -170,7 +195,7 @@ def with_library(env):
     ex = h.wait_for(lambda: (lambda t: t if t and t["state"] == "exited" else None)(
         tgt(agent, short.pid)), timeout=30)
     check(ex and ex["reason"] == "exited", "a JVM exiting mid-window: reason exited", ex)
-    left = [f for f in (jprof_dir(wl.pid) or []) if "-%d" % short.pid in f]
+    left = jprof_dir(wl.pid, short.pid)
     check(not left, "the exited JVM's files are gone from the shared /tmp/jprof", left)
 
     # kill -9 mid-window, then a new agent
@@ -201,8 +226,12 @@ def with_library(env):
     check(h.wait_for(more_windows, timeout=3 * WINDOW + 10),
           "windows keep arriving after the restart")
 
+    check(sampling_handles(wl.pid) > 0, "while profiling, the JVM holds sampling handles",
+          sampling_handles(wl.pid))
     check(stop(agent) == 0, "SIGTERM: exit status 0")
-    check(not jprof_dir(wl.pid), "SIGTERM: no file or directory left in /tmp/jprof",
+    check(sampling_handles(wl.pid) == 0, "SIGTERM: the profiler is stopped (no sampling handle)",
+          sampling_handles(wl.pid))
+    check(not jprof_dir(wl.pid), "SIGTERM: no file of this JVM left in /tmp/jprof",
           jprof_dir(wl.pid))
     check(wl.poll() is None and other.poll() is None, "the JVMs are still alive")
 

@@ -253,8 +253,12 @@ def run(env):
     if not check(wl.poll() is None, "the workload JVM is still alive", wl.poll()):
         return 1
     root = "/proc/%d/root/tmp" % wl.pid
-    left = [f for f in os.listdir(root)
-            if f == "jprof" or re.match(r"jprof-\d+-\d+-.*\.(jfr|json|jar)$", f)]
+    left = [f for f in os.listdir(root) if re.match(r"jprof-\d+-\d+-.*\.(jfr|json|jar)$", f)]
+    # /tmp/jprof is shared by every JVM on the host (other agents may run):
+    # what must go is this JVM's marker and files, named by its pid
+    if os.path.isdir(root + "/jprof"):
+        left += ["jprof/" + f for f in os.listdir(root + "/jprof")
+                 if re.search(r"-%d(\D|$)" % wl.pid, f)]
     check(not left, "no marker or file left in the target's /tmp", left)
     return 0
 

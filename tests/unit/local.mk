@@ -91,3 +91,11 @@ tests_unit_test_tui_live_SOURCES = tests/unit/test_tui_live.c
 tests_unit_test_tui_live_CPPFLAGS = $(AM_CPPFLAGS) -DTEST_DATA_DIR='"$(abs_top_srcdir)/tests/unit/data"'
 tests_unit_test_tui_live_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_test_tui_live_LDADD = libjptui.a libjpjvm.a libjpwire.a $(UNIT_LDADD) $(JANSSON_LIBS)
+
+# jprof-top's remote view without a server: flame answers folded into a
+# profile, reports and screens from stored answers, an unreachable server.
+check_PROGRAMS += tests/unit/test_tui_remote
+TESTS += tests/unit/test_tui_remote
+tests_unit_test_tui_remote_SOURCES = tests/unit/test_tui_remote.c
+tests_unit_test_tui_remote_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_test_tui_remote_LDADD = libjptui.a libjpwire.a $(UNIT_LDADD) $(JANSSON_LIBS) $(CURL_LIBS)

@@ -317,11 +317,19 @@ static void test_frame_names(void **state)
     check_name(JP_FRAME_INLINED, "a/b/C$Inner", "<init>", "a.b.C$Inner.<init>");
     check_name(JP_FRAME_C1, "java/lang/Object", "hashCode", "java.lang.Object.hashCode");
     check_name(JP_FRAME_UNKNOWN, "x/Y", "z", "x.Y.z");
-    /* Hidden classes and lambdas keep their odd names, '/' made '.' */
-    check_name(JP_FRAME_JIT, "Work$$Lambda$14/0x0000000800c03000", "run",
-               "Work$$Lambda$14.0x0000000800c03000.run");
+    /* Hidden classes and lambdas lose their per-run address and counter, in
+     * every dialect: JDK 17 (+0x../id), JDK 21+ (/0x..), async-profiler (.0x..) */
+    check_name(JP_FRAME_JIT, "a/Work$$Lambda$14/0x0000000800c03000", "run", "a.Work$$Lambda.run");
     check_name(JP_FRAME_JIT, "Work$$Lambda$83+0x00007f54b4007a08/715521683", "run",
-               "Work$$Lambda$83+0x00007f54b4007a08.715521683.run");
+               "Work$$Lambda.run");
+    check_name(JP_FRAME_INTERPRETED, "Shop$$Lambda$1.0x00007f3ed4000a08", "run",
+               "Shop$$Lambda.run");
+    check_name(JP_FRAME_JIT, "Work$$Lambda/0x000071c3a8001000", "get", "Work$$Lambda.get");
+    check_name(JP_FRAME_JIT, "java/lang/invoke/LambdaForm$MH/0x0000000800c01400", "invoke",
+               "java.lang.invoke.LambdaForm$MH.invoke");
+    /* Not hidden: ordinary names with '$' and digits stay as they are. */
+    check_name(JP_FRAME_JIT, "a/Outer$1", "run", "a.Outer$1.run");
+    check_name(JP_FRAME_JIT, "a/My$$Lambda$Holder", "m", "a.My$$Lambda$Holder.m");
     /* The JDK's Native frames are Java native methods. */
     check_name(JP_FRAME_NATIVE, "java/lang/Thread", "sleep0", "java.lang.Thread.sleep0");
     /* async-profiler's native frames: library or nothing as the class. */

@@ -1,0 +1,265 @@
+/* Unit tests of the remote view's parts that need no server: the flame
+ * tree of a /api/v1/flamegraph answer folded back into a profile, query
+ * escaping, the report lines and the screens drawn from stored answers,
+ * and the messages and exit statuses when the server cannot be reached. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "model/flame.h"
+#include "tui/remote.h"
+#include "tui/remote_batch.h"
+#include "tui/remote_report.h"
+#include "tui/remote_view.h"
+#include "wire/http_client.h"
+#include "wire/query_json.h"
+
+static json_t *load(const char *text)
+{
+    json_error_t je;
+    json_t *j = json_loads(text, 0, &je);
+    if (!j)
+        fail_msg("test JSON: %s", je.text);
+    return j;
+}
+
+/* all 10 = a.run 10 = {b.hot self 7, c.cold self 2} (+1 cut from the tree) */
+static const char *tree_samples =
+    "{\"meta\":{\"truncated\":true},\"tree\":{\"name\":\"all\",\"self\":0,\"total\":10,"
+    "\"children\":[{\"name\":\"a.A.run\",\"self\":0,\"total\":10,\"children\":["
+    "{\"name\":\"b.B.hot\",\"self\":7,\"total\":7,\"children\":[]},"
+    "{\"name\":\"c.C.cold\",\"self\":2,\"total\":2,\"children\":[]}]}]}}";
+static const char *tree_values =
+    "{\"tree\":{\"name\":\"all\",\"self\":0,\"total\":1000,"
+    "\"children\":[{\"name\":\"a.A.run\",\"self\":0,\"total\":1000,\"children\":["
+    "{\"name\":\"b.B.hot\",\"self\":700,\"total\":700},"
+    "{\"name\":\"c.C.cold\",\"self\":300,\"total\":300}]}]}}";
+
+static uint32_t child_named(const jp_flame *f, uint32_t node, const char *name)
+{
+    for (uint32_t c = f->nodes[node].first_child; c != JP_FLAME_NONE;
+         c = f->nodes[c].next_sibling) {
+        size_t len;
+        const char *n = jp_flame_node_name(f, c, &len);
+        if (len == strlen(name) && !memcmp(n, name, len))
+            return c;
+    }
+    return JP_FLAME_NONE;
+}
+
+static void test_flame_tree_to_profile(void **state)
+{
+    (void)state;
+    jp_profile *p = jp_profile_new();
+    jp_error e;
+    jp_error_init(&e);
+    json_t *s = load(tree_samples), *v = load(tree_values);
+    assert_int_equal(jp_query_flame_add(p, JP_KIND_CPU, s, false, &e), JP_OK);
+    assert_int_equal(jp_query_flame_add(p, JP_KIND_CPU, v, true, &e), JP_OK);
+    assert_int_equal(p->kinds[JP_KIND_CPU].samples, 10);
+    assert_int_equal(p->kinds[JP_KIND_CPU].value, 1000);
+    jp_flame *f = jp_flame_build(p, JP_KIND_CPU, false);
+    uint32_t run = child_named(f, 0, "a.A.run");
+    assert_int_not_equal(run, JP_FLAME_NONE);
+    uint32_t hot = child_named(f, run, "b.B.hot");
+    assert_int_not_equal(hot, JP_FLAME_NONE);
+    assert_int_equal(f->nodes[hot].self_samples, 7);
+    assert_int_equal(f->nodes[hot].self_value, 700);
+    /* the sample the server cut stays in the total, under [omitted] */
+    uint32_t om = child_named(f, run, JP_QUERY_OMITTED);
+    assert_int_not_equal(om, JP_FLAME_NONE);
+    assert_int_equal(f->nodes[om].total_samples, 1);
+    assert_int_equal(f->nodes[run].total_samples, 10);
+    /* a Java-looking name is coloured as Java */
+    assert_int_equal(jp_frame_primary_kind(&p->frames[f->nodes[hot].frame]), JP_FRAME_JIT);
+    jp_flame_free(f);
+    json_decref(s);
+    json_decref(v);
+    jp_profile_free(p);
+}
+
+static void test_flame_bad_answers(void **state)
+{
+    (void)state;
+    jp_profile *p = jp_profile_new();
+    jp_error e;
+    jp_error_init(&e);
+    json_t *none = load("{\"meta\":{}}");
+    assert_int_equal(jp_query_flame_add(p, JP_KIND_CPU, none, false, &e), JP_ERR_FORMAT);
+    /* wrong types read as absent: nothing is added, nothing crashes */
+    json_t *odd =
+        load("{\"tree\":{\"name\":\"all\",\"self\":\"x\",\"total\":-5,\"children\":"
+             "[1,{\"name\":7},{\"name\":\"ok\",\"self\":3,\"total\":3,\"children\":{}}]}}");
+    assert_int_equal(jp_query_flame_add(p, JP_KIND_CPU, odd, false, &e), JP_OK);
+    assert_int_equal(p->kinds[JP_KIND_CPU].samples, 3);
+    /* deeper than the cap: refused with a message */
+    json_t *deep = json_object(), *cur = deep;
+    json_object_set_new(deep, "tree",
+                        json_pack("{s:s,s:i,s:i}", "name", "all", "self", 0, "total", 1));
+    cur = json_object_get(deep, "tree");
+    for (int i = 0; i < JP_QUERY_MAX_DEPTH + 2; i++) {
+        json_t *c = json_pack("{s:s,s:i,s:i}", "name", "x.Y.z", "self", 0, "total", 1);
+        json_object_set_new(cur, "children", json_pack("[o]", c));
+        cur = c;
+    }
+    assert_int_equal(jp_query_flame_add(p, JP_KIND_WALL, deep, false, &e), JP_ERR_LIMIT);
+    json_decref(deep);
+    json_decref(none);
+    json_decref(odd);
+    jp_profile_free(p);
+}
+
+static void test_query_escape(void **state)
+{
+    (void)state;
+    jp_strbuf b;
+    jp_strbuf_init(&b, 0);
+    assert_int_equal(jp_http_query_escape(&b, "vm:42 a&b=c/-_.~"), JP_OK);
+    assert_string_equal(jp_strbuf_str(&b), "vm%3A42%20a%26b%3Dc%2F-_.~");
+    jp_strbuf_cleanup(&b);
+}
+
+static const char *threads_answer =
+    "{\"targets\":[{\"target\":{\"namespace\":\"shop\",\"service\":\"checkout\",\"pod\":\"p-1\","
+    "\"pid\":42},\"time\":\"2026-11-21T10:00:00Z\",\"age_seconds\":3.5,\"summary\":{"
+    "\"threads_total\":3,\"states\":{\"RUNNABLE\":1,\"BLOCKED\":2},"
+    "\"busy\":{\"confidence\":\"exact_thread_cpu\",\"threads\":[]},"
+    "\"blocked\":{\"count\":2,\"owners\":[{\"name\":\"w-1\",\"state\":\"RUNNABLE\",\"blocks\":2}]},"
+    "\"locks\":[{\"lock\":{\"id\":\"ff01\",\"class\":\"java.lang.Object\"},\"owner\":{\"id\":1,"
+    "\"name\":\"w-1\"},\"owner_blocks\":2,\"owner_chain\":[\"w-1\"],\"chain_cycles\":false,"
+    "\"waiters\":[{\"name\":\"w-2\",\"state\":\"BLOCKED\"},{\"name\":\"w-3\",\"state\":"
+    "\"BLOCKED\"}]}],"
+    "\"snapshot\":{\"threads\":[{\"id\":1,\"name\":\"w-1\",\"state\":\"RUNNABLE\",\"cpu_ns\":"
+    "2000000000,\"cpu_pct\":97.5,\"stack\":[\"shop.Tax.compute(Tax.java:9)\"]},"
+    "{\"id\":2,\"name\":\"w-2\",\"state\":\"BLOCKED\",\"stack\":[\"shop.Cart.add\"]}]}}}]}";
+static const char *deadlocks_answer =
+    "{\"deadlocks\":[{\"time\":\"2026-11-21T10:00:00Z\",\"target\":{\"pod\":\"p-1\",\"pid\":42},"
+    "\"deadlock\":{\"threads\":[{\"name\":\"a\",\"waits_for\":{\"id\":\"2\",\"class\":\"L\"},"
+    "\"holds\":{\"id\":\"1\",\"class\":\"L\"},\"stack\":[\"x.Y.f\"]},{\"name\":\"b\","
+    "\"waits_for\":\"L@1\",\"holds\":\"L@2\"}]}}]}";
+
+static tui_remote *offline_remote(void)
+{
+    tui_remote_opts o = {.server = "http://127.0.0.1:1/",
+                         .server_from = "--server",
+                         .ns = "shop",
+                         .svc = "checkout"};
+    tui_remote *r = tui_remote_new(&o);
+    r->threads = load(threads_answer);
+    r->deadlocks = load(deadlocks_answer);
+    r->targets = load("{\"targets\":[{\"target\":{\"pod\":\"p-1\",\"pid\":42},\"state\":"
+                      "\"skipped\",\"reason\":\"conflict\",\"kinds\":[],\"windows\":0}],"
+                      "\"history\":[]}");
+    r->ingestion = load("{\"collectors\":[]}");
+    r->service = load("{\"kinds\":[\"cpu\"],\"targets\":[]}");
+    return r;
+}
+
+static bool lines_have(const tui_lines *ls, const char *needle)
+{
+    for (size_t i = 0; i < ls->count; i++)
+        if (strstr(ls->items[i].text, needle))
+            return true;
+    return false;
+}
+
+static void test_reports(void **state)
+{
+    (void)state;
+    tui_remote *r = offline_remote();
+    assert_string_equal(r->base, "http://127.0.0.1:1"); /* trailing / dropped */
+    tui_lines ls;
+    tui_lines_init(&ls);
+    tui_rreport_threads(r, 0, &ls);
+    assert_true(lines_have(&ls, "p-1 (pid 42)  snapshot 3s ago  3 threads: RUNNABLE 1, BLOCKED 2"));
+    assert_true(lines_have(&ls, "97.5"));
+    assert_true(lines_have(&ls, "shop.Tax.compute(Tax.java:9)"));
+    tui_lines_reset(&ls);
+    tui_rreport_locks(r, &ls);
+    assert_true(lines_have(&ls, "java.lang.Object@ff01  held by w-1, blocks 2 threads"));
+    assert_true(lines_have(&ls, "waiting: w-3 (BLOCKED)"));
+    tui_lines_reset(&ls);
+    tui_rreport_deadlocks(r, &ls);
+    assert_true(lines_have(&ls, "DEADLOCK in p-1 (pid 42), 2 threads"));
+    /* both lock forms: object and text */
+    assert_true(lines_have(&ls, "waits for L@2 (held by b)"));
+    assert_true(lines_have(&ls, "waits for L@1 (held by a)"));
+    tui_lines_reset(&ls);
+    tui_rreport_status(r, &ls);
+    assert_true(lines_have(&ls, "conflict"));
+    assert_true(lines_have(&ls, "no agent sent anything in the last hour"));
+    tui_lines_cleanup(&ls);
+    json_t *j = tui_remote_json(r, NULL);
+    json_t *t0 = json_array_get(
+        json_object_get(json_array_get(json_object_get(j, "threads"), 0), "threads"), 0);
+    assert_string_equal(json_string_value(json_object_get(t0, "name")), "w-1");
+    json_t *d0 = json_array_get(json_object_get(j, "deadlocks"), 0);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(d0, "threads"), 0), "waits_for")),
+                        "L@2");
+    json_decref(j);
+    tui_remote_free(r);
+}
+
+static bool canvas_has(const tui_canvas *c, const char *needle)
+{
+    char row[1024];
+    for (int i = 0; i < c->rows; i++) {
+        tui_canvas_row_text(c, i, row, sizeof row);
+        if (strstr(row, needle))
+            return true;
+    }
+    return false;
+}
+
+static void test_view_keys_and_unreachable_server(void **state)
+{
+    (void)state;
+    tui_remote *r = offline_remote();
+    tui_remote_view *v = tui_remote_view_new(r, 0, 1, NULL, TUI_RSCR_THREADS);
+    tui_remote_view_resize(v, 30, 120);
+    tui_canvas c;
+    tui_canvas_init(&c, 1, 1);
+    v->refreshed = true;
+    tui_remote_view_render(v, &c);
+    assert_true(canvas_has(&c, "range 15m  pod all"));
+    assert_true(canvas_has(&c, "w-1"));
+    assert_int_equal(tui_remote_view_key(v, 'D'), TUI_ACTION_REDRAW);
+    tui_remote_view_render(v, &c);
+    assert_true(canvas_has(&c, "DEADLOCK in p-1"));
+    tui_remote_view_key(v, '>');
+    tui_remote_view_key(v, '>');
+    tui_remote_view_render(v, &c);
+    assert_true(canvas_has(&c, "range 6h"));
+    tui_remote_view_key(v, '>');
+    tui_remote_view_key(v, '>'); /* stays at the longest */
+    tui_remote_view_render(v, &c);
+    assert_true(canvas_has(&c, "range 24h"));
+    /* the timed refresh meets no server: the last data stays, the error shows */
+    tui_remote_view_tick(v);
+    tui_remote_view_render(v, &c);
+    assert_true(canvas_has(&c, "cannot reach jprof-server at http://127.0.0.1:1 (--server)"));
+    assert_true(canvas_has(&c, "DEADLOCK in p-1"));
+    assert_int_equal(tui_remote_exit_status(r), TUI_EXIT_UNREACHABLE);
+    assert_int_equal(tui_remote_view_key(v, 'q'), TUI_ACTION_QUIT);
+    tui_canvas_cleanup(&c);
+    tui_remote_view_free(v); /* frees r */
+}
+
+int main(void)
+{
+    jp_http_global_init();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_flame_tree_to_profile),
+        cmocka_unit_test(test_flame_bad_answers),
+        cmocka_unit_test(test_query_escape),
+        cmocka_unit_test(test_reports),
+        cmocka_unit_test(test_view_keys_and_unreachable_server),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

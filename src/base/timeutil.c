@@ -178,5 +178,10 @@ int64_t jp_timespec_resolve(const jp_timespec_arg *t, int64_t base_start, int64_
 {
     if (!t->relative)
         return t->value;
-    return t->from_end ? base_end - t->value : base_start + t->value;
+    /* Saturate: a damaged file may carry absurd start/end times. */
+    int64_t r;
+    if (t->from_end ? __builtin_sub_overflow(base_end, t->value, &r)
+                    : __builtin_add_overflow(base_start, t->value, &r))
+        return t->from_end ? INT64_MIN : INT64_MAX;
+    return r;
 }

@@ -116,8 +116,9 @@ static uint32_t jp_profile_intern(jp_profile *p, const char *name, size_t len, b
         }
         key++;
     }
-    p->names = jp_xgrow(p->names, &p->names_cap, p->names_len + len, 1);
-    memcpy(p->names + p->names_len, name, len);
+    p->names = jp_xgrow(p->names, &p->names_cap, p->names_len + len + 1, 1);
+    if (len)
+        memcpy(p->names + p->names_len, name, len);
     p->frames = jp_xgrow(p->frames, &p->frames_cap, p->nframes + 1, sizeof *p->frames);
     jp_frame *f = &p->frames[p->nframes];
     f->name_off = (uint32_t)p->names_len;

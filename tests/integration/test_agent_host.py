@@ -90,6 +90,7 @@ class Env:
     def __init__(self, tmp):
         self.tmp = tmp
         self.procs = []
+        self.agent_pids = []
         self.port = free_port()
         self.base = "http://127.0.0.1:%d" % self.port
         with open(os.path.join(tmp, "tokens"), "w") as f:
@@ -119,6 +120,7 @@ class Env:
         m = wait_for(lambda: re.search(r"metrics on port (\d+)",
                                        open(os.path.join(self.tmp, log)).read()), 10)
         a.murl = "http://127.0.0.1:%s" % (m.group(1) if m else "0")
+        self.agent_pids.append(a.pid)
         return a
 
     def status(self, agent):
@@ -253,7 +255,11 @@ def run(env):
     if not check(wl.poll() is None, "the workload JVM is still alive", wl.poll()):
         return 1
     root = "/proc/%d/root/tmp" % wl.pid
-    left = [f for f in os.listdir(root) if re.match(r"jprof-\d+-\d+-.*\.(jfr|json|jar)$", f)]
+    # /tmp is shared with the tests running in parallel: count the files of
+    # this test's agents (named jprof-<agent pid>-...), not other jprofs' work
+    mine = tuple("jprof-%d-" % p for p in env.agent_pids)
+    left = [f for f in os.listdir(root)
+            if re.match(r"jprof-\d+-\d+-.*\.(jfr|json|jar)$", f) and f.startswith(mine)]
     # /tmp/jprof is shared by every JVM on the host (other agents may run):
     # what must go is this JVM's marker and files, named by its pid
     if os.path.isdir(root + "/jprof"):

@@ -65,6 +65,7 @@ command -v python3 >/dev/null || skip_or_fail "python3 not found"
 [ -x "$jdk17/bin/javac" ] || skip_or_fail "JDK 17 not found at $jdk17"
 
 mkdir -p "$work/cwd"
+touch "$work/started"
 if [ ! -f "$classes/live/Contention.class" ] ||
     [ "$srcdir/tests/java/Contention.java" -nt "$classes/live/Contention.class" ] ||
     [ "$srcdir/tests/java/Deadlocks.java" -nt "$classes/live/Deadlocks.class" ]; then
@@ -100,9 +101,20 @@ EOF
 }
 
 leftovers() { # files jprof might have left in the target's /tmp or cwd
-    local pid=$1
-    ls -a "/proc/$pid/root/tmp" "/proc/$pid/cwd" 2>/dev/null | grep -E '^(jprof-[0-9]+-[0-9]+-[0-9a-f]+|jprof-helper-.*\.jar|\.attach_pid)' || true
-    ls -a "$work/cwd" | grep -E '^\.attach_pid' || true
+    local pid=$1 f owner
+    # /tmp is shared with every test running in parallel: count only files
+    # made since this test started whose jprof process is gone (a live
+    # jprof's file is work in progress, not a leftover).
+    for f in $(cd "/proc/$pid/root/tmp" 2>/dev/null &&
+        find . -maxdepth 1 -newer "$work/started" \( -name 'jprof-*' -o -name '.attach_pid*' \) -printf '%f\n' |
+        grep -E '^(jprof-[0-9]+-[0-9]+-[0-9a-f]+|jprof-helper-.*\.jar|\.attach_pid)'); do
+        owner=$(sed -nE 's/^jprof-([0-9]+)-[0-9]+-.*/\1/p' <<<"$f")
+        if [ -n "$owner" ] && kill -0 "$owner" 2>/dev/null; then
+            continue
+        fi
+        echo "$f"
+    done
+    ls -a "/proc/$pid/cwd" "$work/cwd" 2>/dev/null | grep -E '^\.attach_pid' || true
 }
 
 deadlock_checks='

@@ -54,9 +54,8 @@ jp_err jvm_jfr_start(const jvm_proc *t, const jvm_attach_opts *ao, const char *s
         rec->attach = *ao;
     else
         jvm_attach_opts_init(&rec->attach);
-    jp_err rc = jvm_recorder_check_conflict(t, err);
-    if (rc != JP_OK)
-        return rc;
+    /* JFR runs beside an async-profiler: only a second async-profiler conflicts */
+    jp_err rc;
     snprintf(rec->name, sizeof rec->name, "jprof-%d-%u", (int)getpid(), ++rec_counter);
     int64_t window_s = window_ns > 0 ? (window_ns + JP_NS_PER_SEC - 1) / JP_NS_PER_SEC : 30;
     char line[JVM_ATTACH_ARG_MAX];

@@ -5,8 +5,16 @@
  * one for CPU deltas, runs the analyses (model/analyze.h) and reads the
  * header numbers (process CPU from /proc/PID/stat, heap from GC.heap_info).
  * A live profile (the Flame screen) is a rolling window recorded by the JDK
- * Flight Recorder over jcmd, or by async-profiler when --asprof is given;
- * every undo it needs (stop the recording, delete files in the target) is
+ * Flight Recorder over jcmd, or by async-profiler when --asprof is given.
+ * async-profiler has no maxage, so its sessions are rolled once a window
+ * old and the shown profile is the previous finished session plus the
+ * current one, cut to the last --window seconds. Its library is copied to
+ * /tmp/jprof/libasyncProfiler-jprof-top-<nspid>.so (an async-profiler by
+ * name, so other tools see it; ours by exact path), and a lock file next to
+ * it lets only one jprof-top drive it at a time. Someone else's profiler
+ * only refuses the async-profiler engine (prof.error says so on the Flame
+ * screen); JFR and the snapshot screens coexist with it.
+ * Every undo it needs (stop the recording, delete files in the target) is
  * registered with jvm/cleanup.h while it exists, so a signal handler that
  * only sets a flag plus jvm_cleanup_run_all() in the main loop leave the
  * target as it was.
@@ -64,7 +72,13 @@ typedef struct tui_live_prof {
     bool asprof;
     jvm_recording jfr;  /* JDK Flight Recorder (asprof == false) */
     jvm_tfile lib, out; /* async-profiler: its library and JFR file in the target */
+    jvm_tfile lock;     /* async-profiler: held (flock) while we drive it */
+    int lock_fd;        /* -1 when not held */
+    bool made_dir;      /* we created /tmp/jprof (removed again when empty) */
     int cleanup;        /* async-profiler: "stop" on the way out */
+    uint8_t *prev_data; /* async-profiler: the last finished session's JFR */
+    size_t prev_len;
+    bool live_tail; /* the last read ended in the chunk being written (no damage) */
     int64_t started_mono;
     jp_profile *profile;      /* the last window read, or NULL */
     jp_profile *prev_profile; /* the one before, freed at the next dump */
@@ -98,9 +112,9 @@ typedef struct tui_live {
     tui_live_prof prof;
 } tui_live;
 
-/* Opens pid (HotSpot check, VM.version over the attach socket; with
- * --asprof also the conflict check). Errors carry a one-line message saying
- * what to do. */
+/* Opens pid (HotSpot check, VM.version over the attach socket; someone
+ * else's async-profiler is only checked when the Flame screen starts one). Errors carry a one-line
+ * message saying what to do. */
 jp_err tui_live_open(const tui_live_opts *o, tui_live **out, jp_error *err);
 void tui_live_free(tui_live *l);
 
@@ -119,6 +133,9 @@ jp_err tui_live_prof_start(tui_live *l, jp_error *err);
 jp_err tui_live_prof_dump(tui_live *l, jp_error *err);
 /* Stops it and removes its files; safe to call when not running. */
 void tui_live_prof_stop(tui_live *l);
+/* The Flame title's label: engine and the span shown ("async-profiler
+ * live, last 30s" or "JFR window 30s"). */
+void tui_live_prof_label(const tui_live *l, char *buf, size_t len);
 
 /* Parses GC.heap_info text into "used 24M of 64M" (exposed for tests);
  * false when nothing is recognised. */

@@ -117,6 +117,11 @@ static int interrupted(FILE *errout)
 
 int tui_live_batch_run(const tui_args *a, FILE *out, FILE *errout)
 {
+    if (a->asprof) {
+        fprintf(errout, "jprof-top: --asprof applies to the interactive Flame screen; batch mode "
+                        "prints thread snapshots (drop --asprof, or drop -b)\n");
+        return TUI_EXIT_USAGE;
+    }
     tui_live_signals_install();
     tui_live_opts o;
     tui_live_opts_from_args(a, &o);

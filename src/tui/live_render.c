@@ -285,7 +285,9 @@ void tui_live_view_render(tui_live_view *v, tui_canvas *c)
         tabs_row(v, c);
     if (v->screen == TUI_LSCR_FLAME && !v->stack) {
         flame_render(v, c, HEAD_ROWS);
-        if (v->msg[0] && !v->flame && c->rows > HEAD_ROWS + 1)
+        /* over the flame graph only a failed window read: the graph is stale */
+        bool stale = v->live->prof.error.code != JP_OK;
+        if (v->msg[0] && (!v->flame || stale) && c->rows > HEAD_ROWS + 1)
             status(v, c, c->rows - 2);
         return;
     }

@@ -293,8 +293,7 @@ static void flame_rebuild(tui_live_view *v)
     tui_kind_default(p->profile, &k);
     if (v->flame_kind_set && jp_profile_has_kind(p->profile, v->flame_kind))
         k = v->flame_kind;
-    snprintf(v->flame_label, sizeof v->flame_label, "%s window %.0fs",
-             p->asprof ? "async-profiler" : "JFR", (double)v->opts.window_ns / 1e9);
+    tui_live_prof_label(v->live, v->flame_label, sizeof v->flame_label);
     v->flame =
         tui_view_new(p->profile, &p->rep, v->flame_label, k, v->flame_by_value, v->flame_threads);
     v->flame_kind_set = true;

@@ -483,12 +483,12 @@ jp_err tui_remote_profile(tui_remote *r, uint32_t kinds, const char *from, const
 }
 
 jp_err tui_remote_top(tui_remote *r, jp_kind k, const char *from, const char *to, const char *pod,
-                      long limit, json_t **out, jp_error *err)
+                      long limit, bool by_value, json_t **out, jp_error *err)
 {
     jp_strbuf path;
     jp_strbuf_init(&path, 0);
     flame_path(&path, r, "top", k, from, to, pod);
-    jp_strbuf_printf(&path, "&limit=%ld", limit);
+    jp_strbuf_printf(&path, "&limit=%ld&by=%s", limit, by_value ? "value" : "samples");
     r->fail = TUI_RFAIL_NONE;
     jp_err rc = remote_get(r, jp_strbuf_str(&path), out, NULL, err);
     jp_strbuf_cleanup(&path);

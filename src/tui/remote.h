@@ -108,9 +108,11 @@ jp_err tui_remote_profile(tui_remote *r, uint32_t kinds, const char *from, const
                           const char *pod, long max_nodes, jp_profile **out,
                           tui_remote_flame_meta *meta, jp_error *err);
 
-/* GETs /api/v1/top for one kind (by=value) into *out (new reference). */
+/* GETs /api/v1/top for one kind into *out (new reference): self and total
+ * per frame over all the data of the range (exact even where a flame tree
+ * would be cut), sorted by self in samples or (by_value) the kind's value. */
 jp_err tui_remote_top(tui_remote *r, jp_kind k, const char *from, const char *to, const char *pod,
-                      long limit, json_t **out, jp_error *err);
+                      long limit, bool by_value, json_t **out, jp_error *err);
 
 /* The exit status for the last failure. */
 int tui_remote_exit_status(const tui_remote *r);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "base/timeutil.h"
+#include "model/units.h"
 #include "tui/batch.h"
 #include "tui/remote_report.h"
 #include "wire/query_json.h"
@@ -122,7 +123,7 @@ static int snapshot_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FIL
     tui_rreport_status(r, &ls);
     tui_lines_add(&ls, TUI_STYLE_NORMAL, 0, "%s", "");
     tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "== threads (latest snapshot per pod)");
-    tui_rreport_threads(r, 20, &ls);
+    tui_rreport_threads(r, 20, 1, &ls);
     tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "== locks");
     tui_rreport_locks(r, &ls);
     tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "== deadlocks");
@@ -132,11 +133,71 @@ static int snapshot_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FIL
     return rc == JP_OK ? TUI_EXIT_OK : TUI_EXIT_ERROR;
 }
 
+static void top_cell(jp_kind k, bool by_value, uint64_t v, char *buf, size_t len)
+{
+    if (by_value)
+        jp_format_value(k, 1, v, buf, len);
+    else
+        snprintf(buf, len, "%llu", (unsigned long long)v);
+}
+
+/* The server's top table in the layout of --jfr --format top. */
+static int top_view(tui_remote *r, const tui_rbatch_opts *o, const char *from, const char *to,
+                    FILE *out, FILE *errout)
+{
+    jp_error err;
+    jp_error_init(&err);
+    json_t *a = NULL;
+    if (tui_remote_top(r, o->kind, from, to, o->pod, 100000, o->by_value, &a, &err) != JP_OK) {
+        fprintf(errout, "jprof-top: %s\n", err.msg);
+        return tui_remote_exit_status(r);
+    }
+    const json_t *m = json_object_get(a, "meta");
+    long long samples = jp_query_int(m, "samples", 0), value = jp_query_int(m, "total", 0);
+    uint64_t all = o->by_value ? (uint64_t)value : (uint64_t)samples;
+    char total[32];
+    jp_format_value(o->kind, 1, (uint64_t)(value > 0 ? value : 0), total, sizeof total);
+    const char *f = jp_query_str(m, "from"), *t = jp_query_str(m, "to");
+    bool partial = json_is_true(json_object_get(m, "partial"));
+    fprintf(out,
+            "# kind %s  unit %s  value %s  events %lld  samples %lld  total %s  from %s  to %s%s\n",
+            jp_kind_name(o->kind), o->by_value ? jp_kind_unit(o->kind) : "samples",
+            o->by_value ? "total" : "samples", jp_query_int(m, "events", 0), samples, total,
+            f ? f : "?", t ? t : "?", partial ? "  PARTIAL" : "");
+    fprintf(out, "%10s %6s %10s %6s  %s\n", "SELF", "SELF%", "TOTAL", "TOTAL%", "NAME");
+    size_t i;
+    json_t *row;
+    json_array_foreach(json_object_get(a, "rows"), i, row)
+    {
+        long long self = jp_query_int(row, "self", 0), tot = jp_query_int(row, "total", 0);
+        const char *name = jp_query_str(row, "name");
+        if ((self <= 0 && tot <= 0) || !name)
+            continue;
+        char sb[32], tb[32];
+        top_cell(o->kind, o->by_value, (uint64_t)self, sb, sizeof sb);
+        top_cell(o->kind, o->by_value, (uint64_t)tot, tb, sizeof tb);
+        fprintf(out, "%10s %5.1f%% %10s %5.1f%%  %s\n", sb,
+                all ? 100.0 * (double)self / (double)all : 0.0, tb,
+                all ? 100.0 * (double)tot / (double)all : 0.0, name);
+    }
+    if (!samples)
+        fprintf(errout, "jprof-top: no %s data for %s/%s%s%s from %s to %s\n",
+                jp_kind_name(o->kind), r->ns, r->svc, o->pod ? " pod " : "", o->pod ? o->pod : "",
+                f ? f : from, t ? t : to);
+    if (partial)
+        fprintf(errout, "jprof-top: PARTIAL: %s\n",
+                jp_query_str(m, "partial_reason") ? jp_query_str(m, "partial_reason") : "");
+    json_decref(a);
+    return partial ? TUI_EXIT_PARTIAL : TUI_EXIT_OK;
+}
+
 static int profile_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE *errout)
 {
     jp_error err;
     jp_error_init(&err);
     const char *from = o->from ? o->from : "-15m", *to = o->to ? o->to : "now";
+    if (o->format == TUI_FORMAT_TOP)
+        return top_view(r, o, from, to, out, errout);
     jp_profile *p = NULL;
     tui_remote_flame_meta m;
     /* the server's cap: a batch wants the whole tree */
@@ -150,9 +211,7 @@ static int profile_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE
     jp_rfc3339_parse(m.to, &rep.end_ns, NULL);
     rep.partial = m.partial;
     jp_err rc;
-    if (o->format == TUI_FORMAT_TOP)
-        rc = tui_write_top(out, p, &rep, o->kind, false, o->by_value, &err);
-    else if (o->format == TUI_FORMAT_JSON)
+    if (o->format == TUI_FORMAT_JSON)
         rc = tui_write_json(out, p, &rep, o->kind, false, o->by_value, &err);
     else
         rc = tui_write_collapsed(out, p, o->kind, false, o->by_value, &err);

@@ -4,9 +4,9 @@
  * Without an event: the Status, Threads, Locks and Deadlocks screens as
  * text, or one JSON object with "targets", "history", "threads", "locks",
  * "deadlocks" and "ingestion". With an event (kind): the service's profile
- * over the range in the formats of the --jfr batch mode (collapsed, top,
- * json). Output on out, one-line messages on errout; returns a TUI_EXIT_*
- * status (batch.h, remote.h). */
+ * over the range in the formats of the --jfr batch mode (collapsed and
+ * json from the server's flame trees, top from its exact top table). Output on out, one-line
+ * messages on errout; returns a TUI_EXIT_* status (batch.h, remote.h). */
 #ifndef JP_TUI_REMOTE_BATCH_H
 #define JP_TUI_REMOTE_BATCH_H
 

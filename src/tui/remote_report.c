@@ -130,7 +130,7 @@ static void thread_row(const json_t *t, tui_lines *ls)
                   c, state ? state : "?", name ? name : "?", top ? top : "");
 }
 
-void tui_rreport_threads(const tui_remote *r, size_t max, tui_lines *ls)
+void tui_rreport_threads(const tui_remote *r, size_t max, size_t frames, tui_lines *ls)
 {
     const json_t *targets = json_object_get(r->threads, "targets");
     if (!json_array_size(targets)) {
@@ -165,6 +165,9 @@ void tui_rreport_threads(const tui_remote *r, size_t max, tui_lines *ls)
                 break;
             }
             thread_row(t, ls);
+            const json_t *stack = json_object_get(t, "stack");
+            for (size_t f = 1; f < frames && frame_of(stack, f); f++)
+                tui_lines_add(ls, TUI_STYLE_DIM, 0, "%44s at %s", "", frame_of(stack, f));
         }
         const char *conf = jp_query_str(busy, "confidence");
         if (conf)

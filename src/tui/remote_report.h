@@ -18,8 +18,8 @@
 void tui_rreport_header(const tui_remote *r, tui_lines *ls);
 /* Per target: its latest snapshot's age and thread states, then up to
  * max threads (0 = all), busiest first: CPU%, CPU time, state, name, top
- * frame. */
-void tui_rreport_threads(const tui_remote *r, size_t max, tui_lines *ls);
+ * frame, and with frames > 1 that many frames of each stack under it. */
+void tui_rreport_threads(const tui_remote *r, size_t max, size_t frames, tui_lines *ls);
 /* Per target: locks with owner, "blocks N threads", owner chain and
  * waiters; the owners blocking most. */
 void tui_rreport_locks(const tui_remote *r, tui_lines *ls);

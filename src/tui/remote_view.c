@@ -221,6 +221,10 @@ static bool screen_key(tui_remote_view *v, int key)
     default:
         return false;
     }
+    /* a flame graph older than a minute is read again on the way in */
+    if (s == TUI_RSCR_FLAME && v->screen != s && v->flame &&
+        jp_time_now_ns() - v->flame_loaded_ns > 60 * JP_NS_PER_SEC)
+        v->flame_dirty = true;
     v->screen = s;
     v->msg[0] = 0;
     return true;
@@ -286,6 +290,12 @@ static tui_action text_key(tui_remote_view *v, int key)
         break;
     case TUI_KEY_HOME:
         *s = 0;
+        break;
+    case 'e':
+        if (v->screen != TUI_RSCR_THREADS)
+            return TUI_ACTION_NONE;
+        v->stacks = !v->stacks;
+        message(v, false, "stacks %s", v->stacks ? "shown (12 frames)" : "hidden");
         break;
     case TUI_KEY_END:
         *s = 1 << 30;
@@ -360,7 +370,7 @@ static void build_lines(tui_remote_view *v)
     }
     switch (v->screen) {
     case TUI_RSCR_THREADS:
-        tui_rreport_threads(v->r, 0, &v->lines);
+        tui_rreport_threads(v->r, 0, v->stacks ? 12 : 1, &v->lines);
         break;
     case TUI_RSCR_LOCKS:
         tui_rreport_locks(v->r, &v->lines);
@@ -408,9 +418,10 @@ static void render_flame(tui_remote_view *v, tui_canvas *c, int top)
 
 static void render_keybar(const tui_remote_view *v, tui_canvas *c, int row)
 {
-    static const char *const keys[][2] = {
-        {"T", "Threads"}, {"L", "Locks"}, {"D", "Deadlocks"}, {"F", "Flame"}, {"S", "Status"},
-        {"<>", "Range"},  {"p", "Pod"},   {"R", "Reload"},    {"?", "Help"},  {"q", "Quit"}};
+    static const char *const keys[][2] = {{"T", "Threads"},   {"e", "Stacks"}, {"L", "Locks"},
+                                          {"D", "Deadlocks"}, {"F", "Flame"},  {"S", "Status"},
+                                          {"<>", "Range"},    {"p", "Pod"},    {"R", "Reload"},
+                                          {"?", "Help"},      {"q", "Quit"}};
     int x = 0;
     for (size_t i = 0; i < sizeof keys / sizeof *keys && x < c->cols; i++) {
         x += tui_canvas_puts(c, row, x, keys[i][0], TUI_STYLE_KEY, TUI_F_BOLD);
@@ -423,7 +434,7 @@ static void render_help(tui_canvas *c)
     static const char *const lines[] = {
         "jprof-top remote view: a service as jprof-server knows it",
         "",
-        "  T F5   Threads: latest snapshot per pod, busiest first",
+        "  T F5   Threads: latest snapshot per pod, busiest first (e: stacks)",
         "  L F6   Locks: who holds what, who waits, owner chains",
         "  D F7   Deadlocks: the newest cycle per pod",
         "  F F8   Flame: all samples of the range (1-5 kinds, v values, / search,",

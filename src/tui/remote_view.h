@@ -7,7 +7,8 @@
  * trees) and Status (pods and JVMs with state and reason, status history,
  * ingestion health). Keys: T L D F S or F5 F6 F7 F8 F4 switch screens;
  * '<' '>' step the flame range through 5m 15m 1h 6h 24h; p / P step the pod
- * filter (all pods, then each pod); R reads everything again; arrows and
+ * filter (all pods, then each pod); e shows the threads' stacks; R reads
+ * everything again; arrows and
  * PgUp/PgDn scroll; ? help; q quits. On the Flame screen every other key
  * goes to the flame view (zoom, search, kinds 1-5, v values, r reverse).
  *
@@ -47,8 +48,9 @@ typedef struct tui_remote_view {
     bool help;
     char msg[300];
     bool msg_error;
-    int range; /* index into tui_range_names */
-    int pod;   /* -1: every pod, else index into r->pods */
+    bool stacks; /* Threads: each thread's stack under it (key e) */
+    int range;   /* index into tui_range_names */
+    int pod;     /* -1: every pod, else index into r->pods */
     char pod_name[256];
     int64_t interval_ns, next_refresh;
     bool refreshed; /* at least one refresh succeeded */

@@ -129,4 +129,4 @@ clean-local-tui-live:
 TESTS += tests/integration/test_tui_remote.sh
 JPROF_TUI_REMOTE_LOG = tests/integration/test_tui_remote.sh.log
 $(JPROF_TUI_REMOTE_LOG): jprof-top jprof-server jprof-agent
-EXTRA_DIST += tests/integration/test_tui_remote.sh samples/DemoService.java
+EXTRA_DIST += tests/integration/test_tui_remote.sh

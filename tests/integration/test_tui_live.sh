@@ -275,10 +275,11 @@ asprof_case() {
     wait_for asprof "hot-spinner" >/dev/null
     keys asprof F8
     step asprof "--asprof: a library the JVM cannot load is reported on the Flame screen" \
-        "loading /tmp/jprof-asprof\.so failed"
+        "loading /tmp/jprof/libasyncProfiler-jprof-top-$cpid\.so failed"
     keys asprof q
     wait_exit asprof 0 "--asprof: q quits"
-    [ -z "$(leftovers "$cpid")" ] && ! grep -q jprof-asprof "/proc/$cpid/maps" &&
+    [ -z "$(leftovers "$cpid")" ] && ! grep -q libasyncProfiler-jprof-top "/proc/$cpid/maps" &&
+        ! ls "/proc/$cpid/root/tmp/jprof" 2>/dev/null | grep -q "jprof-top-$cpid\." &&
         pass "--asprof: nothing left in the target" || fail "--asprof: left $(leftovers "$cpid")"
     kill "$cpid"
 }

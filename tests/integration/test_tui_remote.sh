@@ -249,6 +249,8 @@ key 3
 wait_screen '\[alloc\]' "flame keys still reach the flame view (3: alloc)"
 key T
 wait_screen 'http-worker-1' "back to Threads"
+key e
+wait_screen ' at java\.lang\.Thread\.run' "e shows the threads' stacks"
 key '?'
 wait_screen 'remote view' "help"
 key x

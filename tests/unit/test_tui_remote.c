@@ -175,7 +175,7 @@ static void test_reports(void **state)
     assert_string_equal(r->base, "http://127.0.0.1:1"); /* trailing / dropped */
     tui_lines ls;
     tui_lines_init(&ls);
-    tui_rreport_threads(r, 0, &ls);
+    tui_rreport_threads(r, 0, 1, &ls);
     assert_true(lines_have(&ls, "p-1 (pid 42)  snapshot 3s ago  3 threads: RUNNABLE 1, BLOCKED 2"));
     assert_true(lines_have(&ls, "97.5"));
     assert_true(lines_have(&ls, "shop.Tax.compute(Tax.java:9)"));

@@ -1,3 +1,6 @@
+# Every test here goes into INTEGRATION_TEST_LIST (not TESTS): Makefile.am adds
+# the list to TESTS unless configure --disable-integration-tests (make distcheck).
+INTEGRATION_TEST_LIST =
 # Integration tests: real JVMs, the JDK's jfr tool as oracle, tmux.
 # Benchmarks are run by hand (bench/*/run), never by make check.
 
@@ -17,7 +20,7 @@ jprof-workload:
 endif
 .PHONY: jprof-workload
 
-TESTS += tests/integration/test_jfr_oracle.sh
+INTEGRATION_TEST_LIST += tests/integration/test_jfr_oracle.sh
 # The parallel test driver names the log after the script; build the workload
 # first. (The target is spelled through a variable so automake does not see it
 # as an override of its own rule: make merges the prerequisites.)
@@ -35,7 +38,7 @@ clean-local-integration:
 .PHONY: clean-local-integration
 
 # jprof-top's command line and its interactive flame view, driven in tmux.
-TESTS += tests/integration/test_tui_flame.sh
+INTEGRATION_TEST_LIST += tests/integration/test_tui_flame.sh
 JPROF_TUI_LOG = tests/integration/test_tui_flame.sh.log
 $(JPROF_TUI_LOG): jprof-top
 EXTRA_DIST += tests/integration/test_tui_flame.sh
@@ -43,7 +46,7 @@ EXTRA_DIST += tests/integration/test_tui_flame.sh
 # Live JVMs (src/jvm): attach, snapshots from both sources, analyses, JFR
 # control, error cases, on JDK 17 and 25. Workloads: tests/java/Deadlocks.java,
 # tests/java/Contention.java (compiled by the script into the build dir).
-TESTS += tests/integration/test_live_jvm.sh
+INTEGRATION_TEST_LIST += tests/integration/test_live_jvm.sh
 JPROF_LIVE_LOG = tests/integration/test_live_jvm.sh.log
 if HAVE_JAVAC
 $(JPROF_LIVE_LOG): jprof-probe-dev jprof-helper.jar
@@ -59,7 +62,7 @@ clean-local-live:
 
 # jprof-server's API suite (server_api.py) on the embedded store; the same
 # suite runs against ClickHouse through JPROF_SERVER_CMD.
-TESTS += tests/integration/test_server_api.sh
+INTEGRATION_TEST_LIST += tests/integration/test_server_api.sh
 JPROF_SERVER_API_LOG = tests/integration/test_server_api.sh.log
 $(JPROF_SERVER_API_LOG): jprof-server jprof-top jprof-workload
 EXTRA_DIST += tests/integration/test_server_api.sh tests/integration/server_api.py
@@ -73,7 +76,7 @@ tests_unit_test_store_clickhouse_SOURCES = tests/unit/test_store_clickhouse.c
 tests_unit_test_store_clickhouse_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 tests_unit_test_store_clickhouse_LDADD = libjpserver.a libjpwire.a libjpmodel.a libjpbase.a \
 	$(CMOCKA_LIBS) $(CURL_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(ZSTD_LIBS) -lpthread -lm
-TESTS += tests/integration/test_server_clickhouse.sh
+INTEGRATION_TEST_LIST += tests/integration/test_server_clickhouse.sh
 JPROF_SERVER_CH_LOG = tests/integration/test_server_clickhouse.sh.log
 $(JPROF_SERVER_CH_LOG): jprof-server jprof-top jprof-workload tests/unit/test_store_clickhouse
 EXTRA_DIST += tests/integration/test_server_clickhouse.sh \
@@ -88,7 +91,7 @@ clean-local-server-api:
 # jprof-agent: k8s mode against the FAKE API server (fake-k8s-api.py, stdlib
 # python, loopback only), the uploader against a tiny test peer, and host mode
 # end to end with a real JVM and the real jprof-server.
-TESTS += tests/integration/test_agent_k8s.py tests/integration/test_agent_upload.py \
+INTEGRATION_TEST_LIST += tests/integration/test_agent_k8s.py tests/integration/test_agent_upload.py \
 	tests/integration/test_agent_host.py
 JPROF_AGENT_K8S_LOG = tests/integration/test_agent_k8s.py.log
 $(JPROF_AGENT_K8S_LOG): jprof-agent
@@ -100,7 +103,7 @@ EXTRA_DIST += tests/integration/test_agent_k8s.py tests/integration/test_agent_u
 	tests/integration/test_agent_host.py tests/integration/fake-k8s-api.py
 # The async-profiler engine: error paths always; the engine itself only when
 # JPROF_ASPROF_LIB names a libasyncProfiler.so (else a loud SKIPPED, exit 0).
-TESTS += tests/integration/test_agent_asprof.py
+INTEGRATION_TEST_LIST += tests/integration/test_agent_asprof.py
 JPROF_AGENT_ASPROF_LOG = tests/integration/test_agent_asprof.py.log
 $(JPROF_AGENT_ASPROF_LOG): jprof-agent jprof-server jprof-workload
 EXTRA_DIST += tests/integration/test_agent_asprof.py
@@ -108,7 +111,7 @@ EXTRA_DIST += tests/integration/test_agent_asprof.py
 # jprof-top on live JVMs (JDK 17 and 25): batch JSON/text and every error
 # exit status; the interactive screens driven in tmux, SIGTERM and SIGHUP
 # while recording. Workloads: tests/java/Contention.java, Deadlocks.java.
-TESTS += tests/integration/test_live_batch.sh tests/integration/test_tui_live.sh
+INTEGRATION_TEST_LIST += tests/integration/test_live_batch.sh tests/integration/test_tui_live.sh
 JPROF_LIVE_BATCH_LOG = tests/integration/test_live_batch.sh.log
 JPROF_TUI_LIVE_LOG = tests/integration/test_tui_live.sh.log
 if HAVE_JAVAC
@@ -126,7 +129,7 @@ clean-local-tui-live:
 # jprof-top's remote view (-n NS -s SVC) end to end: the real server on its
 # embedded store, the agent in host mode and real JVMs; batch, the screens in
 # tmux, error cases, and scripts/demo without a terminal.
-TESTS += tests/integration/test_tui_remote.sh
+INTEGRATION_TEST_LIST += tests/integration/test_tui_remote.sh
 JPROF_TUI_REMOTE_LOG = tests/integration/test_tui_remote.sh.log
 $(JPROF_TUI_REMOTE_LOG): jprof-top jprof-server jprof-agent
 EXTRA_DIST += tests/integration/test_tui_remote.sh

@@ -282,6 +282,32 @@ asprof_case() {
         ! ls "/proc/$cpid/root/tmp/jprof" 2>/dev/null | grep -q "jprof-top-$cpid\." &&
         pass "--asprof: nothing left in the target" || fail "--asprof: left $(leftovers "$cpid")"
     kill "$cpid"
+
+    echo "--- --asprof with someone else's async-profiler loaded"
+    if ! command -v cc >/dev/null; then
+        [ "${CI:-}" = true ] && fail "no C compiler for the profiler conflict case"
+        echo "note: no C compiler; the profiler conflict case is not run"
+        return
+    fi
+    printf '#include <jni.h>\nJNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *v, char *o, void *r) { return 0; }\n' >"$work/bogus/fake.c"
+    mkdir -p "$work/bogus/other"
+    cc -shared -fPIC -I"$home/include" -I"$home/include/linux" -o "$work/bogus/other/libasyncProfiler.so" \
+        "$work/bogus/fake.c" || { fail "building the stand-in profiler"; return; }
+    start_jvm "$home" Contention "-agentpath:$work/bogus/other/libasyncProfiler.so" ||
+        { fail "JVM with a foreign profiler"; return; }
+    cpid=$jvm_pid
+    run foreign -p "$cpid" --asprof "$work/bogus/libasyncProfiler.so"
+    step foreign "--asprof, someone else's profiler: the live view opens" "hot-spinner"
+    keys foreign F8
+    step foreign "--asprof, someone else's profiler: the Flame screen says so" \
+        "already has an async-profiler loaded by someone else .*other/libasyncProfiler\.so"
+    keys foreign F6
+    step foreign "--asprof, someone else's profiler: Locks still work" "owner \"ledger-owner\""
+    keys foreign q
+    wait_exit foreign 0 "--asprof, someone else's profiler: q quits"
+    [ -z "$(leftovers "$cpid")" ] && ! grep -q libasyncProfiler-jprof-top "/proc/$cpid/maps" &&
+        pass "--asprof, someone else's profiler: nothing copied" || fail "conflict: left $(leftovers "$cpid")"
+    kill "$cpid"
 }
 
 exit_case() {

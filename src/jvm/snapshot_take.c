@@ -5,10 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/timeutil.h"
 #include "base/xalloc.h"
+#include "jvm/cleanup.h"
 #include "jvm/targetfs.h"
 #include "jvm/threadprint.h"
 
@@ -220,8 +224,66 @@ static jp_err take_thread_print(const jvm_proc *t, const jvm_attach_opts *ao, jp
     return rc;
 }
 
+/* The helper jar has one fixed name in the target (so repeated loads reuse
+ * the loaded class), so two jprof processes on one JVM (jprof-top and the
+ * agent, say) must not interleave copy, load and delete: one would delete the
+ * jar the other is loading. They take turns on a lock file next to it; the
+ * holder removes it, so a waiter re-checks that it locked the file still
+ * named there. Returns the locked fd, or -1 with err set. */
+static int helper_lock(const jvm_proc *t, jvm_tfile *lk, jp_error *err)
+{
+    jvm_tfile_fixed(t, "jprof-helper.lock", lk);
+    int64_t deadline = jp_time_mono_ns() + 10 * JP_NS_PER_SEC;
+    for (;;) {
+        int fd = open(lk->host, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            jp_error_set(err, errno == EACCES || errno == EPERM ? JP_ERR_PERMISSION : JP_ERR_IO,
+                         "%s: %s", lk->host, strerror(errno));
+            return -1;
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            struct stat a, b;
+            if (fstat(fd, &a) == 0 && stat(lk->host, &b) == 0 && a.st_ino == b.st_ino &&
+                a.st_dev == b.st_dev) {
+                lk->cleanup = jvm_cleanup_register_file(lk->host);
+                return fd;
+            }
+        }
+        close(fd);
+        if (jp_time_mono_ns() > deadline) {
+            /* JP_ERR_IO: auto mode falls back to Thread.print */
+            jp_error_set(err, JP_ERR_IO, "another jprof process kept the helper lock %s for 10 s",
+                         lk->host);
+            return -1;
+        }
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void helper_unlock(jvm_tfile *lk, int fd)
+{
+    jvm_tfile_remove(lk); /* unlink first: waiters then see a new file */
+    close(fd);
+}
+
+static jp_err take_helper_locked(const jvm_proc *t, const jvm_attach_opts *ao,
+                                 const jvm_snap_opts *o, jp_snapshot **out, jp_error *err);
+
 static jp_err take_helper(const jvm_proc *t, const jvm_attach_opts *ao, const jvm_snap_opts *o,
                           jp_snapshot **out, jp_error *err)
+{
+    jvm_tfile lk;
+    int fd = helper_lock(t, &lk, err);
+    if (fd < 0)
+        return err ? err->code : JP_ERR_IO;
+    jp_err rc = take_helper_locked(t, ao, o, out, err);
+    helper_unlock(&lk, fd);
+    return rc;
+}
+
+static jp_err take_helper_locked(const jvm_proc *t, const jvm_attach_opts *ao,
+                                 const jvm_snap_opts *o, jp_snapshot **out, jp_error *err)
 {
     char jar[1024];
     if (o->helper_jar)

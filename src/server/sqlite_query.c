@@ -144,6 +144,18 @@ static jp_err q_open_fail(sq_q *q, int64_t day, const jp_error *e)
     return JP_OK;
 }
 
+/* One day of the query read-only, or NULL with the query marked partial:
+ * an unreadable day costs its rows, not the whole answer. */
+static sqlite3 *q_open_day(sq_q *q, int64_t day)
+{
+    jp_error e;
+    jp_error_init(&e);
+    sqlite3 *db = sq_open_ro(q->st, day, &e);
+    if (!db)
+        q_open_fail(q, day, &e);
+    return db;
+}
+
 /* ---- targets ---- */
 
 typedef struct q_tentry {
@@ -247,13 +259,9 @@ jp_err sq_targets(store *s, const store_filter *f, const store_budget *b, store_
     jp_u64map idx;
     jp_u64map_init(&idx);
     for (size_t i = 0; i < nd && !q_over(&q, 0); i++) {
-        jp_error e;
-        jp_error_init(&e);
-        sqlite3 *db = sq_open_ro(q.st, days[i], &e);
-        if (!db) {
-            q_open_fail(&q, days[i], &e);
+        sqlite3 *db = q_open_day(&q, days[i]);
+        if (!db)
             continue;
-        }
         q_targets_day(&q, db, &list, &n, &cap, &idx);
         sqlite3_close(db);
     }
@@ -473,13 +481,9 @@ jp_err sq_flame(store *s, const store_filter *f, const store_budget *b, store_st
     size_t nd = q_days(&q, days);
     bool go = true;
     for (size_t i = 0; i < nd && go && !q.info->partial; i++) {
-        jp_error e;
-        jp_error_init(&e);
-        sqlite3 *db = sq_open_ro(q.st, days[i], &e);
-        if (!db) {
-            q_open_fail(&q, days[i], &e);
+        sqlite3 *db = q_open_day(&q, days[i]);
+        if (!db)
             continue;
-        }
         sq_agg a = {0};
         q_cover cv = {0};
         q_flame_rollups(&c, db, &a, &cv);
@@ -578,13 +582,9 @@ jp_err sq_snapshots_latest(store *s, const store_filter *f, const store_budget *
     jp_u64map idx;
     jp_u64map_init(&idx);
     for (size_t i = nd; i-- > 0 && !q_over(&q, 0);) {
-        jp_error e;
-        jp_error_init(&e);
-        sqlite3 *db = sq_open_ro(q.st, days[i], &e);
-        if (!db) {
-            q_open_fail(&q, days[i], &e);
+        sqlite3 *db = q_open_day(&q, days[i]);
+        if (!db)
             continue;
-        }
         q_snap_day(&q, db, days[i], &list, &n, &cap, &idx);
         sqlite3_close(db);
     }
@@ -628,13 +628,9 @@ static jp_err q_docs_newest(store *s, const store_filter *f, const store_budget 
     int64_t days[SQ_MAX_DAYS];
     size_t nd = q_days(&q, days);
     for (size_t i = nd; i-- > 0 && !info->stopped && !q_over(&q, 1);) {
-        jp_error e;
-        jp_error_init(&e);
-        sqlite3 *db = sq_open_ro(q.st, days[i], &e);
-        if (!db) {
-            q_open_fail(&q, days[i], &e);
+        sqlite3 *db = q_open_day(&q, days[i]);
+        if (!db)
             continue;
-        }
         sqlite3_stmt *st = NULL;
         if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
             if (f->ns)
@@ -801,13 +797,9 @@ jp_err sq_ingestion(store *s, const store_filter *f, const store_budget *b, stor
     jp_u64map idx;
     jp_u64map_init(&idx);
     for (size_t i = 0; i < nd && !q_over(&q, 0); i++) {
-        jp_error e;
-        jp_error_init(&e);
-        sqlite3 *db = sq_open_ro(q.st, days[i], &e);
-        if (!db) {
-            q_open_fail(&q, days[i], &e);
+        sqlite3 *db = q_open_day(&q, days[i]);
+        if (!db)
             continue;
-        }
         q_ing_day(&q, db, &list, &n, &cap, &idx);
         sqlite3_close(db);
     }

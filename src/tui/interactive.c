@@ -1,9 +1,9 @@
 #include "tui/interactive.h"
 
 #include <stdio.h>
-#include <unistd.h>
 
 #include "jvm/cleanup.h"
+#include "tui/app_common.h"
 #include "tui/batch.h"
 #include "tui/live_batch.h"
 #include "tui/live_view.h"
@@ -12,11 +12,8 @@
 
 int tui_interactive_run(const tui_args *a)
 {
-    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-        fputs("jprof-top: the interactive view needs a terminal; use -b for batch output\n",
-              stderr);
+    if (!tui_have_terminal())
         return TUI_EXIT_USAGE;
-    }
     jp_error err, serr;
     jp_error_init(&err);
     jp_error_init(&serr);
@@ -54,33 +51,12 @@ int tui_interactive_run(const tui_args *a)
     return TUI_EXIT_OK;
 }
 
-static void app_resize(void *ctx, int rows, int cols)
-{
-    tui_live_view_resize(ctx, rows, cols);
-}
-
-static tui_action app_key(void *ctx, int key)
-{
-    return tui_live_view_key(ctx, key);
-}
-
-static bool app_tick(void *ctx)
-{
-    return tui_live_view_tick(ctx);
-}
-
-static void app_render(void *ctx, tui_canvas *c)
-{
-    tui_live_view_render(ctx, c);
-}
+TUI_APP_CALLBACKS(tui_live_view)
 
 int tui_interactive_live(const tui_args *a)
 {
-    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-        fputs("jprof-top: the interactive view needs a terminal; use -b for batch output\n",
-              stderr);
+    if (!tui_have_terminal())
         return TUI_EXIT_USAGE;
-    }
     tui_live_signals_install();
     tui_live_opts o;
     tui_live_opts_from_args(a, &o);
@@ -96,23 +72,13 @@ int tui_interactive_live(const tui_args *a)
     tui_live_view *v = tui_live_view_new(l, &o);
     if (l)
         tui_live_view_tick(v); /* the first snapshot before the first screen */
-    tui_app app = {.ctx = v,
-                   .resize = app_resize,
-                   .key = app_key,
-                   .tick = app_tick,
-                   .render = app_render,
-                   .stop = &tui_live_stop_signal,
-                   .poll_ms = 100};
-    jp_err rc = JP_OK;
-    if (!tui_live_stop_signal)
-        rc = tui_screen_run_app(&app, &err);
+    tui_app app = TUI_APP_INIT(tui_live_view, v, 100);
+    int rc = tui_live_stop_signal ? TUI_EXIT_OK : tui_app_run(&app);
     /* Stops the recording and removes jprof's files in the target. */
     tui_live_view_free(v);
     jvm_cleanup_run_all();
-    if (rc != JP_OK) {
-        fprintf(stderr, "jprof-top: %s\n", err.msg);
-        return TUI_EXIT_ERROR;
-    }
+    if (rc != TUI_EXIT_OK)
+        return rc;
     if (tui_live_stop_signal) {
         fprintf(stderr, "jprof-top: stopped by signal %d; nothing left in the target\n",
                 (int)tui_live_stop_signal);

@@ -432,7 +432,8 @@ static int asprof_mapped(tui_live *l, char *other, size_t olen)
             continue;
         size_t n = strcspn(p, "\n");
         static const char deleted[] = " (deleted)";
-        if (n >= sizeof deleted - 1 && memcmp(p + n - (sizeof deleted - 1), deleted, 10) == 0)
+        if (n >= sizeof deleted - 1 &&
+            memcmp(p + n - (sizeof deleted - 1), deleted, sizeof deleted - 1) == 0)
             n -= sizeof deleted - 1;
         if (n == ol && memcmp(p, l->prof.lib.inner, n) == 0) {
             who = 1;

@@ -541,36 +541,19 @@ static tui_action text_key(tui_live_view *v, int key)
 {
     int *sc = &v->scroll[v->stack ? TUI_LSCR_THREADS : v->screen];
     int h = body_rows(v), max = (int)v->lines.count - h;
-    switch (key) {
-    case TUI_KEY_UP:
-        (*sc)--;
-        break;
-    case TUI_KEY_DOWN:
-        (*sc)++;
-        break;
-    case TUI_KEY_PGUP:
-        *sc -= h > 1 ? h - 1 : 1;
-        break;
-    case TUI_KEY_PGDN:
-    case ' ':
-        *sc += h > 1 ? h - 1 : 1;
-        break;
-    case TUI_KEY_HOME:
-        *sc = 0;
-        break;
-    case TUI_KEY_END:
-        *sc = max;
-        break;
-    case TUI_KEY_ESC:
-    case TUI_KEY_BACKSPACE:
-    case TUI_KEY_ENTER:
-    case TUI_KEY_LEFT:
-        if (!v->stack)
+    if (!tui_scroll_key(sc, key, h > 1 ? h - 1 : 1, max)) {
+        switch (key) {
+        case TUI_KEY_ESC:
+        case TUI_KEY_BACKSPACE:
+        case TUI_KEY_ENTER:
+        case TUI_KEY_LEFT:
+            if (!v->stack)
+                return TUI_ACTION_NONE;
+            v->stack = false;
+            break;
+        default:
             return TUI_ACTION_NONE;
-        v->stack = false;
-        break;
-    default:
-        return TUI_ACTION_NONE;
+        }
     }
     if (*sc > max)
         *sc = max;

@@ -23,6 +23,7 @@ libjptui_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 
 bin_PROGRAMS += jprof-top
 jprof_top_SOURCES = src/tui/main.c \
+	src/tui/app_common.c src/tui/app_common.h \
 	src/tui/interactive.c src/tui/interactive.h \
 	src/tui/remote_cli.c src/tui/remote_cli.h \
 	src/tui/screen.c src/tui/screen.h

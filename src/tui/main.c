@@ -5,13 +5,13 @@
 #include <getopt.h>
 #include <stdint.h>
 #include <locale.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/timeutil.h"
 #include "model/profile.h"
+#include "tui/app_common.h"
 #include "tui/batch.h"
 #include "jvm/snapshot_take.h"
 #include "tui/interactive.h"
@@ -21,10 +21,7 @@
 
 enum {
     OPT_JFR = 1000,
-    OPT_VALUE,
     OPT_THREADS,
-    OPT_FROM,
-    OPT_TO,
     OPT_COUNT,
     OPT_SNAPSHOT,
     OPT_WINDOW,
@@ -32,19 +29,13 @@ enum {
 };
 
 static const struct option long_options[] = {
-    {"batch", no_argument, NULL, 'b'},
+    /* -b, -f, -e, --value, --from, --to, -d, -h */
+    TUI_COMMON_OPTIONS,
     {"jfr", required_argument, NULL, OPT_JFR},
-    {"event", required_argument, NULL, 'e'},
-    {"value", required_argument, NULL, OPT_VALUE},
-    {"format", required_argument, NULL, 'f'},
     {"threads", no_argument, NULL, OPT_THREADS},
-    {"from", required_argument, NULL, OPT_FROM},
-    {"to", required_argument, NULL, OPT_TO},
-    {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     /* a live JVM on this machine */
     {"pid", required_argument, NULL, 'p'},
-    {"delay", required_argument, NULL, 'd'},
     {"count", required_argument, NULL, OPT_COUNT},
     {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
     {"window", required_argument, NULL, OPT_WINDOW},
@@ -100,26 +91,14 @@ static void usage(FILE *out)
           out);
 }
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("jprof-top: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs("\nTry 'jprof-top --help' for more information.\n", stderr);
-    return TUI_EXIT_USAGE;
-}
-
 static int parse_seconds(const char *s, const char *opt, int64_t *out)
 {
     jp_error err;
     jp_error_init(&err);
     int64_t ns = 0;
     if (jp_duration_parse(s, &ns, &err) != JP_OK || ns <= 0)
-        return usage_error("%s: '%s' is not a positive number of seconds (like 2, 0.5 or 500ms)",
-                           opt, s);
+        return tui_usage_error(
+            "%s: '%s' is not a positive number of seconds (like 2, 0.5 or 500ms)", opt, s);
     *out = ns;
     return TUI_EXIT_OK;
 }
@@ -130,7 +109,7 @@ static int parse_count(const char *s, const char *opt, long min, long max, int *
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || end == s || *end || v < min || v > max)
-        return usage_error("%s: '%s' is not a number from %ld to %ld", opt, s, min, max);
+        return tui_usage_error("%s: '%s' is not a number from %ld to %ld", opt, s, min, max);
     *out = (int)v;
     return TUI_EXIT_OK;
 }
@@ -164,28 +143,28 @@ static int parse(int argc, char **argv, tui_args *a)
             break;
         case 'e':
             if (!jp_kind_parse(optarg, &a->kind))
-                return usage_error("unknown kind '%s' for --event "
-                                   "(use cpu, wall, alloc, lock or park)",
-                                   optarg);
+                return tui_usage_error("unknown kind '%s' for --event "
+                                       "(use cpu, wall, alloc, lock or park)",
+                                       optarg);
             a->has_kind = true;
             break;
-        case OPT_VALUE:
+        case TUI_OPT_VALUE:
             if (strcmp(optarg, "samples") && strcmp(optarg, "total"))
-                return usage_error("--value must be samples or total, not '%s'", optarg);
+                return tui_usage_error("--value must be samples or total, not '%s'", optarg);
             a->by_value = !strcmp(optarg, "total");
             break;
         case 'f':
             if (!tui_format_parse(optarg, &a->format))
-                return usage_error("unknown format '%s' (use collapsed, top or json)", optarg);
+                return tui_usage_error("unknown format '%s' (use collapsed, top or json)", optarg);
             a->has_format = true;
             break;
         case OPT_THREADS:
             a->threads = true;
             break;
-        case OPT_FROM:
+        case TUI_OPT_FROM:
             rc = parse_time(optarg, &a->from, &a->has_from, "--from");
             break;
-        case OPT_TO:
+        case TUI_OPT_TO:
             rc = parse_time(optarg, &a->to, &a->has_to, "--to");
             break;
         case 'h':
@@ -213,9 +192,9 @@ static int parse(int argc, char **argv, tui_args *a)
         case OPT_SNAPSHOT: {
             jvm_snap_source src;
             if (!jvm_snap_source_parse(optarg, &src))
-                return usage_error("unknown snapshot source '%s' (use auto, helper or "
-                                   "thread-print)",
-                                   optarg);
+                return tui_usage_error("unknown snapshot source '%s' (use auto, helper or "
+                                       "thread-print)",
+                                       optarg);
             a->snap_source = (int)src;
             break;
         }
@@ -225,34 +204,35 @@ static int parse(int argc, char **argv, tui_args *a)
         case 'n':
         case 's':
             /* main() hands such command lines to tui_remote_main() */
-            return usage_error("%s needs a value", c == 'n' ? "-n" : "-s");
+            return tui_usage_error("%s needs a value", c == 'n' ? "-n" : "-s");
         case ':':
-            return usage_error("option '%s' needs a value", argv[optind - 1]);
+            return tui_usage_error("option '%s' needs a value", argv[optind - 1]);
         default:
-            return usage_error("unknown option '%s'", argv[optind - 1]);
+            return tui_usage_error("unknown option '%s'", argv[optind - 1]);
         }
         if (rc != TUI_EXIT_OK)
             return rc;
     }
     if (optind < argc)
-        return usage_error("unexpected argument '%s'", argv[optind]);
+        return tui_usage_error("unexpected argument '%s'", argv[optind]);
     if (a->has_format && !a->batch)
-        return usage_error("%s", "--format is for batch mode: add -b");
+        return tui_usage_error("%s", "--format is for batch mode: add -b");
     if (!a->jfr_path && (a->has_kind || a->has_from || a->has_to || a->threads || a->by_value))
-        return usage_error("%s", "--event, --value, --threads, --from and --to need a recording: "
-                                 "no recording given, use --jfr FILE");
+        return tui_usage_error("%s",
+                               "--event, --value, --threads, --from and --to need a recording: "
+                               "no recording given, use --jfr FILE");
     if (a->jfr_path) {
         if (a->has_pid)
-            return usage_error("%s", "--jfr and -p are two sources: give one");
+            return tui_usage_error("%s", "--jfr and -p are two sources: give one");
         if (a->has_format && a->format == TUI_FORMAT_TEXT)
-            return usage_error("%s", "--format text is for live JVMs (-p); use collapsed, top "
-                                     "or json with --jfr");
+            return tui_usage_error("%s", "--format text is for live JVMs (-p); use collapsed, top "
+                                         "or json with --jfr");
         return -1;
     }
     if (a->has_format && a->format != TUI_FORMAT_TEXT && a->format != TUI_FORMAT_JSON)
-        return usage_error("--format %s is for recordings (--jfr); a live JVM prints text or "
-                           "json",
-                           a->format == TUI_FORMAT_TOP ? "top" : "collapsed");
+        return tui_usage_error("--format %s is for recordings (--jfr); a live JVM prints text or "
+                               "json",
+                               a->format == TUI_FORMAT_TOP ? "top" : "collapsed");
     if (!a->has_format)
         a->format = TUI_FORMAT_TEXT;
     return -1;

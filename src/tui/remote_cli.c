@@ -1,13 +1,12 @@
 #include "tui/remote_cli.h"
 
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/timeutil.h"
+#include "tui/app_common.h"
 #include "tui/batch.h"
 #include "tui/live.h"
 #include "tui/remote.h"
@@ -21,9 +20,6 @@ enum {
     OPT_SERVER_CA,
     OPT_POD,
     OPT_RANGE,
-    OPT_FROM,
-    OPT_TO,
-    OPT_VALUE,
     OPT_SCREEN,
 };
 
@@ -36,14 +32,7 @@ static const struct option remote_options[] = {
     {"pod", required_argument, NULL, OPT_POD},
     {"range", required_argument, NULL, OPT_RANGE},
     {"screen", required_argument, NULL, OPT_SCREEN},
-    {"batch", no_argument, NULL, 'b'},
-    {"format", required_argument, NULL, 'f'},
-    {"event", required_argument, NULL, 'e'},
-    {"value", required_argument, NULL, OPT_VALUE},
-    {"from", required_argument, NULL, OPT_FROM},
-    {"to", required_argument, NULL, OPT_TO},
-    {"delay", required_argument, NULL, 'd'},
-    {"help", no_argument, NULL, 'h'},
+    TUI_COMMON_OPTIONS,
     {NULL, 0, NULL, 0},
 };
 
@@ -72,18 +61,6 @@ typedef struct rargs {
     int64_t interval_ns;
     tui_rscreen screen;
 } rargs;
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("jprof-top: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs("\nTry 'jprof-top --help' for more information.\n", stderr);
-    return TUI_EXIT_USAGE;
-}
 
 static void usage(void)
 {
@@ -145,7 +122,7 @@ static int parse_opt(int c, rargs *a)
         return -1;
     case OPT_RANGE:
         if ((a->range = tui_range_parse(optarg)) < 0)
-            return usage_error("--range must be 5m, 15m, 1h, 6h or 24h, not '%s'", optarg);
+            return tui_usage_error("--range must be 5m, 15m, 1h, 6h or 24h, not '%s'", optarg);
         return -1;
     case OPT_SCREEN: {
         static const char *const names[] = {"threads", "locks", "deadlocks", "flame", "status"};
@@ -154,41 +131,41 @@ static int parse_opt(int c, rargs *a)
                 a->screen = (tui_rscreen)i;
                 return -1;
             }
-        return usage_error("--screen must be threads, locks, deadlocks, flame or status");
+        return tui_usage_error("--screen must be threads, locks, deadlocks, flame or status");
     }
     case 'b':
         a->batch = true;
         return -1;
     case 'f':
         if (!tui_format_parse(optarg, &a->bo.format))
-            return usage_error("unknown format '%s' (use text or json; with --event collapsed, "
-                               "top or json)",
-                               optarg);
+            return tui_usage_error("unknown format '%s' (use text or json; with --event collapsed, "
+                                   "top or json)",
+                                   optarg);
         a->has_format = true;
         return -1;
     case 'e':
         if (!jp_kind_parse(optarg, &a->bo.kind))
-            return usage_error("unknown kind '%s' for --event (use cpu, wall, alloc, lock or "
-                               "park)",
-                               optarg);
+            return tui_usage_error("unknown kind '%s' for --event (use cpu, wall, alloc, lock or "
+                                   "park)",
+                                   optarg);
         a->bo.has_kind = true;
         return -1;
-    case OPT_VALUE:
+    case TUI_OPT_VALUE:
         if (strcmp(optarg, "samples") && strcmp(optarg, "total"))
-            return usage_error("--value must be samples or total, not '%s'", optarg);
+            return tui_usage_error("--value must be samples or total, not '%s'", optarg);
         a->bo.by_value = !strcmp(optarg, "total");
         return -1;
-    case OPT_FROM:
+    case TUI_OPT_FROM:
         a->bo.from = optarg;
         return -1;
-    case OPT_TO:
+    case TUI_OPT_TO:
         a->bo.to = optarg;
         return -1;
     case 'd': {
         jp_error err;
         jp_error_init(&err);
         if (jp_duration_parse(optarg, &a->interval_ns, &err) != JP_OK || a->interval_ns <= 0)
-            return usage_error("-d: '%s' is not a positive number of seconds", optarg);
+            return tui_usage_error("-d: '%s' is not a positive number of seconds", optarg);
         return -1;
     }
     case 'h':
@@ -202,24 +179,25 @@ static int parse_opt(int c, rargs *a)
 static int check_args(rargs *a)
 {
     if (!a->ro.ns || !*a->ro.ns || !a->ro.svc || !*a->ro.svc)
-        return usage_error("%s", "the remote view needs both -n NAMESPACE and -s SERVICE");
+        return tui_usage_error("%s", "the remote view needs both -n NAMESPACE and -s SERVICE");
     if (a->has_format && !a->batch)
-        return usage_error("%s", "--format is for batch mode: add -b");
+        return tui_usage_error("%s", "--format is for batch mode: add -b");
     if (!a->batch && (a->bo.has_kind || a->bo.from || a->bo.to || a->bo.by_value))
-        return usage_error("%s", "--event, --value, --from and --to are for batch mode (-b); "
-                                 "interactively use the Flame screen (F) and < > for the range");
+        return tui_usage_error("%s",
+                               "--event, --value, --from and --to are for batch mode (-b); "
+                               "interactively use the Flame screen (F) and < > for the range");
     if (a->bo.has_kind) {
         if (!a->has_format)
             a->bo.format = TUI_FORMAT_COLLAPSED;
         else if (a->bo.format == TUI_FORMAT_TEXT)
-            return usage_error("%s", "--format text is for the snapshot view; with --event use "
-                                     "collapsed, top or json");
+            return tui_usage_error("%s", "--format text is for the snapshot view; with --event use "
+                                         "collapsed, top or json");
     } else if (a->bo.from || a->bo.to || a->bo.by_value) {
-        return usage_error("%s", "--value, --from and --to need --event KIND");
+        return tui_usage_error("%s", "--value, --from and --to need --event KIND");
     } else if (!a->has_format) {
         a->bo.format = TUI_FORMAT_TEXT;
     } else if (a->bo.format != TUI_FORMAT_TEXT && a->bo.format != TUI_FORMAT_JSON) {
-        return usage_error("%s", "--format collapsed and top need --event KIND");
+        return tui_usage_error("%s", "--format collapsed and top need --event KIND");
     }
     return -1;
 }
@@ -239,16 +217,16 @@ static int parse(int argc, char **argv, rargs *a)
     int c;
     while ((c = getopt_long(argc, argv, ":bn:s:f:e:d:h", remote_options, NULL)) != -1) {
         if (c == ':')
-            return usage_error("option '%s' needs a value", argv[optind - 1]);
+            return tui_usage_error("option '%s' needs a value", argv[optind - 1]);
         int rc = parse_opt(c, a);
         if (rc == -2)
-            return usage_error("'%s' is not an option of the remote view (-n NS -s SVC)",
-                               argv[optind - 1]);
+            return tui_usage_error("'%s' is not an option of the remote view (-n NS -s SVC)",
+                                   argv[optind - 1]);
         if (rc >= 0)
             return rc;
     }
     if (optind < argc)
-        return usage_error("unexpected argument '%s'", argv[optind]);
+        return tui_usage_error("unexpected argument '%s'", argv[optind]);
     if (a->range != 1 && !a->bo.from && a->batch && a->bo.has_kind) {
         static char from[16];
         snprintf(from, sizeof from, "-%s", tui_range_names[a->range]);
@@ -257,46 +235,16 @@ static int parse(int argc, char **argv, rargs *a)
     return check_args(a);
 }
 
-static void app_resize(void *ctx, int rows, int cols)
-{
-    tui_remote_view_resize(ctx, rows, cols);
-}
-
-static tui_action app_key(void *ctx, int key)
-{
-    return tui_remote_view_key(ctx, key);
-}
-
-static bool app_tick(void *ctx)
-{
-    return tui_remote_view_tick(ctx);
-}
-
-static void app_render(void *ctx, tui_canvas *c)
-{
-    tui_remote_view_render(ctx, c);
-}
+TUI_APP_CALLBACKS(tui_remote_view)
 
 static int interactive(tui_remote *r, const rargs *a)
 {
     tui_live_signals_install();
     tui_remote_view *v = tui_remote_view_new(r, a->interval_ns, a->range, a->bo.pod, a->screen);
-    tui_app app = {.ctx = v,
-                   .resize = app_resize,
-                   .key = app_key,
-                   .tick = app_tick,
-                   .render = app_render,
-                   .stop = &tui_live_stop_signal,
-                   .poll_ms = 200};
-    jp_error err;
-    jp_error_init(&err);
-    jp_err rc = tui_screen_run_app(&app, &err);
+    tui_app app = TUI_APP_INIT(tui_remote_view, v, 200);
+    int rc = tui_app_run(&app);
     tui_remote_view_free(v);
-    if (rc != JP_OK) {
-        fprintf(stderr, "jprof-top: %s\n", err.msg);
-        return TUI_EXIT_ERROR;
-    }
-    return TUI_EXIT_OK;
+    return rc;
 }
 
 int tui_remote_main(int argc, char **argv)
@@ -305,11 +253,8 @@ int tui_remote_main(int argc, char **argv)
     int rc = parse(argc, argv, &a);
     if (rc >= 0)
         return rc;
-    if (!a.batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
-        fputs("jprof-top: the interactive view needs a terminal; use -b for batch output\n",
-              stderr);
+    if (!a.batch && !tui_have_terminal())
         return TUI_EXIT_USAGE;
-    }
     jp_http_global_init();
     tui_remote *r = tui_remote_new(&a.ro);
     jp_error err;

@@ -269,39 +269,23 @@ static tui_action text_key(tui_remote_view *v, int key)
 {
     int *s = &v->scroll[v->screen], page = v->rows - HEAD_ROWS - 2;
     page = page > 1 ? page : 1;
-    switch (key) {
-    case '?':
-    case 'h':
-    case TUI_KEY_F1:
-        v->help = true;
-        break;
-    case TUI_KEY_UP:
-        (*s)--;
-        break;
-    case TUI_KEY_DOWN:
-        (*s)++;
-        break;
-    case TUI_KEY_PGUP:
-        *s -= page;
-        break;
-    case TUI_KEY_PGDN:
-    case ' ':
-        *s += page;
-        break;
-    case TUI_KEY_HOME:
-        *s = 0;
-        break;
-    case 'e':
-        if (v->screen != TUI_RSCR_THREADS)
+    /* End goes past the last line; rendering clamps it */
+    if (!tui_scroll_key(s, key, page, 1 << 30)) {
+        switch (key) {
+        case '?':
+        case 'h':
+        case TUI_KEY_F1:
+            v->help = true;
+            break;
+        case 'e':
+            if (v->screen != TUI_RSCR_THREADS)
+                return TUI_ACTION_NONE;
+            v->stacks = !v->stacks;
+            message(v, false, "stacks %s", v->stacks ? "shown (12 frames)" : "hidden");
+            break;
+        default:
             return TUI_ACTION_NONE;
-        v->stacks = !v->stacks;
-        message(v, false, "stacks %s", v->stacks ? "shown (12 frames)" : "hidden");
-        break;
-    case TUI_KEY_END:
-        *s = 1 << 30;
-        break;
-    default:
-        return TUI_ACTION_NONE;
+        }
     }
     if (*s < 0)
         *s = 0;

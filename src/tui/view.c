@@ -520,3 +520,30 @@ void tui_view_render(const tui_view *v, tui_canvas *c)
     if (used + 1 < v->rows)
         tui_chrome_keybar(v, c, used + 1);
 }
+
+bool tui_scroll_key(int *pos, int key, int page, int end)
+{
+    switch (key) {
+    case TUI_KEY_UP:
+        (*pos)--;
+        return true;
+    case TUI_KEY_DOWN:
+        (*pos)++;
+        return true;
+    case TUI_KEY_PGUP:
+        *pos -= page;
+        return true;
+    case TUI_KEY_PGDN:
+    case ' ':
+        *pos += page;
+        return true;
+    case TUI_KEY_HOME:
+        *pos = 0;
+        return true;
+    case TUI_KEY_END:
+        *pos = end;
+        return true;
+    default:
+        return false;
+    }
+}

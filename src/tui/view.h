@@ -124,6 +124,11 @@ void tui_view_free(tui_view *v);
 void tui_view_resize(tui_view *v, int rows, int cols);
 /* Handles one key. */
 tui_action tui_view_key(tui_view *v, int key);
+/* The scroll keys of a text screen (the live and remote views): Up/Down move
+ * *pos by a line, PgUp/PgDn and space by `page` lines, Home to 0, End to
+ * `end`; true for those keys. The caller clamps *pos. Any other key: false,
+ * *pos untouched. */
+bool tui_scroll_key(int *pos, int key, int page, int end);
 /* Recomputes layout, search and top table as needed; call before render. */
 void tui_view_update(tui_view *v);
 /* Draws the whole screen; resizes the canvas to the view's size. */

@@ -42,6 +42,8 @@ INTEGRATION_TEST_LIST += tests/integration/test_tui_flame.sh
 JPROF_TUI_LOG = tests/integration/test_tui_flame.sh.log
 $(JPROF_TUI_LOG): jprof-top
 EXTRA_DIST += tests/integration/test_tui_flame.sh
+# shared set-up sourced by the shell tests (paths, JDKs, workloads, counters)
+EXTRA_DIST += tests/integration/lib.sh
 
 # Live JVMs (src/jvm): attach, snapshots from both sources, analyses, JFR
 # control, error cases, on JDK 17 and 25. Workloads: tests/java/Deadlocks.java,

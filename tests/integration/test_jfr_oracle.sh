@@ -19,13 +19,9 @@
 # Exit: 0 all passed, 1 some case failed, 77 nothing could run (not in CI).
 set -u
 
-here=$(cd "$(dirname "$0")" && pwd)
-srcdir=$(cd "$here/../.." && pwd)
-builddir=$(pwd)
+. "$(dirname "$0")/lib.sh"
 top=${JPROF_TOP:-$builddir/jprof-top}
 fixtures=${JPROF_FIXTURES:-$srcdir/../shared/fixtures/jfr}
-jdk17=${JDK17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
-jdk25=${JDK25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
 secs=${RECORD_SECONDS:-10}
 oracle="$here/jfr_oracle.py"
 work=$builddir/tests/integration/jfr-oracle.d
@@ -34,23 +30,7 @@ export JFR_ORACLE_CACHE=$work/cache
 # 10 ms: record-jfr.sh pins jdk.ExecutionSample#period at this value.
 period_ns=10000000
 
-npass=0
-nfail=0
 nmissing=0
-
-pass() {
-    echo "PASS: $1"
-    npass=$((npass + 1))
-}
-
-fail() {
-    echo "FAIL: $1"
-    shift
-    for line in "$@"; do
-        echo "      $line"
-    done
-    nfail=$((nfail + 1))
-}
 
 # A missing prerequisite: loud, and a failure under CI=true.
 missing() {
@@ -66,15 +46,12 @@ missing() {
 }
 
 finish() {
-    echo "$npass passed, $nfail failed"
-    if [ "$nfail" -gt 0 ]; then
-        exit 1
-    fi
-    if [ "$npass" -eq 0 ]; then
+    if [ "$nfail" -eq 0 ] && [ "$npass" -eq 0 ]; then
+        echo "$npass passed, $nfail failed"
         echo "SKIP: nothing could be tested (see MISSING lines above)" >&2
         exit 77
     fi
-    exit 0
+    summary
 }
 
 csort() {
@@ -238,12 +215,12 @@ for v in $jdks; do
 done
 
 # ---- record (in parallel: the wall time is what bounds the test) ----
-pids=""
+recorders=""
 for v in $jdks; do
     "$here/record-jfr.sh" "$(jdk_home "$v")" "$work/jdk$v.jfr" "$secs" 2>"$work/record$v.log" &
-    pids="$pids $!"
+    recorders="$recorders $!"
 done
-for p in $pids; do
+for p in $recorders; do
     wait "$p" || true
 done
 recorded=""

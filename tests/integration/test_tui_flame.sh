@@ -18,56 +18,21 @@
 # Exit: 0 all passed, 1 some step failed, 77 nothing could run (not in CI).
 set -u
 
-here=$(cd "$(dirname "$0")" && pwd)
-srcdir=$(cd "$here/../.." && pwd)
-builddir=$(pwd)
+. "$(dirname "$0")/lib.sh"
 top=${JPROF_TOP:-$builddir/jprof-top}
 fixtures=${JPROF_FIXTURES:-$srcdir/../shared/fixtures/jfr}
 timeout=${TUI_TIMEOUT:-10}
 fixture=$fixtures/asprof-cpu-alloc-lock.jfr
 demo=$srcdir/samples/demo.jfr
 
-npass=0
-nfail=0
-pass() {
-    echo "PASS: $1"
-    npass=$((npass + 1))
-}
-fail() {
-    echo "FAIL: $1"
-    shift
-    for line in "$@"; do
-        echo "      $line"
-    done
-    nfail=$((nfail + 1))
-}
-# A missing prerequisite: loud; a failure under CI=true, a skip otherwise.
-missing() {
-    echo "MISSING: $1" >&2
-    echo "MISSING: $1"
-    if [ "${CI:-}" = true ]; then
-        fail "prerequisite: $1"
-        summary
-    fi
-    exit 77
-}
-summary() {
-    echo "$npass passed, $nfail failed"
-    [ "$nfail" -eq 0 ] || exit 1
-    exit 0
-}
-
-[ -x "$top" ] || missing "jprof-top binary $top (build it first: make jprof-top)"
-[ -r "$fixture" ] || missing "fixture $fixture (set JPROF_FIXTURES)"
-command -v tmux >/dev/null 2>&1 || missing "tmux (apt-get install tmux)"
+[ -x "$top" ] || skip_or_fail "jprof-top binary $top (build it first: make jprof-top)"
+[ -r "$fixture" ] || skip_or_fail "fixture $fixture (set JPROF_FIXTURES)"
+command -v tmux >/dev/null 2>&1 || skip_or_fail "tmux (apt-get install tmux)"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/jprof-tui.XXXXXX")
 sock=jprof-tui-test-$$
-cleanup() {
-    tmux -L "$sock" kill-server >/dev/null 2>&1
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+tmux_sock=$sock
+cleanup_dirs+=("$tmp")
 
 # ---- batch mode: arguments and exit statuses ----
 
@@ -122,7 +87,7 @@ if [ -r "$two" ]; then
         grep -q '"partial":true' && pass "damaged file: JSON says partial" ||
         fail "damaged file: JSON without \"partial\":true"
 else
-    missing "fixture $two"
+    skip_or_fail "fixture $two"
 fi
 
 # ---- the interactive view ----
@@ -295,7 +260,7 @@ if [ -r "$demo" ]; then
     step big "160x50: Enter on the table's second row selects '$second'" -2 "  $(quote "$second")\$"
     finish big
 else
-    missing "samples/demo.jfr (created by samples/make-demo.sh)"
+    skip_or_fail "samples/demo.jfr (created by samples/make-demo.sh)"
 fi
 
 summary

@@ -18,76 +18,23 @@
 # missing tool into a failure. Exit: 0 pass, 1 fail, 77 skipped (not in CI).
 set -u
 
-here=$(cd "$(dirname "$0")" && pwd)
-srcdir=$(cd "$here/../.." && pwd)
-builddir=$(pwd)
+. "$(dirname "$0")/lib.sh"
 top=${JPROF_TOP:-$builddir/jprof-top}
 export JPROF_HELPER_JAR=${JPROF_HELPER_JAR:-$builddir/jprof-helper.jar}
-jdk17=${JDK17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
-jdk25=${JDK25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
 timeout=${TUI_TIMEOUT:-15}
 work=$builddir/tests/integration/tui-live.d
 classes=$work/classes
 sock=jprof-tui-live-$$
-
-npass=0
-nfail=0
-pids=()
-pass() {
-    echo "PASS: $1"
-    npass=$((npass + 1))
-}
-fail() {
-    echo "FAIL: $1"
-    nfail=$((nfail + 1))
+tmux_sock=$sock
+# a failed step shows the screen it looked at
+on_fail() {
     [ -s "$work/screen" ] && sed 's/^/      | /' "$work/screen"
 }
-skip_or_fail() {
-    if [ "${CI:-}" = true ]; then
-        echo "FAIL (CI): $1"
-        exit 1
-    fi
-    echo "SKIP: $1" >&2
-    echo "SKIP: $1"
-    exit 77
-}
-cleanup() {
-    tmux -L "$sock" kill-server >/dev/null 2>&1
-    for p in "${pids[@]}"; do
-        kill "$p" 2>/dev/null
-    done
-    wait 2>/dev/null
-}
-trap cleanup EXIT
 
 [ -x "$top" ] || skip_or_fail "$top not built"
 [ -r "$JPROF_HELPER_JAR" ] || skip_or_fail "helper jar $JPROF_HELPER_JAR not built"
 command -v tmux >/dev/null || skip_or_fail "tmux not found (apt-get install tmux)"
-[ -x "$jdk17/bin/javac" ] || skip_or_fail "JDK 17 not found at $jdk17"
-
-mkdir -p "$work/cwd"
-if [ ! -f "$classes/live/Contention.class" ] ||
-    [ "$srcdir/tests/java/Contention.java" -nt "$classes/live/Contention.class" ] ||
-    [ "$srcdir/tests/java/Deadlocks.java" -nt "$classes/live/Deadlocks.class" ]; then
-    rm -rf "$classes" && mkdir -p "$classes"
-    "$jdk17/bin/javac" --release 17 -d "$classes" "$srcdir/tests/java/Deadlocks.java" \
-        "$srcdir/tests/java/Contention.java" || { fail "compiling the workloads"; exit 1; }
-fi
-
-start_jvm() {
-    local home=$1 cls=$2
-    shift 2
-    local out="$work/$cls.$RANDOM.out"
-    (cd "$work/cwd" && exec "$home/bin/java" -Xmx64m "$@" -cp "$classes" "live.$cls" 600 >"$out" 2>&1) &
-    jvm_pid=$!
-    pids+=("$jvm_pid")
-    for _ in $(seq 100); do
-        grep -q ready "$out" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    echo "      $cls did not get ready: $(cat "$out")"
-    return 1
-}
+compile_live_workloads
 
 # files of the jprof-top processes this test ran (other jprof tests may
 # share the host's /tmp with these JVMs)
@@ -336,11 +283,8 @@ exit_case() {
 run_jdk 17 "$jdk17"
 asprof_case "$jdk17"
 exit_case "$jdk17"
-if [ -x "$jdk25/bin/java" ]; then
+if have_jdk25; then
     run_jdk 25 "$jdk25"
-else
-    [ "${CI:-}" = true ] && fail "JDK 25 not found at $jdk25" || echo "note: JDK 25 not found at $jdk25; its cases are not run"
 fi
 
-echo "live TUI: $npass passed, $nfail failed"
-[ "$nfail" -eq 0 ]
+summary "live TUI"

@@ -156,6 +156,61 @@ static sqlite3 *q_open_day(sq_q *q, int64_t day)
     return db;
 }
 
+/* ---- rows keyed across days (targets, ingestion) ---- */
+
+/* Entries of `size` bytes, one per key, in the order first seen: the day
+ * functions fill them, q_keyed_collect() sorts them, the caller frees their
+ * contents and then q_keyed_cleanup(). */
+typedef struct q_keyed {
+    void *list;
+    size_t n, cap, size;
+    jp_u64map idx;
+} q_keyed;
+
+/* The entry of `key`; a new one is zeroed and *fresh set. Valid until the
+ * next call (the list may move). */
+static void *q_keyed_get(q_keyed *k, uint64_t key, bool *fresh)
+{
+    uint64_t v;
+    *fresh = !jp_u64map_get(&k->idx, key, &v);
+    if (*fresh) {
+        k->list = jp_xgrow(k->list, &k->cap, k->n + 1, k->size);
+        v = k->n++;
+        memset((char *)k->list + v * k->size, 0, k->size);
+        jp_u64map_put(&k->idx, key, v);
+    }
+    return (char *)k->list + v * k->size;
+}
+
+/* Hands every day of the query to `day`, oldest first, while the budget
+ * lasts; then sorts the entries with `cmp`. */
+static void q_keyed_collect(sq_q *q, q_keyed *k, size_t size,
+                            void (*day)(sq_q *q, sqlite3 *db, q_keyed *k),
+                            int (*cmp)(const void *, const void *))
+{
+    k->list = NULL;
+    k->n = k->cap = 0;
+    k->size = size;
+    jp_u64map_init(&k->idx);
+    int64_t days[SQ_MAX_DAYS];
+    size_t nd = q_days(q, days);
+    for (size_t i = 0; i < nd && !q_over(q, 0); i++) {
+        sqlite3 *db = q_open_day(q, days[i]);
+        if (!db)
+            continue;
+        day(q, db, k);
+        sqlite3_close(db);
+    }
+    if (k->n)
+        qsort(k->list, k->n, k->size, cmp);
+}
+
+static void q_keyed_cleanup(q_keyed *k)
+{
+    free(k->list);
+    jp_u64map_cleanup(&k->idx);
+}
+
 /* ---- targets ---- */
 
 typedef struct q_tentry {
@@ -171,26 +226,19 @@ static int q_tentry_cmp(const void *a, const void *b)
     return q_target_cmp(&((const q_tentry *)a)->t, &((const q_tentry *)b)->t);
 }
 
-static q_tentry *q_tentry_find(q_tentry **list, size_t *n, size_t *cap, jp_u64map *idx,
-                               sqlite3_stmt *ts)
+static q_tentry *q_tentry_find(q_keyed *k, sqlite3_stmt *ts)
 {
     const char *ns = (const char *)sqlite3_column_text(ts, 1);
     const char *sv = (const char *)sqlite3_column_text(ts, 2);
     const char *pod = (const char *)sqlite3_column_text(ts, 3);
-    uint64_t key = sq_target_key(ns, sv, pod), v;
-    if (jp_u64map_get(idx, key, &v))
-        return &(*list)[v];
-    *list = jp_xgrow(*list, cap, *n + 1, sizeof **list);
-    q_tentry *e = &(*list)[*n];
-    memset(e, 0, sizeof *e);
-    q_target_read(ts, 0, &e->t);
-    jp_u64map_put(idx, key, *n);
-    (*n)++;
+    bool fresh;
+    q_tentry *e = q_keyed_get(k, sq_target_key(ns, sv, pod), &fresh);
+    if (fresh)
+        q_target_read(ts, 0, &e->t);
     return e;
 }
 
-static void q_targets_day(sq_q *q, sqlite3 *db, q_tentry **list, size_t *n, size_t *cap,
-                          jp_u64map *idx)
+static void q_targets_day(sq_q *q, sqlite3 *db, q_keyed *k)
 {
     sqlite3_stmt *ts = q_targets_stmt(db, q->f), *ws = NULL, *ss = NULL;
     sqlite3_prepare_v2(db,
@@ -210,7 +258,7 @@ static void q_targets_day(sq_q *q, sqlite3 *db, q_tentry **list, size_t *n, size
         sqlite3_bind_int64(ws, 3, q->f->to_ns);
         while (sqlite3_step(ws) == SQLITE_ROW) {
             if (!e)
-                e = q_tentry_find(list, n, cap, idx, ts);
+                e = q_tentry_find(k, ts);
             int kind = sqlite3_column_int(ws, 0);
             int64_t first = sqlite3_column_int64(ws, 2), last = sqlite3_column_int64(ws, 3);
             if (kind >= 0 && kind < JP_KIND_COUNT)
@@ -227,7 +275,7 @@ static void q_targets_day(sq_q *q, sqlite3 *db, q_tentry **list, size_t *n, size
         sqlite3_bind_int64(ss, 3, q->f->to_ns);
         if (sqlite3_step(ss) == SQLITE_ROW) {
             if (!e)
-                e = q_tentry_find(list, n, cap, idx, ts);
+                e = q_tentry_find(k, ts);
             int64_t t = sqlite3_column_int64(ss, 0);
             if (t >= e->status_time) {
                 free(e->state);
@@ -253,22 +301,10 @@ jp_err sq_targets(store *s, const store_filter *f, const store_budget *b, store_
 {
     sq_q q;
     q_init(&q, s, f, b, info);
-    int64_t days[SQ_MAX_DAYS];
-    size_t nd = q_days(&q, days), n = 0, cap = 0;
-    q_tentry *list = NULL;
-    jp_u64map idx;
-    jp_u64map_init(&idx);
-    for (size_t i = 0; i < nd && !q_over(&q, 0); i++) {
-        sqlite3 *db = q_open_day(&q, days[i]);
-        if (!db)
-            continue;
-        q_targets_day(&q, db, &list, &n, &cap, &idx);
-        sqlite3_close(db);
-    }
-    if (n)
-        qsort(list, n, sizeof *list, q_tentry_cmp);
-    for (size_t i = 0; i < n; i++) {
-        q_tentry *e = &list[i];
+    q_keyed k;
+    q_keyed_collect(&q, &k, sizeof(q_tentry), q_targets_day, q_tentry_cmp);
+    for (size_t i = 0; i < k.n; i++) {
+        q_tentry *e = (q_tentry *)k.list + i;
         store_target_row row = {.target = &e->t,
                                 .kinds = e->kinds,
                                 .windows = e->windows,
@@ -282,8 +318,7 @@ jp_err sq_targets(store *s, const store_filter *f, const store_budget *b, store_
         free(e->state);
         free(e->reason);
     }
-    free(list);
-    jp_u64map_cleanup(&idx);
+    q_keyed_cleanup(&k);
     (void)err;
     return q_done(&q, JP_OK);
 }
@@ -712,7 +747,7 @@ static int q_ing_cmp(const void *a, const void *b)
     return strcmp(((const q_ing *)a)->collector, ((const q_ing *)b)->collector);
 }
 
-static void q_ing_day(sq_q *q, sqlite3 *db, q_ing **list, size_t *n, size_t *cap, jp_u64map *idx)
+static void q_ing_day(sq_q *q, sqlite3 *db, q_keyed *rows)
 {
     sqlite3_stmt *st = NULL;
     /* SQLite returns the bare columns of the row that holds max(received) */
@@ -739,17 +774,10 @@ static void q_ing_day(sq_q *q, sqlite3 *db, q_ing **list, size_t *n, size_t *cap
         while (sqlite3_step(st) == SQLITE_ROW) {
             const char *c = (const char *)sqlite3_column_text(st, 0);
             c = c ? c : "";
-            uint64_t key = jp_hash_bytes(c, strlen(c)), v;
-            q_ing *e;
-            if (jp_u64map_get(idx, key, &v)) {
-                e = &(*list)[v];
-            } else {
-                *list = jp_xgrow(*list, cap, *n + 1, sizeof **list);
-                e = &(*list)[*n];
-                memset(e, 0, sizeof *e);
+            bool fresh;
+            q_ing *e = q_keyed_get(rows, jp_hash_bytes(c, strlen(c)), &fresh);
+            if (fresh)
                 e->collector = jp_xstrdup(c);
-                jp_u64map_put(idx, key, (*n)++);
-            }
             q->info->rows_scanned++;
             int64_t t = sqlite3_column_int64(st, 1);
             if (k == 0) {
@@ -791,22 +819,10 @@ jp_err sq_ingestion(store *s, const store_filter *f, const store_budget *b, stor
 {
     sq_q q;
     q_init(&q, s, f, b, info);
-    int64_t days[SQ_MAX_DAYS];
-    size_t nd = q_days(&q, days), n = 0, cap = 0;
-    q_ing *list = NULL;
-    jp_u64map idx;
-    jp_u64map_init(&idx);
-    for (size_t i = 0; i < nd && !q_over(&q, 0); i++) {
-        sqlite3 *db = q_open_day(&q, days[i]);
-        if (!db)
-            continue;
-        q_ing_day(&q, db, &list, &n, &cap, &idx);
-        sqlite3_close(db);
-    }
-    if (n)
-        qsort(list, n, sizeof *list, q_ing_cmp);
-    for (size_t i = 0; i < n; i++) {
-        q_ing *e = &list[i];
+    q_keyed k;
+    q_keyed_collect(&q, &k, sizeof(q_ing), q_ing_day, q_ing_cmp);
+    for (size_t i = 0; i < k.n; i++) {
+        q_ing *e = (q_ing *)k.list + i;
         e->r.collector = e->collector;
         e->r.version = e->version;
         e->r.last_reject_reason = e->reject;
@@ -816,8 +832,7 @@ jp_err sq_ingestion(store *s, const store_filter *f, const store_budget *b, stor
         free(e->version);
         free(e->reject);
     }
-    free(list);
-    jp_u64map_cleanup(&idx);
+    q_keyed_cleanup(&k);
     (void)err;
     return q_done(&q, JP_OK);
 }

@@ -325,7 +325,9 @@ for _ in $(seq 240); do
     [ -s "$tmp/demo.exit" ] && break
     sleep 0.5
 done
-wait_screen 'http-worker-[12] .*DemoService' "scripts/demo on a terminal opens jprof-top on the demo service"
+# the workers' top frame may be Thread.sleep: match the header and the threads
+wait_screen 'jprof-top local/DemoService' "scripts/demo on a terminal opens jprof-top on the demo service"
+wait_screen 'http-worker-[12] ' "scripts/demo: the demo service's threads are shown"
 # the demo's temp dir, from its JVM's class path
 dtmp=$(pgrep -af 'jprof-demo\.[^/ ]*/classes' | sed -n 's/.* -cp \([^ ]*\)\/classes .*/\1/p' | head -n 1)
 key q

@@ -44,22 +44,6 @@ static jp_err cq_done(cq *q, jp_err rc)
     return rc;
 }
 
-static void cq_partial(cq *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void cq_partial(cq *q, const char *fmt, ...)
-{
-    if (q->info->partial)
-        return;
-    q->info->partial = true;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(q->info->partial_reason, sizeof q->info->partial_reason, fmt, ap);
-    va_end(ap);
-}
-
-static void cq_time_partial(cq *q)
-{
-    cq_partial(q, "time budget of %llu ms exceeded", (unsigned long long)(q->b->time_ns / 1000000));
-}
 
 /* The budget left for the next query; false when the time is used up. */
 static bool cq_budget(cq *q, store_budget *left)
@@ -69,12 +53,11 @@ static bool cq_budget(cq *q, store_budget *left)
         return true;
     *left = *q->b;
     if (q->b->time_ns) {
-        int64_t used = jp_time_mono_ns() - q->t0;
-        if (used >= q->b->time_ns) {
-            cq_time_partial(q);
+        if (store_info_time_over(q->info, q->b, q->t0))
             return false;
-        }
-        left->time_ns = q->b->time_ns - used;
+        left->time_ns = q->b->time_ns - (jp_time_mono_ns() - q->t0);
+        if (left->time_ns < 1)
+            left->time_ns = 1;
     }
     return true;
 }
@@ -94,15 +77,19 @@ static jp_err cq_run(cq *q, ch_row_fn fn, void *ctx, ch_result *res, jp_error *e
     /* with the break modes ClickHouse stops once it has read more rows
      * than allowed, or once its whole-second time limit passed */
     if (q->b && q->b->max_rows && res->rows_read > left.max_rows)
-        cq_partial(q, "row budget of %llu rows exceeded", (unsigned long long)q->b->max_rows);
+        store_info_partial(q->info, "row budget of %llu rows exceeded",
+                           (unsigned long long)q->b->max_rows);
     if (q->b && q->b->time_ns) {
         int64_t secs = (left.time_ns + JP_NS_PER_SEC - 1) / JP_NS_PER_SEC;
-        if (res->wall_ns >= (secs ? secs : 1) * JP_NS_PER_SEC ||
-            jp_time_mono_ns() - q->t0 > q->b->time_ns)
-            cq_time_partial(q);
+        if (res->wall_ns >= (secs ? secs : 1) * JP_NS_PER_SEC)
+            store_info_partial(q->info, "time budget of %llu ms exceeded",
+                               (unsigned long long)(q->b->time_ns / 1000000));
+        else
+            store_info_time_over(q->info, q->b, q->t0);
     }
     if (res->bad_rows)
-        cq_partial(q, "%llu stored rows could not be read", (unsigned long long)res->bad_rows);
+        store_info_partial(q->info, "%llu stored rows could not be read",
+                           (unsigned long long)res->bad_rows);
     return JP_OK;
 }
 
@@ -424,9 +411,10 @@ jp_err ch_flame(store *s, const store_filter *f, const store_budget *b, store_st
     if (!rc && res.stopped)
         info->stopped = true;
     if (!rc && b && b->max_stacks && res.rows_before_limit > b->max_stacks)
-        cq_partial(&q, "more than %llu distinct stacks", (unsigned long long)b->max_stacks);
+        store_info_partial(q.info, "more than %llu distinct stacks",
+                           (unsigned long long)b->max_stacks);
     if (!rc && c.missing)
-        cq_partial(&q, "a stack of a stored window is missing");
+        store_info_partial(q.info, "a stack of a stored window is missing");
     /* what the caller calls rows: the stack rows of the matched windows
      * (ClickHouse's own rows_read also counts index granules and the
      * visibility subquery; it is what the row budget is checked against) */

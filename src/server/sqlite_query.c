@@ -40,28 +40,15 @@ static jp_err q_done(sq_q *q, jp_err rc)
     return rc;
 }
 
-static void q_partial(sq_q *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void q_partial(sq_q *q, const char *fmt, ...)
-{
-    if (q->info->partial)
-        return;
-    q->info->partial = true;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(q->info->partial_reason, sizeof q->info->partial_reason, fmt, ap);
-    va_end(ap);
-}
 
 /* True when a budget has run out (and marks the answer partial). */
 static bool q_over(sq_q *q, uint64_t next_rows)
 {
-    if (q->b && q->b->time_ns && jp_time_mono_ns() - q->t0 > q->b->time_ns) {
-        q_partial(q, "time budget of %llu ms exceeded",
-                  (unsigned long long)(q->b->time_ns / 1000000));
+    if (store_info_time_over(q->info, q->b, q->t0))
         return true;
-    }
     if (q->b && q->b->max_rows && q->info->rows_scanned + next_rows > q->b->max_rows) {
-        q_partial(q, "row budget of %llu rows exceeded", (unsigned long long)q->b->max_rows);
+        store_info_partial(q->info, "row budget of %llu rows exceeded",
+                           (unsigned long long)q->b->max_rows);
         return true;
     }
     return false;
@@ -371,7 +358,8 @@ static void q_flame_rows(q_flame_ctx *c, sqlite3_stmt *st, sq_agg *a, q_cover *c
         if (q_over(q, nrows))
             break;
         if (q->b && q->b->max_stacks && a->n > q->b->max_stacks) {
-            q_partial(q, "more than %llu distinct stacks", (unsigned long long)q->b->max_stacks);
+            store_info_partial(q->info, "more than %llu distinct stacks",
+                               (unsigned long long)q->b->max_stacks);
             break;
         }
         const void *z = sqlite3_column_blob(st, 6);
@@ -379,7 +367,7 @@ static void q_flame_rows(q_flame_ctx *c, sqlite3_stmt *st, sq_agg *a, q_cover *c
         uint64_t rows = 0;
         if (!sq_blob_unpack(c->dctx, z, zlen, nrows, &c->buf, &c->buf_cap, &got) ||
             !sq_blob_decode(c->buf, got, c->want_thread, a, &rows)) {
-            q_partial(q, "a stored window is damaged");
+            store_info_partial(q->info, "a stored window is damaged");
             continue;
         }
         if (rollup) {
@@ -444,7 +432,7 @@ static bool q_flame_emit(sq_q *q, sqlite3 *db, sq_agg *a, store_stack_cb cb, voi
         sq_cell *c = &a->cells[i];
         sqlite3_bind_int64(ss, 1, (int64_t)c->stack);
         if (sqlite3_step(ss) != SQLITE_ROW) {
-            q_partial(q, "a stack of a stored window is missing");
+            store_info_partial(q->info, "a stack of a stored window is missing");
             sqlite3_reset(ss);
             continue;
         }

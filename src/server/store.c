@@ -1,6 +1,7 @@
 #include "server/store.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -60,4 +61,24 @@ void store_close(store *s)
 {
     if (s)
         s->ops->close(s);
+}
+
+void store_info_partial(store_query_info *info, const char *fmt, ...)
+{
+    if (info->partial)
+        return;
+    info->partial = true;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(info->partial_reason, sizeof info->partial_reason, fmt, ap);
+    va_end(ap);
+}
+
+bool store_info_time_over(store_query_info *info, const store_budget *b, int64_t t0)
+{
+    if (!b || !b->time_ns || jp_time_mono_ns() - t0 < b->time_ns)
+        return false;
+    store_info_partial(info, "time budget of %llu ms exceeded",
+                       (unsigned long long)(b->time_ns / 1000000));
+    return true;
 }

@@ -285,4 +285,13 @@ static inline bool store_day_retained(int64_t day, int64_t now_ns, int retention
 /* Frees a store through its ops; NULL is a no-op. */
 void store_close(store *s);
 
+/* Marks an answer partial with a reason; the first reason wins (later calls
+ * are no-ops), so the user sees what stopped the read first. */
+void store_info_partial(store_query_info *info, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* True (and the answer marked partial) when the time budget of b, counted
+ * from t0 (jp_time_mono_ns), is used up; false when b has none. */
+bool store_info_time_over(store_query_info *info, const store_budget *b, int64_t t0);
+
 #endif

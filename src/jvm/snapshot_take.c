@@ -211,6 +211,22 @@ jp_err jvm_helper_json_parse(const char *json, size_t len, jp_snapshot **out, jp
 
 /* ---- taking snapshots ---- */
 
+/* Threads of the target from /proc (JVM-internal ones included), -1 unknown. */
+static long proc_thread_count(const jvm_proc *t)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)t->pid);
+    ssize_t n = jvm_read_small_file(path, buf, sizeof buf);
+    if (n <= 0)
+        return -1;
+    const char *p = strstr(buf, "\nThreads:");
+    if (!p)
+        return -1;
+    char *end;
+    long v = strtol(p + 9, &end, 10);
+    return end == p + 9 ? -1 : v;
+}
+
 static jp_err take_thread_print(const jvm_proc *t, const jvm_attach_opts *ao, jp_snapshot **out,
                                 jp_error *err)
 {
@@ -343,6 +359,16 @@ jp_err jvm_snapshot_take(const jvm_proc *t, const jvm_attach_opts *ao, const jvm
         jp_error_init(fallback);
     if (o->source == JVM_SNAP_THREAD_PRINT)
         return take_thread_print(t, ao, out, err);
+    long nthreads = o->source == JVM_SNAP_AUTO ? proc_thread_count(t) : -1;
+    if (nthreads > JVM_SNAP_AUTO_MAX_HELPER_THREADS) {
+        /* Measured (docs/PERFORMANCE.md): with 2,000 threads the helper costs
+         * the target ~135 ms, Thread.print ~60 ms; both carry the lock data. */
+        if (fallback)
+            jp_error_set(fallback, JP_OK,
+                         "%ld threads: Thread.print is cheaper for the target than the helper",
+                         nthreads);
+        return take_thread_print(t, ao, out, err);
+    }
     jp_error herr;
     jp_error_init(&herr);
     jp_err rc = take_helper(t, ao, o, out, &herr);

@@ -51,9 +51,15 @@ void jvm_snap_opts_init(jvm_snap_opts *o);
 /* Finds the helper jar; writes its path into buf. JP_ERR_NOT_FOUND if none. */
 jp_err jvm_helper_jar_find(char *buf, size_t len, jp_error *err);
 
+/* In auto mode, JVMs with more threads than this get Thread.print directly:
+ * it costs the target less than the helper jar at that size. */
+#define JVM_SNAP_AUTO_MAX_HELPER_THREADS 1000
+
 /* Takes one snapshot. ao may be NULL (defaults). With JVM_SNAP_AUTO, a helper
  * failure that thread-print can work around is copied into *fallback (may be
- * NULL; its code stays JP_OK when the helper worked). Errors of the attach
+ * NULL; its code stays JP_OK when the helper worked, or when auto chose
+ * Thread.print for a JVM of many threads: then only its message is set; the
+ * snapshot's source says what was used). Errors of the attach
  * itself (not a JVM, permission, timeout, exited, attach disabled) are
  * returned as they are, without a fallback attempt. */
 jp_err jvm_snapshot_take(const jvm_proc *t, const jvm_attach_opts *ao, const jvm_snap_opts *o,

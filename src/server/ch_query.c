@@ -44,7 +44,6 @@ static jp_err cq_done(cq *q, jp_err rc)
     return rc;
 }
 
-
 /* The budget left for the next query; false when the time is used up. */
 static bool cq_budget(cq *q, store_budget *left)
 {

@@ -40,7 +40,6 @@ static jp_err q_done(sq_q *q, jp_err rc)
     return rc;
 }
 
-
 /* True when a budget has run out (and marks the answer partial). */
 static bool q_over(sq_q *q, uint64_t next_rows)
 {

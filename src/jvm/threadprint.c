@@ -117,14 +117,18 @@ static int64_t parse_duration(span s)
     buf[n] = '\0';
     char *end = NULL;
     double v = strtod(buf, &end);
-    if (end == buf || v < 0 || v > 1e12)
+    if (end == buf)
         return -1;
     double mul = strcmp(end, "ms") == 0   ? 1e6
                  : strcmp(end, "s") == 0  ? 1e9
                  : strcmp(end, "us") == 0 ? 1e3
                  : strcmp(end, "ns") == 0 ? 1
                                           : -1;
-    return mul < 0 ? -1 : (int64_t)(v * mul);
+    double r = v * mul;
+    /* written so NaN fails too; anything past ~292 years of CPU is garbage */
+    if (mul < 0 || !(r >= 0 && r < 9.0e18))
+        return -1;
+    return (int64_t)r;
 }
 
 static jp_thread *cur_thread(parser *ps)

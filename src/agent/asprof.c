@@ -198,8 +198,8 @@ static jp_err append(char *buf, size_t len, size_t *off, const char *s, jp_error
     return JP_OK;
 }
 
-jp_err agent_asprof_start_args(uint32_t kinds, const char *file, const char *log, char *buf,
-                               size_t len, jp_error *err)
+jp_err agent_asprof_start_args(uint32_t kinds, int64_t cpu_interval_ns, const char *file,
+                               const char *log, char *buf, size_t len, jp_error *err)
 {
     char part[200];
     size_t off = 0;
@@ -208,6 +208,10 @@ jp_err agent_asprof_start_args(uint32_t kinds, const char *file, const char *log
     /* async-profiler samples cpu by itself only when nothing else is asked */
     if (rc == JP_OK && (kinds & (1u << JP_KIND_CPU)))
         rc = append(buf, len, &off, "event=cpu", err);
+    if (rc == JP_OK && (kinds & (1u << JP_KIND_CPU)) && cpu_interval_ns > 0) {
+        snprintf(part, sizeof part, "interval=%lld", (long long)cpu_interval_ns);
+        rc = append(buf, len, &off, part, err);
+    }
     if (rc == JP_OK && (kinds & (1u << JP_KIND_WALL)))
         rc = append(buf, len, &off, "wall=20ms", err);
     if (rc == JP_OK && (kinds & (1u << JP_KIND_ALLOC)))
@@ -240,7 +244,8 @@ static jp_err ensure_log(agent_asprof *a, const jvm_proc *t, jp_error *err)
     return create_for_jvm(t, inner, &a->log, err);
 }
 
-jp_err agent_asprof_start(agent_asprof *a, const jvm_proc *t, uint32_t kinds, jp_error *err)
+jp_err agent_asprof_start(agent_asprof *a, const jvm_proc *t, uint32_t kinds,
+                          int64_t cpu_interval_ns, jp_error *err)
 {
     jp_err rc = agent_jprof_dir_ensure(t, err);
     if (rc == JP_OK)
@@ -255,7 +260,8 @@ jp_err agent_asprof_start(agent_asprof *a, const jvm_proc *t, uint32_t kinds, jp
     if (rc != JP_OK)
         return rc;
     char args[JVM_ATTACH_ARG_MAX];
-    rc = agent_asprof_start_args(kinds, a->out.inner, a->log.inner, args, sizeof args, err);
+    rc = agent_asprof_start_args(kinds, cpu_interval_ns, a->out.inner, a->log.inner, args,
+                                 sizeof args, err);
     if (rc == JP_OK)
         rc = command(a, t, args, err);
     if (rc != JP_OK)

@@ -74,13 +74,15 @@ jp_err agent_asprof_install(agent_asprof *a, const jvm_proc *t, const char *host
                             jp_error *err);
 
 /* The agent arguments of a session for these kinds (bit 1 << jp_kind):
- * cpu -> event=cpu, wall -> wall=20ms, alloc -> alloc=512k, lock/park ->
- * lock=1ms. JP_ERR_USAGE when they do not fit. */
-jp_err agent_asprof_start_args(uint32_t kinds, const char *file, const char *log, char *buf,
-                               size_t len, jp_error *err);
+ * cpu -> event=cpu,interval=<cpu_interval_ns> (async-profiler's own 10 ms
+ * when 0), wall -> wall=20ms, alloc -> alloc=512k, lock/park -> lock=1ms.
+ * JP_ERR_USAGE when they do not fit. */
+jp_err agent_asprof_start_args(uint32_t kinds, int64_t cpu_interval_ns, const char *file,
+                               const char *log, char *buf, size_t len, jp_error *err);
 
 /* Starts a session writing JFR to a fresh /tmp/jprof/asprof-<nspid>-<agentpid>-<n>.jfr. */
-jp_err agent_asprof_start(agent_asprof *a, const jvm_proc *t, uint32_t kinds, jp_error *err);
+jp_err agent_asprof_start(agent_asprof *a, const jvm_proc *t, uint32_t kinds,
+                          int64_t cpu_interval_ns, jp_error *err);
 
 /* Stops the session; a->out then holds the finished JFR. With quiet set a
  * failure is not logged by the profiler (used when probing for a session

@@ -15,6 +15,7 @@
 #include "jfr/jfr.h"
 #include "jvm/attach.h"
 #include "jvm/cleanup.h"
+#include "jvm/jfc.h"
 #include "jvm/recorder.h"
 #include "jvm/targetfs.h"
 #include "wire/snapshot_json.h"
@@ -25,7 +26,9 @@ void agent_collect_opts_init(agent_collect_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->window_ns = 60 * JP_NS_PER_SEC;
-    o->jfr_settings = "profile";
+    o->jfr_settings = AGENT_JFR_SETTINGS_OWN;
+    o->cpu_interval_ns = 50 * JP_NS_PER_MS;
+    o->dense_cpu_interval_ns = 10 * JP_NS_PER_MS;
     o->snapshot_low_ns = 300 * JP_NS_PER_SEC;
     o->snapshot_high_ns = 15 * JP_NS_PER_SEC;
     o->snap_source = JVM_SNAP_AUTO;
@@ -211,6 +214,16 @@ static void marker_remove(const agent_target *t)
 
 /* ---- the recording ---- */
 
+/* Removes a file of ours from the target. A JVM that exits takes its
+ * /proc/PID/root with it; in host mode (same root as ours) the file it
+ * wrote is still in our /tmp, under the same name. */
+static void remove_tfile(const agent_target *t, jvm_tfile *f)
+{
+    jvm_tfile_remove(f);
+    if (t->ap.shared_root && f->inner[0])
+        unlink(f->inner);
+}
+
 static jp_err jfr(const agent_target *t, const char *line, const char *ok, jp_error *err)
 {
     jvm_reply r;
@@ -319,7 +332,7 @@ static jp_err stop_and_upload(agent_target *t, const agent_collect_opts *o, int6
     rc = jfr(t, line, "Stopped recording", err);
     if (rc == JP_OK)
         rc = parse_file(t, o, &f, start_ns, jp_time_now_ns(), err);
-    jvm_tfile_remove(&f);
+    remove_tfile(t, &f);
     return rc;
 }
 
@@ -353,6 +366,7 @@ static void read_version(agent_target *t)
         }
         line = nl ? nl + 1 : NULL;
     }
+    t->jdk_major = jvm_jdk_major(r.text);
     jvm_reply_cleanup(&r);
     free(t->id.jvm);
     t->id.jvm = t->jvm[0] ? jp_xstrdup(t->jvm) : NULL;
@@ -410,14 +424,59 @@ static jp_err recover(agent_target *t, const agent_collect_opts *o, jp_error *er
     return rc;
 }
 
-static jp_err start_recording(agent_target *t, const agent_collect_opts *o, int64_t now_mono,
-                              jp_error *err)
+/* The cpu sampling interval for this target: dense in a temporary window
+ * (someone is looking at an incident), sparse when profiled continuously. */
+static int64_t cpu_interval(const agent_target *t, const agent_collect_opts *o)
 {
+    return t->policy.mode == AGENT_MODE_TEMPORARY ? o->dense_cpu_interval_ns : o->cpu_interval_ns;
+}
+
+/* JFR.start with jprof's own settings (jvm/jfc.h): the .jfc is written into
+ * the target, read by the JVM while it starts the recording, and removed. */
+static jp_err start_jfr_own(agent_target *t, const agent_collect_opts *o, jp_error *err)
+{
+    jvm_jfc_opts jo;
+    jvm_jfc_opts_init(&jo);
+    jo.kinds = t->policy.kinds;
+    jo.jdk_major = t->jdk_major;
+    jo.cpu_period_ns = cpu_interval(t, o);
+    jp_strbuf xml;
+    jp_strbuf_init(&xml, 0);
+    jvm_tfile f;
+    jp_err rc = jvm_jfc_build(&jo, &xml, err);
+    if (rc == JP_OK)
+        rc = jvm_tfile_name(&t->proc, ".jfc", &f, err);
+    if (rc != JP_OK) {
+        jp_strbuf_cleanup(&xml);
+        return rc;
+    }
+    rc = jvm_tfile_write(&t->proc, &f, jp_strbuf_str(&xml), xml.len, err);
+    jp_strbuf_cleanup(&xml);
+    if (rc == JP_OK) {
+        char line[JVM_ATTACH_ARG_MAX];
+        snprintf(line, sizeof line, "JFR.start name=%s settings=%s disk=true maxsize=256m",
+                 AGENT_RECORDING_NAME, f.inner);
+        rc = jfr(t, line, "Started recording", err);
+    }
+    remove_tfile(t, &f);
+    return rc;
+}
+
+static jp_err start_jfr(agent_target *t, const agent_collect_opts *o, jp_error *err)
+{
+    if (strcmp(o->jfr_settings, AGENT_JFR_SETTINGS_OWN) == 0)
+        return start_jfr_own(t, o, err);
     char line[JVM_ATTACH_ARG_MAX];
     int n = snprintf(line, sizeof line, "JFR.start name=%s settings=%s disk=true maxsize=256m",
                      AGENT_RECORDING_NAME, o->jfr_settings);
     if (n < 0 || (size_t)n >= sizeof line)
         return jp_error_set(err, JP_ERR_USAGE, "--jfr-settings is too long");
+    return jfr(t, line, "Started recording", err);
+}
+
+static jp_err start_recording(agent_target *t, const agent_collect_opts *o, int64_t now_mono,
+                              jp_error *err)
+{
     /* registered first, so an interrupted agent stops what it started */
     t->cleanup = jvm_cleanup_register(stop_on_cleanup, t);
     if (!t->cleanup)
@@ -429,8 +488,9 @@ static jp_err start_recording(agent_target *t, const agent_collect_opts *o, int6
     if (t->asprof && !t->ap.lib.cleanup)
         rc = agent_asprof_install(&t->ap, &t->proc, o->asprof_lib, err);
     if (rc == JP_OK)
-        rc = t->asprof ? agent_asprof_start(&t->ap, &t->proc, t->policy.kinds, err)
-                       : jfr(t, line, "Started recording", err);
+        rc = t->asprof
+                 ? agent_asprof_start(&t->ap, &t->proc, t->policy.kinds, cpu_interval(t, o), err)
+                 : start_jfr(t, o, err);
     if (rc != JP_OK) {
         jvm_cleanup_unregister(t->cleanup);
         t->cleanup = 0;
@@ -653,12 +713,14 @@ void agent_target_mark_gone(agent_target *t)
         jvm_cleanup_unregister(t->cleanup);
         t->cleanup = 0;
     }
-    bool had_files = t->recording || (t->asprof && t->ap.lib.cleanup);
     t->recording = false;
     t->gone = true;
     /* its /proc/PID/root is gone; when it shared our /tmp (host mode) the
-     * files it leaves behind are still ours to remove, by their own names */
-    if (had_files && t->ap.shared_root) {
+     * files it leaves behind are still ours to remove, by their own names.
+     * The marker goes whether or not a window was running: a JVM that
+     * exited mid-window failed its last stop, and its marker names a
+     * session nobody can recover. */
+    if (t->ap.shared_root) {
         char path[192];
         snprintf(path, sizeof path, "%s/%s-%d", AGENT_MARKER_DIR, AGENT_MARKER_NAME,
                  (int)t->proc.nspid);

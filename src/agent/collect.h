@@ -49,19 +49,22 @@
 #include "wire/batch.h"
 
 #define AGENT_RECORDING_NAME "jprof-agent"
+#define AGENT_JFR_SETTINGS_OWN "jprof" /* only the events jprof reads (jvm/jfc.h) */
 #define AGENT_MARKER_DIR "/tmp/jprof"
 #define AGENT_MARKER_NAME "agent-session"
 #define AGENT_DOCS_MAX 8 /* pending snapshot/deadlock documents per target */
 
 typedef struct agent_collect_opts {
-    int64_t window_ns;           /* default 60 s */
-    const char *jfr_settings;    /* "profile" */
-    const char *asprof_lib;      /* --asprof-lib: host path, or NULL for JFR */
-    int64_t snapshot_low_ns;     /* threads: low  -> every 5 min */
-    int64_t snapshot_high_ns;    /* threads: high -> every 15 s */
-    jvm_snap_source snap_source; /* auto */
-    const char *collector;       /* written into the session marker */
-    agent_uploader *uploader;    /* may be NULL (dry run) */
+    int64_t window_ns;             /* default 60 s */
+    const char *jfr_settings;      /* AGENT_JFR_SETTINGS_OWN, or a .jfc name/path in the target */
+    int64_t cpu_interval_ns;       /* cpu sampling, continuous targets: 50 ms */
+    int64_t dense_cpu_interval_ns; /* cpu sampling in a temporary window: 10 ms */
+    const char *asprof_lib;        /* --asprof-lib: host path, or NULL for JFR */
+    int64_t snapshot_low_ns;       /* threads: low  -> every 5 min */
+    int64_t snapshot_high_ns;      /* threads: high -> every 15 s */
+    jvm_snap_source snap_source;   /* auto */
+    const char *collector;         /* written into the session marker */
+    agent_uploader *uploader;      /* may be NULL (dry run) */
     agent_metrics *metrics;
 } agent_collect_opts;
 
@@ -86,6 +89,7 @@ typedef struct agent_target {
     int64_t retry_mono; /* back-off: nothing before this */
     bool checked;       /* looked for a session of an earlier agent run */
     char jvm[128];      /* "OpenJDK 64-Bit Server VM 17.0.15+6", from VM.version */
+    int jdk_major;      /* 17, from VM.version; 0 unknown */
     bool recovered;     /* took over such a session */
     bool asprof;        /* the engine is async-profiler (set on the first step) */
     agent_asprof ap;    /* its files in the target */

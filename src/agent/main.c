@@ -41,7 +41,10 @@ static void usage(FILE *f)
           "  --cluster NAME          cluster name put on every target\n"
           "  --events LIST           default events (cpu,alloc,lock)\n"
           "  --startup-delay DUR     default startup delay (0s)\n"
-          "  --jfr-settings S        JFR settings (profile)\n"
+          "  --jfr-settings S        JFR settings: jprof (only the events jprof reads;\n"
+          "                          default), or a .jfc name/path in the target\n"
+          "  --cpu-interval DUR      cpu sampling interval, continuous targets (50ms)\n"
+          "  --dense-cpu-interval DUR  the same in a temporary window (10ms)\n"
           "  --asprof-lib PATH       profile with this libasyncProfiler.so instead of JFR\n"
           "  --snapshot-source S     auto, helper or thread-print\n"
           "  --scan-interval DUR     JVM discovery interval (10s)\n"
@@ -79,7 +82,7 @@ typedef struct cli {
     agent_run_opts run;
     agent_upload_opts up;
     const char *mode, *metrics_listen, *config_path, *kubeconfig, *collector, *events;
-    const char *startup_delay, *window, *scan, *snap_source;
+    const char *startup_delay, *window, *scan, *snap_source, *cpu_interval, *dense_interval;
     char collector_buf[320], host[256];
 } cli;
 
@@ -96,6 +99,8 @@ enum {
     O_EVENTS,
     O_DELAY,
     O_JFR,
+    O_CPU_INTERVAL,
+    O_DENSE_INTERVAL,
     O_ASPROF,
     O_SNAP,
     O_SCAN,
@@ -134,6 +139,10 @@ static const char **string_slot(cli *c, int ch)
         return &c->startup_delay;
     case O_JFR:
         return &c->run.collect.jfr_settings;
+    case O_CPU_INTERVAL:
+        return &c->cpu_interval;
+    case O_DENSE_INTERVAL:
+        return &c->dense_interval;
     case O_ASPROF:
         return &c->run.collect.asprof_lib;
     case O_SNAP:
@@ -166,6 +175,8 @@ static const struct option long_opts[] = {{"mode", 1, 0, O_MODE},
                                           {"events", 1, 0, O_EVENTS},
                                           {"startup-delay", 1, 0, O_DELAY},
                                           {"jfr-settings", 1, 0, O_JFR},
+                                          {"cpu-interval", 1, 0, O_CPU_INTERVAL},
+                                          {"dense-cpu-interval", 1, 0, O_DENSE_INTERVAL},
                                           {"asprof-lib", 1, 0, O_ASPROF},
                                           {"snapshot-source", 1, 0, O_SNAP},
                                           {"scan-interval", 1, 0, O_SCAN},
@@ -273,8 +284,22 @@ static int settle(cli *c)
         return -1;
     if (duration("--window", c->window, &r->collect.window_ns, 5 * JP_NS_PER_SEC) ||
         duration("--scan-interval", c->scan, &r->scan_ns, JP_NS_PER_SEC / 10) ||
-        duration("--startup-delay", c->startup_delay, &r->defaults.startup_delay_ns, 0))
+        duration("--startup-delay", c->startup_delay, &r->defaults.startup_delay_ns, 0) ||
+        duration("--cpu-interval", c->cpu_interval, &r->collect.cpu_interval_ns, JP_NS_PER_MS) ||
+        duration("--dense-cpu-interval", c->dense_interval, &r->collect.dense_cpu_interval_ns,
+                 JP_NS_PER_MS))
         return -1;
+    if (r->collect.cpu_interval_ns > JP_NS_PER_SEC ||
+        r->collect.dense_cpu_interval_ns > JP_NS_PER_SEC)
+        return fputs("jprof-agent: --cpu-interval and --dense-cpu-interval: at most 1s\n", stderr),
+               -1;
+    const char *js = r->collect.jfr_settings;
+    if (!*js || strpbrk(js, " \t\n\r,=") || strlen(js) > 200)
+        return fprintf(stderr,
+                       "jprof-agent: --jfr-settings '%s': expected jprof, or a .jfc name or path "
+                       "without spaces, commas or '='\n",
+                       js),
+               -1;
     char msg[160];
     if (c->events && !agent_kinds_parse(c->events, &r->defaults.kinds, msg, sizeof msg))
         return fprintf(stderr, "jprof-agent: --events: %s\n", msg), -1;

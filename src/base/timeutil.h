@@ -9,6 +9,7 @@
 #include "base/error.h"
 
 #define JP_NS_PER_SEC 1000000000LL
+#define JP_NS_PER_MS 1000000LL
 
 /* Wall clock, ns since the Unix epoch. */
 int64_t jp_time_now_ns(void);

@@ -65,6 +65,31 @@ static jp_err copy_fd(int in, int out, const char *src, jp_error *err)
     }
 }
 
+/* Creates host_path for the target: never through a link, never over an
+ * existing file. */
+static jp_err open_new(const char *host_path, int *fd, jp_error *err)
+{
+    *fd = open(host_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (*fd < 0)
+        return jp_error_set(err, errno == EACCES || errno == EPERM ? JP_ERR_PERMISSION : JP_ERR_IO,
+                            "%s: %s", host_path, strerror(errno));
+    return JP_OK;
+}
+
+/* Hands a file we wrote to the target's user (the JVM runs as its own user
+ * and must be able to read it), then closes it. rc is the write's result. */
+static jp_err close_for_target(const jvm_proc *t, int fd, const char *host_path, jp_err rc,
+                               jp_error *err)
+{
+    if (rc == JP_OK && geteuid() == 0 && fchown(fd, t->euid, t->egid) != 0)
+        rc = jp_error_set(err, JP_ERR_IO, "chown %s: %s", host_path, strerror(errno));
+    if (rc == JP_OK && fchmod(fd, 0644) != 0)
+        rc = jp_error_set(err, JP_ERR_IO, "chmod %s: %s", host_path, strerror(errno));
+    if (close(fd) != 0 && rc == JP_OK)
+        rc = jp_error_set(err, JP_ERR_IO, "%s: %s", host_path, strerror(errno));
+    return rc;
+}
+
 jp_err jvm_tfile_copy_in(const jvm_proc *t, const char *src, jvm_tfile *f, jp_error *err)
 {
     jvm_tfile tmp;
@@ -76,29 +101,41 @@ jp_err jvm_tfile_copy_in(const jvm_proc *t, const char *src, jvm_tfile *f, jp_er
         jvm_tfile_remove(&tmp);
         return jp_error_set(err, JP_ERR_NOT_FOUND, "%s: %s", src, strerror(errno));
     }
-    int out = open(tmp.host, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (out < 0) {
-        rc = jp_error_set(err, errno == EACCES || errno == EPERM ? JP_ERR_PERMISSION : JP_ERR_IO,
-                          "%s: %s", tmp.host, strerror(errno));
+    int out;
+    rc = open_new(tmp.host, &out, err);
+    if (rc != JP_OK) {
         close(in);
         jvm_tfile_remove(&tmp);
         return rc;
     }
     rc = copy_fd(in, out, src, err);
     close(in);
-    /* the JVM runs as its own user: it must be able to read the file */
-    if (rc == JP_OK && geteuid() == 0 && fchown(out, t->euid, t->egid) != 0)
-        rc = jp_error_set(err, JP_ERR_IO, "chown %s: %s", tmp.host, strerror(errno));
-    if (rc == JP_OK && fchmod(out, 0644) != 0)
-        rc = jp_error_set(err, JP_ERR_IO, "chmod %s: %s", tmp.host, strerror(errno));
-    if (close(out) != 0 && rc == JP_OK)
-        rc = jp_error_set(err, JP_ERR_IO, "%s: %s", tmp.host, strerror(errno));
+    rc = close_for_target(t, out, tmp.host, rc, err);
     if (rc == JP_OK && !f->cleanup)
         f->cleanup = jvm_cleanup_register_file(f->host);
     if (rc == JP_OK && rename(tmp.host, f->host) != 0)
         rc = jp_error_set(err, JP_ERR_IO, "rename to %s: %s", f->host, strerror(errno));
     jvm_tfile_remove(&tmp);
     return rc;
+}
+
+jp_err jvm_tfile_write(const jvm_proc *t, const jvm_tfile *f, const void *data, size_t len,
+                       jp_error *err)
+{
+    int fd;
+    jp_err rc = open_new(f->host, &fd, err);
+    if (rc != JP_OK)
+        return rc;
+    for (size_t off = 0; off < len && rc == JP_OK;) {
+        ssize_t w = write(fd, (const char *)data + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            rc = jp_error_set(err, JP_ERR_IO, "writing %s: %s", f->inner, strerror(errno));
+        else
+            off += (size_t)w;
+    }
+    return close_for_target(t, fd, f->host, rc, err);
 }
 
 jp_err jvm_tfile_read(const jvm_tfile *f, size_t cap, char **data, size_t *len, jp_error *err)

@@ -32,6 +32,12 @@ void jvm_tfile_fixed(const jvm_proc *t, const char *name, jvm_tfile *f);
  * owned by the target's euid/egid when we are root; registers cleanup. */
 jp_err jvm_tfile_copy_in(const jvm_proc *t, const char *src, jvm_tfile *f, jp_error *err);
 
+/* Writes data into the fresh file f (named by jvm_tfile_name; it must not
+ * exist yet), mode 0644, owned by the target's euid/egid when we are root.
+ * On failure the caller removes f. */
+jp_err jvm_tfile_write(const jvm_proc *t, const jvm_tfile *f, const void *data, size_t len,
+                       jp_error *err);
+
 /* Reads the whole file (at most cap bytes, else JP_ERR_LIMIT); *data is
  * heap, NUL-terminated, the caller frees it. */
 jp_err jvm_tfile_read(const jvm_tfile *f, size_t cap, char **data, size_t *len, jp_error *err);

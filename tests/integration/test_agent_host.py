@@ -140,9 +140,9 @@ def top(env, kind):
     return r["rows"][0]["name"] if r.get("rows") else None
 
 
-def jfr_check(pid):
-    r = subprocess.run(["jcmd", str(pid), "JFR.check"], capture_output=True, text=True,
-                       timeout=30)
+def jfr_check(pid, verbose=False):
+    r = subprocess.run(["jcmd", str(pid), "JFR.check"] + (["verbose=true"] if verbose else []),
+                       capture_output=True, text=True, timeout=30)
     return r.stdout
 
 
@@ -162,7 +162,10 @@ def run(env):
         f.write("# the JVMs of this test only\npid %d jprof.io/threads=high\npid %d\n"
                 % (wl.pid, short.pid))
         if dl:
-            f.write("pid %d jprof.io/threads=high jprof.io/events=cpu\n" % dl.pid)
+            # a temporary window (an incident): denser cpu sampling
+            until = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
+            f.write("pid %d jprof.io/threads=high jprof.io/events=cpu jprof.io/profile-until=%s\n"
+                    % (dl.pid, until))
     t0 = time.monotonic()
     agent = env.start_agent(conf)
 
@@ -178,6 +181,23 @@ def run(env):
                               READ), timeout=2 * WINDOW + 10)
     check(th and "checkout-0" in json.dumps(th), "a thread snapshot reaches /api/v1/threads",
           th)
+
+    # jprof's own JFR settings: only the events it reads, sparse sampling
+    # when continuous, dense in a temporary window (docs/PERFORMANCE.md).
+    # Between two windows no recording runs for a moment: ask again then.
+    def period(v):
+        m = re.search(r"jdk\.ExecutionSample\)\s*\[[^\]]*period=(\d+ ms)", v)
+        return m.group(1) if m else None
+    v = wait_for(lambda: (lambda v: v if period(v) else None)(jfr_check(wl.pid, True)), 10) or ""
+    check(period(v) == "50 ms" and "jdk.ObjectAllocationSample" in v
+          and "jdk.JavaMonitorEnter" in v, "continuous: cpu every 50 ms, alloc and lock events", v)
+    check("jdk.ThreadDump" not in v and "jdk.CPULoad" not in v and "jdk.GCHeapSummary" not in v,
+          "continuous: none of the JDK's periodic or GC events are recorded", v)
+    if dl:
+        v = wait_for(lambda: (lambda v: v if period(v) else None)(jfr_check(dl.pid, True)),
+                     10) or ""
+        check(period(v) == "10 ms" and "jdk.JavaMonitorEnter" not in v
+              and "Allocation" not in v, "temporary window, events=cpu: cpu every 10 ms only", v)
 
     if dl:
         def cycles():
@@ -206,6 +226,17 @@ def run(env):
     ex = wait_for(exited, timeout=30 + 2 * WINDOW)
     check(ex and ex["state"] == "exited", "a JVM that exits is reported with reason exited",
           get(env.base + "/api/v1/targets?namespace=demo&service=JprofWorkload&from=-1h", READ))
+    # host mode: its /tmp is ours, and what the agent put there must go with it
+    mine = tuple("jprof-%d-" % p for p in env.agent_pids)
+
+    def short_left():
+        left = [f for f in os.listdir("/tmp")
+                if re.match(r"jprof-\d+-\d+-.*\.(jfr|jfc|json|jar)$", f) and f.startswith(mine)]
+        marker = "/tmp/jprof/agent-session-%d" % short.pid
+        return left + ([marker] if os.path.exists(marker) else [])
+    wait_for(lambda: not short_left(), timeout=10)
+    check(not short_left(), "the exited JVM's marker and recording files are removed",
+          short_left())
 
     # 3. the server away for three windows
     env.server.send_signal(signal.SIGTERM)
@@ -259,7 +290,7 @@ def run(env):
     # this test's agents (named jprof-<agent pid>-...), not other jprofs' work
     mine = tuple("jprof-%d-" % p for p in env.agent_pids)
     left = [f for f in os.listdir(root)
-            if re.match(r"jprof-\d+-\d+-.*\.(jfr|json|jar)$", f) and f.startswith(mine)]
+            if re.match(r"jprof-\d+-\d+-.*\.(jfr|jfc|json|jar)$", f) and f.startswith(mine)]
     # /tmp/jprof is shared by every JVM on the host (other agents may run):
     # what must go is this JVM's marker and files, named by its pid
     if os.path.isdir(root + "/jprof"):

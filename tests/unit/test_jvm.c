@@ -14,10 +14,12 @@
 
 #include "jvm/attach.h"
 #include "jvm/cleanup.h"
+#include "jvm/jfc.h"
 #include "jvm/proc.h"
 #include "jvm/recorder.h"
 #include "jvm/snapshot_take.h"
 #include "model/analyze.h"
+#include "model/profile.h"
 
 static void main_of(const char *args, size_t len, const char *want)
 {
@@ -192,10 +194,97 @@ static void test_proc_self_is_not_a_jvm(void **state)
     assert_false(jvm_snap_source_parse("jstack", &src));
 }
 
+/* The settings jprof gives JFR: the events of the kinds asked for, the
+ * right allocation events for the JDK, and nothing else. */
+static char *jfc(uint32_t kinds, int jdk, int64_t period_ns)
+{
+    jvm_jfc_opts o;
+    jvm_jfc_opts_init(&o);
+    o.kinds = kinds;
+    o.jdk_major = jdk;
+    o.cpu_period_ns = period_ns;
+    jp_strbuf b;
+    jp_strbuf_init(&b, 0);
+    assert_int_equal(jvm_jfc_build(&o, &b, NULL), JP_OK);
+    return jp_strbuf_take(&b);
+}
+
+static int count(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+static void test_jfc_settings(void **state)
+{
+    (void)state;
+    uint32_t cpu = 1u << JP_KIND_CPU, alloc = 1u << JP_KIND_ALLOC, lock = 1u << JP_KIND_LOCK,
+             park = 1u << JP_KIND_PARK;
+    char *x = jfc(cpu | alloc | lock, 17, 50 * 1000000LL);
+    assert_non_null(strstr(x, "<configuration version=\"2.0\""));
+    assert_non_null(strstr(x, "<setting name=\"period\">50 ms</setting>"));
+    assert_int_equal(count(x, "jdk.ActiveSetting"), 1); /* the reader needs the period */
+    assert_int_equal(count(x, "jdk.ObjectAllocationSample"), 1);
+    assert_int_equal(count(x, "TLAB"), 0); /* both would count allocations twice */
+    assert_non_null(strstr(x, "<setting name=\"threshold\">10 ms</setting>"));
+    assert_int_equal(count(x, "jdk.ThreadPark"), 0);
+    assert_int_equal(count(x, "<event "), 4);
+    free(x);
+    /* JDK 11 has no allocation sample event: the TLAB pair instead */
+    x = jfc(alloc | park, 11, 20 * 1000000LL);
+    assert_int_equal(count(x, "jdk.ObjectAllocationInNewTLAB"), 1);
+    assert_int_equal(count(x, "jdk.ObjectAllocationOutsideTLAB"), 1);
+    assert_int_equal(count(x, "jdk.ObjectAllocationSample"), 0);
+    assert_int_equal(count(x, "jdk.ExecutionSample"), 0);
+    assert_int_equal(count(x, "jdk.ThreadPark"), 1);
+    free(x);
+    /* odd periods keep their precision; wall alone is nothing JFR records */
+    x = jfc(cpu, 0, 1500000);
+    assert_non_null(strstr(x, "1500 us"));
+    free(x);
+    jvm_jfc_opts o;
+    jvm_jfc_opts_init(&o);
+    o.kinds = 1u << JP_KIND_WALL;
+    jp_strbuf b;
+    jp_strbuf_init(&b, 64);
+    jp_error e;
+    jp_error_init(&e);
+    assert_int_equal(jvm_jfc_build(&o, &b, &e), JP_ERR_USAGE);
+    assert_non_null(strstr(e.msg, "no event kind"));
+    o.kinds = cpu;
+    o.cpu_period_ns = 0;
+    assert_int_equal(jvm_jfc_build(&o, &b, &e), JP_ERR_USAGE);
+    jp_strbuf_cleanup(&b);
+    /* a buffer too small says so rather than handing JFR half a file */
+    o.cpu_period_ns = 20 * 1000000LL;
+    jp_strbuf_init(&b, 300);
+    assert_int_equal(jvm_jfc_build(&o, &b, &e), JP_ERR_LIMIT);
+    jp_strbuf_cleanup(&b);
+}
+
+static void test_jdk_major(void **state)
+{
+    (void)state;
+    assert_int_equal(jvm_jdk_major("12:\nOpenJDK 64-Bit Server VM version 17.0.21.1+2-1-deb12u1-"
+                                   "Debian\nJDK 17.0.21.1\n"),
+                     17);
+    assert_int_equal(jvm_jdk_major("OpenJDK 64-Bit Server VM version 25.392-b08\nJDK 8.0_392\n"),
+                     8);
+    assert_int_equal(jvm_jdk_major("OpenJDK 64-Bit Server VM version 25.0.3+9-LTS\nJDK 25.0.3"),
+                     25);
+    assert_int_equal(jvm_jdk_major("OpenJDK 64-Bit Server VM version 11.0.2+9\n"), 0);
+    assert_int_equal(jvm_jdk_major("JDK x\nJDK 0.1\n"), 0);
+    assert_int_equal(jvm_jdk_major(""), 0);
+    assert_int_equal(jvm_jdk_major(NULL), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cmdline_main),     cmocka_unit_test(test_reply_parse),
+        cmocka_unit_test(test_cmdline_main),     cmocka_unit_test(test_jfc_settings),
+        cmocka_unit_test(test_jdk_major),        cmocka_unit_test(test_reply_parse),
         cmocka_unit_test(test_cleanup_registry), cmocka_unit_test(test_helper_json),
         cmocka_unit_test(test_jfr_check_lists),  cmocka_unit_test(test_proc_self_is_not_a_jvm),
     };

@@ -279,11 +279,20 @@ jp_err agent_asprof_stop(agent_asprof *a, const jvm_proc *t, bool quiet, jp_erro
     return command(a, t, args, err);
 }
 
+/* Removes one of our files from the target; in host mode also by its own
+ * name, for a JVM that exited and took /proc/PID/root with it. */
+static void drop(const agent_asprof *a, jvm_tfile *f)
+{
+    jvm_tfile_remove(f);
+    if (a->shared_root && f->inner[0])
+        unlink(f->inner);
+}
+
 void agent_asprof_drop_output(agent_asprof *a)
 {
     if (!a->out.inner[0])
         return;
-    jvm_tfile_remove(&a->out);
+    drop(a, &a->out);
     a->out.inner[0] = '\0';
 }
 
@@ -291,10 +300,10 @@ void agent_asprof_remove_all(agent_asprof *a)
 {
     agent_asprof_drop_output(a);
     if (a->log.inner[0]) {
-        jvm_tfile_remove(&a->log);
+        drop(a, &a->log);
         a->log.inner[0] = '\0';
     }
-    jvm_tfile_remove(&a->lib);
+    drop(a, &a->lib);
 }
 
 static void forget_one(jvm_tfile *f, bool shared_root)

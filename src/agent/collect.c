@@ -116,11 +116,16 @@ static int64_t jittered(int64_t w)
     return w - span / 2 + (span > 0 ? (int64_t)(rnd() % (uint64_t)span) : 0);
 }
 
+static void marker_remove(const agent_target *t);
+
 static void fail(agent_target *t, const agent_collect_opts *o, jp_err rc, const jp_error *err,
                  int64_t now_mono)
 {
     const char *reason = agent_reason_for_error(rc);
-    set_status(t, strcmp(reason, "exited") == 0 ? "exited" : "failed", reason, err->msg);
+    bool exited = strcmp(reason, "exited") == 0;
+    set_status(t, exited ? "exited" : "failed", reason, err->msg);
+    if (exited)
+        marker_remove(t); /* its session ended with it */
     bool attach = rc == JP_ERR_PERMISSION || rc == JP_ERR_TIMEOUT || rc == JP_ERR_ATTACH_DISABLED ||
                   rc == JP_ERR_AGENT_REFUSED || rc == JP_ERR_NOT_JVM;
     if (o->metrics)
@@ -202,6 +207,9 @@ static bool marker_read_asprof(const agent_target *t, char *out, size_t len)
     return ours;
 }
 
+/* Removes the marker. A JVM that exited took its /proc/PID/root along; in
+ * host mode (its / is ours) the marker is still in our /tmp/jprof under the
+ * same name, and goes too. */
 static void marker_remove(const agent_target *t)
 {
     char file[192];
@@ -210,6 +218,12 @@ static void marker_remove(const agent_target *t)
     char dir[128];
     snprintf(dir, sizeof dir, "/proc/%d/root%s", (int)t->proc.pid, AGENT_MARKER_DIR);
     rmdir(dir); /* only when empty */
+    if (t->ap.shared_root) {
+        snprintf(file, sizeof file, "%s/%s-%d", AGENT_MARKER_DIR, AGENT_MARKER_NAME,
+                 (int)t->proc.nspid);
+        unlink(file);
+        rmdir(AGENT_MARKER_DIR);
+    }
 }
 
 /* ---- the recording ---- */
@@ -721,13 +735,9 @@ void agent_target_mark_gone(agent_target *t)
      * exited mid-window failed its last stop, and its marker names a
      * session nobody can recover. */
     if (t->ap.shared_root) {
-        char path[192];
-        snprintf(path, sizeof path, "%s/%s-%d", AGENT_MARKER_DIR, AGENT_MARKER_NAME,
-                 (int)t->proc.nspid);
-        unlink(path);
         if (t->asprof)
             agent_asprof_forget(&t->ap);
-        rmdir(AGENT_MARKER_DIR); /* only when empty */
+        marker_remove(t);
     }
     set_status(t, "exited", "exited", "the JVM exited");
 }
@@ -742,7 +752,7 @@ void agent_target_shutdown(agent_target *t, const agent_collect_opts *o)
     /* also when a failing target still holds a copy of the library */
     if (t->asprof && !t->gone)
         agent_asprof_remove_all(&t->ap);
-    if (was || (t->asprof && !t->gone))
+    if (was || t->windows > 0 || (t->asprof && !t->gone))
         marker_remove(t);
     if (was)
         set_status(t, "stopped", "agent_stopped", "the agent is shutting down");

@@ -24,7 +24,7 @@
 
 #include <stdbool.h>
 
-#define JVM_CLEANUP_SLOTS 64
+#define JVM_CLEANUP_SLOTS 512 /* a node runs at most 110-250 pods; each JFR target holds one */
 #define JVM_CLEANUP_PATH_MAX 256
 
 typedef void (*jvm_cleanup_fn)(void *arg);

@@ -314,6 +314,11 @@ static jp_err take_helper_locked(const jvm_proc *t, const jvm_attach_opts *ao,
     rc = jvm_tfile_name(t, ".json", &tout, err);
     if (rc != JP_OK)
         goto out_jar;
+    /* the helper writes <out>.part and renames it: a second signal while
+     * it runs must find that name in the table too */
+    char part[sizeof tout.host + 8];
+    snprintf(part, sizeof part, "%s.part", tout.host);
+    int part_cleanup = jvm_cleanup_register_file(part);
     char opts[600];
     snprintf(opts, sizeof opts, "%s=out=%s%s", tjar.inner, tout.inner,
              o->contention < 0 ? ""
@@ -331,9 +336,8 @@ static jp_err take_helper_locked(const jvm_proc *t, const jvm_attach_opts *ao,
         free(data);
     }
     jvm_tfile_remove(&tout);
-    char part[sizeof tout.host + 8]; /* the helper's own temp file, if it died half-way */
-    snprintf(part, sizeof part, "%s.part", tout.host);
-    unlink(part);
+    unlink(part); /* the helper's own temp file, if it died half-way */
+    jvm_cleanup_unregister(part_cleanup);
 out_jar:
     jvm_tfile_remove(&tjar);
     return rc;

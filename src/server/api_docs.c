@@ -75,15 +75,43 @@ static bool api_in_scope(api_list *l, const char *ns)
     return !l->scope_filter || l->r->s->cfg.insecure_no_auth || auth_in_scope(l->r->tok, ns);
 }
 
+/* What a list callback does with a row. */
+typedef enum { ROW_SKIP, ROW_EMIT, ROW_STOP } api_row;
+
+/* Rows outside the token's scope are skipped; a full list stops. */
+static api_row api_row_begin(api_list *l, const char *ns)
+{
+    if (!api_in_scope(l, ns))
+        return ROW_SKIP;
+    return api_list_room(l) ? ROW_EMIT : ROW_STOP;
+}
+
+/* {"time":T,"target":{...}  - the head of every document entry. */
+static void api_doc_head(api_list *l, const store_doc_row *row)
+{
+    jp_strbuf_puts(l->b, "{\"time\":");
+    jw_time(l->b, row->time_ns);
+    jp_strbuf_puts(l->b, ",\"target\":");
+    api_target_json(l->b, row->target);
+}
+
+/* ,"state":S,"reason":R */
+static void api_state(jp_strbuf *b, const char *state, const char *reason)
+{
+    jp_strbuf_puts(b, ",\"state\":");
+    jw_cstr(b, state);
+    jp_strbuf_puts(b, ",\"reason\":");
+    jw_cstr(b, reason);
+}
+
 /* ---- /api/v1/targets ---- */
 
 static bool api_target_cb(const store_target_row *row, void *ctx)
 {
     api_list *l = ctx;
-    if (!api_in_scope(l, row->target->ns))
-        return true;
-    if (!api_list_room(l))
-        return false;
+    api_row go = api_row_begin(l, row->target->ns);
+    if (go != ROW_EMIT)
+        return go == ROW_SKIP;
     jp_strbuf_puts(l->b, "{\"target\":");
     api_target_json(l->b, row->target);
     jp_strbuf_puts(l->b, ",\"kinds\":");
@@ -92,10 +120,7 @@ static bool api_target_cb(const store_target_row *row, void *ctx)
     jw_time(l->b, row->first_ns);
     jp_strbuf_puts(l->b, ",\"last_seen\":");
     jw_time(l->b, row->last_ns);
-    jp_strbuf_puts(l->b, ",\"state\":");
-    jw_cstr(l->b, row->state);
-    jp_strbuf_puts(l->b, ",\"reason\":");
-    jw_cstr(l->b, row->reason);
+    api_state(l->b, row->state, row->reason);
     jp_strbuf_putc(l->b, '}');
     return true;
 }
@@ -103,18 +128,11 @@ static bool api_target_cb(const store_target_row *row, void *ctx)
 static bool api_status_cb(const store_doc_row *row, void *ctx)
 {
     api_list *l = ctx;
-    if (!api_in_scope(l, row->target->ns))
-        return true;
-    if (!api_list_room(l))
-        return false;
-    jp_strbuf_puts(l->b, "{\"time\":");
-    jw_time(l->b, row->time_ns);
-    jp_strbuf_puts(l->b, ",\"target\":");
-    api_target_json(l->b, row->target);
-    jp_strbuf_puts(l->b, ",\"state\":");
-    jw_cstr(l->b, row->state);
-    jp_strbuf_puts(l->b, ",\"reason\":");
-    jw_cstr(l->b, row->reason);
+    api_row go = api_row_begin(l, row->target->ns);
+    if (go != ROW_EMIT)
+        return go == ROW_SKIP;
+    api_doc_head(l, row);
+    api_state(l->b, row->state, row->reason);
     jp_strbuf_puts(l->b, ",\"message\":");
     jw_cstr(l->b, row->message && *row->message ? row->message : NULL);
     jp_strbuf_puts(l->b, ",\"engine\":");
@@ -212,10 +230,7 @@ static bool api_service_cb(const store_target_row *row, void *ctx)
     api_kinds(l->b, row->kinds);
     jp_strbuf_puts(l->b, ",\"last_seen\":");
     jw_time(l->b, row->last_ns);
-    jp_strbuf_puts(l->b, ",\"state\":");
-    jw_cstr(l->b, row->state);
-    jp_strbuf_puts(l->b, ",\"reason\":");
-    jw_cstr(l->b, row->reason);
+    api_state(l->b, row->state, row->reason);
     jp_strbuf_putc(l->b, '}');
     return true;
 }
@@ -251,14 +266,10 @@ void api_services(srv_req *r, srv_resp *o)
 static bool api_deadlock_cb(const store_doc_row *row, void *ctx)
 {
     api_list *l = ctx;
-    if (!api_in_scope(l, row->target->ns))
-        return true;
-    if (!api_list_room(l))
-        return false;
-    jp_strbuf_puts(l->b, "{\"time\":");
-    jw_time(l->b, row->time_ns);
-    jp_strbuf_puts(l->b, ",\"target\":");
-    api_target_json(l->b, row->target);
+    api_row go = api_row_begin(l, row->target->ns);
+    if (go != ROW_EMIT)
+        return go == ROW_SKIP;
+    api_doc_head(l, row);
     jp_strbuf_puts(l->b, ",\"deadlock\":");
     jp_strbuf_append(l->b, row->json, row->json_len);
     jp_strbuf_putc(l->b, '}');

@@ -111,10 +111,10 @@ class Env:
         ok = wait_for(lambda: urllib.request.urlopen(self.base + "/healthz", timeout=2), 10)
         return bool(ok)
 
-    def start_agent(self, conf):
+    def start_agent(self, conf, scan="1s"):
         log = "agent-%d.log" % len(self.procs)
         a = self.spawn([AGENT, "--mode", "host", "--config", conf, "--window", "%ds" % WINDOW,
-                        "--scan-interval", "1s", "--server", self.base, "--token-file",
+                        "--scan-interval", scan, "--server", self.base, "--token-file",
                         os.path.join(self.tmp, "ingest.tok"), "--queue-bytes", "8k",
                         "--metrics-listen", "127.0.0.1:0", "--namespace", "demo"], log)
         m = wait_for(lambda: re.search(r"metrics on port (\d+)",
@@ -297,6 +297,21 @@ def run(env):
         left += ["jprof/" + f for f in os.listdir(root + "/jprof")
                  if re.search(r"-%d(\D|$)" % wl.pid, f)]
     check(not left, "no marker or file left in the target's /tmp", left)
+
+    # 6. a JVM exits and the agent is stopped before its next scan sees it:
+    # the stop fails, and the marker must still go (host mode: our /tmp)
+    brief = env.spawn(["java", "-Xmx64m", "-cp", CLASSES, "shop.JprofWorkload", "6"], "wl3.log")
+    conf2 = os.path.join(env.tmp, "agent2.conf")
+    with open(conf2, "w") as f:
+        f.write("pid %d\n" % brief.pid)
+    agent = env.start_agent(conf2, scan="600s")
+    marker = "/tmp/jprof/agent-session-%d" % brief.pid
+    check(wait_for(lambda: os.path.exists(marker), 20), "the short JVM is profiled", marker)
+    brief.wait(timeout=30)
+    agent.send_signal(signal.SIGTERM)
+    check(agent.wait(timeout=30) == 0, "SIGTERM after the JVM exited: the agent exits with 0")
+    check(not os.path.exists(marker), "no marker left for a JVM that exited before the stop",
+          marker)
     return 0
 
 

@@ -119,8 +119,11 @@ def main():
                 ids = [s[1] for s in SEEN[n0:] if s[2] == code]
             check(len(ids) >= 2 and len(set(ids)) == len(ids),
                   "%d is not retried (each refused id seen once)" % code, ids)
-        rej = metric(murl, "jprof_agent_uploads_rejected")
-        check(rej is not None and rej >= 4, "refusals are counted", rej)
+        # the server saw the 4th refused batch before the agent read the answer
+        rej = wait_for(lambda: (lambda v: v if v is not None and v >= 4 else None)(
+            metric(murl, "jprof_agent_uploads_rejected")), 10)
+        check(rej is not None and rej >= 4, "refusals are counted",
+              metric(murl, "jprof_agent_uploads_rejected"))
         st = json.loads(urllib.request.urlopen(murl + "/status", timeout=5).read())
         check("test peer says 400" in st["upload"]["last_error"],
               "/status says why the server refused", st["upload"])

@@ -17,12 +17,6 @@
 #define TUI_COPY_NAME "/jprof-asprof.so"
 #define LOG_TAIL_MAX 4096
 
-static void set_paths(const jvm_proc *t, jvm_tfile *f, const char *inner)
-{
-    snprintf(f->inner, sizeof f->inner, "%s", inner);
-    snprintf(f->host, sizeof f->host, "/proc/%d/root%s", (int)t->pid, inner);
-}
-
 jp_err agent_jprof_dir_ensure(const jvm_proc *t, jp_error *err)
 {
     char dir[96];
@@ -95,12 +89,8 @@ void agent_asprof_init(agent_asprof *a, const jvm_proc *t)
     memset(a, 0, sizeof *a);
     char inner[160];
     snprintf(inner, sizeof inner, "%s/%s%d.so", JPROF_DIR, AGENT_ASPROF_LIB_PREFIX, (int)t->nspid);
-    set_paths(t, &a->lib, inner);
-    char root[48];
-    snprintf(root, sizeof root, "/proc/%d/root/", (int)t->pid);
-    struct stat ours, theirs;
-    a->shared_root = stat("/", &ours) == 0 && stat(root, &theirs) == 0 &&
-                     ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
+    jvm_tfile_at(t, inner, &a->lib);
+    a->shared_root = a->lib.shared_root;
 }
 
 jp_err agent_asprof_install(agent_asprof *a, const jvm_proc *t, const char *host_lib, jp_error *err)
@@ -120,7 +110,7 @@ jp_err agent_asprof_install(agent_asprof *a, const jvm_proc *t, const char *host
 static jp_err create_for_jvm(const jvm_proc *t, const char *inner, jvm_tfile *f, jp_error *err)
 {
     memset(f, 0, sizeof *f);
-    set_paths(t, f, inner);
+    jvm_tfile_at(t, inner, f);
     f->cleanup = jvm_cleanup_register_file(f->host);
     if (!f->cleanup)
         return jp_error_set(err, JP_ERR_LIMIT, "too many pending cleanup actions");
@@ -279,20 +269,11 @@ jp_err agent_asprof_stop(agent_asprof *a, const jvm_proc *t, bool quiet, jp_erro
     return command(a, t, args, err);
 }
 
-/* Removes one of our files from the target; in host mode also by its own
- * name, for a JVM that exited and took /proc/PID/root with it. */
-static void drop(const agent_asprof *a, jvm_tfile *f)
-{
-    jvm_tfile_remove(f);
-    if (a->shared_root && f->inner[0])
-        unlink(f->inner);
-}
-
 void agent_asprof_drop_output(agent_asprof *a)
 {
     if (!a->out.inner[0])
         return;
-    drop(a, &a->out);
+    jvm_tfile_remove(&a->out);
     a->out.inner[0] = '\0';
 }
 
@@ -300,26 +281,8 @@ void agent_asprof_remove_all(agent_asprof *a)
 {
     agent_asprof_drop_output(a);
     if (a->log.inner[0]) {
-        drop(a, &a->log);
+        jvm_tfile_remove(&a->log);
         a->log.inner[0] = '\0';
     }
-    drop(a, &a->lib);
-}
-
-static void forget_one(jvm_tfile *f, bool shared_root)
-{
-    if (!f->inner[0])
-        return;
-    if (shared_root)
-        unlink(f->inner);
-    jvm_cleanup_unregister(f->cleanup);
-    f->cleanup = 0;
-}
-
-void agent_asprof_forget(agent_asprof *a)
-{
-    forget_one(&a->out, a->shared_root);
-    forget_one(&a->log, a->shared_root);
-    forget_one(&a->lib, a->shared_root);
-    a->out.inner[0] = a->log.inner[0] = '\0';
+    jvm_tfile_remove(&a->lib);
 }

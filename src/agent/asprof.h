@@ -92,11 +92,6 @@ jp_err agent_asprof_stop(agent_asprof *a, const jvm_proc *t, bool quiet, jp_erro
 /* Removes the output file (if any). */
 void agent_asprof_drop_output(agent_asprof *a);
 
-/* The JVM is gone: removes its files by their inner names when it shared
- * our root (else they went with its container), and drops their cleanup
- * registrations. */
-void agent_asprof_forget(agent_asprof *a);
-
 /* Removes every file of this engine in the target (library copy, output,
  * log). The profiler stays loaded in the JVM, idle. */
 void agent_asprof_remove_all(agent_asprof *a);

@@ -228,16 +228,6 @@ static void marker_remove(const agent_target *t)
 
 /* ---- the recording ---- */
 
-/* Removes a file of ours from the target. A JVM that exits takes its
- * /proc/PID/root with it; in host mode (same root as ours) the file it
- * wrote is still in our /tmp, under the same name. */
-static void remove_tfile(const agent_target *t, jvm_tfile *f)
-{
-    jvm_tfile_remove(f);
-    if (t->ap.shared_root && f->inner[0])
-        unlink(f->inner);
-}
-
 static jp_err jfr(const agent_target *t, const char *line, const char *ok, jp_error *err)
 {
     jvm_reply r;
@@ -346,7 +336,7 @@ static jp_err stop_and_upload(agent_target *t, const agent_collect_opts *o, int6
     rc = jfr(t, line, "Stopped recording", err);
     if (rc == JP_OK)
         rc = parse_file(t, o, &f, start_ns, jp_time_now_ns(), err);
-    remove_tfile(t, &f);
+    jvm_tfile_remove(&f);
     return rc;
 }
 
@@ -405,8 +395,7 @@ static jp_err recover_asprof(agent_target *t, const agent_collect_opts *o, jp_er
     if (file[0]) {
         jvm_tfile f;
         memset(&f, 0, sizeof f);
-        snprintf(f.inner, sizeof f.inner, "%s", file);
-        snprintf(f.host, sizeof f.host, "/proc/%d/root%s", (int)t->proc.pid, file);
+        jvm_tfile_at(&t->proc, file, &f);
         f.cleanup = jvm_cleanup_register_file(f.host);
         if (stopped &&
             parse_file(t, o, &f, jp_time_now_ns() - o->window_ns, jp_time_now_ns(), &e) != JP_OK &&
@@ -472,7 +461,7 @@ static jp_err start_jfr_own(agent_target *t, const agent_collect_opts *o, jp_err
                  AGENT_RECORDING_NAME, f.inner);
         rc = jfr(t, line, "Started recording", err);
     }
-    remove_tfile(t, &f);
+    jvm_tfile_remove(&f);
     return rc;
 }
 
@@ -729,16 +718,15 @@ void agent_target_mark_gone(agent_target *t)
     }
     t->recording = false;
     t->gone = true;
-    /* its /proc/PID/root is gone; when it shared our /tmp (host mode) the
-     * files it leaves behind are still ours to remove, by their own names.
-     * The marker goes whether or not a window was running: a JVM that
-     * exited mid-window failed its last stop, and its marker names a
-     * session nobody can recover. */
-    if (t->ap.shared_root) {
-        if (t->asprof)
-            agent_asprof_forget(&t->ap);
-        marker_remove(t);
-    }
+    /* Its /proc/PID/root is gone. When it shared our / (host mode) its
+     * files are still there and go by their own names; in a container they
+     * went with it, and only their cleanup registrations are dropped. The
+     * marker goes whether or not a window was running: a JVM that exited
+     * mid-window failed its last stop, and its marker names a session
+     * nobody can recover. */
+    if (t->asprof)
+        agent_asprof_remove_all(&t->ap);
+    marker_remove(t);
     set_status(t, "exited", "exited", "the JVM exited");
 }
 

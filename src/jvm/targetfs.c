@@ -15,10 +15,20 @@
 
 static unsigned name_counter;
 
-static void set_paths(const jvm_proc *t, jvm_tfile *f, const char *inner)
+bool jvm_proc_shares_root(const jvm_proc *t)
+{
+    char root[48];
+    snprintf(root, sizeof root, "/proc/%d/root/", (int)t->pid);
+    struct stat ours, theirs;
+    return stat("/", &ours) == 0 && stat(root, &theirs) == 0 && ours.st_dev == theirs.st_dev &&
+           ours.st_ino == theirs.st_ino;
+}
+
+void jvm_tfile_at(const jvm_proc *t, const char *inner, jvm_tfile *f)
 {
     snprintf(f->inner, sizeof f->inner, "%s", inner);
     snprintf(f->host, sizeof f->host, "/proc/%d/root%s", (int)t->pid, inner);
+    f->shared_root = jvm_proc_shares_root(t);
 }
 
 jp_err jvm_tfile_name(const jvm_proc *t, const char *suffix, jvm_tfile *f, jp_error *err)
@@ -28,7 +38,7 @@ jp_err jvm_tfile_name(const jvm_proc *t, const char *suffix, jvm_tfile *f, jp_er
     unsigned rnd = (unsigned)(jp_time_mono_ns() ^ (int64_t)getpid() << 16) & 0xffffffu;
     snprintf(inner, sizeof inner, "/tmp/jprof-%d-%u-%06x%s", (int)getpid(), ++name_counter, rnd,
              suffix ? suffix : "");
-    set_paths(t, f, inner);
+    jvm_tfile_at(t, inner, f);
     f->cleanup = jvm_cleanup_register_file(f->host);
     if (!f->cleanup)
         return jp_error_set(err, JP_ERR_LIMIT, "too many pending cleanup actions");
@@ -40,7 +50,7 @@ void jvm_tfile_fixed(const jvm_proc *t, const char *name, jvm_tfile *f)
     memset(f, 0, sizeof *f);
     char inner[160];
     snprintf(inner, sizeof inner, "/tmp/%s", name);
-    set_paths(t, f, inner);
+    jvm_tfile_at(t, inner, f);
 }
 
 static jp_err copy_fd(int in, int out, const char *src, jp_error *err)
@@ -178,6 +188,8 @@ void jvm_tfile_remove(jvm_tfile *f)
 {
     if (f->host[0])
         unlink(f->host);
+    if (f->shared_root && f->inner[0])
+        unlink(f->inner);
     jvm_cleanup_unregister(f->cleanup);
     f->cleanup = 0;
 }

@@ -8,6 +8,7 @@
 #ifndef JP_JVM_TARGETFS_H
 #define JP_JVM_TARGETFS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,10 +17,17 @@
 
 /* A file in the target: its path as the JVM sees it and as we reach it. */
 typedef struct jvm_tfile {
-    char inner[160]; /* e.g. /tmp/jprof-123-4-5.json */
-    char host[224];  /* e.g. /proc/77/root/tmp/jprof-123-4-5.json */
-    int cleanup;     /* jvm_cleanup handle, 0 when not registered */
+    char inner[160];  /* e.g. /tmp/jprof-123-4-5.json */
+    char host[224];   /* e.g. /proc/77/root/tmp/jprof-123-4-5.json */
+    int cleanup;      /* jvm_cleanup handle, 0 when not registered */
+    bool shared_root; /* the JVM's / is ours (host mode): inner names the file too */
 } jvm_tfile;
+
+/* True when the process's / is the same as ours (no container between). */
+bool jvm_proc_shares_root(const jvm_proc *t);
+
+/* Names inner in the target (both paths, shared_root), nothing else. */
+void jvm_tfile_at(const jvm_proc *t, const char *inner, jvm_tfile *f);
 
 /* Names a fresh file "/tmp/jprof-<ourpid>-<n>-<rand><suffix>" in the target
  * and registers it for cleanup (nothing is created). */
@@ -42,7 +50,9 @@ jp_err jvm_tfile_write(const jvm_proc *t, const jvm_tfile *f, const void *data, 
  * heap, NUL-terminated, the caller frees it. */
 jp_err jvm_tfile_read(const jvm_tfile *f, size_t cap, char **data, size_t *len, jp_error *err);
 
-/* Deletes the file (ENOENT is fine) and drops its cleanup registration. */
+/* Deletes the file (ENOENT is fine) and drops its cleanup registration. A
+ * JVM that exited took /proc/PID/root with it; when it shared our root the
+ * file is deleted by its inner name instead. */
 void jvm_tfile_remove(jvm_tfile *f);
 
 #endif

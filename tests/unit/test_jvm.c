@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -17,6 +18,7 @@
 #include "jvm/jfc.h"
 #include "jvm/proc.h"
 #include "jvm/recorder.h"
+#include "jvm/targetfs.h"
 #include "jvm/snapshot_take.h"
 #include "model/analyze.h"
 #include "model/profile.h"
@@ -264,6 +266,37 @@ static void test_jfc_settings(void **state)
     jp_strbuf_cleanup(&b);
 }
 
+/* A file of ours in a JVM that exited: /proc/PID/root is gone, and in host
+ * mode (same root) the file must still go, by its inner name. */
+static void test_tfile_remove_after_exit(void **state)
+{
+    (void)state;
+    jvm_proc self;
+    memset(&self, 0, sizeof self);
+    self.pid = getpid();
+    assert_true(jvm_proc_shares_root(&self));
+    char inner[] = "/tmp/jprof-unit-XXXXXX";
+    int fd = mkstemp(inner);
+    assert_true(fd >= 0);
+    close(fd);
+    jvm_tfile f;
+    memset(&f, 0, sizeof f);
+    jvm_tfile_at(&self, inner, &f);
+    assert_true(f.shared_root);
+    /* the process is gone: its /proc entry no longer resolves */
+    pid_t child = fork();
+    if (child == 0)
+        _exit(0);
+    waitpid(child, NULL, 0);
+    snprintf(f.host, sizeof f.host, "/proc/%d/root%s", (int)child, inner);
+    f.shared_root = false; /* a container's file went with it: left alone */
+    jvm_tfile_remove(&f);
+    assert_int_equal(access(inner, F_OK), 0);
+    f.shared_root = true;
+    jvm_tfile_remove(&f);
+    assert_int_not_equal(access(inner, F_OK), 0);
+}
+
 static void test_jdk_major(void **state)
 {
     (void)state;
@@ -283,10 +316,15 @@ static void test_jdk_major(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cmdline_main),     cmocka_unit_test(test_jfc_settings),
-        cmocka_unit_test(test_jdk_major),        cmocka_unit_test(test_reply_parse),
-        cmocka_unit_test(test_cleanup_registry), cmocka_unit_test(test_helper_json),
-        cmocka_unit_test(test_jfr_check_lists),  cmocka_unit_test(test_proc_self_is_not_a_jvm),
+        cmocka_unit_test(test_cmdline_main),
+        cmocka_unit_test(test_jfc_settings),
+        cmocka_unit_test(test_jdk_major),
+        cmocka_unit_test(test_tfile_remove_after_exit),
+        cmocka_unit_test(test_reply_parse),
+        cmocka_unit_test(test_cleanup_registry),
+        cmocka_unit_test(test_helper_json),
+        cmocka_unit_test(test_jfr_check_lists),
+        cmocka_unit_test(test_proc_self_is_not_a_jvm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -184,11 +184,26 @@ jp_err jvm_tfile_read(const jvm_tfile *f, size_t cap, char **data, size_t *len, 
     return JP_OK;
 }
 
+/* True when the process behind f->host is gone: its /proc/PID/root no
+ * longer resolves. */
+static bool target_gone(const jvm_tfile *f)
+{
+    size_t hl = strlen(f->host), il = strlen(f->inner);
+    if (il >= hl || strcmp(f->host + hl - il, f->inner) != 0)
+        return false;
+    char root[sizeof f->host];
+    snprintf(root, sizeof root, "%.*s/", (int)(hl - il), f->host);
+    struct stat st;
+    return stat(root, &st) != 0 && errno == ENOENT;
+}
+
 void jvm_tfile_remove(jvm_tfile *f)
 {
-    if (f->host[0])
-        unlink(f->host);
-    if (f->shared_root && f->inner[0])
+    /* by the inner name only when the JVM is gone: while it lives the two
+     * names are one file, and a second unlink could hit a file someone
+     * created there in between (the helper lock is handed over that way) */
+    if (f->host[0] && unlink(f->host) != 0 && errno == ENOENT && f->shared_root && f->inner[0] &&
+        target_gone(f))
         unlink(f->inner);
     jvm_cleanup_unregister(f->cleanup);
     f->cleanup = 0;

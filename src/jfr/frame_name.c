@@ -3,21 +3,18 @@
 
 #include <string.h>
 
-static bool has_so(const char *s, size_t n)
+/* async-profiler gives every non-Java frame one of two made-up descriptors. */
+static bool is_synthetic_desc(const char *d, size_t n)
 {
-    for (size_t i = 0; i + 3 <= n; i++)
-        if (s[i] == '.' && s[i + 1] == 's' && s[i + 2] == 'o')
-            return true;
-    return false;
+    return d && ((n == 4 && !memcmp(d, "()L;", 4)) || (n == 7 && !memcmp(d, "(Lk;)L;", 7)));
 }
 
-bool jfr_frame_is_bare(jp_frame_kind kind, const char *cls, size_t cls_len, bool has_cls)
+bool jfr_frame_is_bare(jp_frame_kind kind, size_t cls_len, bool has_cls, const char *desc,
+                       size_t desc_len)
 {
-    if (!has_cls || kind == JP_FRAME_CPP || kind == JP_FRAME_KERNEL)
+    if (!has_cls || cls_len == 0 || kind == JP_FRAME_CPP || kind == JP_FRAME_KERNEL)
         return true;
-    if (kind != JP_FRAME_NATIVE)
-        return false;
-    return cls_len == 0 || cls[0] == '[' || cls[0] == '/' || has_so(cls, cls_len);
+    return kind == JP_FRAME_NATIVE && is_synthetic_desc(desc, desc_len);
 }
 
 size_t jfr_class_stable_len(const char *cls, size_t len)
@@ -44,14 +41,15 @@ size_t jfr_class_stable_len(const char *cls, size_t len)
 }
 
 void jfr_frame_name(jp_strbuf *out, jp_frame_kind kind, const char *cls, size_t cls_len,
-                    bool has_cls, const char *method, size_t method_len, bool has_method)
+                    bool has_cls, const char *method, size_t method_len, bool has_method,
+                    const char *desc, size_t desc_len)
 {
     jp_strbuf_reset(out);
     if (!has_method) {
         jp_strbuf_puts(out, "[unknown]");
         return;
     }
-    if (!jfr_frame_is_bare(kind, cls, cls_len, has_cls)) {
+    if (!jfr_frame_is_bare(kind, cls_len, has_cls, desc, desc_len)) {
         cls_len = jfr_class_stable_len(cls, cls_len);
         size_t start = 0;
         for (size_t i = 0; i <= cls_len; i++) {

@@ -28,6 +28,7 @@ void jfr_resolver_init(jfr_resolver *r, const jfr_meta *m, const jfr_pools *pool
     const uint32_t *c = pools->cls;
     r->f_method_type = jfr_meta_field(m, c[JFR_POOL_METHOD], "type");
     r->f_method_name = jfr_meta_field(m, c[JFR_POOL_METHOD], "name");
+    r->f_method_desc = jfr_meta_field(m, c[JFR_POOL_METHOD], "descriptor");
     r->f_class_name = jfr_meta_field(m, c[JFR_POOL_CLASS], "name");
     r->f_symbol_string = jfr_meta_field(m, c[JFR_POOL_SYMBOL], "string");
     r->f_ft_desc = jfr_meta_field(m, c[JFR_POOL_FRAMETYPE], "description");
@@ -45,6 +46,7 @@ void jfr_resolver_init(jfr_resolver *r, const jfr_meta *m, const jfr_pools *pool
     jp_u64map_init(&r->methods);
     jp_strbuf_init(&r->s1, 0);
     jp_strbuf_init(&r->s2, 0);
+    jp_strbuf_init(&r->s3, 0);
     jp_strbuf_init(&r->out, 0);
     r->no_stack = r->unknown_stack = r->unknown_thread = JFR_NONE;
 }
@@ -59,6 +61,7 @@ void jfr_resolver_cleanup(jfr_resolver *r)
     free(r->frames);
     jp_strbuf_cleanup(&r->s1);
     jp_strbuf_cleanup(&r->s2);
+    jp_strbuf_cleanup(&r->s3);
     jp_strbuf_cleanup(&r->out);
 }
 
@@ -275,24 +278,28 @@ static bool resolve_class_name(jfr_resolver *r, uint64_t ck)
 static void method_name(jfr_resolver *r, uint64_t mk, jp_frame_kind kind)
 {
     const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_METHOD, mk, r->base);
-    bool has_cls = false, has_method = false;
+    bool has_cls = false, has_method = false, has_desc = false;
     if (!p) {
         if (mk)
             jfr_warn(r->warn, JFR_WARN_MISSING_METHOD, "method key %" PRIu64 " missing from pool",
                      mk);
     } else {
-        uint32_t fields[2] = {r->f_method_type, r->f_method_name};
-        uint64_t nums[2] = {0, 0};
-        jp_strbuf *texts[2] = {NULL, &r->s2};
-        bool found[2];
-        if (walk_fields(r, r->pools->cls[JFR_POOL_METHOD], &p, r->chunk_end, fields, 2, nums, texts,
+        /* The descriptor only matters for Native frames (frame_name.h). */
+        uint32_t fields[3] = {r->f_method_type, r->f_method_name,
+                              kind == JP_FRAME_NATIVE ? r->f_method_desc : JFR_NONE};
+        uint64_t nums[3] = {0, 0, 0};
+        jp_strbuf *texts[3] = {NULL, &r->s2, &r->s3};
+        bool found[3];
+        if (walk_fields(r, r->pools->cls[JFR_POOL_METHOD], &p, r->chunk_end, fields, 3, nums, texts,
                         found, 0, false)) {
             has_method = found[1];
+            has_desc = found[2];
             has_cls = found[0] && resolve_class_name(r, nums[0]);
         }
     }
     jfr_frame_name(&r->out, kind, sb_str(&r->s1), has_cls ? r->s1.len : 0, has_cls, sb_str(&r->s2),
-                   has_method ? r->s2.len : 0, has_method);
+                   has_method ? r->s2.len : 0, has_method, has_desc ? sb_str(&r->s3) : NULL,
+                   has_desc ? r->s3.len : 0);
 }
 
 static uint32_t resolve_frame(jfr_resolver *r, uint64_t mk, jp_frame_kind kind)

@@ -25,7 +25,7 @@ typedef struct jfr_resolver {
     jp_profile *prof;
     jfr_warner *warn;
     /* field indexes into m->fields, JFR_NONE when the type lacks the field */
-    uint32_t f_method_type, f_method_name, f_class_name, f_symbol_string, f_ft_desc;
+    uint32_t f_method_type, f_method_name, f_method_desc, f_class_name, f_symbol_string, f_ft_desc;
     uint32_t f_th_osname, f_th_osid, f_th_javaname, f_st_truncated, f_st_frames;
     uint32_t f_sf_method, f_sf_type;
     jp_u64map stacks;                         /* stack key -> model stack index */
@@ -36,7 +36,7 @@ typedef struct jfr_resolver {
     size_t nmethods, mcap;
     uint32_t *frames; /* scratch: one stack's frames */
     size_t frames_cap;
-    jp_strbuf s1, s2, out;                            /* scratch text */
+    jp_strbuf s1, s2, s3, out;                        /* scratch text */
     uint32_t no_stack, unknown_stack, unknown_thread; /* made on first use */
     /* The previous chunk's resolver, asked for keys missing here: the JDK's
      * ids are unique per recording and JDK 17 refers to stack traces that it

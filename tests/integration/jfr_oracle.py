@@ -9,8 +9,8 @@ Usage: jfr_oracle.py FILE KIND [--value samples|total] [--threads]
 KIND is cpu|wall|alloc|lock|park. Prints one line per distinct stack,
 `root;...;leaf VALUE`, sorted. Frame names follow jprof's rule: the class name
 with '/' turned into '.', then '.' and the method; the bare method for C++ and
-Kernel frames and for Native frames whose "class" is really a library (empty,
-".so" in it, or starting with '[' or '/') and for frames without a class;
+Kernel frames, for Native frames with async-profiler's made-up descriptors
+("()L;", "(Lk;)L;": their "class" is a library) and for frames without a class;
 "[unknown]" for a missing method;
 "[no stack]" for an event without a stack trace. --threads puts the thread
 name on top (javaName, else osName, else "[tid=N]"; "[unknown thread]").
@@ -126,11 +126,11 @@ def frame_name(frame):
     ftype = frame.get("type")
     if ftype in ("C++", "Kernel"):
         return name
-    if ftype == "Native" and (
-        not cname or ".so" in cname or cname.startswith("[") or cname.startswith("/")
-    ):
+    # async-profiler's own native frames carry a made-up descriptor and the
+    # library as their "class"; the JDK's Native frames are Java methods.
+    if ftype == "Native" and method.get("descriptor") in ("()L;", "(Lk;)L;"):
         return name
-    if cname is None:
+    if not cname:
         # A frame without a class (never seen in JDK files): no ".method".
         return name
     return stable_class(cname).replace("/", ".") + "." + name

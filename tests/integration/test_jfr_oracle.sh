@@ -10,7 +10,7 @@
 #
 # Environment (all optional):
 #   JPROF_TOP        the jprof-top binary (default ./jprof-top, run from the build dir)
-#   JPROF_FIXTURES   async-profiler fixtures (default SRCDIR/../shared/fixtures/jfr)
+#   JPROF_FIXTURES   async-profiler fixtures (default SRCDIR/tests/fixtures/jfr)
 #   JDK17_HOME       default /usr/lib/jvm/java-17-openjdk-amd64
 #   JDK25_HOME       default /usr/lib/jvm/temurin-25-jdk-amd64
 #   JPROF_WORKLOAD_CLASSES  compiled workload (default tests/java/classes)
@@ -21,7 +21,7 @@ set -u
 
 . "$(dirname "$0")/lib.sh"
 top=${JPROF_TOP:-$builddir/jprof-top}
-fixtures=${JPROF_FIXTURES:-$srcdir/../shared/fixtures/jfr}
+fixtures=${JPROF_FIXTURES:-$srcdir/tests/fixtures/jfr}
 secs=${RECORD_SECONDS:-10}
 oracle="$here/jfr_oracle.py"
 work=$builddir/tests/integration/jfr-oracle.d

@@ -226,7 +226,11 @@ container_case() {
         return
     fi
     local mark="-Djprof.test.ns=$$.$RANDOM" out="$work/ns.out"
-    unshare -p -f -m --mount-proc sh -c "mount -t tmpfs tmpfs /tmp && cd / && exec '$home/bin/java' -Xmx64m $mark -cp '$classes' live.Deadlocks 600" >"$out" 2>&1 &
+    # The classes travel in through a pipe: the checkout may itself live under
+    # /tmp, which the private tmpfs hides.
+    tar -C "$classes" -cf - . | unshare -p -f -m --mount-proc sh -c "mount -t tmpfs tmpfs /tmp &&
+        mkdir /tmp/classes && tar -C /tmp/classes -xf - && cd / &&
+        exec '$home/bin/java' -Xmx64m $mark -cp /tmp/classes live.Deadlocks 600 </dev/null" >"$out" 2>&1 &
     pids+=("$!")
     local np=""
     for _ in $(seq 100); do

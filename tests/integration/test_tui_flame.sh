@@ -12,7 +12,7 @@
 #
 # Environment (all optional):
 #   JPROF_TOP       the jprof-top binary (default ./jprof-top, run from the build dir)
-#   JPROF_FIXTURES  async-profiler fixtures (default SRCDIR/../shared/fixtures/jfr)
+#   JPROF_FIXTURES  async-profiler fixtures (default SRCDIR/tests/fixtures/jfr)
 #   TUI_TIMEOUT     seconds to wait for a screen (default 10)
 #   CI=true         a missing tmux or fixture fails instead of skipping
 # Exit: 0 all passed, 1 some step failed, 77 nothing could run (not in CI).
@@ -20,7 +20,7 @@ set -u
 
 . "$(dirname "$0")/lib.sh"
 top=${JPROF_TOP:-$builddir/jprof-top}
-fixtures=${JPROF_FIXTURES:-$srcdir/../shared/fixtures/jfr}
+fixtures=${JPROF_FIXTURES:-$srcdir/tests/fixtures/jfr}
 timeout=${TUI_TIMEOUT:-10}
 fixture=$fixtures/asprof-cpu-alloc-lock.jfr
 demo=$srcdir/samples/demo.jfr

@@ -89,6 +89,21 @@ wait_for() {
 step() {
     if wait_for "$1" "$3" "${4:-$timeout}"; then pass "$2"; else fail "$2 (no /$3/ on screen)"; fi
 }
+# press_step NAME KEY DESCRIPTION PATTERN [SECONDS]: sends KEY, then again
+# every 3 s, until the screen matches PATTERN. On a loaded machine a key can
+# be lost (an F-key's escape sequence split past ESCDELAY reads as Esc); the
+# screen keys only select a screen, so sending one twice is harmless.
+press_step() {
+    local name=$1 key=$2 desc=$3 pat=$4 deadline=$((SECONDS + ${5:-$timeout}))
+    while [ $SECONDS -le "$deadline" ]; do
+        keys "$name" "$key"
+        if wait_for "$name" "$pat" 3; then
+            pass "$desc"
+            return
+        fi
+    done
+    fail "$desc (no /$pat/ on screen)"
+}
 # the first table row below the THREAD header
 first_thread_row() {
     screen "$1"
@@ -150,13 +165,11 @@ run_jdk() {
     fi
     keys "$w" Escape s
     step "$w" "JDK $v: s sorts by total CPU" "sort: total CPU"
-    keys "$w" F6
-    step "$w" "JDK $v: Locks shows the contended monitor's owner and blocks" \
+    press_step "$w" F6 "JDK $v: Locks shows the contended monitor's owner and blocks" \
         'live\.Contention\$Ledger@[0-9a-f]+ \(monitor\): owner "ledger-owner" .* blocks 3 threads'
     grep -qE '^ +enter +"ledger-waiter-1" \(BLOCKED\)' "$work/screen" && pass "JDK $v: Locks lists the waiters" ||
         fail "JDK $v: Locks waiters"
-    keys "$w" F8
-    step "$w" "JDK $v: Flame shows the hot method after a window" 'Contention\$Hot\.spin' 20
+    press_step "$w" F8 "JDK $v: Flame shows the hot method after a window" 'Contention\$Hot\.spin' 20
     [ -n "$(recordings "$home" "$cpid")" ] && pass "JDK $v: the Flame screen records with JFR" ||
         fail "JDK $v: no jprof recording while on Flame"
     keys "$w" q
@@ -168,8 +181,7 @@ run_jdk() {
 
     w="dl$v"
     run "$w" -p "$dpid" --snapshot thread-print
-    keys "$w" F7
-    step "$w" "JDK $v: Deadlocks shows the monitor cycle with thread names" \
+    press_step "$w" F7 "JDK $v: Deadlocks shows the monitor cycle with thread names" \
         '^DEADLOCK [12]: 2 threads.*"mon-deadlock-1" -> "mon-deadlock-2" -> "mon-deadlock-1"'
     grep -qE '^DEADLOCK [12]: 2 threads.*"rl-deadlock-1" -> "rl-deadlock-2"' "$work/screen" &&
         grep -qE 'waits for java\.util\.concurrent\.locks\.ReentrantLock\$NonfairSync@[0-9a-f]+ +held by "rl-deadlock-' "$work/screen" &&
@@ -182,8 +194,7 @@ run_jdk() {
     w="term$v"
     run "$w" -p "$cpid" -d 1
     wait_for "$w" "hot-spinner" >/dev/null
-    keys "$w" F8
-    wait_for "$w" 'Flame\(rec\)' >/dev/null
+    press_step "$w" F8 "JDK $v: F8 opens the Flame screen" 'Flame\(rec\)'
     local n=0
     while [ -z "$(recordings "$home" "$cpid")" ] && [ $n -lt 25 ]; do sleep 0.2; n=$((n + 1)); done
     kill -TERM "$(cat "$work/$w.pid")"
@@ -196,8 +207,7 @@ run_jdk() {
     w="hup$v"
     run "$w" -p "$cpid" -d 1
     wait_for "$w" "hot-spinner" >/dev/null
-    keys "$w" F8
-    wait_for "$w" 'Flame\(rec\)' >/dev/null
+    press_step "$w" F8 "JDK $v: F8 opens the Flame screen" 'Flame\(rec\)'
     n=0
     while [ -z "$(recordings "$home" "$cpid")" ] && [ $n -lt 25 ]; do sleep 0.2; n=$((n + 1)); done
     local jp
@@ -220,8 +230,7 @@ asprof_case() {
     echo "not a shared object" >"$work/bogus/libasyncProfiler.so"
     run asprof -p "$cpid" --asprof "$work/bogus/libasyncProfiler.so"
     wait_for asprof "hot-spinner" >/dev/null
-    keys asprof F8
-    step asprof "--asprof: a library the JVM cannot load is reported on the Flame screen" \
+    press_step asprof F8 "--asprof: a library the JVM cannot load is reported on the Flame screen" \
         "loading /tmp/jprof/libasyncProfiler-jprof-top-$cpid\.so failed"
     keys asprof q
     wait_exit asprof 0 "--asprof: q quits"
@@ -245,11 +254,9 @@ asprof_case() {
     cpid=$jvm_pid
     run foreign -p "$cpid" --asprof "$work/bogus/libasyncProfiler.so"
     step foreign "--asprof, someone else's profiler: the live view opens" "hot-spinner"
-    keys foreign F8
-    step foreign "--asprof, someone else's profiler: the Flame screen says so" \
+    press_step foreign F8 "--asprof, someone else's profiler: the Flame screen says so" \
         "already has an async-profiler loaded by someone else .*other/libasyncProfiler\.so"
-    keys foreign F6
-    step foreign "--asprof, someone else's profiler: Locks still work" "owner \"ledger-owner\""
+    press_step foreign F6 "--asprof, someone else's profiler: Locks still work" "owner \"ledger-owner\""
     keys foreign q
     wait_exit foreign 0 "--asprof, someone else's profiler: q quits"
     [ -z "$(leftovers "$cpid")" ] && ! grep -q libasyncProfiler-jprof-top "/proc/$cpid/maps" &&

@@ -75,13 +75,16 @@ check_PROGRAMS += tests/unit/test_jfr tests/unit/test_jfr_wire tests/unit/jfr_du
 TESTS += tests/unit/test_jfr tests/unit/test_jfr_wire
 tests_unit_test_jfr_SOURCES = tests/unit/test_jfr.c tests/unit/jfr_writer.c tests/unit/jfr_writer.h
 tests_unit_test_jfr_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_jfr_CPPFLAGS = $(AM_CPPFLAGS) -DJPROF_FIXTURE_DIR='"$(abs_top_srcdir)/tests/fixtures/jfr"'
 tests_unit_test_jfr_LDADD = $(UNIT_LDADD)
 tests_unit_test_jfr_wire_SOURCES = tests/unit/test_jfr_wire.c tests/unit/jfr_writer.c tests/unit/jfr_writer.h
 tests_unit_test_jfr_wire_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_jfr_wire_LDADD = $(UNIT_LDADD)
 tests_unit_jfr_dump_SOURCES = tests/unit/jfr_dump.c
 tests_unit_jfr_dump_LDADD = libjpjfr.a libjpmodel.a libjpbase.a -lm
-AM_TESTS_ENVIRONMENT += JPROF_FIXTURES="$${JPROF_FIXTURES:-$(abs_top_srcdir)/../shared/fixtures/jfr}"; export JPROF_FIXTURES;
+AM_TESTS_ENVIRONMENT += JPROF_FIXTURES="$${JPROF_FIXTURES:-$(abs_top_srcdir)/tests/fixtures/jfr}"; export JPROF_FIXTURES;
+# the recordings the tests read (tests/fixtures/jfr/README.md says how each was made)
+EXTRA_DIST += tests/fixtures
 
 # src/tui live screens (Threads, Locks, Deadlocks, stacks) on captured
 # Thread.print snapshots, without a terminal or a JVM

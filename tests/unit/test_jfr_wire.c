@@ -299,14 +299,20 @@ static void test_metadata_rejects_damage(void **state)
     jw_free(&b);
 }
 
-static void check_name(jp_frame_kind kind, const char *cls, const char *method, const char *want)
+static void check_name_desc(jp_frame_kind kind, const char *cls, const char *method,
+                            const char *desc, const char *want)
 {
     jp_strbuf out;
     jp_strbuf_init(&out, 0);
     jfr_frame_name(&out, kind, cls, cls ? strlen(cls) : 0, cls != NULL, method,
-                   method ? strlen(method) : 0, method != NULL);
+                   method ? strlen(method) : 0, method != NULL, desc, desc ? strlen(desc) : 0);
     assert_string_equal(out.data, want);
     jp_strbuf_cleanup(&out);
+}
+
+static void check_name(jp_frame_kind kind, const char *cls, const char *method, const char *want)
+{
+    check_name_desc(kind, cls, method, NULL, want);
 }
 
 static void test_frame_names(void **state)
@@ -330,24 +336,36 @@ static void test_frame_names(void **state)
     /* Not hidden: ordinary names with '$' and digits stay as they are. */
     check_name(JP_FRAME_JIT, "a/Outer$1", "run", "a.Outer$1.run");
     check_name(JP_FRAME_JIT, "a/My$$Lambda$Holder", "m", "a.My$$Lambda$Holder.m");
-    /* The JDK's Native frames are Java native methods. */
+    /* The JDK's Native frames are Java native methods, with a real descriptor. */
+    check_name_desc(JP_FRAME_NATIVE, "java/lang/Thread", "sleep0", "(J)V",
+                    "java.lang.Thread.sleep0");
     check_name(JP_FRAME_NATIVE, "java/lang/Thread", "sleep0", "java.lang.Thread.sleep0");
-    /* async-profiler's native frames: library or nothing as the class. */
-    check_name(JP_FRAME_NATIVE, "libc.so.6", "__futex_abstimed_wait_common",
-               "__futex_abstimed_wait_common");
+    /* async-profiler's native frames: the library (whatever its name) or
+     * nothing as the class, and a made-up descriptor. */
+    check_name_desc(JP_FRAME_NATIVE, "libc.so.6", "__futex_abstimed_wait_common", "()L;",
+                    "__futex_abstimed_wait_common");
+    check_name_desc(JP_FRAME_NATIVE, "vdso", "__vdso_clock_gettime", "()L;",
+                    "__vdso_clock_gettime");
+    check_name_desc(JP_FRAME_NATIVE, "linux-vdso.so.1", "__vdso_gettimeofday", "()L;",
+                    "__vdso_gettimeofday");
+    check_name_desc(JP_FRAME_NATIVE, "[vdso]", "clock_gettime", "()L;", "clock_gettime");
+    check_name_desc(JP_FRAME_NATIVE, "libjprof_app", "f", "(Lk;)L;", "f");
     check_name(JP_FRAME_NATIVE, "", "start_thread", "start_thread");
-    check_name(JP_FRAME_NATIVE, "[vdso]", "clock_gettime", "clock_gettime");
-    check_name(JP_FRAME_NATIVE, "/usr/lib/libfoo", "f", "f");
     check_name(JP_FRAME_CPP, "libjvm.so", "JavaThread::run", "JavaThread::run");
     check_name(JP_FRAME_CPP, "com/example/App", "x", "x");
     check_name(JP_FRAME_KERNEL, "", "do_syscall_64", "do_syscall_64");
     check_name(JP_FRAME_JIT, NULL, "bare", "bare");
+    check_name(JP_FRAME_JIT, "", "bare", "bare");
     check_name(JP_FRAME_JIT, "a/B", NULL, "[unknown]");
     check_name(JP_FRAME_JIT, NULL, NULL, "[unknown]");
-    /* Not native: a ".so" in a Java class name is just a name. */
+    /* The kind and the descriptor decide, never the class's spelling: a ".so"
+     * or a '[' in a Java class name is just a name. */
     check_name(JP_FRAME_JIT, "org/x.so/Y", "m", "org.x.so.Y.m");
-    assert_true(jfr_frame_is_bare(JP_FRAME_NATIVE, "libjvm.so", 9, true));
-    assert_false(jfr_frame_is_bare(JP_FRAME_NATIVE, "java/lang/Thread", 16, true));
+    check_name_desc(JP_FRAME_JIT, "org/x/Y", "m", "()L;", "org.x.Y.m");
+    check_name_desc(JP_FRAME_NATIVE, "org/x.so/Y", "m", "()V", "org.x.so.Y.m");
+    assert_true(jfr_frame_is_bare(JP_FRAME_NATIVE, 9, true, "()L;", 4));
+    assert_false(jfr_frame_is_bare(JP_FRAME_NATIVE, 9, true, "(J)V", 4));
+    assert_false(jfr_frame_is_bare(JP_FRAME_NATIVE, 16, true, NULL, 0));
 }
 
 static void test_timespan(void **state)

@@ -300,19 +300,47 @@ elif [ -x "$jdk17/bin/jfr" ]; then
     check_file "demo.jfr" "$demo" "$jdk17/bin/jfr" "cpu alloc lock park" "alloc lock park" "" yes
 fi
 
-# ---- async-profiler fixtures ----
+# ---- async-profiler fixtures (tests/fixtures/jfr/README.md says how each was made) ----
+# Every kind each file has, stack for stack and frame name for frame name:
+# native, C++, kernel and vdso frames (asprof-native), the itimer and ctimer
+# engines, the threads option, and a JDK 25 target.
 if [ -z "$anyjfr" ]; then
     missing "no jfr tool: the fixtures cannot be checked"
 else
-    for fx in asprof-cpu-alloc-lock.jfr asprof-wall.jfr asprof-two-chunks.jfr; do
-        if [ ! -r "$fixtures/$fx" ]; then
-            missing "fixture $fixtures/$fx (set JPROF_FIXTURES)"
+    for spec in \
+        "asprof-cpu-alloc-lock|cpu alloc lock park|alloc lock park|cpu park" \
+        "asprof-wall|wall||wall" \
+        "asprof-native|cpu||cpu" \
+        "asprof-itimer|cpu||" \
+        "asprof-ctimer|cpu||" \
+        "asprof-threads|cpu||cpu" \
+        "asprof-jdk25|cpu alloc lock park|alloc lock park|lock"; do
+        IFS='|' read -r name kinds totals threads <<<"$spec"
+        fx=$fixtures/$name.jfr
+        if [ ! -r "$fx" ]; then
+            fail "fixture $fx is missing (it ships with the project)"
+            continue
         fi
+        check_file "$name" "$fx" "$anyjfr" "$kinds" "$totals" "$threads" no
     done
-    fx=$fixtures/asprof-cpu-alloc-lock.jfr
-    [ -r "$fx" ] && check_file "asprof-cpu-alloc-lock" "$fx" "$anyjfr" "cpu alloc lock" "alloc lock" "cpu" no
-    fx=$fixtures/asprof-wall.jfr
-    [ -r "$fx" ] && check_file "asprof-wall" "$fx" "$anyjfr" "wall" "" "wall" no
+    # The native fixture must really hold what it is there for.
+    fx=$fixtures/asprof-native.jfr
+    if [ -r "$fx" ]; then
+        "$top" -b --jfr "$fx" --event cpu --format collapsed >"$work/native.txt" 2>/dev/null
+        for want in '(^|;)__vdso_clock_gettime(;| )' '(^|;)do_syscall_64(;| )' '(^|;)os::javaTimeNanos(;| )'; do
+            if grep -Eq "$want" "$work/native.txt"; then
+                pass "asprof-native: a bare frame matching /$want/"
+            else
+                fail "asprof-native: no frame matching /$want/" "$(head -c 300 "$work/native.txt")"
+            fi
+        done
+        if grep -Eq '(^|;)(vdso|libc\.so\.6|libjvm\.so)\.' "$work/native.txt"; then
+            fail "asprof-native: a native frame carries its library as a class" \
+                "$(grep -Eo '(^|;)(vdso|libc\.so\.6|libjvm\.so)\.[^;]*' "$work/native.txt" | head -3)"
+        else
+            pass "asprof-native: native frames print bare, whatever their library"
+        fi
+    fi
     # The two-chunk fixture is the two files above, concatenated. The JDK's
     # jfr tool misreads its second chunk (it resolves constant pool keys of
     # chunk 2 against chunk 1's pools: async-profiler restarts its keys in
@@ -321,11 +349,13 @@ else
     p1=$fixtures/asprof-cpu-alloc-lock.jfr
     p2=$fixtures/asprof-wall.jfr
     if [ -r "$fx" ] && [ -r "$p1" ] && [ -r "$p2" ]; then
-        for kv in "cpu samples" "alloc samples" "alloc total" "lock samples" "lock total" "wall samples"; do
+        for kv in "cpu samples" "alloc samples" "alloc total" "lock samples" "lock total" "park samples" "wall samples"; do
             # shellcheck disable=SC2086 # "kind value"
             set -- $kv
             compare_sum "asprof-two-chunks $1 $2" "$fx" "$1" "$2" "$p1" "$anyjfr" "$p2" "$anyjfr"
         done
+    else
+        fail "fixture $fx or its parts are missing (they ship with the project)"
     fi
 fi
 

@@ -63,8 +63,8 @@ expect_exit "--format without -b" 2 "add -b" -- --jfr "$fixture" --format top
 expect_exit "namespace without service" 2 "needs both -n NAMESPACE and -s SERVICE" -- -n shop
 expect_exit "missing file" 1 "$tmp/nope.jfr: .*No such file or directory" -- \
     -b --jfr "$tmp/nope.jfr"
-expect_exit "kind not in the file" 1 "no park events; kinds present: cpu, alloc, lock" -- \
-    -b --jfr "$fixture" --event park
+expect_exit "kind not in the file" 1 "no wall events; kinds present: cpu, alloc, lock, park" -- \
+    -b --jfr "$fixture" --event wall
 printf 'not a flight recording, just text\n' >"$tmp/text.jfr"
 expect_exit "not a JFR file" 1 "text.jfr" -- -b --jfr "$tmp/text.jfr"
 expect_exit "interactive without a terminal" 2 "needs a terminal" -- --jfr "$fixture"
@@ -96,7 +96,7 @@ fi
 # checked against jprof-top's own exact output.
 "$top" -b --jfr "$fixture" --event cpu >"$tmp/cpu.txt" 2>/dev/null
 cpu_events=$(awk '{ s += $NF } END { print s }' "$tmp/cpu.txt")
-share=$(awk '{ v = $NF; $NF = ""; t += v; if ($0 ~ /ShopService/) m += v }
+share=$(awk '{ v = $NF; $NF = ""; t += v; if ($0 ~ /Crypto/) m += v }
              END { printf "%.1f", 100 * m / t }' "$tmp/cpu.txt")
 
 if infocmp tmux-256color >/dev/null 2>&1; then
@@ -196,13 +196,13 @@ step small "80x24: Esc zooms back out" 3 '^Zoom: all( |$)'
 
 keys small /
 step small "80x24: / opens the search prompt" -2 '^Search \(regex\):'
-keys small -l ShopService
+keys small -l Crypto
 keys small Enter
-step small "80x24: search shows the matched share ($share%)" -2 "^/ShopService/ $share% \("
+step small "80x24: search shows the matched share ($share%)" -2 "^/Crypto/ $share% \("
 keys small n
 keys small r
-step small "80x24: r shows the callers of a ShopService frame" 3 '^Callers of [^:]*ShopService[^:]*: all'
-step small "80x24: the callers view has the frame on its second row" 5 'ShopService'
+step small "80x24: r shows the callers of a Crypto frame" 3 '^Callers of [^:]*Crypto[^:]*: all'
+step small "80x24: the callers view has the frame on its second row" 5 'Crypto'
 keys small r
 step small "80x24: r again goes back" 3 '^Zoom: all( |$)'
 

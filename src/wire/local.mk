@@ -1,6 +1,6 @@
 # src/wire: JSON codecs of model types (jansson), zstd framing, HTTP client (libcurl).
 noinst_LIBRARIES += libjpwire.a
-libjpwire_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(ZSTD_CFLAGS) $(CURL_CFLAGS)
+libjpwire_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(ZSTD_CFLAGS) $(CURL_CFLAGS) $(ZLIB_CFLAGS)
 libjpwire_a_SOURCES = \
 	src/wire/zstd_frame.c src/wire/zstd_frame.h
 # upload batches (the agent -> server contract, docs/API.md)
@@ -15,3 +15,6 @@ libjpwire_a_SOURCES += \
 libjpwire_a_SOURCES += \
 	src/wire/http_client.c src/wire/http_client.h \
 	src/wire/query_json.c src/wire/query_json.h
+# exports other tools read (gzipped pprof; callers link $(ZLIB_LIBS))
+libjpwire_a_SOURCES += \
+	src/wire/pprof.c src/wire/pprof.h

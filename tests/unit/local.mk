@@ -17,7 +17,7 @@ check_PROGRAMS += tests/unit/test_wire
 TESTS += tests/unit/test_wire
 tests_unit_test_wire_SOURCES = tests/unit/test_wire.c
 tests_unit_test_wire_CFLAGS = $(UNIT_CFLAGS) $(ZSTD_CFLAGS) $(JANSSON_CFLAGS)
-tests_unit_test_wire_LDADD = libjpwire.a $(UNIT_LDADD) $(ZSTD_LIBS) $(JANSSON_LIBS)
+tests_unit_test_wire_LDADD = libjpwire.a $(UNIT_LDADD) $(ZSTD_LIBS) $(JANSSON_LIBS) $(ZLIB_LIBS)
 
 # src/jvm + snapshot model/analyses (live-JVM work)
 check_PROGRAMS += tests/unit/test_threadprint tests/unit/test_snapshot

@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "model/analyze.h"
+#include "wire/pprof.h"
 #include "wire/snapshot_json.h"
 #include "wire/zstd_frame.h"
 
@@ -148,6 +150,137 @@ static void test_snapshot_json_flat_form(void **state)
     json_decref(j);
 }
 
+/* ---- pprof: decoded here with a reader of our own (protobuf wire format) ---- */
+
+typedef struct pb_in {
+    const uint8_t *p, *end;
+} pb_in;
+
+static uint64_t pb_read_varint(pb_in *in)
+{
+    uint64_t v = 0;
+    for (int shift = 0; in->p < in->end && shift < 64; shift += 7) {
+        uint8_t b = *in->p++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+    fail_msg("bad varint");
+    return 0;
+}
+
+/* Next field of a message: its number; *sub set for length-delimited ones. */
+static unsigned pb_next(pb_in *in, uint64_t *num, pb_in *sub)
+{
+    uint64_t key = pb_read_varint(in);
+    if ((key & 7) == 0) {
+        *num = pb_read_varint(in);
+    } else {
+        assert_int_equal(key & 7, 2);
+        uint64_t len = pb_read_varint(in);
+        assert_true(len <= (uint64_t)(in->end - in->p));
+        sub->p = in->p;
+        sub->end = in->p + len;
+        in->p += len;
+    }
+    return (unsigned)(key >> 3);
+}
+
+static void test_pprof_decodes(void **state)
+{
+    (void)state;
+    jp_profile *p = jp_profile_new();
+    uint32_t a = jp_profile_frame(p, "app.Main.run", 12, JP_FRAME_JIT);
+    uint32_t b = jp_profile_frame(p, "app.Tax.compute", 15, JP_FRAME_JIT);
+    uint32_t c = jp_profile_frame(p, "__vdso_clock_gettime", 20, JP_FRAME_NATIVE);
+    uint32_t t = jp_profile_thread(p, "worker-1", 8);
+    uint32_t s1f[] = {a, b}, s2f[] = {a, c};
+    uint32_t s1 = jp_profile_stack(p, s1f, 2, false), s2 = jp_profile_stack(p, s2f, 2, false);
+    jp_profile_add(p, JP_KIND_CPU, s1, t, 7, 7, 70000000);
+    jp_profile_add(p, JP_KIND_CPU, s2, JP_NO_THREAD, 3, 3, 30000000);
+    p->kinds[JP_KIND_CPU].period_ns = 10000000;
+    jp_strbuf gz;
+    jp_strbuf_init(&gz, 0);
+    jp_error e;
+    jp_error_init(&e);
+    assert_int_equal(jp_pprof_encode(p, JP_KIND_ALLOC, true, &gz, &e), JP_ERR_NOT_FOUND);
+    assert_int_equal(jp_pprof_encode(p, JP_KIND_CPU, true, &gz, &e), JP_OK);
+    assert_true(gz.len > 18 && (uint8_t)gz.data[0] == 0x1f && (uint8_t)gz.data[1] == 0x8b);
+
+    uint8_t raw[4096];
+    z_stream z = {0};
+    assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
+    z.next_in = (Bytef *)gz.data;
+    z.avail_in = (uInt)gz.len;
+    z.next_out = raw;
+    z.avail_out = sizeof raw;
+    assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+    pb_in in = {raw, raw + z.total_out};
+    inflateEnd(&z);
+
+    char strings[32][32];
+    size_t nstr = 0;
+    uint64_t samples = 0, values = 0, nsample = 0, labelled = 0, period = 0, fname[8] = {0};
+    uint64_t leaf_of_7 = 0;
+    while (in.p < in.end) {
+        uint64_t num = 0;
+        pb_in sub = {0};
+        unsigned f = pb_next(&in, &num, &sub);
+        if (f == 6) { /* string_table */
+            size_t n = (size_t)(sub.end - sub.p);
+            assert_true(nstr < 32 && n < 32);
+            memcpy(strings[nstr], sub.p, n);
+            strings[nstr++][n] = 0;
+        } else if (f == 2) { /* sample */
+            uint64_t locs[8], vals[2];
+            size_t nl = 0, nv = 0;
+            nsample++;
+            while (sub.p < sub.end) {
+                pb_in sf = {0};
+                unsigned g = pb_next(&sub, &num, &sf);
+                while (g == 1 && sf.p < sf.end && nl < 8)
+                    locs[nl++] = pb_read_varint(&sf);
+                while (g == 2 && sf.p < sf.end && nv < 2)
+                    vals[nv++] = pb_read_varint(&sf);
+                labelled += g == 3;
+            }
+            assert_int_equal(nl, 2);
+            assert_int_equal(nv, 2);
+            samples += vals[0];
+            values += vals[1];
+            if (vals[0] == 7)
+                leaf_of_7 = locs[0];
+        } else if (f == 5) { /* function: id, name */
+            uint64_t id = 0, name = 0;
+            while (sub.p < sub.end) {
+                pb_in sf = {0};
+                unsigned g = pb_next(&sub, &num, &sf);
+                if (g == 1)
+                    id = num;
+                else if (g == 2)
+                    name = num;
+            }
+            assert_true(id > 0 && id < 8);
+            fname[id] = name;
+        } else if (f == 12) {
+            period = num;
+        }
+    }
+    assert_int_equal(nsample, 2);
+    assert_int_equal(samples, 10);
+    assert_int_equal(values, 100000000);
+    assert_int_equal(labelled, 1); /* only the cell with a thread */
+    assert_int_equal(period, 10000000);
+    assert_string_equal(strings[0], "");
+    assert_string_equal(strings[3], "cpu");
+    assert_string_equal(strings[4], "nanoseconds");
+    /* locations are leaf first: the 7-sample stack ends in Tax.compute */
+    assert_true(leaf_of_7 > 0 && leaf_of_7 < 8);
+    assert_string_equal(strings[fname[leaf_of_7]], "app.Tax.compute");
+    jp_strbuf_cleanup(&gz);
+    jp_profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -155,6 +288,7 @@ int main(void)
         cmocka_unit_test(test_snapshot_json_read_back),
         cmocka_unit_test(test_snapshot_json_flat_form),
         cmocka_unit_test(test_zstd_bomb_is_stopped_at_the_cap),
+        cmocka_unit_test(test_pprof_decodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -212,6 +212,11 @@ size_t jp_profile_memory(const jp_profile *p)
 
 void jp_profile_merge(jp_profile *dst, const jp_profile *src)
 {
+    jp_profile_merge_kinds(dst, src, (1u << JP_KIND_COUNT) - 1);
+}
+
+void jp_profile_merge_kinds(jp_profile *dst, const jp_profile *src, uint32_t kinds)
+{
     uint32_t *fmap = jp_xreallocarray(NULL, src->nframes ? src->nframes : 1, sizeof *fmap);
     for (size_t i = 0; i < src->nframes; i++) {
         const jp_frame *f = &src->frames[i];
@@ -232,6 +237,8 @@ void jp_profile_merge(jp_profile *dst, const jp_profile *src)
         smap[i] = jp_profile_stack(dst, tmp, s->depth, s->truncated);
     }
     for (int k = 0; k < JP_KIND_COUNT; k++) {
+        if (!(kinds & (1u << k)))
+            continue;
         const jp_kind_table *t = &src->kinds[k];
         for (size_t i = 0; i < t->count; i++) {
             const jp_sample *c = &t->cells[i];

@@ -148,5 +148,8 @@ size_t jp_profile_memory(const jp_profile *p);
 
 /* Merges every cell of src into dst (frames and stacks re-interned). */
 void jp_profile_merge(jp_profile *dst, const jp_profile *src);
+/* The same for the kinds in the mask (bit 1 << jp_kind) only; the frames and
+ * stacks of src are all interned either way. */
+void jp_profile_merge_kinds(jp_profile *dst, const jp_profile *src, uint32_t kinds);
 
 #endif

@@ -1,4 +1,5 @@
 /* Unit tests of src/model: interning, aggregation, flame tree, top table, search. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "model/diff.h"
 #include "model/flame.h"
 #include "model/profile.h"
 #include "model/units.h"
@@ -184,6 +186,87 @@ static void test_merge_and_units(void **state)
     jp_profile_free(b);
 }
 
+/* add STACK ("a;b;c") SAMPLES to kind cpu of p, value = samples x 10 ms */
+static void add_collapsed(jp_profile *p, const char *stack, uint64_t n)
+{
+    uint32_t fr[16];
+    size_t depth = 0;
+    const char *s = stack;
+    while (*s && depth < 16) {
+        const char *e = strchr(s, ';');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        fr[depth++] = jp_profile_frame(p, s, len, JP_FRAME_JIT);
+        s += len + (e != NULL);
+    }
+    jp_profile_add(p, JP_KIND_CPU, jp_profile_stack(p, fr, depth, false), JP_NO_THREAD, n, n,
+                   n * 10000000);
+}
+
+static void test_diff_grow_shrink_vanish(void **state)
+{
+    (void)state;
+    jp_profile *old = jp_profile_new(), *new_ = jp_profile_new();
+    add_collapsed(old, "main;serve;parse", 50);
+    add_collapsed(old, "main;serve;legacy", 50); /* gone in the new one */
+    add_collapsed(new_, "main;serve;parse", 100);
+    add_collapsed(new_, "main;serve;render", 100); /* new */
+    old->start_ns = 1000000000;
+    old->end_ns = 11000000000; /* 10 s */
+    new_->start_ns = 1000000000;
+    new_->end_ns = 21000000000; /* 20 s */
+    jp_diff *d;
+    jp_error e;
+    jp_error_init(&e);
+    assert_int_equal(jp_diff_new(old, new_, JP_KIND_ALLOC, false, false, JP_DIFF_NONE, &d, &e),
+                     JP_ERR_NOT_FOUND);
+    assert_int_equal(jp_diff_new(old, new_, JP_KIND_CPU, false, false, JP_DIFF_NONE, &d, &e), JP_OK);
+    /* the cells hold the new side, plus a zero cell for the vanished stack */
+    assert_int_equal(d->prof->kinds[JP_KIND_CPU].count, 3);
+    assert_int_equal(d->prof->kinds[JP_KIND_CPU].samples, 200);
+    assert_int_equal(d->old_total_samples, 100);
+    jp_diff_tree(d);
+    assert_int_equal(d->tree->nodes[0].total_samples, 200);
+    assert_int_equal(d->node_old_total[0], 100);
+    jp_diff_row *rows;
+    size_t n = jp_diff_top(d, 0, &rows);
+    assert_int_equal(n, 5); /* main serve parse legacy render */
+    size_t len;
+    /* render grew by 100 (self), legacy shrank by 50, parse grew by 50 */
+    assert_memory_equal(jp_profile_frame_name(d->prof, rows[0].frame, &len), "render", 6);
+    assert_true(rows[0].old_self == 0 && rows[0].new_self == 100);
+    bool legacy = false;
+    for (size_t i = 0; i < n; i++) {
+        const char *name = jp_profile_frame_name(d->prof, rows[i].frame, &len);
+        if (len == 6 && !memcmp(name, "legacy", 6)) {
+            legacy = true;
+            assert_true(rows[i].old_self == 50 && rows[i].new_self == 0);
+        }
+    }
+    assert_true(legacy);
+    free(rows);
+    jp_diff_free(d);
+
+    /* per sample: the old side is scaled to the new total (x2) */
+    assert_int_equal(jp_diff_new(old, new_, JP_KIND_CPU, false, true, JP_DIFF_PER_SAMPLE, &d, &e),
+                     JP_OK);
+    assert_true(fabs(d->old_scale - 2.0) < 1e-9);
+    jp_diff_free(d);
+    /* per second: 20 s against 10 s, so the old side doubles too */
+    assert_int_equal(jp_diff_new(old, new_, JP_KIND_CPU, false, false, JP_DIFF_PER_SECOND, &d, &e),
+                     JP_OK);
+    assert_true(fabs(jp_diff_old(d, 50) - 100.0) < 1e-9);
+    jp_diff_free(d);
+    old->start_ns = 0;
+    assert_int_equal(jp_diff_new(old, new_, JP_KIND_CPU, false, false, JP_DIFF_PER_SECOND, &d, &e),
+                     JP_ERR_USAGE);
+    assert_null(d);
+    jp_diff_norm norm;
+    assert_true(jp_diff_norm_parse("second", &norm) && norm == JP_DIFF_PER_SECOND);
+    assert_false(jp_diff_norm_parse("minute", &norm));
+    jp_profile_free(old);
+    jp_profile_free(new_);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -193,6 +276,7 @@ int main(void)
         cmocka_unit_test(test_search_share_counts_stacks_once),
         cmocka_unit_test(test_reverse_tree_shows_callers),
         cmocka_unit_test(test_merge_and_units),
+        cmocka_unit_test(test_diff_grow_shrink_vanish),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -173,7 +173,8 @@ void jp_diff_tree(jp_diff *d)
 static int row_cmp(const void *a, const void *b, void *prof)
 {
     const jp_diff_row *x = a, *y = b;
-    double dx = fabs((double)x->new_self - x->old_self), dy = fabs((double)y->new_self - y->old_self);
+    double dx = fabs((double)x->new_self - x->old_self),
+           dy = fabs((double)y->new_self - y->old_self);
     if (dx != dy)
         return dx > dy ? -1 : 1;
     dx = fabs((double)x->new_total - x->old_total);

@@ -27,11 +27,7 @@
 #include "model/flame.h"
 #include "model/profile.h"
 
-typedef enum jp_diff_norm {
-    JP_DIFF_NONE = 0,
-    JP_DIFF_PER_SAMPLE,
-    JP_DIFF_PER_SECOND
-} jp_diff_norm;
+typedef enum jp_diff_norm { JP_DIFF_NONE = 0, JP_DIFF_PER_SAMPLE, JP_DIFF_PER_SECOND } jp_diff_norm;
 
 /* "none", "sample", "second"; parse returns false for anything else. */
 const char *jp_diff_norm_name(jp_diff_norm n);
@@ -41,9 +37,9 @@ typedef struct jp_diff {
     jp_profile *prof; /* frames and stacks of both; kinds[kind]: new cells (+ zero cells) */
     jp_kind kind;
     bool threads;
-    bool by_value;     /* compare values (ns, bytes) instead of samples */
+    bool by_value; /* compare values (ns, bytes) instead of samples */
     jp_diff_norm norm;
-    double old_scale;  /* factor that normalises the old side */
+    double old_scale;                  /* factor that normalises the old side */
     uint64_t *old_samples, *old_value; /* per cell of prof->kinds[kind] */
     uint64_t old_total_samples, old_total_value;
     /* jp_diff_tree(): the flame tree of prof and the old totals per node */

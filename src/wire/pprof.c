@@ -227,8 +227,7 @@ static jp_err gzip_append(const jp_strbuf *in, jp_strbuf *out, jp_error *err)
     return JP_OK;
 }
 
-jp_err jp_pprof_encode(const jp_profile *p, jp_kind k, bool threads, jp_strbuf *out,
-                       jp_error *err)
+jp_err jp_pprof_encode(const jp_profile *p, jp_kind k, bool threads, jp_strbuf *out, jp_error *err)
 {
     if (k < 0 || k >= JP_KIND_COUNT || !jp_profile_has_kind(p, k))
         return jp_error_set(err, JP_ERR_NOT_FOUND, "no %s events to export",

@@ -30,7 +30,6 @@
 /* Encodes kind k of p (threads: a "thread" label per sample where the cells
  * carry one). JP_ERR_NOT_FOUND when p has no events of k; JP_ERR_INTERNAL
  * when compression fails. */
-jp_err jp_pprof_encode(const jp_profile *p, jp_kind k, bool threads, jp_strbuf *out,
-                       jp_error *err);
+jp_err jp_pprof_encode(const jp_profile *p, jp_kind k, bool threads, jp_strbuf *out, jp_error *err);
 
 #endif

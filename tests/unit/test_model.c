@@ -219,7 +219,8 @@ static void test_diff_grow_shrink_vanish(void **state)
     jp_error_init(&e);
     assert_int_equal(jp_diff_new(old, new_, JP_KIND_ALLOC, false, false, JP_DIFF_NONE, &d, &e),
                      JP_ERR_NOT_FOUND);
-    assert_int_equal(jp_diff_new(old, new_, JP_KIND_CPU, false, false, JP_DIFF_NONE, &d, &e), JP_OK);
+    assert_int_equal(jp_diff_new(old, new_, JP_KIND_CPU, false, false, JP_DIFF_NONE, &d, &e),
+                     JP_OK);
     /* the cells hold the new side, plus a zero cell for the vanished stack */
     assert_int_equal(d->prof->kinds[JP_KIND_CPU].count, 3);
     assert_int_equal(d->prof->kinds[JP_KIND_CPU].samples, 200);

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -12,6 +13,7 @@
 #include "model/flame.h"
 #include "model/units.h"
 #include "tui/flame_json.h"
+#include "wire/pprof.h"
 
 #define UNKNOWN_THREAD "[unknown thread]"
 #define NO_STACK "[no stack]"
@@ -279,6 +281,23 @@ jp_err tui_write_json(FILE *out, const jp_profile *p, const jfr_report *rep, jp_
     return stream_check(out, err);
 }
 
+/* ---- pprof ---- */
+
+jp_err tui_write_pprof(FILE *out, const jp_profile *p, jp_kind k, bool threads, jp_error *err)
+{
+    if (isatty(fileno(out)))
+        return jp_error_set(err, JP_ERR_USAGE,
+                            "--format pprof writes gzipped binary: redirect it to a file "
+                            "(> profile.pb.gz)");
+    jp_strbuf b;
+    jp_strbuf_init(&b, 0);
+    jp_err rc = jp_pprof_encode(p, k, threads, &b, err);
+    if (!rc && (fwrite(b.data, 1, b.len, out) != b.len || fflush(out)))
+        rc = jp_error_set(err, JP_ERR_IO, "writing the pprof output failed");
+    jp_strbuf_cleanup(&b);
+    return rc;
+}
+
 /* ---- the batch command ---- */
 
 static void print_warnings(FILE *errout, const jfr_report *rep)
@@ -319,6 +338,8 @@ static jp_err batch_write(const tui_args *a, FILE *out, const jp_profile *p, con
         return tui_write_top(out, p, rep, k, a->threads, a->by_value, err);
     case TUI_FORMAT_JSON:
         return tui_write_json(out, p, rep, k, a->threads, a->by_value, err);
+    case TUI_FORMAT_PPROF:
+        return tui_write_pprof(out, p, k, a->threads, err);
     case TUI_FORMAT_COLLAPSED:
     default:
         return tui_write_collapsed(out, p, k, a->threads, a->by_value, err);

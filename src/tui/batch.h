@@ -35,6 +35,9 @@ jp_err tui_write_top(FILE *out, const jp_profile *p, const jfr_report *rep, jp_k
 jp_err tui_write_json(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k,
                       bool threads, bool by_value, jp_error *err);
 
+/* A gzipped pprof Profile (wire/pprof.h); refuses a terminal. */
+jp_err tui_write_pprof(FILE *out, const jp_profile *p, jp_kind k, bool threads, jp_error *err);
+
 /* Runs `jprof-top -b`: output on out, messages on errout; returns a
  * TUI_EXIT_* status. */
 int tui_batch_run(const tui_args *a, FILE *out, FILE *errout);

@@ -5,11 +5,17 @@
 
 #include "base/strbuf.h"
 
+static const char *const format_names[] = {"collapsed", "top", "json", "text", "pprof"};
+
+const char *tui_format_name(tui_format f)
+{
+    return (unsigned)f < sizeof format_names / sizeof format_names[0] ? format_names[f] : "?";
+}
+
 bool tui_format_parse(const char *s, tui_format *out)
 {
-    static const char *const names[] = {"collapsed", "top", "json", "text"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        if (!strcmp(s, names[i])) {
+    for (size_t i = 0; i < sizeof format_names / sizeof format_names[0]; i++) {
+        if (!strcmp(s, format_names[i])) {
             *out = (tui_format)i;
             return true;
         }

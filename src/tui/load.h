@@ -15,16 +15,19 @@
 #include "jfr/jfr.h"
 #include "model/profile.h"
 
-/* collapsed and top are for recordings, text for a live JVM, json for both. */
+/* collapsed, top and pprof are for recordings, text for a live JVM, json for
+ * both. */
 typedef enum tui_format {
     TUI_FORMAT_COLLAPSED = 0,
     TUI_FORMAT_TOP,
     TUI_FORMAT_JSON,
-    TUI_FORMAT_TEXT
+    TUI_FORMAT_TEXT,
+    TUI_FORMAT_PPROF
 } tui_format;
 
-/* "collapsed", "top", "json", "text"; false when unknown. */
+/* "collapsed", "top", "json", "text", "pprof"; false when unknown. */
 bool tui_format_parse(const char *s, tui_format *out);
+const char *tui_format_name(tui_format f);
 
 typedef struct tui_args {
     const char *jfr_path; /* --jfr FILE */

@@ -57,7 +57,7 @@ static void usage(FILE *out)
           "       jprof-top --jfr FILE [--event KIND] [--value samples|total] [--threads]\n"
           "                 [--from TIME] [--to TIME]\n"
           "       jprof-top -b --jfr FILE [--event KIND] [--value samples|total]\n"
-          "                 [--format collapsed|top|json] [--threads] [--from TIME] [--to TIME]\n"
+          "                 [--format collapsed|top|json|pprof] [--threads] [--from TIME] [--to TIME]\n"
           "\n"
           "Look into a running JVM (threads, locks, deadlocks, a live flame graph),\n"
           "or explore a Java Flight Recorder file. Without -p and --jfr: the list of\n"
@@ -75,7 +75,8 @@ static void usage(FILE *out)
           "                         (default: cpu if present, else the first kind present)\n"
           "      --value WHAT       samples (event counts, default) or total (ns or bytes)\n"
           "  -f, --format FMT       batch output: live text (default) or json (one object\n"
-          "                         per line); --jfr collapsed (default), top or json\n"
+          "                         per line); --jfr collapsed (default), top, json or\n"
+          "                         pprof (gzipped protobuf for go tool pprof)\n"
           "      --threads          thread names as the root frames\n"
           "      --from TIME        only events at or after TIME\n"
           "      --to TIME          only events before TIME\n"
@@ -155,7 +156,8 @@ static int parse(int argc, char **argv, tui_args *a)
             break;
         case 'f':
             if (!tui_format_parse(optarg, &a->format))
-                return tui_usage_error("unknown format '%s' (use collapsed, top or json)", optarg);
+                return tui_usage_error("unknown format '%s' (use collapsed, top, json or pprof)",
+                                       optarg);
             a->has_format = true;
             break;
         case OPT_THREADS:
@@ -232,7 +234,7 @@ static int parse(int argc, char **argv, tui_args *a)
     if (a->has_format && a->format != TUI_FORMAT_TEXT && a->format != TUI_FORMAT_JSON)
         return tui_usage_error("--format %s is for recordings (--jfr); a live JVM prints text or "
                                "json",
-                               a->format == TUI_FORMAT_TOP ? "top" : "collapsed");
+                               tui_format_name(a->format));
     if (!a->has_format)
         a->format = TUI_FORMAT_TEXT;
     return -1;

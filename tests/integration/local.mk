@@ -42,6 +42,13 @@ INTEGRATION_TEST_LIST += tests/integration/test_tui_flame.sh
 JPROF_TUI_LOG = tests/integration/test_tui_flame.sh.log
 $(JPROF_TUI_LOG): jprof-top
 EXTRA_DIST += tests/integration/test_tui_flame.sh
+# exports other tools read back: pprof decoded by protoc (Debian's
+# protobuf-compiler) against the schema of pprof_profile.proto
+INTEGRATION_TEST_LIST += tests/integration/test_exports.sh
+JPROF_EXPORTS_LOG = tests/integration/test_exports.sh.log
+$(JPROF_EXPORTS_LOG): jprof-top
+EXTRA_DIST += tests/integration/test_exports.sh tests/integration/pprof_profile.proto \
+	tests/integration/pprof_collapsed.py
 # shared set-up sourced by the shell tests (paths, JDKs, workloads, counters)
 EXTRA_DIST += tests/integration/lib.sh
 

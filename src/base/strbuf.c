@@ -87,3 +87,17 @@ char *jp_strbuf_take(jp_strbuf *b)
     jp_strbuf_init(b, b->cap);
     return s;
 }
+
+jp_err jp_strbuf_put_varint(jp_strbuf *b, uint64_t v)
+{
+    uint8_t tmp[10];
+    size_t n = 0;
+    do {
+        tmp[n] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v)
+            tmp[n] |= 0x80;
+        n++;
+    } while (v);
+    return jp_strbuf_append(b, tmp, n);
+}

@@ -8,6 +8,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/error.h"
 
@@ -26,6 +27,9 @@ jp_err jp_strbuf_puts(jp_strbuf *b, const char *s);
 jp_err jp_strbuf_putc(jp_strbuf *b, char c);
 jp_err jp_strbuf_printf(jp_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 jp_err jp_strbuf_vprintf(jp_strbuf *b, const char *fmt, va_list ap);
+/* Appends v as an unsigned LEB128 varint (7 bits a byte, low first: the
+ * integers of protobuf and of the embedded store's blobs). */
+jp_err jp_strbuf_put_varint(jp_strbuf *b, uint64_t v);
 /* Returns the contents ("" when empty); valid until the next append. */
 const char *jp_strbuf_str(const jp_strbuf *b);
 /* Hands the heap string over to the caller (free()), resetting b. */

@@ -137,13 +137,13 @@ jp_err sq_agg_encode(const sq_agg *a, void **z, size_t *zlen, jp_error *err)
             }
         }
         sq_put_u64(&rows, c->stack);
-        sq_blob_put_varint(&rows, slot);
-        sq_blob_put_varint(&rows, c->samples);
-        sq_blob_put_varint(&rows, c->value);
+        jp_strbuf_put_varint(&rows, slot);
+        jp_strbuf_put_varint(&rows, c->samples);
+        jp_strbuf_put_varint(&rows, c->value);
     }
     jp_strbuf blob;
     jp_strbuf_init(&blob, 0);
-    sq_blob_put_varint(&blob, nthreads);
+    jp_strbuf_put_varint(&blob, nthreads);
     jp_strbuf_append(&blob, ids.data ? ids.data : "", ids.len);
     jp_strbuf_append(&blob, rows.data ? rows.data : "", rows.len);
     jp_strbuf_cleanup(&ids);

@@ -72,7 +72,6 @@ jp_err sq_days(store *s, store_day_cb cb, void *ctx, jp_error *err);
 /* Blob of one window's rows: varint thread count, that many u64 thread ids,
  * then per row u64 stack id, varint thread slot (0 none, k = ids[k-1]),
  * varint samples, varint value; zstd-compressed. */
-void sq_blob_put_varint(jp_strbuf *b, uint64_t v);
 bool sq_blob_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
 
 /* ---- writer internals (store_sqlite.c, sqlite_write.c) ---- */

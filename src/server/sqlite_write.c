@@ -153,7 +153,7 @@ jp_err sq_window_encode(const jp_batch *b, size_t wi, const uint64_t *tids, sq_w
             out->threads[out->nthreads++] = row->thread;
         }
     }
-    sq_blob_put_varint(&blob, out->nthreads);
+    jp_strbuf_put_varint(&blob, out->nthreads);
     for (size_t i = 0; i < out->nthreads; i++)
         sq_put_u64le(&blob, tids[out->threads[i]]);
     for (size_t r = 0; r < w->nrows; r++) {
@@ -162,9 +162,9 @@ jp_err sq_window_encode(const jp_batch *b, size_t wi, const uint64_t *tids, sq_w
         if (row->thread != JP_BATCH_NO_THREAD)
             jp_u64map_get(&slots, tids[row->thread], &slot);
         sq_put_u64le(&blob, b->stacks[row->stack].id);
-        sq_blob_put_varint(&blob, slot);
-        sq_blob_put_varint(&blob, row->samples);
-        sq_blob_put_varint(&blob, row->value);
+        jp_strbuf_put_varint(&blob, slot);
+        jp_strbuf_put_varint(&blob, row->samples);
+        jp_strbuf_put_varint(&blob, row->value);
     }
     jp_u64map_cleanup(&slots);
     size_t bound = ZSTD_compressBound(blob.len);

@@ -161,20 +161,6 @@ uint64_t sq_target_key(const char *ns, const char *service, const char *pod)
     return jp_hash_combine(h, jp_hash_bytes(pod ? pod : "", pod ? strlen(pod) : 0));
 }
 
-void sq_blob_put_varint(jp_strbuf *b, uint64_t v)
-{
-    uint8_t tmp[10];
-    size_t n = 0;
-    do {
-        tmp[n] = (uint8_t)(v & 0x7f);
-        v >>= 7;
-        if (v)
-            tmp[n] |= 0x80;
-        n++;
-    } while (v);
-    jp_strbuf_append(b, tmp, n);
-}
-
 bool sq_blob_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
     uint64_t r = 0;

@@ -40,36 +40,22 @@ enum { PB_VARINT = 0, PB_LEN = 2 };
 /* The fixed head of the string table (index 0 must be ""). */
 enum { S_EMPTY, S_SAMPLES, S_COUNT, S_KIND, S_UNIT, S_THREAD, S_FIRST_FREE };
 
-static jp_err pb_varint(jp_strbuf *b, uint64_t v)
-{
-    uint8_t tmp[10];
-    size_t n = 0;
-    do {
-        tmp[n] = (uint8_t)(v & 0x7f);
-        v >>= 7;
-        if (v)
-            tmp[n] |= 0x80;
-        n++;
-    } while (v);
-    return jp_strbuf_append(b, tmp, n);
-}
-
 static jp_err pb_tag(jp_strbuf *b, unsigned field, unsigned wire)
 {
-    return pb_varint(b, ((uint64_t)field << 3) | wire);
+    return jp_strbuf_put_varint(b, ((uint64_t)field << 3) | wire);
 }
 
 static jp_err pb_uint(jp_strbuf *b, unsigned field, uint64_t v)
 {
     jp_err rc = pb_tag(b, field, PB_VARINT);
-    return rc ? rc : pb_varint(b, v);
+    return rc ? rc : jp_strbuf_put_varint(b, v);
 }
 
 static jp_err pb_bytes(jp_strbuf *b, unsigned field, const void *data, size_t len)
 {
     jp_err rc = pb_tag(b, field, PB_LEN);
     if (!rc)
-        rc = pb_varint(b, len);
+        rc = jp_strbuf_put_varint(b, len);
     return rc ? rc : jp_strbuf_append(b, data, len);
 }
 
@@ -119,13 +105,13 @@ static jp_err write_sample(pp_state *s, const jp_sample *c)
     uint32_t depth = s->p->stacks[c->stack].depth;
     jp_err rc = JP_OK;
     for (uint32_t d = depth; d-- > 0 && !rc;) /* leaf first */
-        rc = pb_varint(&s->sub, (uint64_t)fr[d] + 1);
+        rc = jp_strbuf_put_varint(&s->sub, (uint64_t)fr[d] + 1);
     if (!rc)
         rc = pb_message(&s->msg, PB_SAMPLE_LOCATION_ID, &s->sub);
     if (!rc)
-        rc = pb_varint(&s->sub, c->samples);
+        rc = jp_strbuf_put_varint(&s->sub, c->samples);
     if (!rc)
-        rc = pb_varint(&s->sub, c->value);
+        rc = jp_strbuf_put_varint(&s->sub, c->value);
     if (!rc)
         rc = pb_message(&s->msg, PB_SAMPLE_VALUE, &s->sub);
     if (!rc && s->threads && c->thread != JP_NO_THREAD) {

@@ -10,6 +10,7 @@
 
 #include "base/timeutil.h"
 #include "base/xalloc.h"
+#include "model/diff.h"
 #include "model/flame.h"
 #include "model/units.h"
 #include "tui/flame_json.h"
@@ -114,7 +115,7 @@ static int cells_cmp(const void *pa, const void *pb, void *arg)
     }
 }
 
-static void write_line(FILE *out, const seq_ctx *c, const jp_sample *s, uint64_t v)
+static void write_stack(FILE *out, const seq_ctx *c, const jp_sample *s)
 {
     size_t n = seq_len(c, s);
     if (!n)
@@ -126,7 +127,6 @@ static void write_line(FILE *out, const seq_ctx *c, const jp_sample *s, uint64_t
             putc(';', out);
         fwrite(name, 1, len, out);
     }
-    fprintf(out, " %" PRIu64 "\n", v);
 }
 
 static jp_err stream_check(FILE *out, jp_error *err)
@@ -136,8 +136,10 @@ static jp_err stream_check(FILE *out, jp_error *err)
     return JP_OK;
 }
 
-jp_err tui_write_collapsed(FILE *out, const jp_profile *p, jp_kind k, bool threads, bool by_value,
-                           jp_error *err)
+/* The collapsed lines of kind k; with a comparison d (whose profile p is),
+ * "stack OLD NEW" with the old side normalised and rounded. */
+static jp_err collapsed(FILE *out, const jp_profile *p, jp_kind k, bool threads, bool by_value,
+                        const jp_diff *d, jp_error *err)
 {
     seq_ctx c = {.p = p, .t = &p->kinds[k], .threads = threads};
     size_t n = c.t->count;
@@ -148,15 +150,27 @@ jp_err tui_write_collapsed(FILE *out, const jp_profile *p, jp_kind k, bool threa
         qsort_r(order, n, sizeof *order, cells_cmp, &c);
     for (size_t i = 0; i < n;) {
         const jp_sample *first = &c.t->cells[order[i]];
-        uint64_t sum = 0;
+        uint64_t sum = 0, old = 0;
         size_t j = i;
-        for (; j < n && (j == i || cells_cmp(&order[i], &order[j], &c) == 0); j++)
+        for (; j < n && (j == i || cells_cmp(&order[i], &order[j], &c) == 0); j++) {
             sum += by_value ? c.t->cells[order[j]].value : c.t->cells[order[j]].samples;
-        write_line(out, &c, first, sum);
+            if (d)
+                old += by_value ? d->old_value[order[j]] : d->old_samples[order[j]];
+        }
+        write_stack(out, &c, first);
+        if (d)
+            fprintf(out, " %.0f", jp_diff_old(d, old));
+        fprintf(out, " %" PRIu64 "\n", sum);
         i = j;
     }
     free(order);
     return stream_check(out, err);
+}
+
+jp_err tui_write_collapsed(FILE *out, const jp_profile *p, jp_kind k, bool threads, bool by_value,
+                           jp_error *err)
+{
+    return collapsed(out, p, k, threads, by_value, NULL, err);
 }
 
 /* ---- top ---- */
@@ -390,5 +404,150 @@ int tui_batch_run(const tui_args *a, FILE *out, FILE *errout)
     }
 out:
     jp_profile_free(p);
+    return status;
+}
+
+/* ---- comparisons (--diff) ---- */
+
+static void write_diff_header(FILE *out, const jp_diff *d, const char *old_path,
+                              const char *new_path)
+{
+    const jp_kind_table *t = &d->prof->kinds[d->kind];
+    fprintf(out, "# diff kind %s  value %s  new %s  baseline %s  normalised %s (baseline x %.4g)",
+            jp_kind_name(d->kind), d->by_value ? jp_kind_unit(d->kind) : "samples", new_path,
+            old_path, jp_diff_norm_name(d->norm), d->old_scale);
+    fprintf(out, "  new total %" PRIu64 "  baseline total %.0f\n",
+            d->by_value ? t->value : t->samples,
+            jp_diff_old(d, d->by_value ? d->old_total_value : d->old_total_samples));
+}
+
+static void format_real(jp_kind k, bool by_value, double v, char *buf, size_t len)
+{
+    if (by_value)
+        jp_format_value(k, 1, (uint64_t)(v < 0 ? -v : v + 0.5), buf, len);
+    else
+        snprintf(buf, len, "%.0f", v < 0 ? -v : v);
+}
+
+/* A change as "+12", "-3.5 ms", "=". */
+static void format_delta(jp_kind k, bool by_value, double delta, char *buf, size_t len)
+{
+    if (delta > -0.5 && delta < 0.5) {
+        snprintf(buf, len, "=");
+        return;
+    }
+    if (len < 2)
+        return;
+    buf[0] = delta < 0 ? '-' : '+';
+    format_real(k, by_value, delta, buf + 1, len - 1);
+}
+
+static jp_err diff_top(FILE *out, const jp_diff *d, const char *old_path, const char *new_path,
+                       jp_error *err)
+{
+    jp_diff_row *rows;
+    size_t n = jp_diff_top(d, 0, &rows);
+    write_diff_header(out, d, old_path, new_path);
+    fprintf(out, "%10s %10s %10s  %10s %10s %10s  %s\n", "OLD-SELF", "NEW-SELF", "CHANGE",
+            "OLD-TOTAL", "NEW-TOTAL", "CHANGE", "NAME");
+    for (size_t i = 0; i < n; i++) {
+        const jp_diff_row *r = &rows[i];
+        char os[32], ns[32], ds[32], ot[32], nt[32], dt[32];
+        format_real(d->kind, d->by_value, r->old_self, os, sizeof os);
+        format_real(d->kind, d->by_value, (double)r->new_self, ns, sizeof ns);
+        format_delta(d->kind, d->by_value, (double)r->new_self - r->old_self, ds, sizeof ds);
+        format_real(d->kind, d->by_value, r->old_total, ot, sizeof ot);
+        format_real(d->kind, d->by_value, (double)r->new_total, nt, sizeof nt);
+        format_delta(d->kind, d->by_value, (double)r->new_total - r->old_total, dt, sizeof dt);
+        size_t len;
+        const char *name = jp_profile_frame_name(d->prof, r->frame, &len);
+        fprintf(out, "%10s %10s %10s  %10s %10s %10s  %.*s\n", os, ns, ds, ot, nt, dt, (int)len,
+                name);
+    }
+    free(rows);
+    return stream_check(out, err);
+}
+
+static jp_err diff_json(FILE *out, jp_diff *d, const char *old_path, const char *new_path,
+                        jp_error *err)
+{
+    const jp_kind_table *t = &d->prof->kinds[d->kind];
+    json_t *m = json_object();
+    json_object_set_new(m, "kind", json_string(jp_kind_name(d->kind)));
+    json_object_set_new(m, "unit", json_string(jp_kind_unit(d->kind)));
+    json_object_set_new(m, "value", json_string(d->by_value ? "total" : "samples"));
+    json_object_set_new(m, "new", tui_json_string(new_path, strlen(new_path)));
+    json_object_set_new(m, "baseline", tui_json_string(old_path, strlen(old_path)));
+    json_object_set_new(m, "normalised", json_string(jp_diff_norm_name(d->norm)));
+    json_object_set_new(m, "baseline_scale", json_real(d->old_scale));
+    json_object_set_new(m, "new_total",
+                        json_integer((json_int_t)(d->by_value ? t->value : t->samples)));
+    json_object_set_new(
+        m, "baseline_total",
+        json_real(jp_diff_old(d, d->by_value ? d->old_total_value : d->old_total_samples)));
+    json_t *doc = json_object();
+    json_object_set_new(doc, "meta", m);
+    json_object_set_new(doc, "tree", tui_diff_json(d));
+    int rc = json_dumpf(doc, out, JSON_COMPACT);
+    json_decref(doc);
+    if (rc != 0)
+        return jp_error_set(err, JP_ERR_IO, "write error: %s", strerror(errno));
+    putc('\n', out);
+    return stream_check(out, err);
+}
+
+/* Reads one side of a comparison; prints why not and returns false. */
+static bool diff_load(const tui_args *a, const char *path, jp_profile **p, FILE *errout)
+{
+    tui_args one = *a;
+    one.jfr_path = path;
+    jfr_report rep;
+    jp_error err;
+    jp_error_init(&err);
+    uint32_t mask = a->has_kind ? 1u << a->kind : 0;
+    tui_load_status st = tui_load_jfr(&one, mask, a->threads, p, &rep, &err);
+    if (st == TUI_LOAD_FAILED) {
+        fprintf(errout, "jprof-top: %s\n", err.msg);
+        return false;
+    }
+    print_warnings(errout, &rep);
+    if (st == TUI_LOAD_PARTIAL)
+        fprintf(errout, "jprof-top: %s (compared as far as it was read)\n", err.msg);
+    return true;
+}
+
+int tui_diff_run(const tui_args *a, FILE *out, FILE *errout)
+{
+    jp_profile *old = NULL, *new_ = NULL;
+    jp_diff *d = NULL;
+    int status = TUI_EXIT_ERROR;
+    if (!diff_load(a, a->diff_path, &old, errout) || !diff_load(a, a->jfr_path, &new_, errout))
+        goto out;
+    jp_kind k = a->kind;
+    if (!a->has_kind && !tui_kind_default(new_, &k)) {
+        fprintf(errout, "jprof-top: %s: no profile events to compare\n", a->jfr_path);
+        goto out;
+    }
+    jp_error err;
+    jp_error_init(&err);
+    if (jp_diff_new(old, new_, k, a->threads, a->by_value, (jp_diff_norm)a->diff_norm, &d, &err)) {
+        fprintf(errout, "jprof-top: --diff %s: %s\n", a->diff_path, err.msg);
+        goto out;
+    }
+    jp_err rc;
+    if (a->format == TUI_FORMAT_TOP)
+        rc = diff_top(out, d, a->diff_path, a->jfr_path, &err);
+    else if (a->format == TUI_FORMAT_JSON)
+        rc = diff_json(out, d, a->diff_path, a->jfr_path, &err);
+    else
+        rc = collapsed(out, d->prof, k, a->threads, a->by_value, d, &err);
+    if (rc)
+        fprintf(errout, "jprof-top: %s\n", err.msg);
+    else
+        status = TUI_EXIT_OK;
+out:
+    jp_diff_free(d);
+    jp_profile_free(old);
+    jp_profile_free(new_);
     return status;
 }

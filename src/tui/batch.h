@@ -38,6 +38,11 @@ jp_err tui_write_json(FILE *out, const jp_profile *p, const jfr_report *rep, jp_
 /* A gzipped pprof Profile (wire/pprof.h); refuses a terminal. */
 jp_err tui_write_pprof(FILE *out, const jp_profile *p, jp_kind k, bool threads, jp_error *err);
 
+/* Runs `jprof-top -b --jfr NEW --diff OLD`: collapsed "stack OLD NEW" lines
+ * (the old side normalised, as difffolded tools take them), a top table of
+ * changes, or a JSON tree with both sides; returns a TUI_EXIT_* status. */
+int tui_diff_run(const tui_args *a, FILE *out, FILE *errout);
+
 /* Runs `jprof-top -b`: output on out, messages on errout; returns a
  * TUI_EXIT_* status. */
 int tui_batch_run(const tui_args *a, FILE *out, FILE *errout);

@@ -20,7 +20,14 @@ json_t *tui_json_string(const char *s, size_t len)
     return j ? j : json_string("?");
 }
 
-static json_t *node_json(const jp_flame *f, uint32_t n, bool by_value, json_t **children)
+/* The old side of a comparison, per node (NULL: a plain tree). */
+typedef struct old_side {
+    const uint64_t *total, *self;
+    double scale;
+} old_side;
+
+static json_t *node_json(const jp_flame *f, uint32_t n, bool by_value, const old_side *old,
+                         json_t **children)
 {
     size_t len;
     const char *name = jp_flame_node_name(f, n, &len);
@@ -35,12 +42,16 @@ static json_t *node_json(const jp_flame *f, uint32_t n, bool by_value, json_t **
     }
     json_object_set_new(o, "self", json_integer((json_int_t)jp_flame_self(f, n, by_value)));
     json_object_set_new(o, "total", json_integer((json_int_t)jp_flame_total(f, n, by_value)));
+    if (old) {
+        json_object_set_new(o, "old_self", json_real((double)old->self[n] * old->scale));
+        json_object_set_new(o, "old_total", json_real((double)old->total[n] * old->scale));
+    }
     *children = json_array();
     json_object_set_new(o, "children", *children);
     return o;
 }
 
-json_t *tui_flame_json(const jp_flame *f, uint32_t root, bool by_value)
+static json_t *tree_json(const jp_flame *f, uint32_t root, bool by_value, const old_side *old)
 {
     if (!f || root >= f->count)
         return json_object();
@@ -50,14 +61,14 @@ json_t *tui_flame_json(const jp_flame *f, uint32_t root, bool by_value)
     uint32_t base = f->nodes[root].depth;
     size_t nopen = (size_t)f->max_depth - base + 2;
     json_t **open = jp_xcalloc(nopen, sizeof *open);
-    json_t *top = node_json(f, root, by_value, &open[0]);
+    json_t *top = node_json(f, root, by_value, old, &open[0]);
     uint32_t n = f->nodes[root].first_child;
     while (n != JP_FLAME_NONE) {
         uint32_t d = f->nodes[n].depth - base;
         if (d >= nopen) /* max_depth is a promise of flame.c; do not trust it blindly */
             open = jp_xgrow(open, &nopen, (size_t)d + 1, sizeof *open);
         json_t *kids;
-        json_array_append_new(open[d - 1], node_json(f, n, by_value, &kids));
+        json_array_append_new(open[d - 1], node_json(f, n, by_value, old, &kids));
         open[d] = kids;
         if (f->nodes[n].first_child != JP_FLAME_NONE) {
             n = f->nodes[n].first_child;
@@ -69,4 +80,16 @@ json_t *tui_flame_json(const jp_flame *f, uint32_t root, bool by_value)
     }
     free(open);
     return top;
+}
+
+json_t *tui_flame_json(const jp_flame *f, uint32_t root, bool by_value)
+{
+    return tree_json(f, root, by_value, NULL);
+}
+
+json_t *tui_diff_json(jp_diff *d)
+{
+    jp_diff_tree(d);
+    old_side old = {d->node_old_total, d->node_old_self, d->old_scale};
+    return tree_json(d->tree, 0, d->by_value, &old);
 }

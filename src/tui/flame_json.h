@@ -16,11 +16,16 @@
 
 #include <jansson.h>
 
+#include "model/diff.h"
 #include "model/flame.h"
 
 /* The subtree of `root` (0 for the whole tree). Iterative, so stack depth
  * does not depend on the tree's depth. */
 json_t *tui_flame_json(const jp_flame *f, uint32_t root, bool by_value);
+
+/* The tree of a comparison (jp_diff_tree is run): the new side as self and
+ * total, the normalised old side as old_self and old_total. */
+json_t *tui_diff_json(jp_diff *d);
 
 /* A JSON string of len bytes; invalid UTF-8 bytes become '?'. */
 json_t *tui_json_string(const char *s, size_t len);

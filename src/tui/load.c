@@ -1,5 +1,7 @@
 #include "tui/load.h"
 
+#include "model/diff.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -28,6 +30,7 @@ void tui_args_init(tui_args *a)
     memset(a, 0, sizeof *a);
     a->kind = JP_KIND_CPU;
     a->format = TUI_FORMAT_COLLAPSED;
+    a->diff_norm = JP_DIFF_PER_SAMPLE;
 }
 
 tui_load_status tui_load_jfr(const tui_args *a, uint32_t kinds, bool threads, jp_profile **out,

@@ -30,11 +30,13 @@ bool tui_format_parse(const char *s, tui_format *out);
 const char *tui_format_name(tui_format f);
 
 typedef struct tui_args {
-    const char *jfr_path; /* --jfr FILE */
-    bool batch;           /* -b */
-    bool threads;         /* --threads */
-    bool by_value;        /* --value total */
-    bool has_kind;        /* --event KIND given */
+    const char *jfr_path;  /* --jfr FILE */
+    const char *diff_path; /* --diff OLD.jfr: compare with this baseline */
+    int diff_norm;         /* --normalize: a jp_diff_norm (default per sample) */
+    bool batch;            /* -b */
+    bool threads;          /* --threads */
+    bool by_value;         /* --value total */
+    bool has_kind;         /* --event KIND given */
     jp_kind kind;
     bool has_format; /* --format given */
     tui_format format;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/timeutil.h"
+#include "model/diff.h"
 #include "model/profile.h"
 #include "tui/app_common.h"
 #include "tui/batch.h"
@@ -26,6 +27,8 @@ enum {
     OPT_SNAPSHOT,
     OPT_WINDOW,
     OPT_ASPROF,
+    OPT_DIFF,
+    OPT_NORMALIZE,
 };
 
 static const struct option long_options[] = {
@@ -33,6 +36,8 @@ static const struct option long_options[] = {
     TUI_COMMON_OPTIONS,
     {"jfr", required_argument, NULL, OPT_JFR},
     {"threads", no_argument, NULL, OPT_THREADS},
+    {"diff", required_argument, NULL, OPT_DIFF},
+    {"normalize", required_argument, NULL, OPT_NORMALIZE},
     {"version", no_argument, NULL, 'V'},
     /* a live JVM on this machine */
     {"pid", required_argument, NULL, 'p'},
@@ -59,6 +64,8 @@ static void usage(FILE *out)
           "       jprof-top -b --jfr FILE [--event KIND] [--value samples|total]\n"
           "                 [--format collapsed|top|json|pprof] [--threads] [--from TIME] [--to "
           "TIME]\n"
+          "       jprof-top -b --jfr NEW --diff OLD [--normalize sample|second|none]\n"
+          "                 [--event KIND] [--value samples|total] [--format collapsed|top|json]\n"
           "\n"
           "Look into a running JVM (threads, locks, deadlocks, a live flame graph),\n"
           "or explore a Java Flight Recorder file. Without -p and --jfr: the list of\n"
@@ -79,6 +86,10 @@ static void usage(FILE *out)
           "                         per line); --jfr collapsed (default), top, json or\n"
           "                         pprof (gzipped protobuf for go tool pprof)\n"
           "      --threads          thread names as the root frames\n"
+          "      --diff OLD         compare with the baseline recording OLD: collapsed\n"
+          "                         'stack OLD NEW' lines, top: the biggest changes first\n"
+          "      --normalize HOW    sample (default: the baseline scaled to the same\n"
+          "                         total), second (to the same duration) or none\n"
           "      --from TIME        only events at or after TIME\n"
           "      --to TIME          only events before TIME\n"
           "                         TIME: RFC 3339, @EPOCH, +D or D from the start, -D from\n"
@@ -164,6 +175,17 @@ static int parse(int argc, char **argv, tui_args *a)
         case OPT_THREADS:
             a->threads = true;
             break;
+        case OPT_DIFF:
+            a->diff_path = optarg;
+            break;
+        case OPT_NORMALIZE: {
+            jp_diff_norm n;
+            if (!jp_diff_norm_parse(optarg, &n))
+                return tui_usage_error("--normalize must be sample, second or none, not '%s'",
+                                       optarg);
+            a->diff_norm = (int)n;
+            break;
+        }
         case TUI_OPT_FROM:
             rc = parse_time(optarg, &a->from, &a->has_from, "--from");
             break;
@@ -224,6 +246,12 @@ static int parse(int argc, char **argv, tui_args *a)
         return tui_usage_error("%s",
                                "--event, --value, --threads, --from and --to need a recording: "
                                "no recording given, use --jfr FILE");
+    if (a->diff_path && !a->jfr_path)
+        return tui_usage_error("%s", "--diff OLD.jfr compares with a recording: add --jfr NEW.jfr");
+    if (a->diff_path && !a->batch)
+        return tui_usage_error("%s", "--diff is for batch mode for now: add -b");
+    if (a->diff_path && a->format == TUI_FORMAT_PPROF)
+        return tui_usage_error("%s", "--diff prints collapsed, top or json, not pprof");
     if (a->jfr_path) {
         if (a->has_pid)
             return tui_usage_error("%s", "--jfr and -p are two sources: give one");
@@ -251,6 +279,8 @@ int main(int argc, char **argv)
     int rc = parse(argc, argv, &a);
     if (rc >= 0)
         return rc;
+    if (a.diff_path)
+        return tui_diff_run(&a, stdout, stderr);
     if (a.jfr_path)
         return a.batch ? tui_batch_run(&a, stdout, stderr) : tui_interactive_run(&a);
     if (a.batch)

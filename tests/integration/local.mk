@@ -46,7 +46,7 @@ EXTRA_DIST += tests/integration/test_tui_flame.sh
 # protobuf-compiler) against the schema of pprof_profile.proto
 INTEGRATION_TEST_LIST += tests/integration/test_exports.sh
 JPROF_EXPORTS_LOG = tests/integration/test_exports.sh.log
-$(JPROF_EXPORTS_LOG): jprof-top
+$(JPROF_EXPORTS_LOG): jprof-top jprof-workload
 EXTRA_DIST += tests/integration/test_exports.sh tests/integration/pprof_profile.proto \
 	tests/integration/pprof_collapsed.py
 # shared set-up sourced by the shell tests (paths, JDKs, workloads, counters)

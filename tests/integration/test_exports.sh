@@ -3,7 +3,10 @@
 # to jprof: `--format pprof` decoded by protoc (with the pprof schema in
 # pprof_profile.proto) must give exactly the collapsed stacks and totals of
 # `--format collapsed`, for every kind of the fixtures and the demo
-# recording, with and without thread labels.
+# recording, with and without thread labels. Then comparisons (--diff): two
+# recordings of the workload whose hot method moved (-Dworkload.hot=mix)
+# must show the old method shrinking and the new one growing, with sides
+# that add up to each recording's totals.
 #
 # Environment (all optional):
 #   JPROF_TOP       the jprof-top binary (default ./jprof-top, run from the build dir)
@@ -77,6 +80,94 @@ elif [ -s "$work/none" ]; then
     fail "pprof of a missing kind: wrote output"
 else
     pass "pprof of a missing kind: exit non-zero, $(head -n 1 "$work/err")"
+fi
+
+# ---- comparisons: the hot method moves from Crypto.hashLoop to Crypto.mixLoop ----
+export JPROF_WORKLOAD_CLASSES=${JPROF_WORKLOAD_CLASSES:-$builddir/tests/java/classes}
+# DebugNonSafepoints: samples name the inlined method they were taken in,
+# not the nearest safepoint's, so each recording's hot loop is its own.
+jopts="-Xmx256m -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints"
+if ! JPROF_JAVA_OPTS="$jopts" "$here/record-jfr.sh" "$jdk17" "$work/old.jfr" 5 >"$work/rec.log" 2>&1 ||
+    ! JPROF_JAVA_OPTS="$jopts -Dworkload.hot=mix" "$here/record-jfr.sh" "$jdk17" "$work/new.jfr" 5 \
+        >>"$work/rec.log" 2>&1; then
+    fail "recording the two workloads" "$(tail -n 5 "$work/rec.log")"
+else
+    diff_top() { "$top" -b --jfr "$work/new.jfr" --diff "$work/old.jfr" --event cpu --format top "$@"; }
+    diff_top >"$work/top.txt" 2>"$work/err"
+    # rows: OLD-SELF NEW-SELF CHANGE OLD-TOTAL NEW-TOTAL CHANGE NAME
+    row() { awk -v n="$1" '$7 == n' "$work/top.txt"; }
+    hash=$(row shop.Crypto.hashLoop)
+    mix=$(row shop.Crypto.mixLoop)
+    if [ -n "$mix" ] && awk '{ exit !($1 == 0 && $2 > 50 && $3 ~ /^\+/) }' <<<"$mix"; then
+        pass "diff: the new hot method grows from nothing ($mix)"
+    else
+        fail "diff: Crypto.mixLoop row '$mix'" "$(head -n 5 "$work/top.txt")"
+    fi
+    # (another thread of the workload keeps calling hashLoop a little)
+    if [ -n "$hash" ] && awk '{ exit !($1 > 50 && $2 < $1 / 4 && $3 ~ /^-/) }' <<<"$hash"; then
+        pass "diff: the old hot method shrinks ($hash)"
+    else
+        fail "diff: Crypto.hashLoop row '$hash'" "$(head -n 5 "$work/top.txt")"
+    fi
+    first=$(sed -n 3p "$work/top.txt" | awk '{ print $7 }')
+    case $first in
+    shop.Crypto.hashLoop | shop.Crypto.mixLoop) pass "diff: the biggest change comes first ($first)" ;;
+    *) fail "diff: first row is $first" "$(head -n 5 "$work/top.txt")" ;;
+    esac
+    # collapsed "stack OLD NEW" with no normalisation: each side sums to its own file
+    for v in samples total; do
+        "$top" -b --jfr "$work/new.jfr" --diff "$work/old.jfr" --event cpu --normalize none \
+            --value "$v" >"$work/diff.txt" 2>"$work/err"
+        "$top" -b --jfr "$work/old.jfr" --event cpu --value "$v" >"$work/old.txt" 2>/dev/null
+        "$top" -b --jfr "$work/new.jfr" --event cpu --value "$v" >"$work/new.txt" 2>/dev/null
+        got=$(awk '{ o += $(NF-1); n += $NF } END { printf "%.0f %.0f", o, n }' "$work/diff.txt")
+        want=$(awk '{ s += $NF } END { printf "%.0f", s }' "$work/old.txt")" "$(awk '{ s += $NF } END { printf "%.0f", s }' "$work/new.txt")
+        if [ "$got" = "$want" ]; then
+            pass "diff --normalize none --value $v: the sides add up to each file ($got)"
+        else
+            fail "diff --normalize none --value $v: sums '$got', want '$want'"
+        fi
+        # every stack of either file is there, with its own counts
+        join -a1 -a2 -e 0 -o 0,1.2,2.2 <(sed 's/ \([0-9]*\)$/\t\1/' "$work/old.txt" | sort -t $'\t' -k1,1) \
+            <(sed 's/ \([0-9]*\)$/\t\1/' "$work/new.txt" | sort -t $'\t' -k1,1) -t $'\t' |
+            tr '\t' ' ' | sort >"$work/want-diff.txt"
+        sort "$work/diff.txt" >"$work/got-diff.txt"
+        if cmp -s "$work/got-diff.txt" "$work/want-diff.txt"; then
+            pass "diff --value $v: every stack of both files with both counts ($(wc -l <"$work/got-diff.txt") stacks)"
+        else
+            fail "diff --value $v: stacks differ from the two files" "$(diff "$work/got-diff.txt" "$work/want-diff.txt" | head -n 4)"
+        fi
+    done
+    # json: the root carries both sides, normalised per second here
+    "$top" -b --jfr "$work/new.jfr" --diff "$work/old.jfr" --event cpu --format json --normalize second \
+        >"$work/diff.json" 2>"$work/err"
+    if python3 - "$work/diff.json" <<'PY'; then
+import json, sys
+d = json.load(open(sys.argv[1]))
+m, t = d["meta"], d["tree"]
+assert m["normalised"] == "second" and t["total"] == m["new_total"], (m, t["total"])
+assert abs(t["old_total"] - m["baseline_total"]) < 1e-6, (t["old_total"], m)
+def sums(n, name, acc):
+    if n["name"] == name:
+        acc[0] += n["old_total"]
+        acc[1] += n["total"]
+    for c in n["children"]:
+        sums(c, name, acc)
+    return acc
+mix, old = sums(t, "shop.Crypto.mixLoop", [0, 0]), sums(t, "shop.Crypto.hashLoop", [0, 0])
+assert mix[0] == 0 and mix[1] > 0, mix
+assert old[0] > 0 and old[1] < old[0] / 4, old
+PY
+        pass "diff --format json: both sides per node, grown and shrunk frames"
+    else
+        fail "diff --format json" "$(head -c 300 "$work/diff.json")"
+    fi
+    if "$top" -b --jfr "$work/new.jfr" --diff "$work/old.jfr" --event wall >/dev/null 2>"$work/err"; then
+        fail "diff of a kind neither file has: exit 0"
+    else
+        grep -q "no wall events" "$work/err" && pass "diff of a missing kind: $(cat "$work/err")" ||
+            fail "diff of a missing kind: $(cat "$work/err")"
+    fi
 fi
 
 summary "exports"

@@ -11,7 +11,7 @@
  *          Dispatcher.take waiting on a Condition       (thread  "dispatcher")
  *          Scheduler.tick in LockSupport.parkNanos       (thread  "scheduler")
  *
- * Usage: java [-Dworkload.heavy=true] -cp DIR shop.JprofWorkload [SECONDS]
+ * Usage: java [-Dworkload.heavy=true] [-Dworkload.hot=mix] -cp DIR shop.JprofWorkload [SECONDS]
  * SECONDS defaults to 10. By default the catalog thread rests 1 ms between
  * batches so a 10 s recording stays a few MB; workload.heavy=true drops the
  * rest (benchmarks want many allocation events).
@@ -78,10 +78,14 @@ final class Checkout {
         JprofWorkload.sink += total;
     }
 
+    /* -Dworkload.hot=mix moves the checkout work into Crypto.mixLoop: a
+     * second recording whose hot method changed, for the comparison tests. */
+    static final boolean MIX = "mix".equals(System.getProperty("workload.hot"));
+
     static long computeTotals(int items) {
         long sum = 0;
         for (int i = 0; i < items; i++) {
-            sum += Crypto.hashLoop(i, 64);
+            sum += MIX ? Crypto.mixLoop(i, 64) : Crypto.hashLoop(i, 64);
         }
         return sum;
     }
@@ -94,6 +98,14 @@ final class Crypto {
             h ^= h >>> 31;
             h *= 0xBF58476D1CE4E5B9L;
             h ^= h >>> 29;
+        }
+        return h;
+    }
+
+    static long mixLoop(long seed, int rounds) {
+        long h = seed + 0x632BE59BD9B4E019L;
+        for (int r = 0; r < rounds; r++) {
+            h = Long.rotateLeft(h * 0x94D049BB133111EBL, 27) ^ r;
         }
         return h;
     }

@@ -179,6 +179,7 @@ static enum MHD_Result http_send(struct MHD_Connection *c, conn_state *cs, srv_r
     struct MHD_Response *resp;
     if (head) {
         free(data);
+        data = NULL; /* a failed response below must not free it again */
         resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
     } else {
         resp = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);

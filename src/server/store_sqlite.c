@@ -412,7 +412,8 @@ static size_t sq_group_days(sq_store *st, sq_req **reqs, size_t n, int64_t now, 
     for (size_t i = 0; i < nd; i++)
         if (days[i] != today)
             days[out++] = days[i];
-    qsort(days, out, sizeof *days, sq_cmp_i64);
+    if (out > 1)
+        qsort(days, out, sizeof *days, sq_cmp_i64);
     return out;
 }
 

@@ -212,7 +212,16 @@ static void fill_chain(const jp_snapshot *s, const long *next, jp_lock_group *g)
     }
 }
 
-/* Contending waiters first, each part keeping its order (by Java id). */
+static const jp_snapshot *id_snap; /* qsort has no context argument */
+
+static int cmp_by_id(const void *pa, const void *pb)
+{
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    int64_t x = id_snap->threads[a].id, y = id_snap->threads[b].id;
+    return x != y ? (x > y) - (x < y) : (a > b) - (a < b);
+}
+
+/* Contending waiters first, each part by Java id. */
 static void partition_waiters(const jp_snapshot *s, jp_lock_group *g)
 {
     size_t *tmp = jp_xcalloc(g->nwaiters ? g->nwaiters : 1, sizeof *tmp), n = 0;
@@ -222,6 +231,11 @@ static void partition_waiters(const jp_snapshot *s, jp_lock_group *g)
                 tmp[n++] = g->waiters[k];
     for (size_t k = 0; k < g->nwaiters; k++)
         g->ncontending += jp_thread_contends(s, tmp[k]);
+    /* each part by Java id, whatever order the snapshot lists threads in */
+    id_snap = s;
+    qsort(tmp, g->ncontending, sizeof *tmp, cmp_by_id);
+    qsort(tmp + g->ncontending, g->nwaiters - g->ncontending, sizeof *tmp, cmp_by_id);
+    id_snap = NULL;
     memcpy(g->waiters, tmp, g->nwaiters * sizeof *tmp);
     g->contended = g->ncontending > 0;
     free(tmp);

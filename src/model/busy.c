@@ -118,11 +118,15 @@ static double profile_pct(const jp_cpu_evidence *ev, const jp_thread_cpu *c)
     return pct < 0 ? 0 : pct;
 }
 
+/* Below this a thread did not run, it woke up: a sleeping thread's timer
+ * tick, a single sample. */
+#define BUSY_MIN_PCT 1.0
+
 static jp_busy_evidence row_evidence(const jp_busy_row *r, const jp_snapshot *cur)
 {
-    bool prof = r->profile_pct > 0;
+    bool prof = r->profile_pct >= BUSY_MIN_PCT;
     bool runnable = r->thread >= 0 && cur->threads[r->thread].state == JP_TSTATE_RUNNABLE;
-    bool snap = r->snapshot_pct > 0 || (r->snapshot_pct < 0 && runnable);
+    bool snap = r->snapshot_pct >= BUSY_MIN_PCT || (r->snapshot_pct < 0 && runnable);
     return prof && snap ? JP_BUSY_BOTH
            : prof       ? JP_BUSY_PROFILE
            : snap       ? JP_BUSY_SNAPSHOT
@@ -259,7 +263,9 @@ static void span_text(int64_t ns, char *buf, size_t len)
     long long s = (long long)((ns + JP_NS_PER_SEC / 2) / JP_NS_PER_SEC);
     if (s < 0)
         s = 0;
-    if (s < 120)
+    if (ns < JP_NS_PER_SEC)
+        snprintf(buf, len, "%.1fs", ns < 0 ? 0.0 : (double)ns / 1e9);
+    else if (s < 120)
         snprintf(buf, len, "%llds", s);
     else if (s < 7200)
         snprintf(buf, len, "%lldm%02llds", s / 60, s % 60);

@@ -296,23 +296,28 @@ static bool wait_machinery(const jp_snap_frame *f)
     for (size_t i = 0; prefixes[i]; i++)
         if (strncmp(c, prefixes[i], strlen(prefixes[i])) == 0)
             return true;
+    /* JDK 17+ Condition.await blocks through ForkJoinPool.managedBlock */
+    if (strcmp(c, "java.util.concurrent.ForkJoinPool") == 0 && f->method &&
+        strstr(f->method, "anagedBlock"))
+        return true;
     return strcmp(c, "java.lang.Object") == 0 || strcmp(c, "java.lang.Thread") == 0;
 }
 
-/* Where an idle thread waits: the first application frame (Tomcat's
- * TaskQueue.poll, not the LinkedBlockingQueue.poll it calls), else the first
- * frame that is not park/wait machinery (LinkedBlockingQueue.take); -1 when
- * the stack is empty. */
+/* Where an idle thread waits: the first frame that is not park/wait
+ * machinery (LinkedBlockingQueue.poll), or the application frame right
+ * below it when there is one (Tomcat's TaskQueue.poll, which calls it);
+ * -1 when the stack is empty. */
 static long idle_frame(const jp_thread *t)
 {
-    for (size_t k = 0; k < t->nframes; k++)
-        if (t->frames[k].class_name && *t->frames[k].class_name &&
-            !jp_snap_frame_is_jdk(&t->frames[k]))
-            return (long)k;
-    for (size_t k = 0; k < t->nframes; k++)
-        if (!wait_machinery(&t->frames[k]))
-            return (long)k;
-    return t->nframes ? 0 : -1;
+    size_t k = 0;
+    while (k < t->nframes && wait_machinery(&t->frames[k]))
+        k++;
+    if (k == t->nframes)
+        return t->nframes ? 0 : -1;
+    if (jp_snap_frame_is_jdk(&t->frames[k]) && k + 1 < t->nframes && t->frames[k + 1].class_name &&
+        *t->frames[k + 1].class_name && !jp_snap_frame_is_jdk(&t->frames[k + 1]))
+        return (long)k + 1;
+    return (long)k;
 }
 
 static char *where_text(const jp_thread *t, long k)

@@ -273,10 +273,16 @@ static void test_contention_apart_from_idle(void **state)
         "org.apache.tomcat.util.threads.TaskQueue.poll",
         "org.apache.tomcat.util.threads.ThreadPoolExecutor.getTask",
         NULL};
-    static const char *const jdkpool[] = {"jdk.internal.misc.Unsafe.park",
-                                          "java.util.concurrent.locks.LockSupport.park",
-                                          "java.util.concurrent.LinkedBlockingQueue.take",
-                                          "java.util.concurrent.ThreadPoolExecutor.getTask", NULL};
+    static const char *const jdkpool[] = {
+        "jdk.internal.misc.Unsafe.park",
+        "java.util.concurrent.locks.LockSupport.park",
+        "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionNode.block",
+        "java.util.concurrent.ForkJoinPool.unmanagedBlock",
+        "java.util.concurrent.ForkJoinPool.managedBlock",
+        "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject.await",
+        "java.util.concurrent.LinkedBlockingQueue.take",
+        "java.util.concurrent.ThreadPoolExecutor.getTask",
+        NULL};
     static const char *const sleeping[] = {"java.lang.Thread.sleep", "app.Main.main", NULL};
     static const char *const app[] = {"app.Work.run", NULL};
     jp_snapshot *s = jp_snapshot_new("helper");

@@ -99,16 +99,8 @@ bool jp_cpu_evidence_usable(const jp_cpu_evidence *e)
 
 const char *jp_busy_evidence_name(jp_busy_evidence e)
 {
-    switch (e) {
-    case JP_BUSY_BOTH:
-        return "both";
-    case JP_BUSY_PROFILE:
-        return "profile";
-    case JP_BUSY_SNAPSHOT:
-        return "snapshot";
-    default:
-        return "none";
-    }
+    static const char *const names[] = {"both", "profile", "snapshot", "none"};
+    return (unsigned)e < sizeof names / sizeof *names ? names[e] : "none";
 }
 
 static double profile_pct(const jp_cpu_evidence *ev, const jp_thread_cpu *c)
@@ -124,7 +116,8 @@ static double profile_pct(const jp_cpu_evidence *ev, const jp_thread_cpu *c)
 
 static jp_busy_evidence row_evidence(const jp_busy_row *r, const jp_snapshot *cur)
 {
-    bool prof = r->profile_pct >= BUSY_MIN_PCT;
+    /* a cpu sample is a thread caught running: sleeping threads get none */
+    bool prof = r->profile_samples > 0 || r->profile_pct >= BUSY_MIN_PCT;
     bool runnable = r->thread >= 0 && cur->threads[r->thread].state == JP_TSTATE_RUNNABLE;
     bool snap = r->snapshot_pct >= BUSY_MIN_PCT || (r->snapshot_pct < 0 && runnable);
     return prof && snap ? JP_BUSY_BOTH
@@ -189,6 +182,7 @@ static void add_snapshot_rows(const jp_snapshot *cur, const jp_busy_list *snap,
         long c = out->have_profile ? evidence_find(ev, r->name, strlen(r->name), &key) : -1;
         if (c >= 0) {
             r->profile_pct = profile_pct(ev, &ev->items[c]);
+            r->profile_samples = ev->items[c].samples;
             used[c] = true;
         }
     }
@@ -225,6 +219,7 @@ void jp_busy_rank(const jp_snapshot *cur, const jp_busy_list *snap, const jp_cpu
             out->items[out->count++] = (jp_busy_row){.name = ev->items[c].name,
                                                      .thread = -1,
                                                      .profile_pct = profile_pct(ev, &ev->items[c]),
+                                                     .profile_samples = ev->items[c].samples,
                                                      .snapshot_pct = -1,
                                                      .snapshot_conf = JP_CPU_UNKNOWN};
     free(used);
@@ -284,18 +279,28 @@ static size_t window_text(const jp_busy_summary *s, int64_t now_ns, char *buf, s
     return (size_t)snprintf(buf, len, "the last %s window (ended %s ago)", span, age);
 }
 
+/* "LEAD the last 10s window (ended 3s ago)" into buf (len > 0) when there
+ * is a profile, else "": the length written. */
+static size_t put_window(const jp_busy_summary *s, const char *lead, int64_t now_ns, char *buf,
+                         size_t len)
+{
+    char w[128];
+    buf[0] = 0;
+    if (!s->have_profile)
+        return 0;
+    window_text(s, now_ns, w, sizeof w);
+    size_t n = (size_t)snprintf(buf, len, "%s %s", lead, w);
+    return n < len ? n : len - 1;
+}
+
 size_t jp_busy_row_describe(const jp_busy_summary *s, const jp_busy_row *r, const jp_snapshot *cur,
                             int64_t now_ns, char *buf, size_t len)
 {
-    size_t n = 0;
-    char w[128], age[24], ivl[24];
+    char lead[48], age[24], ivl[24];
     if (!len)
         return 0;
-    buf[0] = 0;
-    if (s->have_profile) {
-        window_text(s, now_ns, w, sizeof w);
-        n += (size_t)snprintf(buf + n, len - n, "cpu %.0f%% over %s", r->profile_pct, w);
-    }
+    snprintf(lead, sizeof lead, "cpu %.0f%% over", r->profile_pct);
+    size_t n = put_window(s, lead, now_ns, buf, len);
     if (n < len && r->thread >= 0 && cur && s->snapshot_ns > 0) {
         const jp_thread *t = &cur->threads[r->thread];
         span_text(now_ns - s->snapshot_ns, age, sizeof age);
@@ -316,16 +321,11 @@ size_t jp_busy_row_describe(const jp_busy_summary *s, const jp_busy_row *r, cons
 
 size_t jp_busy_summary_describe(const jp_busy_summary *s, int64_t now_ns, char *buf, size_t len)
 {
-    size_t n = 0;
-    char w[128], age[24], ivl[24];
+    char age[24], ivl[24];
     if (!len)
         return 0;
-    buf[0] = 0;
-    if (s->have_profile) {
-        window_text(s, now_ns, w, sizeof w);
-        n += (size_t)snprintf(buf, len, "%s cpu profile of %s",
-                              s->profile_first ? "ranked by" : "with", w);
-    }
+    size_t n = put_window(s, s->profile_first ? "ranked by cpu profile of" : "with cpu profile of",
+                          now_ns, buf, len);
     if (n < len && s->snapshot_ns > 0) {
         span_text(now_ns - s->snapshot_ns, age, sizeof age);
         n += (size_t)snprintf(buf + n, len - n, "%ssnapshot %s old", n ? "; " : "", age);

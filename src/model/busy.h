@@ -73,11 +73,12 @@ typedef enum jp_busy_evidence {
 const char *jp_busy_evidence_name(jp_busy_evidence e); /* "both", "profile", ... */
 
 typedef struct jp_busy_row {
-    const char *name;    /* borrowed (snapshot or evidence) */
-    long thread;         /* index in the snapshot; -1 when only the profile knows it */
-    double cpu_pct;      /* the rank key: % of one core by the freshest evidence; -1 none */
-    double profile_pct;  /* over the evidence span; -1 no profile */
-    double snapshot_pct; /* between the two snapshots; -1 unknown */
+    const char *name;         /* borrowed (snapshot or evidence) */
+    long thread;              /* index in the snapshot; -1 when only the profile knows it */
+    double cpu_pct;           /* the rank key: % of one core by the freshest evidence; -1 none */
+    double profile_pct;       /* over the evidence span; -1 no profile */
+    uint64_t profile_samples; /* cpu samples of it in the profile */
+    double snapshot_pct;      /* between the two snapshots; -1 unknown */
     jp_cpu_confidence snapshot_conf;
     jp_busy_evidence evidence;
 } jp_busy_row;

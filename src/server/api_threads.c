@@ -41,7 +41,7 @@ static const char *api_jstr(json_t *o, const char *k)
 /* How far back to look for the target's newest cpu windows: the first span
  * with any gives the evidence (windows are 60 s by default, 10 s in a
  * temporary window; a span covers whole windows that started in it). */
-static const int64_t cpu_lookback_s[] = {20, 90, 600};
+static const int64_t cpu_lookback_s[] = {30, 90, 600};
 
 static bool api_cpu_cb(const store_stack_row *row, void *ctx)
 {
@@ -222,10 +222,10 @@ static json_t *api_thread_summary(srv_req *r, const api_q *q, thr_item *it, long
     so.max_frames = 20; /* per deadlocked thread; full=1 has the whole snapshot */
     json_t *sum = json_pack(
         "{s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "threads_total",
-        (int)(json_is_array(threads) ? json_array_size(threads) : 0), "states",
-        api_states(threads), "busy", jp_busy_json(&rank, model, q->now, (size_t)tlimit, 5),
-        "blocked", api_blocked(model, tlimit), "contention", jp_snapshot_contention_json(model),
-        "locks", jp_snapshot_locks_json(model), "idle", jp_snapshot_idle_json(model), "deadlocks",
+        (int)(json_is_array(threads) ? json_array_size(threads) : 0), "states", api_states(threads),
+        "busy", jp_busy_json(&rank, model, q->now, (size_t)tlimit, 5), "blocked",
+        api_blocked(model, tlimit), "contention", jp_snapshot_contention_json(model), "locks",
+        jp_snapshot_locks_json(model), "idle", jp_snapshot_idle_json(model), "deadlocks",
         jp_snapshot_deadlocks_json(model, &so));
     jp_busy_summary_cleanup(&rank);
     jp_cpu_evidence_cleanup(&ev);
@@ -282,8 +282,8 @@ void api_threads(srv_req *r, srv_resp *o)
     free(c.items);
     if (rc)
         return;
-    jp_strbuf_printf(&o->body, "],\"meta\":{\"targets\":%zu,\"limit\":%ld,\"truncated\":%s,",
-                     c.n, limit, c.cut ? "true" : "false");
+    jp_strbuf_printf(&o->body, "],\"meta\":{\"targets\":%zu,\"limit\":%ld,\"truncated\":%s,", c.n,
+                     limit, c.cut ? "true" : "false");
     api_meta_common(&o->body, &q, &info, t0);
     jp_strbuf_puts(&o->body, "}}\n");
     o->status = 200;

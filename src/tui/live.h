@@ -100,8 +100,8 @@ typedef struct tui_live {
     jp_error fallback;     /* why auto mode uses thread-print (JP_OK: it does not) */
     jp_snapshot *prev, *cur;
     jp_busy_list busy;
-    jp_cpu_evidence cpu;   /* per-thread CPU of the live profile's window (Flame) */
-    jp_busy_summary rank;  /* busy threads: the snapshots' deltas with cpu, ranked */
+    jp_cpu_evidence cpu;  /* per-thread CPU of the live profile's window (Flame) */
+    jp_busy_summary rank; /* busy threads: the snapshots' deltas with cpu, ranked */
     jp_lock_group_list locks;
     jp_deadlock_list deadlocks;
     size_t *blocks; /* per thread of cur: threads it blocks */

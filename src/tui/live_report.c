@@ -211,8 +211,9 @@ void tui_report_locks_idle(const tui_live *l, bool expanded, tui_lines *ls)
     if (!g->ncontended)
         tui_lines_add(ls, TUI_STYLE_NORMAL, TUI_F_BOLD, "0 contended locks");
     else
-        tui_lines_add(ls, TUI_STYLE_NORMAL, TUI_F_BOLD, "%zu contended lock%s, %zu thread%s waiting",
-                      g->ncontended, g->ncontended == 1 ? "" : "s", g->contending_threads,
+        tui_lines_add(ls, TUI_STYLE_NORMAL, TUI_F_BOLD,
+                      "%zu contended lock%s, %zu thread%s waiting", g->ncontended,
+                      g->ncontended == 1 ? "" : "s", g->contending_threads,
                       g->contending_threads == 1 ? "" : "s");
     for (size_t i = 0; i < g->ncontended; i++) {
         tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s", "");

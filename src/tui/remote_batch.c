@@ -26,9 +26,15 @@ static const json_t *snapshot_threads(const json_t *summary)
 static json_t *thread_json(const json_t *t, const json_t *snap)
 {
     json_t *o = json_object();
-    static const char *const keys[] = {"id",           "name",          "state",
-                                       "cpu_ns",       "cpu_pct",       "cpu_confidence",
-                                       "evidence",     "profile_cpu_pct", "snapshot_cpu_pct",
+    static const char *const keys[] = {"id",
+                                       "name",
+                                       "state",
+                                       "cpu_ns",
+                                       "cpu_pct",
+                                       "cpu_confidence",
+                                       "evidence",
+                                       "profile_cpu_pct",
+                                       "snapshot_cpu_pct",
                                        "why"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         json_object_set_new(o, keys[i], copy_of(t, keys[i]));
@@ -67,11 +73,11 @@ static void per_target(const tui_remote *r, json_t *threads, json_t *locks)
                                                  "threads_total", copy_of(sum, "threads_total"),
                                                  "states", copy_of(sum, "states"), "busy",
                                                  copy_of(sum, "busy"), "threads", ts));
-        json_array_append_new(
-            locks, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "target", copy_of(e, "target"), "time",
-                             copy_of(e, "time"), "contention", copy_of(sum, "contention"),
-                             "locks", copy_of(sum, "locks"), "idle", copy_of(sum, "idle"),
-                             "blocked", copy_of(sum, "blocked")));
+        json_array_append_new(locks, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "target",
+                                               copy_of(e, "target"), "time", copy_of(e, "time"),
+                                               "contention", copy_of(sum, "contention"), "locks",
+                                               copy_of(sum, "locks"), "idle", copy_of(sum, "idle"),
+                                               "blocked", copy_of(sum, "blocked")));
     }
 }
 

@@ -127,8 +127,9 @@ static void thread_row(const json_t *t, tui_lines *ls)
     if (!json_is_array(stack))
         stack = json_object_get(t, "stack_top");
     const char *top = frame_of(stack, 0);
-    tui_lines_add(ls, pct >= 50 ? TUI_STYLE_WARN : TUI_STYLE_NORMAL, 0, "%s %s  %-13s %-8s %-28s %s",
-                  p, c, state ? state : "?", ev ? ev : "-", name ? name : "?", top ? top : "");
+    tui_lines_add(ls, pct >= 50 ? TUI_STYLE_WARN : TUI_STYLE_NORMAL, 0,
+                  "%s %s  %-13s %-8s %-28s %s", p, c, state ? state : "?", ev ? ev : "-",
+                  name ? name : "?", top ? top : "");
     const char *why = jp_query_str(t, "why");
     if (why)
         tui_lines_add(ls, TUI_STYLE_DIM, 0, "%26s%s", "", why);
@@ -173,8 +174,8 @@ void tui_rreport_threads(const tui_remote *r, size_t max, size_t frames, tui_lin
         const char *desc = jp_query_str(busy, "description");
         if (desc) /* what the ranking rests on, and how old it is */
             tui_lines_add(ls, TUI_STYLE_DIM, 0, "busy threads: %s", desc);
-        tui_lines_add(ls, TUI_STYLE_TABLEHEAD, 0, "  CPU%%  CPU TIME  %-13s %-8s %-28s %s",
-                      "STATE", "EVIDENCE", "THREAD", "TOP FRAME");
+        tui_lines_add(ls, TUI_STYLE_TABLEHEAD, 0, "  CPU%%  CPU TIME  %-13s %-8s %-28s %s", "STATE",
+                      "EVIDENCE", "THREAD", "TOP FRAME");
         /* the server's ranking; the full snapshot (full=1) only lends stacks */
         const json_t *all = json_object_get(busy, "threads");
         const json_t *snap = snapshot_threads(sum);

@@ -112,8 +112,8 @@ static json_t *thread_json(const jp_snapshot *s, const jp_busy_thread *b, const 
     json_object_set_new(j, "cpu_confidence", json_string(jp_cpu_confidence_name(b->confidence)));
     json_object_set_new(j, "snapshot_cpu_pct", pct_or_null(b->cpu_pct));
     json_object_set_new(j, "profile_cpu_pct", pct_or_null(r ? r->profile_pct : -1));
-    json_object_set_new(j, "evidence", json_string(jp_busy_evidence_name(
-                                           r ? r->evidence : JP_BUSY_NONE)));
+    json_object_set_new(j, "evidence",
+                        json_string(jp_busy_evidence_name(r ? r->evidence : JP_BUSY_NONE)));
     json_object_set_new(j, "blocked_count", num_or_null(t->blocked_count));
     json_object_set_new(j, "waited_count", num_or_null(t->waited_count));
     json_object_set_new(j, "waiting", waiting_json(s, t));
@@ -225,7 +225,8 @@ static json_t *busy_window_json(const jp_busy_summary *b, int64_t now_ns)
     json_t *o = json_object();
     json_object_set_new(o, "start", time_json(b->window_start_ns));
     json_object_set_new(o, "end", time_json(b->window_end_ns));
-    json_object_set_new(o, "seconds", json_real((double)(b->window_end_ns - b->window_start_ns) / 1e9));
+    json_object_set_new(o, "seconds",
+                        json_real((double)(b->window_end_ns - b->window_start_ns) / 1e9));
     json_object_set_new(o, "age_seconds", json_real((double)(now_ns - b->window_end_ns) / 1e9));
     json_object_set_new(o, "windows", json_integer(b->windows));
     return o;
@@ -268,8 +269,8 @@ static json_t *busy_row_json(const jp_busy_summary *b, const jp_busy_row *r, con
     return o;
 }
 
-json_t *jp_busy_json(const jp_busy_summary *b, const jp_snapshot *cur, int64_t now_ns,
-                     size_t limit, size_t frames)
+json_t *jp_busy_json(const jp_busy_summary *b, const jp_snapshot *cur, int64_t now_ns, size_t limit,
+                     size_t frames)
 {
     char text[512];
     jp_busy_summary_describe(b, now_ns, text, sizeof text);
@@ -335,8 +336,8 @@ static json_t *threads_json(const jp_snapshot *cur, const jp_busy_list *bl,
     json_t *a = json_array();
     for (size_t i = 0; i < rank->count; i++)
         if (rank->items[i].thread >= 0)
-            json_array_append_new(a, thread_json(cur, &bl->items[at[rank->items[i].thread]],
-                                                 &rank->items[i], o));
+            json_array_append_new(
+                a, thread_json(cur, &bl->items[at[rank->items[i].thread]], &rank->items[i], o));
     for (size_t i = 0; i < bl->count && o->include_vm; i++)
         if (cur->threads[bl->items[i].thread].vm_internal)
             json_array_append_new(a, thread_json(cur, &bl->items[i], NULL, o));
@@ -641,12 +642,11 @@ void jp_snapshot_busy_from_json(const json_t *obj, const jp_snapshot *s, jp_busy
             if (!strcmp(cs, jp_cpu_confidence_name((jp_cpu_confidence)k)))
                 c = (jp_cpu_confidence)k;
         double pct = json_is_number(v) ? json_number_value(v) : -1;
-        out->items[n] = (jp_busy_thread){.thread = n,
-                                         .cpu_delta_ns = -1,
-                                         .cpu_pct = pct >= 0 ? pct : -1,
-                                         .confidence = pct >= 0 && c == JP_CPU_UNKNOWN
-                                                           ? JP_CPU_EXACT
-                                                           : c};
+        out->items[n] =
+            (jp_busy_thread){.thread = n,
+                             .cpu_delta_ns = -1,
+                             .cpu_pct = pct >= 0 ? pct : -1,
+                             .confidence = pct >= 0 && c == JP_CPU_UNKNOWN ? JP_CPU_EXACT : c};
         n++;
     }
     out->count = n;

@@ -36,7 +36,7 @@ check_PROGRAMS += tests/unit/test_tui
 TESTS += tests/unit/test_tui
 tests_unit_test_tui_SOURCES = tests/unit/test_tui.c
 tests_unit_test_tui_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
-tests_unit_test_tui_LDADD = libjptui.a $(UNIT_LDADD) $(JANSSON_LIBS)
+tests_unit_test_tui_LDADD = libjptui.a libjpwire.a $(UNIT_LDADD) $(JANSSON_LIBS)
 
 check_PROGRAMS += tests/unit/test_jvm
 TESTS += tests/unit/test_jvm

@@ -3,6 +3,7 @@
 #   make bench-jfr     JFR parsing speed and memory of jprof-top vs the JDK's jfr
 #   make bench-live    first snapshot and 2,000-thread snapshot cost vs jcmd and jstack
 #   make bench-agent   agent RSS/CPU and workload throughput loss, profiling on vs off
+#   make bench-agent-snapshots  what 60 s thread snapshots cost (10 JVMs, 2,000 threads)
 #   make bench-server  (see bench/server/run) ingest rows/s and query latency per store
 bench-jfr: jprof-top
 	$(srcdir)/bench/jfr/run
@@ -10,6 +11,9 @@ bench-live: jprof-top jprof-probe-dev
 	$(srcdir)/bench/live/run
 bench-agent: jprof-agent jprof-server
 	$(srcdir)/bench/agent/run
-.PHONY: bench-jfr bench-live bench-agent
+bench-agent-snapshots: jprof-agent jprof-server jprof-top
+	$(srcdir)/bench/agent/snapshots
+.PHONY: bench-jfr bench-live bench-agent bench-agent-snapshots
 
-EXTRA_DIST += bench/jfr/run bench/live/run bench/agent/run bench/agent/Spin.java
+EXTRA_DIST += bench/jfr/run bench/live/run bench/agent/run bench/agent/Spin.java \
+	bench/agent/snapshots

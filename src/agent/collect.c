@@ -29,7 +29,7 @@ void agent_collect_opts_init(agent_collect_opts *o)
     o->jfr_settings = AGENT_JFR_SETTINGS_OWN;
     o->cpu_interval_ns = 50 * JP_NS_PER_MS;
     o->dense_cpu_interval_ns = 10 * JP_NS_PER_MS;
-    o->snapshot_low_ns = 300 * JP_NS_PER_SEC;
+    o->snapshot_low_ns = 60 * JP_NS_PER_SEC;
     o->snapshot_high_ns = 15 * JP_NS_PER_SEC;
     o->snap_source = JVM_SNAP_AUTO;
     o->collector = "jprof-agent";

@@ -60,7 +60,7 @@ typedef struct agent_collect_opts {
     int64_t cpu_interval_ns;       /* cpu sampling, continuous targets: 50 ms */
     int64_t dense_cpu_interval_ns; /* cpu sampling in a temporary window: 10 ms */
     const char *asprof_lib;        /* --asprof-lib: host path, or NULL for JFR */
-    int64_t snapshot_low_ns;       /* threads: low  -> every 5 min */
+    int64_t snapshot_low_ns;       /* threads: low  -> every 60 s */
     int64_t snapshot_high_ns;      /* threads: high -> every 15 s */
     jvm_snap_source snap_source;   /* auto */
     const char *collector;         /* written into the session marker */

@@ -1,5 +1,6 @@
 #include "model/analyze.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,9 +159,24 @@ size_t *jp_analyze_blocks_counts(const jp_snapshot *s)
     return blocks;
 }
 
+bool jp_thread_contends(const jp_snapshot *s, size_t i)
+{
+    const jp_thread *t = &s->threads[i];
+    if (t->vm_internal)
+        return false;
+    /* BLOCKED is always a monitor entry (or re-entry after Object.wait) */
+    if (t->state == JP_TSTATE_BLOCKED || t->wait_kind == JP_WAIT_ENTER)
+        return true;
+    return t->wait_kind == JP_WAIT_PARK && waits_for_owner(s, i) >= 0;
+}
+
 static int cmp_group(const void *pa, const void *pb)
 {
     const jp_lock_group *a = pa, *b = pb;
+    if (a->contended != b->contended)
+        return a->contended ? -1 : 1;
+    if (a->ncontending != b->ncontending)
+        return a->ncontending > b->ncontending ? -1 : 1;
     if (a->nwaiters != b->nwaiters)
         return a->nwaiters > b->nwaiters ? -1 : 1;
     if ((a->owner >= 0) != (b->owner >= 0))
@@ -196,6 +212,35 @@ static void fill_chain(const jp_snapshot *s, const long *next, jp_lock_group *g)
     }
 }
 
+static const jp_snapshot *id_snap; /* qsort has no context argument */
+
+static int cmp_by_id(const void *pa, const void *pb)
+{
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    int64_t x = id_snap->threads[a].id, y = id_snap->threads[b].id;
+    return x != y ? (x > y) - (x < y) : (a > b) - (a < b);
+}
+
+/* Contending waiters first, each part by Java id. */
+static void partition_waiters(const jp_snapshot *s, jp_lock_group *g)
+{
+    size_t *tmp = jp_xcalloc(g->nwaiters ? g->nwaiters : 1, sizeof *tmp), n = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t k = 0; k < g->nwaiters; k++)
+            if (jp_thread_contends(s, g->waiters[k]) == (pass == 0))
+                tmp[n++] = g->waiters[k];
+    for (size_t k = 0; k < g->nwaiters; k++)
+        g->ncontending += jp_thread_contends(s, tmp[k]);
+    /* each part by Java id, whatever order the snapshot lists threads in */
+    id_snap = s;
+    qsort(tmp, g->ncontending, sizeof *tmp, cmp_by_id);
+    qsort(tmp + g->ncontending, g->nwaiters - g->ncontending, sizeof *tmp, cmp_by_id);
+    id_snap = NULL;
+    memcpy(g->waiters, tmp, g->nwaiters * sizeof *tmp);
+    g->contended = g->ncontending > 0;
+    free(tmp);
+}
+
 void jp_analyze_locks(const jp_snapshot *s, jp_lock_group_list *out)
 {
     memset(out, 0, sizeof *out);
@@ -220,6 +265,9 @@ void jp_analyze_locks(const jp_snapshot *s, jp_lock_group_list *out)
             g->owner_blocks = blocks[g->owner];
             fill_chain(s, next, g);
         }
+        partition_waiters(s, g);
+        out->ncontended += g->contended;
+        out->contending_threads += g->ncontending;
     }
     if (out->count > 1)
         qsort(out->items, out->count, sizeof *out->items, cmp_group);
@@ -232,6 +280,128 @@ void jp_lock_group_list_cleanup(jp_lock_group_list *l)
     for (size_t i = 0; i < l->count; i++) {
         free(l->items[i].waiters);
         free(l->items[i].owner_chain);
+    }
+    free(l->items);
+    memset(l, 0, sizeof *l);
+}
+
+/* ---- idle threads ---- */
+
+/* Frames that are the waiting itself, not what waits: never a "where". */
+static bool wait_machinery(const jp_snap_frame *f)
+{
+    static const char *const prefixes[] = {"java.util.concurrent.locks.", "jdk.internal.misc.",
+                                           "sun.misc.Unsafe", NULL};
+    const char *c = f->class_name ? f->class_name : "";
+    for (size_t i = 0; prefixes[i]; i++)
+        if (strncmp(c, prefixes[i], strlen(prefixes[i])) == 0)
+            return true;
+    /* JDK 17+ Condition.await blocks through ForkJoinPool.managedBlock */
+    if (strcmp(c, "java.util.concurrent.ForkJoinPool") == 0 && f->method &&
+        strstr(f->method, "anagedBlock"))
+        return true;
+    return strcmp(c, "java.lang.Object") == 0 || strcmp(c, "java.lang.Thread") == 0;
+}
+
+/* Where an idle thread waits: the first frame that is not park/wait
+ * machinery (LinkedBlockingQueue.poll), or the application frame right
+ * below it when there is one (Tomcat's TaskQueue.poll, which calls it);
+ * -1 when the stack is empty. */
+static long idle_frame(const jp_thread *t)
+{
+    size_t k = 0;
+    while (k < t->nframes && wait_machinery(&t->frames[k]))
+        k++;
+    if (k == t->nframes)
+        return t->nframes ? 0 : -1;
+    if (jp_snap_frame_is_jdk(&t->frames[k]) && k + 1 < t->nframes && t->frames[k + 1].class_name &&
+        *t->frames[k + 1].class_name && !jp_snap_frame_is_jdk(&t->frames[k + 1]))
+        return (long)k + 1;
+    return (long)k;
+}
+
+static char *where_text(const jp_thread *t, long k)
+{
+    if (k < 0)
+        return jp_xstrdup("(no stack)");
+    const jp_snap_frame *f = &t->frames[k];
+    const char *c = f->class_name ? f->class_name : "";
+    const char *dot = strrchr(c, '.');
+    size_t len = strlen(dot ? dot + 1 : c) + strlen(f->method ? f->method : "") + 2;
+    char *w = jp_xmalloc(len);
+    snprintf(w, len, "%s%s%s", dot ? dot + 1 : c, *c ? "." : "", f->method ? f->method : "");
+    return w;
+}
+
+/* "http-nio-8080-exec-12" -> "http-nio-8080-exec-*"; names without a
+ * trailing number stay as they are. */
+static char *pool_name(const char *name)
+{
+    size_t n = strlen(name), d = n;
+    while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
+        d--;
+    if (d == n || d == 0)
+        return jp_xstrdup(name);
+    char *p = jp_xmalloc(d + 2);
+    memcpy(p, name, d);
+    p[d] = '*';
+    p[d + 1] = 0;
+    return p;
+}
+
+static bool thread_idle(const jp_snapshot *s, size_t i)
+{
+    const jp_thread *t = &s->threads[i];
+    return !t->vm_internal &&
+           (t->state == JP_TSTATE_WAITING || t->state == JP_TSTATE_TIMED_WAITING) &&
+           !jp_thread_contends(s, i);
+}
+
+static int cmp_pool(const void *pa, const void *pb)
+{
+    const jp_idle_pool *a = pa, *b = pb;
+    if (a->count != b->count)
+        return a->count > b->count ? -1 : 1;
+    int c = strcmp(a->pool, b->pool);
+    return c ? c : strcmp(a->where, b->where);
+}
+
+void jp_analyze_idle(const jp_snapshot *s, jp_idle_list *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t alloc = 0;
+    for (size_t i = 0; i < s->count; i++) {
+        if (!thread_idle(s, i))
+            continue;
+        const jp_thread *t = &s->threads[i];
+        long k = idle_frame(t);
+        char *pool = pool_name(t->name ? t->name : "?"), *where = where_text(t, k);
+        jp_idle_pool *g = NULL;
+        for (size_t p = 0; p < out->count && !g; p++)
+            if (!strcmp(out->items[p].pool, pool) && !strcmp(out->items[p].where, where))
+                g = &out->items[p];
+        if (g) {
+            free(pool);
+            free(where);
+        } else {
+            out->items = jp_xgrow(out->items, &alloc, out->count + 1, sizeof *out->items);
+            g = &out->items[out->count++];
+            *g = (jp_idle_pool){.pool = pool, .where = where, .frame = k, .state = t->state};
+        }
+        g->threads = jp_xreallocarray(g->threads, g->count + 1, sizeof *g->threads);
+        g->threads[g->count++] = i;
+        out->nthreads++;
+    }
+    if (out->count > 1)
+        qsort(out->items, out->count, sizeof *out->items, cmp_pool);
+}
+
+void jp_idle_list_cleanup(jp_idle_list *l)
+{
+    for (size_t i = 0; i < l->count; i++) {
+        free(l->items[i].pool);
+        free(l->items[i].where);
+        free(l->items[i].threads);
     }
     free(l->items);
     memset(l, 0, sizeof *l);

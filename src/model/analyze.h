@@ -54,8 +54,10 @@ void jp_deadlock_list_cleanup(jp_deadlock_list *l);
 typedef struct jp_lock_group {
     jp_lock_ref lock;
     long owner;      /* thread index of the owner; -1 none (Object.wait, a Condition) */
-    size_t *waiters; /* thread indices waiting for this lock, by Java id */
+    size_t *waiters; /* thread indices waiting for this lock: contending ones first, by Java id */
     size_t nwaiters;
+    size_t ncontending;  /* waiters[0..ncontending) contend (jp_thread_contends) */
+    bool contended;      /* ncontending > 0 */
     size_t *owner_chain; /* owner, then whom the owner waits for, ... (cycle-safe) */
     size_t nchain;
     bool chain_cycles;   /* the chain came back to a thread: a deadlock */
@@ -63,16 +65,54 @@ typedef struct jp_lock_group {
 } jp_lock_group;
 
 typedef struct jp_lock_group_list {
-    jp_lock_group *items; /* most waiters first, then owned before unowned */
+    jp_lock_group *items; /* contended first (items[0..ncontended)), then by waiters, owned
+                             before unowned */
     size_t count;
+    size_t ncontended;         /* locks with at least one contending waiter */
+    size_t contending_threads; /* threads contending, over all locks */
 } jp_lock_group_list;
 
+/* Whether thread i contends for a lock: BLOCKED entering a monitor, or
+ * parked on a lock that has an owner (ReentrantLock, a read-write lock, any
+ * owned synchronizer). A thread in Object.wait, parked on a Condition or a
+ * queue with no owner, or sleeping is idle, not contending: decided from the
+ * state, the lock's owner and the wait kind, never from names. */
+bool jp_thread_contends(const jp_snapshot *s, size_t i);
+
+/* Every lock some thread waits for, grouped. Screens, batch text, JSON and
+ * the server count only the contended ones (ncontended, contending_threads);
+ * the rest are idle waiting (see jp_analyze_idle). */
 void jp_analyze_locks(const jp_snapshot *s, jp_lock_group_list *out);
 void jp_lock_group_list_cleanup(jp_lock_group_list *l);
 
 /* Threads that wait, directly or through a chain of owners, on thread i
  * ("blocks N threads"); computed for every thread, array of s->count. */
 size_t *jp_analyze_blocks_counts(const jp_snapshot *s);
+
+/* ---- idle threads, by pool ---- */
+
+/* Threads waiting for work, not for an owner (WAITING or TIMED_WAITING and
+ * not contending): pool workers in a queue's take/poll, Object.wait on an
+ * object nobody holds, Condition.await, Thread.sleep. Grouped by pool (the
+ * name with its trailing number replaced by "*": "http-nio-8080-exec-*";
+ * only for the summary, never to decide) and where they wait. */
+typedef struct jp_idle_pool {
+    char *pool;      /* "http-nio-8080-exec-*" (heap) */
+    char *where;     /* "TaskQueue.poll": class without package, method (heap) */
+    long frame;      /* depth of `where` in the first thread's stack; -1 none */
+    size_t *threads; /* indices, by Java id */
+    size_t count;
+    jp_thread_state state; /* of the first thread */
+} jp_idle_pool;
+
+typedef struct jp_idle_list {
+    jp_idle_pool *items; /* most threads first, then by pool name */
+    size_t count;
+    size_t nthreads; /* idle threads over all pools */
+} jp_idle_list;
+
+void jp_analyze_idle(const jp_snapshot *s, jp_idle_list *out);
+void jp_idle_list_cleanup(jp_idle_list *l);
 
 /* ---- busy threads ---- */
 

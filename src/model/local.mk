@@ -6,4 +6,5 @@ libjpmodel_a_SOURCES = \
 	src/model/units.c src/model/units.h
 libjpmodel_a_SOURCES += \
 	src/model/snapshot.c src/model/snapshot.h \
-	src/model/analyze.c src/model/analyze.h
+	src/model/analyze.c src/model/analyze.h \
+	src/model/busy.c src/model/busy.h

@@ -268,16 +268,20 @@ void jp_snapshot_count_states(const jp_snapshot *s, size_t counts[JP_TSTATE_COUN
     }
 }
 
-int32_t jp_thread_app_frame(const jp_thread *t, int32_t from)
+bool jp_snap_frame_is_jdk(const jp_snap_frame *f)
 {
     static const char *const jdk[] = {"java.", "javax.", "jdk.", "sun.", "com.sun.", NULL};
-    for (size_t k = from < 0 ? 0 : (size_t)from; k < t->nframes; k++) {
-        const char *c = t->frames[k].class_name ? t->frames[k].class_name : "";
-        bool ours = true;
-        for (size_t i = 0; jdk[i] && ours; i++)
-            ours = strncmp(c, jdk[i], strlen(jdk[i])) != 0;
-        if (ours)
+    const char *c = f->class_name ? f->class_name : "";
+    for (size_t i = 0; jdk[i]; i++)
+        if (strncmp(c, jdk[i], strlen(jdk[i])) == 0)
+            return true;
+    return false;
+}
+
+int32_t jp_thread_app_frame(const jp_thread *t, int32_t from)
+{
+    for (size_t k = from < 0 ? 0 : (size_t)from; k < t->nframes; k++)
+        if (!jp_snap_frame_is_jdk(&t->frames[k]))
             return (int32_t)k;
-    }
     return from;
 }

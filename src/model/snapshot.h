@@ -155,6 +155,9 @@ long jp_snapshot_lock_owner(const jp_snapshot *s, uint64_t lock_id);
  * unknown. Call once after filling the snapshot. */
 void jp_snapshot_resolve_owners(jp_snapshot *s);
 
+/* Whether the frame is JDK code (java., javax., jdk., sun., com.sun.). */
+bool jp_snap_frame_is_jdk(const jp_snap_frame *f);
+
 /* Index of the first frame at or below depth `from` that is not JDK code
  * (java., javax., jdk., sun., com.sun.): where application code waits inside
  * LockSupport.park or Object.wait. Returns `from` when there is none. */

@@ -5,9 +5,11 @@
  * The snapshot JSON is what the agent sent (docs/API.md, "Thread snapshot").
  * It is read back into the model (jp_snapshot_from_json) so that owner
  * chains, "blocks N", lock groups and deadlocks come from src/model/analyze.h,
- * as in jprof-top; busy threads use the agent's cpu_pct (a delta between two
- * snapshots, which one stored snapshot cannot give). Each summary says how
- * sure it is (confidence). */
+ * as in jprof-top; busy threads correlate the agent's cpu_pct (a delta
+ * between its last two snapshots) with per-thread CPU of the target's newest
+ * cpu windows (src/model/busy.h), ranked by the fresher. Locks count
+ * contention only; idle pool workers are summarised apart. Each summary
+ * says what it rests on (confidence) and how old that is. */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "model/analyze.h"
+#include "model/busy.h"
 #include "server/api_int.h"
 #include "wire/snapshot_json.h"
 
@@ -26,87 +29,56 @@ static json_int_t api_jint(json_t *o, const char *k, json_int_t def)
     return json_is_integer(v) ? json_integer_value(v) : def;
 }
 
-static double api_jnum(json_t *o, const char *k, double def)
-{
-    json_t *v = json_object_get(o, k);
-    return json_is_number(v) ? json_number_value(v) : def;
-}
-
 static const char *api_jstr(json_t *o, const char *k)
 {
     json_t *v = json_object_get(o, k);
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-typedef struct busy_item {
-    json_t *t;
-    double key;
-} busy_item;
+/* ---- busy threads: the latest cpu windows and the snapshot, ranked by
+ * src/model/busy.h as everywhere else ---- */
 
-static int busy_cmp(const void *a, const void *b)
+/* How far back to look for the target's newest cpu windows: the first span
+ * with any gives the evidence (windows are 60 s by default, 10 s in a
+ * temporary window; a span covers whole windows that started in it). */
+static const int64_t cpu_lookback_s[] = {30, 90, 600};
+
+static bool api_cpu_cb(const store_stack_row *row, void *ctx)
 {
-    double x = ((const busy_item *)a)->key, y = ((const busy_item *)b)->key;
-    return x > y ? -1 : x < y;
+    if (row->thread)
+        jp_cpu_evidence_add(ctx, row->thread, strlen(row->thread), row->value, row->samples);
+    return true;
 }
 
-static json_t *api_stack_top(json_t *t, size_t n)
+/* Profile evidence of one target: per-thread CPU of its newest cpu windows.
+ * Errors leave e empty: the snapshot still answers, and says so. */
+static void api_cpu_evidence(srv_req *r, const api_q *q, const jp_batch_target *t,
+                             jp_cpu_evidence *e)
 {
-    json_t *st = json_object_get(t, "stack"), *out = json_array();
-    for (size_t i = 0; json_is_array(st) && i < json_array_size(st) && i < n; i++) {
-        json_t *f = json_array_get(st, i);
-        json_array_append(out, json_is_string(f) ? f : json_object_get(f, "name"));
+    for (size_t i = 0; i < sizeof cpu_lookback_s / sizeof *cpu_lookback_s; i++) {
+        store_filter f = {.ns = t->ns,
+                          .service = t->service,
+                          .pod = t->pod,
+                          .kind = JP_KIND_CPU,
+                          .from_ns = q->now - cpu_lookback_s[i] * JP_NS_PER_SEC,
+                          .to_ns = q->now + 1};
+        store_flame_totals tot;
+        store_query_info info;
+        jp_error err;
+        jp_error_init(&err);
+        memset(&tot, 0, sizeof tot);
+        jp_cpu_evidence_cleanup(e);
+        jp_cpu_evidence_init(e);
+        if (!f.ns || !f.service ||
+            r->s->st->ops->flame(r->s->st, &f, &q->b, api_cpu_cb, e, &tot, &info, &err) != JP_OK)
+            return;
+        if (tot.windows) {
+            e->start_ns = tot.first_ns;
+            e->end_ns = tot.last_ns;
+            e->windows = (unsigned)tot.windows;
+            return;
+        }
     }
-    return out;
-}
-
-static json_t *api_busy(json_t *threads, long limit)
-{
-    size_t n = json_array_size(threads), m = 0, i;
-    bool have_pct = false, have_cpu = false;
-    json_t *t;
-    json_array_foreach(threads, i, t)
-    {
-        have_pct |= json_is_number(json_object_get(t, "cpu_pct"));
-        have_cpu |= api_jint(t, "cpu_ns", -1) >= 0;
-    }
-    const char *conf = have_pct   ? "exact_thread_cpu"
-                       : have_cpu ? "cumulative_thread_cpu"
-                                  : "runnable_snapshot";
-    /* the snapshot form says per thread how its CPU figure was obtained */
-    json_t *t0 = json_array_get(threads, 0);
-    if (t0 && api_jstr(t0, "cpu_confidence"))
-        conf = api_jstr(t0, "cpu_confidence");
-    busy_item *items = jp_xcalloc(n + 1, sizeof *items);
-    json_array_foreach(threads, i, t)
-    {
-        const char *state = api_jstr(t, "state");
-        bool runnable = state && !strcmp(state, "RUNNABLE");
-        double key = have_pct   ? api_jnum(t, "cpu_pct", -1)
-                     : have_cpu ? (double)api_jint(t, "cpu_ns", -1)
-                                : (runnable ? 1 : -1);
-        if (key <= 0)
-            continue;
-        items[m++] = (busy_item){t, key};
-    }
-    qsort(items, m, sizeof *items, busy_cmp);
-    json_t *list = json_array();
-    for (size_t k = 0; k < m && (long)k < limit; k++) {
-        json_t *x = items[k].t;
-        json_array_append_new(
-            list, json_pack("{s:I,s:s?,s:s?,s:o,s:o,s:o}", "id", api_jint(x, "id", -1), "name",
-                            api_jstr(x, "name"), "state", api_jstr(x, "state"), "cpu_pct",
-                            json_is_number(json_object_get(x, "cpu_pct"))
-                                ? json_real(api_jnum(x, "cpu_pct", 0))
-                                : json_null(),
-                            "cpu_ns",
-                            api_jint(x, "cpu_ns", -1) >= 0 ? json_integer(api_jint(x, "cpu_ns", 0))
-                                                           : json_null(),
-                            "stack_top", api_stack_top(x, 5)));
-    }
-    json_t *out = json_pack("{s:s,s:o,s:b}", "confidence", conf, "threads", list, "truncated",
-                            (long)m > limit);
-    free(items);
-    return out;
 }
 
 /* Blocked threads with their owner chains, and the owners ranked by how many
@@ -125,8 +97,8 @@ static json_t *api_blocked(const jp_snapshot *s, long limit)
         for (size_t k = 0; t->wait_kind != JP_WAIT_NONE && k < lg.count && !g; k++)
             if (lg.items[k].lock.id == t->wait_lock.id && lg.items[k].owner >= 0)
                 g = &lg.items[k];
-        if (t->state != JP_TSTATE_BLOCKED && !g)
-            continue; /* waiting for nobody in particular (Object.wait, a Condition) */
+        if (!jp_thread_contends(s, i))
+            continue; /* idle: waiting for nobody in particular (Object.wait, a Condition) */
         if (++nblocked > limit)
             continue;
         json_t *chain = json_array();
@@ -180,60 +152,86 @@ static json_t *api_states(json_t *threads)
     return st;
 }
 
+/* One stored snapshot, kept until the store's call returns: the profile
+ * query for its target must not run inside the store's callback. */
+typedef struct thr_item {
+    jp_batch_target target;
+    int64_t time_ns;
+    json_t *entry;
+} thr_item;
+
 typedef struct thr_ctx {
-    srv_req *r;
-    jp_strbuf *b;
-    long n, limit, thread_limit;
-    bool cut, full;
-    int64_t now;
+    thr_item *items;
+    size_t n, cap;
+    long limit;
+    bool cut;
 } thr_ctx;
+
+static char *api_strdup0(const char *s)
+{
+    return s ? jp_xstrdup(s) : NULL;
+}
 
 static bool api_thread_cb(const store_doc_row *row, void *ctx)
 {
     thr_ctx *c = ctx;
-    if (c->n >= c->limit) {
+    if ((long)c->n >= c->limit) {
         c->cut = true;
         return false;
     }
-    if (c->n++)
-        jp_strbuf_putc(c->b, ',');
-    json_t *entry = json_loadb(row->json, row->json_len, 0, NULL);
+    c->items = jp_xgrow(c->items, &c->cap, c->n + 1, sizeof *c->items);
+    thr_item *it = &c->items[c->n++];
+    memset(it, 0, sizeof *it);
+    const jp_batch_target *t = row->target;
+    it->target = (jp_batch_target){.cluster = api_strdup0(t->cluster),
+                                   .ns = api_strdup0(t->ns),
+                                   .workload = api_strdup0(t->workload),
+                                   .service = api_strdup0(t->service),
+                                   .pod = api_strdup0(t->pod),
+                                   .container = api_strdup0(t->container),
+                                   .node = api_strdup0(t->node),
+                                   .pid = t->pid,
+                                   .jvm_start_ns = t->jvm_start_ns,
+                                   .jvm = api_strdup0(t->jvm)};
+    it->time_ns = row->time_ns;
+    it->entry = json_loadb(row->json, row->json_len, 0, NULL);
+    return true;
+}
+
+/* The summary of one stored snapshot (docs/API.md, /api/v1/threads). */
+static json_t *api_thread_summary(srv_req *r, const api_q *q, thr_item *it, long tlimit)
+{
     /* {"target", "time", "snapshot": {...}} or the flat {"target", "time", "threads"} */
-    json_t *snap = entry ? json_object_get(entry, "snapshot") : NULL;
-    snap = json_is_object(snap) ? snap : entry;
+    json_t *snap = it->entry ? json_object_get(it->entry, "snapshot") : NULL;
+    snap = json_is_object(snap) ? snap : it->entry;
     json_t *threads = snap ? json_object_get(snap, "threads") : NULL;
-    if (!json_is_array(threads))
-        threads = NULL;
-    json_t *empty = json_array();
-    json_t *th = threads ? threads : empty;
     jp_snapshot *model = snap ? jp_snapshot_from_json(snap) : NULL;
     if (!model)
         model = jp_snapshot_new("");
+    if (model->taken_ns <= 0)
+        model->taken_ns = it->time_ns;
+    jp_busy_list sb;
+    jp_snapshot_busy_from_json(snap, model, &sb);
+    jp_cpu_evidence ev;
+    jp_cpu_evidence_init(&ev);
+    api_cpu_evidence(r, q, &it->target, &ev);
+    jp_busy_summary rank;
+    jp_busy_rank(model, &sb, &ev, &rank);
     jp_snapjson_opts so;
     jp_snapjson_opts_init(&so);
     so.max_frames = 20; /* per deadlocked thread; full=1 has the whole snapshot */
-    json_t *sum =
-        json_pack("{s:i,s:o,s:o,s:o,s:o,s:o}", "threads_total", (int)json_array_size(th), "states",
-                  api_states(th), "busy", api_busy(th, c->thread_limit), "blocked",
-                  api_blocked(model, c->thread_limit), "locks", jp_snapshot_locks_json(model),
-                  "deadlocks", jp_snapshot_deadlocks_json(model, &so));
+    json_t *sum = json_pack(
+        "{s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "threads_total",
+        (int)(json_is_array(threads) ? json_array_size(threads) : 0), "states", api_states(threads),
+        "busy", jp_busy_json(&rank, model, q->now, (size_t)tlimit, 5), "blocked",
+        api_blocked(model, tlimit), "contention", jp_snapshot_contention_json(model), "locks",
+        jp_snapshot_locks_json(model), "idle", jp_snapshot_idle_json(model), "deadlocks",
+        jp_snapshot_deadlocks_json(model, &so));
+    jp_busy_summary_cleanup(&rank);
+    jp_cpu_evidence_cleanup(&ev);
+    jp_busy_list_cleanup(&sb);
     jp_snapshot_free(model);
-    if (c->full && snap)
-        json_object_set(sum, "snapshot", snap);
-    jp_strbuf_puts(c->b, "{\"target\":");
-    api_target_json(c->b, row->target);
-    jp_strbuf_puts(c->b, ",\"time\":");
-    jw_time(c->b, row->time_ns);
-    jp_strbuf_printf(c->b,
-                     ",\"age_seconds\":%.3f,\"summary\":", (double)(c->now - row->time_ns) / 1e9);
-    char *text = json_dumps(sum, JSON_COMPACT);
-    jp_strbuf_puts(c->b, text ? text : "null");
-    free(text);
-    jp_strbuf_putc(c->b, '}');
-    json_decref(sum);
-    json_decref(empty);
-    json_decref(entry);
-    return true;
+    return sum;
 }
 
 void api_threads(srv_req *r, srv_resp *o)
@@ -247,23 +245,44 @@ void api_threads(srv_req *r, srv_resp *o)
     /* the latest snapshot: look back a day unless told otherwise */
     if (!srv_arg(r, "from"))
         q.f.from_ns = q.f.to_ns - 24 * 3600 * JP_NS_PER_SEC;
-    const char *full = srv_arg(r, "full");
-    thr_ctx c = {.r = r,
-                 .b = &o->body,
-                 .limit = limit,
-                 .thread_limit = tlimit,
-                 .full = full && (!strcmp(full, "1") || !strcmp(full, "true")),
-                 .now = q.now};
+    const char *fa = srv_arg(r, "full");
+    bool full = fa && (!strcmp(fa, "1") || !strcmp(fa, "true"));
+    thr_ctx c = {.limit = limit};
     store_query_info info;
     jp_error e;
     jp_error_init(&e);
-    jp_strbuf_puts(&o->body, "{\"targets\":[");
     jp_err rc = r->s->st->ops->snapshots_latest(r->s->st, &q.f, &q.b, api_thread_cb, &c, &info, &e);
-    if (rc) {
+    if (rc)
         api_store_error(o, rc, &e);
-        return;
+    else
+        jp_strbuf_puts(&o->body, "{\"targets\":[");
+    for (size_t i = 0; i < c.n; i++) {
+        thr_item *it = &c.items[i];
+        if (!rc) {
+            json_t *sum = api_thread_summary(r, &q, it, tlimit);
+            json_t *snap = it->entry ? json_object_get(it->entry, "snapshot") : NULL;
+            snap = json_is_object(snap) ? snap : it->entry;
+            if (full && snap)
+                json_object_set(sum, "snapshot", snap);
+            jp_strbuf_puts(&o->body, i ? ",{\"target\":" : "{\"target\":");
+            api_target_json(&o->body, &it->target);
+            jp_strbuf_puts(&o->body, ",\"time\":");
+            jw_time(&o->body, it->time_ns);
+            jp_strbuf_printf(&o->body, ",\"age_seconds\":%.3f,\"summary\":",
+                             (double)(q.now - it->time_ns) / 1e9);
+            char *text = json_dumps(sum, JSON_COMPACT);
+            jp_strbuf_puts(&o->body, text ? text : "null");
+            free(text);
+            jp_strbuf_putc(&o->body, '}');
+            json_decref(sum);
+        }
+        json_decref(it->entry);
+        jp_batch_target_cleanup(&it->target);
     }
-    jp_strbuf_printf(&o->body, "],\"meta\":{\"targets\":%ld,\"limit\":%ld,\"truncated\":%s,", c.n,
+    free(c.items);
+    if (rc)
+        return;
+    jp_strbuf_printf(&o->body, "],\"meta\":{\"targets\":%zu,\"limit\":%ld,\"truncated\":%s,", c.n,
                      limit, c.cut ? "true" : "false");
     api_meta_common(&o->body, &q, &info, t0);
     jp_strbuf_puts(&o->body, "}}\n");

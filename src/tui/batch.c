@@ -10,9 +10,11 @@
 
 #include "base/timeutil.h"
 #include "base/xalloc.h"
+#include "model/busy.h"
 #include "model/diff.h"
 #include "model/flame.h"
 #include "model/units.h"
+#include "wire/snapshot_json.h"
 #include "tui/flame_json.h"
 #include "wire/pprof.h"
 
@@ -286,6 +288,20 @@ jp_err tui_write_json(FILE *out, const jp_profile *p, const jfr_report *rep, jp_
     json_t *doc = json_object();
     json_object_set_new(doc, "meta", meta_json(p, rep, k, by_value));
     json_object_set_new(doc, "tree", tui_flame_json(f, 0, by_value));
+    if (threads && k == JP_KIND_CPU) {
+        /* a recording is profile evidence only: the same ranking as the live
+         * sources, its ages counted from the recording's end */
+        jp_cpu_evidence ev;
+        jp_cpu_evidence_init(&ev);
+        ev.start_ns = rep->start_ns;
+        ev.end_ns = rep->end_ns;
+        jp_cpu_evidence_add_profile(&ev, p);
+        jp_busy_summary bs;
+        jp_busy_rank(NULL, NULL, &ev, &bs);
+        json_object_set_new(doc, "busy", jp_busy_json(&bs, NULL, rep->end_ns, 20, 0));
+        jp_busy_summary_cleanup(&bs);
+        jp_cpu_evidence_cleanup(&ev);
+    }
     int rc = json_dumpf(doc, out, JSON_COMPACT);
     json_decref(doc);
     jp_flame_free(f);

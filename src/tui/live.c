@@ -209,6 +209,7 @@ static void read_proc_cpu(tui_live *l)
 static void analyses_cleanup(tui_live *l)
 {
     jp_busy_list_cleanup(&l->busy);
+    jp_busy_summary_cleanup(&l->rank);
     jp_lock_group_list_cleanup(&l->locks);
     jp_deadlock_list_cleanup(&l->deadlocks);
     free(l->blocks);
@@ -255,6 +256,7 @@ void tui_live_free(tui_live *l)
         return;
     tui_live_prof_stop(l);
     analyses_cleanup(l);
+    jp_cpu_evidence_cleanup(&l->cpu);
     jp_snapshot_free(l->prev);
     jp_snapshot_free(l->cur);
     free(l);
@@ -273,10 +275,26 @@ void tui_live_accept(tui_live *l, jp_snapshot *s)
     l->cur = s;
     analyses_cleanup(l);
     jp_analyze_busy(l->prev, l->cur, &l->busy);
+    tui_live_rank(l);
     jp_analyze_locks(l->cur, &l->locks);
     jp_analyze_deadlocks(l->cur, &l->deadlocks);
     l->blocks = jp_analyze_blocks_counts(l->cur);
     jp_snapshot_count_states(l->cur, l->states);
+}
+
+void tui_live_rank(tui_live *l)
+{
+    jp_busy_summary_cleanup(&l->rank);
+    jp_cpu_evidence_cleanup(&l->cpu);
+    jp_cpu_evidence_init(&l->cpu);
+    if (l->prof.profile) {
+        /* the window shown, not the older chunks the dump also held */
+        l->cpu.start_ns = l->prof.rep.start_ns;
+        l->cpu.end_ns = l->prof.rep.end_ns;
+        jp_cpu_evidence_add_profile(&l->cpu, l->prof.profile);
+    }
+    if (l->cur)
+        jp_busy_rank(l->cur, &l->busy, &l->cpu, &l->rank);
 }
 
 jp_err tui_live_refresh(tui_live *l, jp_error *err)
@@ -633,6 +651,7 @@ jp_err tui_live_prof_dump(tui_live *l, jp_error *err)
     l->prof.dumped_mono = jp_time_mono_ns();
     l->prof.cost_ms = (double)(l->prof.dumped_mono - t0) / 1e6;
     jp_error_init(&l->prof.error);
+    tui_live_rank(l);
     return JP_OK;
 }
 

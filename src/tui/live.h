@@ -40,6 +40,7 @@
 #include "jvm/snapshot_take.h"
 #include "jvm/targetfs.h"
 #include "model/analyze.h"
+#include "model/busy.h"
 #include "model/profile.h"
 #include "model/snapshot.h"
 
@@ -99,6 +100,8 @@ typedef struct tui_live {
     jp_error fallback;     /* why auto mode uses thread-print (JP_OK: it does not) */
     jp_snapshot *prev, *cur;
     jp_busy_list busy;
+    jp_cpu_evidence cpu;  /* per-thread CPU of the live profile's window (Flame) */
+    jp_busy_summary rank; /* busy threads: the snapshots' deltas with cpu, ranked */
     jp_lock_group_list locks;
     jp_deadlock_list deadlocks;
     size_t *blocks; /* per thread of cur: threads it blocks */
@@ -126,6 +129,10 @@ jp_err tui_live_refresh(tui_live *l, jp_error *err);
  * previous when both come from one source) and runs the analyses; what
  * tui_live_refresh does after attaching, exposed for tests. */
 void tui_live_accept(tui_live *l, jp_snapshot *s);
+
+/* Ranks the busy threads again (l->rank) from the snapshots and the last
+ * profile window read; tui_live_accept and tui_live_prof_dump call it. */
+void tui_live_rank(tui_live *l);
 
 /* Starts the live profile (no-op when running). */
 jp_err tui_live_prof_start(tui_live *l, jp_error *err);

@@ -55,7 +55,11 @@ json_t *tui_live_json(const tui_live *l)
                              .user = l->proc.user,
                              .jvm_version = l->jvm_version[0] ? l->jvm_version : NULL,
                              .start_ns = l->proc.start_ns};
-    json_t *j = jp_snapshot_json(l->cur, l->prev, &tg, NULL);
+    jp_snapjson_opts jo;
+    jp_snapjson_opts_init(&jo);
+    jo.cpu = &l->cpu;
+    jo.now_ns = jp_time_now_ns();
+    json_t *j = jp_snapshot_json(l->cur, l->prev, &tg, &jo);
     json_t *proc = json_object();
     json_object_set_new(proc, "cpu_pct",
                         l->proc_cpu_pct >= 0 ? json_real(l->proc_cpu_pct) : json_null());
@@ -90,7 +94,7 @@ static jp_err write_sample(const tui_live *l, const tui_args *a, long n, FILE *o
     tui_report_busy(l, TEXT_BUSY_MAX, &ls);
     tui_lines_add(&ls, TUI_STYLE_NORMAL, 0, "%s", "");
     tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "LOCKS");
-    tui_report_locks(l, &ls);
+    tui_report_locks_idle(l, true, &ls);
     tui_lines_add(&ls, TUI_STYLE_NORMAL, 0, "%s", "");
     tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "DEADLOCKS");
     tui_report_deadlocks(l, &ls);

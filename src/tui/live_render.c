@@ -68,7 +68,7 @@ static void tabs_row(const tui_live_view *v, tui_canvas *c)
         bool active = (int)v->screen == s;
         char label[48];
         if (s == TUI_LSCR_LOCKS && l->cur)
-            snprintf(label, sizeof label, "%s(%zu)", screen_names[s], l->locks.count);
+            snprintf(label, sizeof label, "%s(%zu)", screen_names[s], l->locks.ncontended);
         else if (s == TUI_LSCR_DEADLOCKS && l->cur)
             snprintf(label, sizeof label, "%s(%zu)", screen_names[s], l->deadlocks.count);
         else if (s == TUI_LSCR_FLAME && l->prof.running)
@@ -76,9 +76,9 @@ static void tabs_row(const tui_live_view *v, tui_canvas *c)
         else
             snprintf(label, sizeof label, "%s", screen_names[s]);
         x += tui_canvas_puts(c, 2, x, screen_keys[s], TUI_STYLE_KEY, TUI_F_BOLD);
-        tui_style st = active                                            ? TUI_STYLE_ACTIVE
-                       : (s == TUI_LSCR_DEADLOCKS && l->deadlocks.count) ? TUI_STYLE_WARN
-                                                                         : TUI_STYLE_KEYLABEL;
+        bool lit = (s == TUI_LSCR_DEADLOCKS && l->deadlocks.count) ||
+                   (s == TUI_LSCR_LOCKS && l->cur && l->locks.ncontended);
+        tui_style st = active ? TUI_STYLE_ACTIVE : lit ? TUI_STYLE_WARN : TUI_STYLE_KEYLABEL;
         x += tui_canvas_puts(c, 2, x, label, st, active ? TUI_F_BOLD | TUI_F_UNDERLINE : 0);
         x += tui_canvas_puts(c, 2, x, " ", TUI_STYLE_NORMAL, 0);
     }
@@ -213,8 +213,10 @@ static void status(const tui_live_view *v, tui_canvas *c, int row)
 static const char *const help_lines[] = {
     "jprof-top: a live JVM",
     "",
-    "  F5 or T      Threads: busiest first (CPU% since the last refresh)",
-    "  F6 or L      Locks: blocked and waiting threads by lock, owner chains",
+    "  F5 or T      Threads: busiest first (CPU% since the last refresh, or of",
+    "               the Flame window when that is fresher)",
+    "  F6 or L      Locks: contended locks (BLOCKED, or parked on an owned lock),",
+    "               owner chains; idle pool workers one line per pool (i: names)",
     "  F7 or D      Deadlocks: each cycle, where each thread waits and what it holds",
     "  F8 or F      Flame: a live profile (rolling window); keys as in --jfr,",
     "               1-5 or k kind, / search, Enter zoom, r callers, ? its help",

@@ -116,20 +116,28 @@ void tui_report_header(const tui_live *l, tui_lines *ls)
 
 void tui_report_busy(const tui_live *l, size_t max, tui_lines *ls)
 {
+    const jp_busy_summary *r = &l->rank;
+    int64_t now = jp_time_now_ns();
+    char why[512];
+    jp_busy_summary_describe(r, now, why, sizeof why);
+    tui_lines_add(ls, TUI_STYLE_DIM, 0, "%s", why);
     tui_lines_add(ls, TUI_STYLE_TABLEHEAD, TUI_F_BOLD, "%6s %10s %-14s %-8s %s", "CPU%", "CPU",
-                  "STATE", "CONF", "THREAD / TOP FRAME");
-    for (size_t i = 0; i < l->busy.count && i < max; i++) {
-        const jp_busy_thread *b = &l->busy.items[i];
-        const jp_thread *t = &l->cur->threads[b->thread];
-        char pct[16] = "-", cpu[32] = "-", top[512];
+                  "STATE", "EVIDENCE", "THREAD / TOP FRAME");
+    for (size_t i = 0; i < r->count && i < max; i++) {
+        const jp_busy_row *b = &r->items[i];
+        const jp_thread *t = b->thread >= 0 ? &l->cur->threads[b->thread] : NULL;
+        char pct[16] = "-", cpu[32] = "-", top[512] = "-";
         if (b->cpu_pct >= 0)
             snprintf(pct, sizeof pct, "%.1f", b->cpu_pct);
-        if (t->cpu_ns >= 0)
+        if (t && t->cpu_ns >= 0)
             jp_format_ns((uint64_t)t->cpu_ns, cpu, sizeof cpu);
-        frame_text(t, 0, top, sizeof top);
+        if (t && t->nframes)
+            frame_text(t, 0, top, sizeof top);
+        jp_busy_row_describe(r, b, l->cur, now, why, sizeof why);
         tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%6s %10s %-14s %-8s %s  at %s", pct, cpu,
-                      jp_thread_state_name(t->state), jp_cpu_confidence_name(b->confidence),
-                      t->name, t->nframes ? top : "-");
+                      t ? jp_thread_state_name(t->state) : "?", jp_busy_evidence_name(b->evidence),
+                      b->name, top);
+        tui_lines_add(ls, TUI_STYLE_DIM, 0, "%43s%s", "", why);
     }
 }
 
@@ -163,7 +171,7 @@ static void report_group(const tui_live *l, const jp_lock_group *g, tui_lines *l
                       "or a signal)",
                       lock, kind);
     }
-    for (size_t k = 0; k < g->nwaiters; k++) {
+    for (size_t k = 0; k < g->ncontending; k++) {
         const jp_thread *w = &s->threads[g->waiters[k]];
         char at[512];
         frame_text(w, jp_thread_app_frame(w, 0), at, sizeof at);
@@ -172,23 +180,46 @@ static void report_group(const tui_live *l, const jp_lock_group *g, tui_lines *l
     }
 }
 
+/* Idle threads, one line per pool and place; expanded, their names too. */
+static void report_idle(const tui_live *l, bool expanded, tui_lines *ls)
+{
+    jp_idle_list il;
+    jp_analyze_idle(l->cur, &il);
+    if (il.count)
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s", "");
+    for (size_t i = 0; i < il.count; i++) {
+        const jp_idle_pool *p = &il.items[i];
+        tui_lines_add(ls, TUI_STYLE_DIM, 0, "%zu idle %s: %s, %s in %s", p->count,
+                      p->count == 1 ? "thread" : "threads", p->pool,
+                      p->state == JP_TSTATE_TIMED_WAITING ? "timed-waiting" : "waiting", p->where);
+        for (size_t k = 0; expanded && k < p->count; k++)
+            tui_lines_add(ls, TUI_STYLE_DIM, 0, "    %s", tname(l, p->threads[k]));
+    }
+    jp_idle_list_cleanup(&il);
+}
+
 void tui_report_locks(const tui_live *l, tui_lines *ls)
+{
+    tui_report_locks_idle(l, false, ls);
+}
+
+void tui_report_locks_idle(const tui_live *l, bool expanded, tui_lines *ls)
 {
     if (!l->cur)
         return;
-    if (!l->locks.count) {
-        tui_lines_add(ls, TUI_STYLE_DIM, 0, "no thread is blocked or waiting on a lock");
-        return;
-    }
-    size_t waiting = 0;
-    for (size_t i = 0; i < l->locks.count; i++)
-        waiting += l->locks.items[i].nwaiters;
-    tui_lines_add(ls, TUI_STYLE_NORMAL, TUI_F_BOLD, "%zu lock%s, %zu thread%s waiting",
-                  l->locks.count, l->locks.count == 1 ? "" : "s", waiting, waiting == 1 ? "" : "s");
-    for (size_t i = 0; i < l->locks.count; i++) {
+    const jp_lock_group_list *g = &l->locks;
+    if (!g->ncontended)
+        tui_lines_add(ls, TUI_STYLE_NORMAL, TUI_F_BOLD, "0 contended locks");
+    else
+        tui_lines_add(ls, TUI_STYLE_NORMAL, TUI_F_BOLD,
+                      "%zu contended lock%s, %zu thread%s waiting", g->ncontended,
+                      g->ncontended == 1 ? "" : "s", g->contending_threads,
+                      g->contending_threads == 1 ? "" : "s");
+    for (size_t i = 0; i < g->ncontended; i++) {
         tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s", "");
-        report_group(l, &l->locks.items[i], ls);
+        report_group(l, &g->items[i], ls);
     }
+    report_idle(l, expanded, ls);
 }
 
 static void report_member(const tui_live *l, const jp_deadlock *d, size_t k, tui_lines *ls)

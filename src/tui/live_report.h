@@ -39,10 +39,16 @@ void tui_format_uptime(int64_t ns, char *buf, size_t len);
 /* Target, JVM, snapshot source and time, thread states, process CPU, heap,
  * jprof's cost, and the helper fallback reason when there is one. */
 void tui_report_header(const tui_live *l, tui_lines *ls);
-/* The busiest `max` threads with CPU%, total CPU, state, confidence, top frame. */
+/* What the busy ranking rests on, then the busiest `max` threads: CPU%
+ * (freshest evidence), total CPU, state, evidence, top frame, and a line
+ * saying the evidence and its age. */
 void tui_report_busy(const tui_live *l, size_t max, tui_lines *ls);
-/* Blocked and waiting threads grouped by lock: owner chain, "blocks N threads". */
+/* Contended locks (threads BLOCKED on a monitor or parked on an owned lock)
+ * with owner chains and "blocks N threads", then one line per pool of idle
+ * threads; expanded also lists the idle threads' names. tui_report_locks is
+ * the collapsed form. */
 void tui_report_locks(const tui_live *l, tui_lines *ls);
+void tui_report_locks_idle(const tui_live *l, bool expanded, tui_lines *ls);
 /* Each deadlock as a chain: per thread the lock it waits for (and where),
  * the lock it holds (and where it took it), and its top frames. */
 void tui_report_deadlocks(const tui_live *l, tui_lines *ls);

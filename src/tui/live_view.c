@@ -151,8 +151,20 @@ static void threads_build(tui_live_view *v)
     v->pct = jp_xgrow(v->pct, &v->pct_cap, s->count ? s->count : 1, sizeof *v->pct);
     for (size_t i = 0; i < s->count; i++)
         v->pct[i] = -1;
+    /* the busy ranking (model/busy.h), then the VM-internal threads it leaves out */
+    const jp_busy_summary *rk = &v->live->rank;
+    for (size_t i = 0; i < rk->count; i++) {
+        long t = rk->items[i].thread;
+        if (t < 0)
+            continue;
+        v->pct[t] = rk->items[i].cpu_pct;
+        if (v->sort == TUI_SORT_CPU_PCT && thread_matches(v, &s->threads[t]))
+            v->order[v->norder++] = (size_t)t;
+    }
     const jp_busy_list *b = &v->live->busy;
     for (size_t i = 0; i < b->count; i++) {
+        if (!s->threads[b->items[i].thread].vm_internal)
+            continue;
         v->pct[b->items[i].thread] = b->items[i].cpu_pct;
         if (v->sort == TUI_SORT_CPU_PCT && thread_matches(v, &s->threads[b->items[i].thread]))
             v->order[v->norder++] = b->items[i].thread;
@@ -196,7 +208,7 @@ static void text_build(tui_live_view *v)
         else
             tui_lines_add(&v->lines, TUI_STYLE_WARN, 0, "thread \"%s\" has ended", v->stack_name);
     } else if (v->screen == TUI_LSCR_LOCKS) {
-        tui_report_locks(v->live, &v->lines);
+        tui_report_locks_idle(v->live, v->idle_expanded, &v->lines);
     } else if (v->screen == TUI_LSCR_DEADLOCKS) {
         tui_report_deadlocks(v->live, &v->lines);
     }
@@ -550,6 +562,12 @@ static tui_action text_key(tui_live_view *v, int key)
             if (!v->stack)
                 return TUI_ACTION_NONE;
             v->stack = false;
+            break;
+        case 'i': /* the idle threads of each pool, by name */
+            if (v->stack || v->screen != TUI_LSCR_LOCKS)
+                return TUI_ACTION_NONE;
+            v->idle_expanded = !v->idle_expanded;
+            text_build(v);
             break;
         default:
             return TUI_ACTION_NONE;

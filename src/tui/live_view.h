@@ -57,6 +57,7 @@ typedef struct tui_live_view {
     tui_live_screen screen;
     int scroll[TUI_LSCR_COUNT]; /* first line shown on text screens */
     tui_lines lines;            /* text of the Locks / Deadlocks / stack screen */
+    bool idle_expanded;         /* Locks: i lists the idle threads of each pool */
     /* threads */
     size_t *order; /* thread indices shown, in order */
     size_t norder, order_cap;

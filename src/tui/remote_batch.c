@@ -21,15 +21,32 @@ static const json_t *snapshot_threads(const json_t *summary)
     return json_object_get(json_is_object(inner) ? inner : snap, "threads");
 }
 
-/* A thread as scripts want it: id, name, state, cpu_ns, cpu_pct, stack. */
-static json_t *thread_json(const json_t *t)
+/* A thread as scripts want it: id, name, state, cpu_ns, cpu_pct (the busy
+ * ranking's), its evidence and stack (the snapshot's when there is one). */
+static json_t *thread_json(const json_t *t, const json_t *snap)
 {
     json_t *o = json_object();
-    static const char *const keys[] = {"id",     "name",    "state",
-                                       "cpu_ns", "cpu_pct", "cpu_confidence"};
+    static const char *const keys[] = {"id",
+                                       "name",
+                                       "state",
+                                       "cpu_ns",
+                                       "cpu_pct",
+                                       "cpu_confidence",
+                                       "evidence",
+                                       "profile_cpu_pct",
+                                       "snapshot_cpu_pct",
+                                       "why"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         json_object_set_new(o, keys[i], copy_of(t, keys[i]));
-    const json_t *stack = json_object_get(t, "stack");
+    const json_t *stack = json_object_get(t, "stack"), *st;
+    const char *name = jp_query_str(t, "name");
+    size_t k;
+    json_array_foreach(snap, k, st)
+    {
+        const char *n = jp_query_str(st, "name");
+        if (!json_is_array(stack) && n && name && !strcmp(n, name))
+            stack = json_object_get(st, "stack");
+    }
     json_object_set_new(o, "stack",
                         json_is_array(stack) ? json_deep_copy(stack) : copy_of(t, "stack_top"));
     return o;
@@ -42,22 +59,25 @@ static void per_target(const tui_remote *r, json_t *threads, json_t *locks)
     json_array_foreach(json_object_get(r->threads, "targets"), i, e)
     {
         const json_t *sum = json_object_get(e, "summary");
-        const json_t *list = snapshot_threads(sum);
-        if (!json_is_array(list))
-            list = json_object_get(json_object_get(sum, "busy"), "threads");
+        const json_t *snap = snapshot_threads(sum);
+        /* the server's ranking, whatever order the agent listed threads in */
+        const json_t *list = json_object_get(json_object_get(sum, "busy"), "threads");
+        if (!json_array_size(list) && json_is_array(snap))
+            list = snap;
         json_t *ts = json_array(), *t;
         size_t k;
-        json_array_foreach(list, k, t) json_array_append_new(ts, thread_json(t));
+        json_array_foreach(list, k, t) json_array_append_new(ts, thread_json(t, snap));
         json_array_append_new(threads, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "target",
                                                  copy_of(e, "target"), "time", copy_of(e, "time"),
                                                  "age_seconds", copy_of(e, "age_seconds"),
                                                  "threads_total", copy_of(sum, "threads_total"),
                                                  "states", copy_of(sum, "states"), "busy",
                                                  copy_of(sum, "busy"), "threads", ts));
-        json_array_append_new(locks,
-                              json_pack("{s:o,s:o,s:o,s:o}", "target", copy_of(e, "target"), "time",
-                                        copy_of(e, "time"), "locks", copy_of(sum, "locks"),
-                                        "blocked", copy_of(sum, "blocked")));
+        json_array_append_new(locks, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "target",
+                                               copy_of(e, "target"), "time", copy_of(e, "time"),
+                                               "contention", copy_of(sum, "contention"), "locks",
+                                               copy_of(sum, "locks"), "idle", copy_of(sum, "idle"),
+                                               "blocked", copy_of(sum, "blocked")));
     }
 }
 

@@ -122,12 +122,32 @@ static void thread_row(const json_t *t, tui_lines *ls)
     if (ns >= 0)
         snprintf(c, sizeof c, "%8.2fs", (double)ns / 1e9);
     const char *state = jp_query_str(t, "state"), *name = jp_query_str(t, "name");
+    const char *ev = jp_query_str(t, "evidence");
     const json_t *stack = json_object_get(t, "stack");
     if (!json_is_array(stack))
         stack = json_object_get(t, "stack_top");
     const char *top = frame_of(stack, 0);
-    tui_lines_add(ls, pct >= 50 ? TUI_STYLE_WARN : TUI_STYLE_NORMAL, 0, "%s %s  %-13s %-28s %s", p,
-                  c, state ? state : "?", name ? name : "?", top ? top : "");
+    tui_lines_add(ls, pct >= 50 ? TUI_STYLE_WARN : TUI_STYLE_NORMAL, 0,
+                  "%s %s  %-13s %-8s %-28s %s", p, c, state ? state : "?", ev ? ev : "-",
+                  name ? name : "?", top ? top : "");
+    const char *why = jp_query_str(t, "why");
+    if (why)
+        tui_lines_add(ls, TUI_STYLE_DIM, 0, "%26s%s", "", why);
+}
+
+/* The snapshot's frames of the thread named name (the busy list carries
+ * only the top few). */
+static const json_t *stack_of(const json_t *all, const char *name)
+{
+    size_t i;
+    json_t *t;
+    json_array_foreach(all, i, t)
+    {
+        const char *n = jp_query_str(t, "name");
+        if (n && name && !strcmp(n, name))
+            return json_object_get(t, "stack");
+    }
+    return NULL;
 }
 
 void tui_rreport_threads(const tui_remote *r, size_t max, size_t frames, tui_lines *ls)
@@ -151,11 +171,16 @@ void tui_rreport_threads(const tui_remote *r, size_t max, size_t frames, tui_lin
         tui_lines_add(ls, TUI_STYLE_TITLE, TUI_F_BOLD, "%s  snapshot %s ago  %lld threads: %s", who,
                       age, jp_query_int(sum, "threads_total", 0), states);
         const json_t *busy = json_object_get(sum, "busy");
-        tui_lines_add(ls, TUI_STYLE_TABLEHEAD, 0, "  CPU%%  CPU TIME  %-13s %-28s %s", "STATE",
-                      "THREAD", "TOP FRAME");
-        const json_t *all = snapshot_threads(sum);
-        if (!json_is_array(all))
-            all = json_object_get(busy, "threads");
+        const char *desc = jp_query_str(busy, "description");
+        if (desc) /* what the ranking rests on, and how old it is */
+            tui_lines_add(ls, TUI_STYLE_DIM, 0, "busy threads: %s", desc);
+        tui_lines_add(ls, TUI_STYLE_TABLEHEAD, 0, "  CPU%%  CPU TIME  %-13s %-8s %-28s %s", "STATE",
+                      "EVIDENCE", "THREAD", "TOP FRAME");
+        /* the server's ranking; the full snapshot (full=1) only lends stacks */
+        const json_t *all = json_object_get(busy, "threads");
+        const json_t *snap = snapshot_threads(sum);
+        if (!json_array_size(all) && json_is_array(snap))
+            all = snap;
         size_t k;
         json_t *t;
         json_array_foreach(all, k, t)
@@ -165,17 +190,15 @@ void tui_rreport_threads(const tui_remote *r, size_t max, size_t frames, tui_lin
                 break;
             }
             thread_row(t, ls);
-            const json_t *stack = json_object_get(t, "stack");
+            const json_t *stack = stack_of(snap, jp_query_str(t, "name"));
+            if (!stack)
+                stack = json_object_get(t, "stack_top");
             for (size_t f = 1; f < frames && frame_of(stack, f); f++)
                 tui_lines_add(ls, TUI_STYLE_DIM, 0, "%44s at %s", "", frame_of(stack, f));
         }
         const char *conf = jp_query_str(busy, "confidence");
         if (conf)
-            tui_lines_add(ls, TUI_STYLE_DIM, 0, "CPU%% confidence: %s", conf);
-        else if (!json_is_number(json_object_get(json_array_get(all, 0), "cpu_pct")))
-            tui_lines_add(ls, TUI_STYLE_DIM, 0,
-                          "CPU%% needs two snapshots: the next one shows it; CPU TIME is the "
-                          "total since each thread started");
+            tui_lines_add(ls, TUI_STYLE_DIM, 0, "CPU%% evidence: %s", conf);
         tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s", "");
     }
 }
@@ -213,6 +236,8 @@ static void lock_entry(const json_t *l, tui_lines *ls)
     json_array_foreach(waiters, i, w)
     {
         const char *n = jp_query_str(w, "name"), *s = jp_query_str(w, "state");
+        if (json_is_false(json_object_get(w, "contends")))
+            continue; /* idle on the same object (Object.wait): not contention */
         tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "    waiting: %s (%s)", n ? n : "?", s ? s : "?");
     }
 }
@@ -233,14 +258,24 @@ void tui_rreport_locks(const tui_remote *r, tui_lines *ls)
         target_text(json_object_get(e, "target"), who, sizeof who);
         tui_format_age(jp_query_num(e, "age_seconds", -1), age, sizeof age);
         const json_t *blocked = json_object_get(sum, "blocked");
-        tui_lines_add(ls, TUI_STYLE_TITLE, TUI_F_BOLD, "%s  snapshot %s ago  %lld blocked", who,
-                      age, jp_query_int(blocked, "count", 0));
         const json_t *locks = json_object_get(sum, "locks");
+        tui_lines_add(ls, TUI_STYLE_TITLE, TUI_F_BOLD,
+                      "%s  snapshot %s ago  %zu contended lock%s, %lld thread%s waiting", who, age,
+                      json_array_size(locks), json_array_size(locks) == 1 ? "" : "s",
+                      jp_query_int(blocked, "count", 0),
+                      jp_query_int(blocked, "count", 0) == 1 ? "" : "s");
         size_t k;
         json_t *l;
         json_array_foreach(locks, k, l) lock_entry(l, ls);
         if (!json_array_size(locks))
-            tui_lines_add(ls, TUI_STYLE_DIM, 0, "  no thread waits for a lock");
+            tui_lines_add(ls, TUI_STYLE_DIM, 0, "  0 contended locks");
+        json_array_foreach(json_object_get(sum, "idle"), k, l)
+        {
+            const char *pool = jp_query_str(l, "pool"), *where = jp_query_str(l, "where");
+            long long n = jp_query_int(l, "count", 0);
+            tui_lines_add(ls, TUI_STYLE_DIM, 0, "  %lld idle %s: %s, waiting in %s", n,
+                          n == 1 ? "thread" : "threads", pool ? pool : "?", where ? where : "?");
+        }
         json_t *o;
         json_array_foreach(json_object_get(blocked, "owners"), k, o)
         {

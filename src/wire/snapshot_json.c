@@ -5,13 +5,18 @@
 #include <string.h>
 
 #include "base/hash.h"
+#include "base/xalloc.h"
 #include "base/timeutil.h"
 #include "model/analyze.h"
+#include "model/busy.h"
 
 void jp_snapjson_opts_init(jp_snapjson_opts *o)
 {
     o->max_frames = 0;
     o->include_vm = 1;
+    o->cpu = NULL;
+    o->now_ns = 0;
+    o->busy_limit = 20;
 }
 
 static json_t *num_or_null(int64_t v)
@@ -84,7 +89,15 @@ static json_t *waiting_json(const jp_snapshot *s, const jp_thread *t)
     return w;
 }
 
-static json_t *thread_json(const jp_snapshot *s, const jp_busy_thread *b, const jp_snapjson_opts *o)
+static json_t *pct_or_null(double v)
+{
+    return v < 0 ? json_null() : json_real(v);
+}
+
+/* One thread; r is its row of the busy ranking (NULL for VM-internal
+ * threads, which rank by the snapshot alone). */
+static json_t *thread_json(const jp_snapshot *s, const jp_busy_thread *b, const jp_busy_row *r,
+                           const jp_snapjson_opts *o)
 {
     const jp_thread *t = &s->threads[b->thread];
     json_t *j = json_object();
@@ -95,8 +108,12 @@ static json_t *thread_json(const jp_snapshot *s, const jp_busy_thread *b, const 
     json_object_set_new(j, "state", json_string(jp_thread_state_name(t->state)));
     json_object_set_new(j, "state_detail", str_or_null(t->state_detail));
     json_object_set_new(j, "cpu_ns", num_or_null(t->cpu_ns));
-    json_object_set_new(j, "cpu_pct", b->cpu_pct < 0 ? json_null() : json_real(b->cpu_pct));
+    json_object_set_new(j, "cpu_pct", pct_or_null(r ? r->cpu_pct : b->cpu_pct));
     json_object_set_new(j, "cpu_confidence", json_string(jp_cpu_confidence_name(b->confidence)));
+    json_object_set_new(j, "snapshot_cpu_pct", pct_or_null(b->cpu_pct));
+    json_object_set_new(j, "profile_cpu_pct", pct_or_null(r ? r->profile_pct : -1));
+    json_object_set_new(j, "evidence",
+                        json_string(jp_busy_evidence_name(r ? r->evidence : JP_BUSY_NONE)));
     json_object_set_new(j, "blocked_count", num_or_null(t->blocked_count));
     json_object_set_new(j, "waited_count", num_or_null(t->waited_count));
     json_object_set_new(j, "waiting", waiting_json(s, t));
@@ -113,9 +130,11 @@ static json_t *locks_json(const jp_snapshot *s)
     jp_lock_group_list lg;
     jp_analyze_locks(s, &lg);
     json_t *a = json_array();
-    for (size_t i = 0; i < lg.count; i++) {
+    /* contended locks sort first; idle waiting is summarised by idle_json */
+    for (size_t i = 0; i < lg.ncontended; i++) {
         const jp_lock_group *g = &lg.items[i];
         json_t *o = json_object();
+        json_object_set_new(o, "contended", json_true());
         const jp_thread *holder = g->owner >= 0 ? &s->threads[g->owner] : NULL;
         jp_lock_ref l = g->lock;
         l.frame = -1;
@@ -136,6 +155,7 @@ static json_t *locks_json(const jp_snapshot *s)
             json_t *wt = thread_ref(s, (long)g->waiters[k]);
             json_object_set_new(wt, "state", json_string(jp_thread_state_name(t->state)));
             json_object_set_new(wt, "kind", json_string(jp_wait_kind_name(t->wait_kind)));
+            json_object_set_new(wt, "contends", json_boolean(k < g->ncontending));
             json_array_append_new(w, wt);
         }
         json_object_set_new(o, "waiters", w);
@@ -143,6 +163,130 @@ static json_t *locks_json(const jp_snapshot *s)
     }
     jp_lock_group_list_cleanup(&lg);
     return a;
+}
+
+/* Idle threads, one entry per pool and place: what the Locks screen no
+ * longer counts. */
+static json_t *idle_json(const jp_snapshot *s)
+{
+    jp_idle_list il;
+    jp_analyze_idle(s, &il);
+    json_t *a = json_array();
+    for (size_t i = 0; i < il.count; i++) {
+        const jp_idle_pool *p = &il.items[i];
+        const jp_thread *first = &s->threads[p->threads[0]];
+        json_t *names = json_array();
+        for (size_t k = 0; k < p->count; k++)
+            json_array_append_new(names, json_string(s->threads[p->threads[k]].name));
+        json_t *o = json_object();
+        json_object_set_new(o, "pool", json_string(p->pool));
+        json_object_set_new(o, "count", json_integer((json_int_t)p->count));
+        json_object_set_new(o, "where", json_string(p->where));
+        json_object_set_new(o, "frame",
+                            p->frame >= 0 ? frame_text(&first->frames[p->frame]) : json_null());
+        json_object_set_new(o, "state", json_string(jp_thread_state_name(p->state)));
+        json_object_set_new(o, "threads", names);
+        json_array_append_new(a, o);
+    }
+    jp_idle_list_cleanup(&il);
+    return a;
+}
+
+/* {"locks", "threads", "idle_threads"}: what every screen counts. */
+static json_t *contention_json(const jp_snapshot *s)
+{
+    jp_lock_group_list lg;
+    jp_analyze_locks(s, &lg);
+    jp_idle_list il;
+    jp_analyze_idle(s, &il);
+    json_t *o = json_object();
+    json_object_set_new(o, "locks", json_integer((json_int_t)lg.ncontended));
+    json_object_set_new(o, "threads", json_integer((json_int_t)lg.contending_threads));
+    json_object_set_new(o, "idle_threads", json_integer((json_int_t)il.nthreads));
+    jp_idle_list_cleanup(&il);
+    jp_lock_group_list_cleanup(&lg);
+    return o;
+}
+
+json_t *jp_snapshot_idle_json(const jp_snapshot *s)
+{
+    return idle_json(s);
+}
+
+json_t *jp_snapshot_contention_json(const jp_snapshot *s)
+{
+    return contention_json(s);
+}
+
+static json_t *busy_window_json(const jp_busy_summary *b, int64_t now_ns)
+{
+    if (!b->have_profile)
+        return json_null();
+    json_t *o = json_object();
+    json_object_set_new(o, "start", time_json(b->window_start_ns));
+    json_object_set_new(o, "end", time_json(b->window_end_ns));
+    json_object_set_new(o, "seconds",
+                        json_real((double)(b->window_end_ns - b->window_start_ns) / 1e9));
+    json_object_set_new(o, "age_seconds", json_real((double)(now_ns - b->window_end_ns) / 1e9));
+    json_object_set_new(o, "windows", json_integer(b->windows));
+    return o;
+}
+
+static json_t *busy_snapshot_json(const jp_busy_summary *b, int64_t now_ns)
+{
+    if (b->snapshot_ns <= 0)
+        return json_null();
+    json_t *o = json_object();
+    json_object_set_new(o, "time", time_json(b->snapshot_ns));
+    json_object_set_new(o, "age_seconds", json_real((double)(now_ns - b->snapshot_ns) / 1e9));
+    json_object_set_new(o, "interval_seconds",
+                        b->snapshot_interval_ns > 0
+                            ? json_real((double)b->snapshot_interval_ns / 1e9)
+                            : json_null());
+    return o;
+}
+
+static json_t *busy_row_json(const jp_busy_summary *b, const jp_busy_row *r, const jp_snapshot *cur,
+                             int64_t now_ns, size_t frames)
+{
+    const jp_thread *t = r->thread >= 0 && cur ? &cur->threads[r->thread] : NULL;
+    char why[512];
+    jp_busy_row_describe(b, r, cur, now_ns, why, sizeof why);
+    json_t *top = json_array();
+    for (size_t k = 0; t && k < t->nframes && k < frames; k++)
+        json_array_append_new(top, frame_text(&t->frames[k]));
+    json_t *o = json_object();
+    json_object_set_new(o, "id", t ? num_or_null(t->id) : json_null());
+    json_object_set_new(o, "name", json_string(r->name));
+    json_object_set_new(o, "state", t ? json_string(jp_thread_state_name(t->state)) : json_null());
+    json_object_set_new(o, "cpu_pct", pct_or_null(r->cpu_pct));
+    json_object_set_new(o, "profile_cpu_pct", pct_or_null(r->profile_pct));
+    json_object_set_new(o, "snapshot_cpu_pct", pct_or_null(r->snapshot_pct));
+    json_object_set_new(o, "cpu_ns", t ? num_or_null(t->cpu_ns) : json_null());
+    json_object_set_new(o, "evidence", json_string(jp_busy_evidence_name(r->evidence)));
+    json_object_set_new(o, "why", json_string(why));
+    json_object_set_new(o, "stack_top", top);
+    return o;
+}
+
+json_t *jp_busy_json(const jp_busy_summary *b, const jp_snapshot *cur, int64_t now_ns, size_t limit,
+                     size_t frames)
+{
+    char text[512];
+    jp_busy_summary_describe(b, now_ns, text, sizeof text);
+    const char *ranked = b->profile_first ? "profile" : b->have_snapshot ? "snapshot" : "state";
+    json_t *o = json_object();
+    json_object_set_new(o, "confidence", json_string(jp_busy_evidence_name(b->evidence)));
+    json_object_set_new(o, "ranked_by", json_string(ranked));
+    json_object_set_new(o, "description", json_string(text));
+    json_object_set_new(o, "window", busy_window_json(b, now_ns));
+    json_object_set_new(o, "snapshot", busy_snapshot_json(b, now_ns));
+    json_t *list = json_array();
+    for (size_t i = 0; i < b->count && i < limit; i++)
+        json_array_append_new(list, busy_row_json(b, &b->items[i], cur, now_ns, frames));
+    json_object_set_new(o, "threads", list);
+    json_object_set_new(o, "truncated", json_boolean(b->count > limit));
+    return o;
 }
 
 static json_t *deadlocks_json(const jp_snapshot *s, const jp_snapjson_opts *opts)
@@ -181,6 +325,26 @@ static json_t *target_json(const jp_snapjson_target *t)
     return o;
 }
 
+/* Threads in the busy ranking's order, then the VM-internal ones (which
+ * it leaves out) in the snapshot's. */
+static json_t *threads_json(const jp_snapshot *cur, const jp_busy_list *bl,
+                            const jp_busy_summary *rank, const jp_snapjson_opts *o)
+{
+    long *at = jp_xcalloc(cur->count ? cur->count : 1, sizeof *at);
+    for (size_t i = 0; i < bl->count; i++)
+        at[bl->items[i].thread] = (long)i;
+    json_t *a = json_array();
+    for (size_t i = 0; i < rank->count; i++)
+        if (rank->items[i].thread >= 0)
+            json_array_append_new(
+                a, thread_json(cur, &bl->items[at[rank->items[i].thread]], &rank->items[i], o));
+    for (size_t i = 0; i < bl->count && o->include_vm; i++)
+        if (cur->threads[bl->items[i].thread].vm_internal)
+            json_array_append_new(a, thread_json(cur, &bl->items[i], NULL, o));
+    free(at);
+    return a;
+}
+
 json_t *jp_snapshot_json(const jp_snapshot *cur, const jp_snapshot *prev,
                          const jp_snapjson_target *target, const jp_snapjson_opts *o)
 {
@@ -195,6 +359,8 @@ json_t *jp_snapshot_json(const jp_snapshot *cur, const jp_snapshot *prev,
     json_object_set_new(root, "taken_at", time_json(cur->taken_ns));
     jp_busy_list bl;
     jp_analyze_busy(prev, cur, &bl);
+    jp_busy_summary rank;
+    jp_busy_rank(cur, &bl, o->cpu, &rank);
     json_object_set_new(root, "interval_ms",
                         prev && bl.interval_ns > 0 ? json_integer(bl.interval_ns / 1000000)
                                                    : json_null());
@@ -207,13 +373,14 @@ json_t *jp_snapshot_json(const jp_snapshot *cur, const jp_snapshot *prev,
             json_object_set_new(states, jp_thread_state_name((jp_thread_state)i),
                                 json_integer((json_int_t)counts[i]));
     json_object_set_new(root, "states", states);
-    json_t *threads = json_array();
-    for (size_t i = 0; i < bl.count; i++)
-        if (o->include_vm || !cur->threads[bl.items[i].thread].vm_internal)
-            json_array_append_new(threads, thread_json(cur, &bl.items[i], o));
+    json_object_set_new(root, "threads", threads_json(cur, &bl, &rank, o));
+    int64_t now = o->now_ns > 0 ? o->now_ns : cur->taken_ns;
+    json_object_set_new(root, "busy", jp_busy_json(&rank, cur, now, o->busy_limit, 5));
+    jp_busy_summary_cleanup(&rank);
     jp_busy_list_cleanup(&bl);
-    json_object_set_new(root, "threads", threads);
+    json_object_set_new(root, "contention", contention_json(cur));
     json_object_set_new(root, "locks", locks_json(cur));
+    json_object_set_new(root, "idle", idle_json(cur));
     json_object_set_new(root, "deadlocks", deadlocks_json(cur, o));
     return root;
 }
@@ -450,4 +617,37 @@ json_t *jp_snapshot_deadlocks_json(const jp_snapshot *s, const jp_snapjson_opts 
         o = &dflt;
     }
     return deadlocks_json(s, o);
+}
+
+void jp_snapshot_busy_from_json(const json_t *obj, const jp_snapshot *s, jp_busy_list *out)
+{
+    memset(out, 0, sizeof *out);
+    const json_t *threads = json_is_object(obj) ? json_object_get(obj, "threads") : NULL;
+    int64_t ms = dec_int(obj, "interval_ms");
+    out->interval_ns = ms > 0 ? ms * 1000000 : 0;
+    out->items = jp_xcalloc(s->count ? s->count : 1, sizeof *out->items);
+    size_t i, n = 0;
+    const json_t *t;
+    /* the same walk as jp_snapshot_from_json: objects only, up to its cap */
+    json_array_foreach(threads, i, t)
+    {
+        if (!json_is_object(t) || n >= s->count)
+            continue;
+        const json_t *v = json_object_get(t, "snapshot_cpu_pct");
+        if (!v)
+            v = json_object_get(t, "cpu_pct");
+        jp_cpu_confidence c = JP_CPU_UNKNOWN;
+        const char *cs = dec_str(t, "cpu_confidence");
+        for (int k = JP_CPU_EXACT; cs && k <= JP_CPU_UNKNOWN; k++)
+            if (!strcmp(cs, jp_cpu_confidence_name((jp_cpu_confidence)k)))
+                c = (jp_cpu_confidence)k;
+        double pct = json_is_number(v) ? json_number_value(v) : -1;
+        out->items[n] =
+            (jp_busy_thread){.thread = n,
+                             .cpu_delta_ns = -1,
+                             .cpu_pct = pct >= 0 ? pct : -1,
+                             .confidence = pct >= 0 && c == JP_CPU_UNKNOWN ? JP_CPU_EXACT : c};
+        n++;
+    }
+    out->count = n;
 }

@@ -7,12 +7,22 @@
  *     "interval_ms": ms since the previous snapshot or null, "truncated",
  *     "states": {"RUNNABLE": n, ...},
  *     "threads": [ {"id", "native_id", "name", "daemon", "state", "state_detail",
- *                   "cpu_ns", "cpu_pct", "cpu_confidence", "blocked_count",
+ *                   "cpu_ns", "cpu_pct" (the busy ranking's figure), "cpu_confidence",
+ *                   "snapshot_cpu_pct", "profile_cpu_pct", "evidence", "blocked_count",
  *                   "waited_count", "waiting": null | {"kind", "lock", "owner"},
  *                   "held": [lock], "stack": ["pkg.Class.method(File.java:12)"]} ]
- *                 busiest first,
- *     "locks": [ {"lock", "owner": null | {"id","name"}, "owner_blocks",
- *                 "owner_chain": [names], "chain_cycles", "waiters": [{"id","name","state"}]} ],
+ *                 busiest first (the busy ranking), VM-internal threads last,
+ *     "busy": {"confidence": "both"|"profile"|"snapshot"|"none", "ranked_by",
+ *              "description", "window": null | {"start","end","seconds","age_seconds",
+ *              "windows"}, "snapshot": null | {"time","age_seconds","interval_seconds"},
+ *              "threads": [{"id","name","state","cpu_pct","profile_cpu_pct",
+ *                           "snapshot_cpu_pct","cpu_ns","evidence","why","stack_top"}],
+ *              "truncated"},
+ *     "contention": {"locks", "threads", "idle_threads"},
+ *     "locks": [ {"contended": true, "lock", "owner": null | {"id","name"}, "owner_blocks",
+ *                 "owner_chain": [names], "chain_cycles",
+ *                 "waiters": [{"id","name","state","kind","contends"}]} ]  contended only,
+ *     "idle": [ {"pool", "count", "where", "frame", "state", "threads": [names]} ],
  *     "deadlocks": [ {"jvm_confirmed", "mixed",
  *                     "threads": [ {"id", "name", "waits_for": lock, "holds": lock,
  *                                   "stack": [...]} ]} ] }
@@ -28,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/busy.h"
 #include "model/snapshot.h"
 
 /* What the caller knows about the JVM (all fields optional: NULL / 0). */
@@ -40,8 +51,11 @@ typedef struct jp_snapjson_target {
 } jp_snapjson_target;
 
 typedef struct jp_snapjson_opts {
-    size_t max_frames; /* frames per thread stack; 0 = all */
-    int include_vm;    /* include VM-internal threads (GC, compiler); default 1 */
+    size_t max_frames;          /* frames per thread stack; 0 = all */
+    int include_vm;             /* include VM-internal threads (GC, compiler); default 1 */
+    const jp_cpu_evidence *cpu; /* profile evidence for the busy ranking; NULL none */
+    int64_t now_ns;             /* ages are counted from here; 0 = the snapshot's time */
+    size_t busy_limit;          /* rows of "busy"; default 20 */
 } jp_snapjson_opts;
 
 void jp_snapjson_opts_init(jp_snapjson_opts *o);
@@ -68,9 +82,22 @@ char *jp_snapshot_json_text(const jp_snapshot *cur, const jp_snapshot *prev,
  * "threads" array; otherwise the caller frees with jp_snapshot_free(). */
 jp_snapshot *jp_snapshot_from_json(const json_t *obj);
 
-/* The "locks" and "deadlocks" members of jp_snapshot_json (new references;
- * o may be NULL). */
+/* The "locks" (contended only), "idle", "contention" and "deadlocks"
+ * members of jp_snapshot_json (new references; o may be NULL). */
 json_t *jp_snapshot_locks_json(const jp_snapshot *s);
+json_t *jp_snapshot_idle_json(const jp_snapshot *s);
+json_t *jp_snapshot_contention_json(const jp_snapshot *s);
 json_t *jp_snapshot_deadlocks_json(const jp_snapshot *s, const jp_snapjson_opts *o);
+
+/* The "busy" member: the ranking b of cur (may be NULL), at most limit
+ * rows with frames top frames each; ages counted from now_ns. */
+json_t *jp_busy_json(const jp_busy_summary *b, const jp_snapshot *cur, int64_t now_ns, size_t limit,
+                     size_t frames);
+
+/* The snapshot evidence of a stored snapshot obj, for s =
+ * jp_snapshot_from_json(obj): per thread "snapshot_cpu_pct" (or "cpu_pct"
+ * from agents before it) and "cpu_confidence", interval_ms. Caller storage,
+ * jp_busy_list_cleanup. */
+void jp_snapshot_busy_from_json(const json_t *obj, const jp_snapshot *s, jp_busy_list *out);
 
 #endif

@@ -142,3 +142,23 @@ INTEGRATION_TEST_LIST += tests/integration/test_tui_remote.sh
 JPROF_TUI_REMOTE_LOG = tests/integration/test_tui_remote.sh.log
 $(JPROF_TUI_REMOTE_LOG): jprof-top jprof-server jprof-agent
 EXTRA_DIST += tests/integration/test_tui_remote.sh
+
+# Busy threads and locks on a real server (issue #20): Debian's tomcat10 with
+# its examples, run by the test as the tomcat user on a loopback port, under a
+# bounded `ab` load; locally and through agent -> server -> jprof-top; then
+# tests/java/Contention.java's contended monitor and ReentrantLock.
+INTEGRATION_TEST_LIST += tests/integration/test_tomcat_truth.sh
+JPROF_TOMCAT_TRUTH_LOG = tests/integration/test_tomcat_truth.sh.log
+# It loads both cores for half a minute: it runs after every other test of
+# the run (those in TEST_LOGS), so their timing is not its load's.
+JPROF_TOMCAT_AFTER = $(filter-out $(JPROF_TOMCAT_TRUTH_LOG),$(TEST_LOGS))
+if HAVE_JAVAC
+$(JPROF_TOMCAT_TRUTH_LOG): jprof-top jprof-server jprof-agent jprof-helper.jar $(JPROF_TOMCAT_AFTER)
+else
+$(JPROF_TOMCAT_TRUTH_LOG): jprof-top jprof-server jprof-agent $(JPROF_TOMCAT_AFTER)
+endif
+EXTRA_DIST += tests/integration/test_tomcat_truth.sh
+clean-local: clean-local-tomcat-truth
+clean-local-tomcat-truth:
+	rm -rf tests/integration/tomcat-truth.d
+.PHONY: clean-local-tomcat-truth

@@ -163,7 +163,7 @@ assert lines[0]["taken_at"] < lines[1]["taken_at"] < lines[2]["taken_at"]' >"$ou
     top -b -p "$cpid" -d 0.5 >"$out" 2>"$out.err"
     local rc=$?
     if [ $rc = 0 ] && grep -q "^pid $cpid  live.Contention  JDK " "$out" && grep -q "BUSY THREADS" "$out" &&
-        [ "$(grep -A2 'BUSY THREADS' "$out" | tail -1 | grep -c hot-spinner)" = 1 ] &&
+        [ "$(grep -A3 'BUSY THREADS' "$out" | tail -1 | grep -c hot-spinner)" = 1 ] &&
         grep -q 'owner "ledger-owner" (TIMED_WAITING) blocks 3 threads' "$out" &&
         grep -q '^no deadlock' "$out"; then
         pass "JDK $v: text report (header, busy threads, locks, deadlocks)"

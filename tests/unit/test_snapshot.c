@@ -1,16 +1,20 @@
 /* Unit tests of src/model/snapshot and src/model/analyze on synthetic
  * snapshots: deadlock cycles of 2 and 3, mixed monitor/ReentrantLock cycles,
- * no false positives, lock groups with owner chains, busy-thread ranking. */
+ * no false positives, lock groups with owner chains, busy-thread ranking,
+ * contention apart from idle pool workers, busy threads from profile and
+ * snapshot evidence. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "model/analyze.h"
+#include "model/busy.h"
 #include "model/snapshot.h"
 
 static jp_thread *add(jp_snapshot *s, int64_t id, const char *name, jp_thread_state st)
@@ -240,12 +244,184 @@ static void test_model_basics(void **state)
     jp_snapshot_free(NULL);
 }
 
+/* A thread with the given stack (top first, "pkg.Class.method"). */
+static size_t add_stack(jp_snapshot *s, int64_t id, const char *name, jp_thread_state st,
+                        const char *const *frames)
+{
+    jp_thread *t = jp_snapshot_add_thread(s);
+    t->id = id;
+    t->name = jp_snapshot_strdup(s, name);
+    t->state = st;
+    for (size_t k = 0; frames[k]; k++) {
+        const char *dot = strrchr(frames[k], '.');
+        jp_snap_frame *f = jp_thread_add_frame(s, t);
+        f->class_name = jp_snapshot_strndup(s, frames[k], (size_t)(dot - frames[k]));
+        f->method = jp_snapshot_strdup(s, dot + 1);
+        f->line = -1;
+    }
+    return s->count - 1;
+}
+
+static void test_contention_apart_from_idle(void **state)
+{
+    (void)state;
+    static const char *const pool[] = {
+        "jdk.internal.misc.Unsafe.park",
+        "java.util.concurrent.locks.LockSupport.parkNanos",
+        "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject.awaitNanos",
+        "java.util.concurrent.LinkedBlockingQueue.poll",
+        "org.apache.tomcat.util.threads.TaskQueue.poll",
+        "org.apache.tomcat.util.threads.ThreadPoolExecutor.getTask",
+        NULL};
+    static const char *const jdkpool[] = {
+        "jdk.internal.misc.Unsafe.park",
+        "java.util.concurrent.locks.LockSupport.park",
+        "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionNode.block",
+        "java.util.concurrent.ForkJoinPool.unmanagedBlock",
+        "java.util.concurrent.ForkJoinPool.managedBlock",
+        "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject.await",
+        "java.util.concurrent.LinkedBlockingQueue.take",
+        "java.util.concurrent.ThreadPoolExecutor.getTask",
+        NULL};
+    static const char *const sleeping[] = {"java.lang.Thread.sleep", "app.Main.main", NULL};
+    static const char *const app[] = {"app.Work.run", NULL};
+    jp_snapshot *s = jp_snapshot_new("helper");
+    size_t vo = add_stack(s, 1, "vault-owner", JP_TSTATE_TIMED_WAITING, sleeping);
+    size_t vw = add_stack(s, 2, "vault-waiter-1", JP_TSTATE_WAITING, app);
+    size_t lo = add_stack(s, 3, "ledger-owner", JP_TSTATE_TIMED_WAITING, sleeping);
+    size_t lw = add_stack(s, 4, "ledger-waiter-1", JP_TSTATE_BLOCKED, app);
+    hold(s, vo, 0x10, JP_LOCK_SYNCHRONIZER);
+    wait_for(s, vw, 0x10, JP_WAIT_PARK);
+    hold(s, lo, 0x20, JP_LOCK_MONITOR);
+    wait_for(s, lw, 0x20, JP_WAIT_ENTER);
+    for (int i = 0; i < 3; i++) {
+        char n[32];
+        snprintf(n, sizeof n, "http-nio-8080-exec-%d", i + 1);
+        wait_for(s, add_stack(s, 10 + i, n, JP_TSTATE_TIMED_WAITING, pool), 0x30, JP_WAIT_PARK);
+    }
+    wait_for(s, add_stack(s, 20, "pool-1-thread-1", JP_TSTATE_WAITING, jdkpool), 0x31,
+             JP_WAIT_PARK);
+    wait_for(s, add_stack(s, 21, "waiter", JP_TSTATE_WAITING, app), 0x40, JP_WAIT_OBJECT);
+    add_stack(s, 22, "spinner", JP_TSTATE_RUNNABLE, app);
+    jp_snapshot_resolve_owners(s);
+    assert_true(jp_thread_contends(s, vw));
+    assert_true(jp_thread_contends(s, lw));
+    assert_false(jp_thread_contends(s, vo));
+    assert_false(jp_thread_contends(s, 4)); /* exec-1: a Condition nobody owns */
+
+    jp_lock_group_list lg;
+    jp_analyze_locks(s, &lg);
+    assert_int_equal(lg.count, 5);
+    assert_int_equal(lg.ncontended, 2);
+    assert_int_equal(lg.contending_threads, 2);
+    assert_true(lg.items[0].contended && lg.items[1].contended && !lg.items[2].contended);
+    assert_int_equal(lg.items[2].nwaiters, 3); /* the idle Condition after them */
+    jp_lock_group_list_cleanup(&lg);
+
+    jp_idle_list il;
+    jp_analyze_idle(s, &il);
+    /* owners sleeping while holding: idle as threads, their locks still contended */
+    assert_int_equal(il.nthreads, 7);
+    assert_string_equal(il.items[0].pool, "http-nio-8080-exec-*");
+    assert_string_equal(il.items[0].where, "TaskQueue.poll");
+    assert_int_equal(il.items[0].count, 3);
+    assert_int_equal(il.items[0].frame, 4);
+    bool jdk = false, waiter = false;
+    for (size_t i = 0; i < il.count; i++) {
+        jdk |= !strcmp(il.items[i].pool, "pool-1-thread-*") &&
+               !strcmp(il.items[i].where, "LinkedBlockingQueue.take");
+        waiter |= !strcmp(il.items[i].pool, "waiter") && !strcmp(il.items[i].where, "Work.run");
+    }
+    assert_true(jdk && waiter);
+    jp_idle_list_cleanup(&il);
+    jp_snapshot_free(s);
+}
+
+static void test_busy_rank_profile_and_snapshot(void **state)
+{
+    (void)state;
+    static const char *const sleeping[] = {"java.lang.Thread.sleep", "app.Main.main", NULL};
+    static const char *const work[] = {"app.Jsp.service", NULL};
+    jp_snapshot *s = jp_snapshot_new("helper");
+    s->taken_ns = 100 * 1000000000LL;
+    size_t m = add_stack(s, 1, "main", JP_TSTATE_TIMED_WAITING, sleeping);
+    s->threads[m].cpu_ns = 900 * 1000000000LL; /* most CPU since start, none now */
+    add_stack(s, 2, "http-nio-8080-exec-1", JP_TSTATE_RUNNABLE, work);
+    add_stack(s, 3, "http-nio-8080-exec-2", JP_TSTATE_WAITING, work);
+    jp_busy_list one;
+    jp_analyze_busy(NULL, s, &one); /* one snapshot: no rate */
+    jp_cpu_evidence ev;
+    jp_cpu_evidence_init(&ev);
+    ev.start_ns = 130 * 1000000000LL;
+    ev.end_ns = 140 * 1000000000LL;
+    jp_cpu_evidence_add(&ev, "http-nio-8080-exec-2", 20, 2400000000ULL, 48);
+    jp_cpu_evidence_add(&ev, "http-nio-8080-exec-1", 20, 2000000000ULL, 40);
+    jp_cpu_evidence_add(&ev, "http-nio-8080-exec-1", 20, 500000000ULL, 10);
+    jp_cpu_evidence_add(&ev, "AsyncFileHandlerWriter-1", 24, 300000000ULL, 6);
+    jp_busy_summary bs;
+    jp_busy_rank(s, &one, &ev, &bs);
+    assert_true(bs.have_profile && bs.profile_first && !bs.have_snapshot);
+    assert_int_equal(bs.count, 4);
+    assert_string_equal(bs.items[0].name, "http-nio-8080-exec-1");
+    assert_true(bs.items[0].cpu_pct > 24.9 && bs.items[0].cpu_pct < 25.1);
+    assert_int_equal(bs.items[0].evidence, JP_BUSY_BOTH);
+    assert_string_equal(bs.items[1].name, "http-nio-8080-exec-2");
+    assert_int_equal(bs.items[1].evidence, JP_BUSY_PROFILE);
+    assert_string_equal(bs.items[2].name, "AsyncFileHandlerWriter-1");
+    assert_int_equal(bs.items[2].thread, -1);
+    assert_string_equal(bs.items[3].name, "main");
+    assert_int_equal(bs.items[3].evidence, JP_BUSY_NONE);
+    assert_true(bs.items[3].cpu_pct == 0.0);
+    char buf[256];
+    jp_busy_row_describe(&bs, &bs.items[0], s, 148 * 1000000000LL, buf, sizeof buf);
+    assert_string_equal(buf, "cpu 25% over the last 10s window (ended 8s ago); snapshot 48s old: "
+                             "RUNNABLE");
+    jp_busy_summary_describe(&bs, 148 * 1000000000LL, buf, sizeof buf);
+    assert_non_null(strstr(buf, "ranked by cpu profile"));
+    jp_busy_summary_cleanup(&bs);
+
+    /* snapshots 2 s apart ending after the profile: they rank, the profile fills in */
+    jp_snapshot *p = jp_snapshot_new("helper");
+    p->taken_ns = 145 * 1000000000LL;
+    s->taken_ns = 147 * 1000000000LL;
+    for (size_t i = 0; i < s->count; i++) {
+        jp_thread *t = jp_snapshot_add_thread(p);
+        t->id = s->threads[i].id;
+        t->name = jp_snapshot_strdup(p, s->threads[i].name);
+        t->cpu_ns = 0;
+        s->threads[i].cpu_ns = i == 2 ? 1000000000LL : 0;
+    }
+    jp_busy_list two;
+    jp_analyze_busy(p, s, &two);
+    jp_busy_rank(s, &two, &ev, &bs);
+    assert_false(bs.profile_first);
+    assert_string_equal(bs.items[0].name, "http-nio-8080-exec-2"); /* 50% between snapshots */
+    assert_int_equal(bs.items[0].evidence, JP_BUSY_BOTH);
+    assert_string_equal(bs.items[1].name, "AsyncFileHandlerWriter-1"); /* profile fills in */
+    jp_busy_summary_cleanup(&bs);
+
+    /* a .jfr file: profile only */
+    jp_busy_rank(NULL, NULL, &ev, &bs);
+    assert_int_equal(bs.count, 3);
+    assert_int_equal(bs.evidence, JP_BUSY_PROFILE);
+    jp_busy_summary_cleanup(&bs);
+    jp_busy_list_cleanup(&one);
+    jp_busy_list_cleanup(&two);
+    jp_cpu_evidence_cleanup(&ev);
+    jp_snapshot_free(p);
+    jp_snapshot_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cycle_of_two_monitors), cmocka_unit_test(test_cycle_of_three_mixed),
-        cmocka_unit_test(test_no_false_positives),    cmocka_unit_test(test_busy_exact_and_sampled),
+        cmocka_unit_test(test_cycle_of_two_monitors),
+        cmocka_unit_test(test_cycle_of_three_mixed),
+        cmocka_unit_test(test_no_false_positives),
+        cmocka_unit_test(test_busy_exact_and_sampled),
         cmocka_unit_test(test_model_basics),
+        cmocka_unit_test(test_contention_apart_from_idle),
+        cmocka_unit_test(test_busy_rank_profile_and_snapshot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

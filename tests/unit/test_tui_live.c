@@ -203,9 +203,21 @@ static void test_hot_first_and_stack(void **state)
     (void)state;
     screen s;
     tui_live_view *v = open_view("threadprint-contention-jdk17.txt", &s);
-    /* Thread.print gives per-thread cpu=; equal snapshots mean 0% for all, so
-     * the busiest order falls back to total CPU: the spinner leads. */
+    /* Thread.print gives per-thread cpu=; equal snapshots mean 0% for all, and
+     * the order never falls back to CPU since the start: RUNNABLE first, then
+     * by name; a sleeping thread is never ahead of a running one. */
     const jp_snapshot *sn = v->live->cur;
+    assert_int_equal(sn->threads[v->order[0]].state, JP_TSTATE_RUNNABLE);
+    size_t spinner = v->norder, sleeper = v->norder;
+    for (size_t i = 0; i < v->norder; i++) {
+        if (!strcmp(sn->threads[v->order[i]].name, "hot-spinner"))
+            spinner = i;
+        if (!strcmp(sn->threads[v->order[i]].name, "sleeper"))
+            sleeper = i;
+    }
+    assert_true(spinner < sleeper && sleeper < v->norder);
+    static const int filter[] = {'/', 'h', 'o', 't', '-', 's', TUI_KEY_ENTER, 0};
+    keys(v, filter);
     assert_string_equal(sn->threads[v->order[0]].name, "hot-spinner");
     tui_live_view_key(v, TUI_KEY_ENTER);
     const char *t = draw(v, &s);
@@ -228,6 +240,16 @@ static void test_locks_screen(void **state)
         strstr(t, "enter    \"ledger-waiter-1\" (BLOCKED) at live.Contention.enterLedger"));
     assert_non_null(strstr(t, "ReentrantLock$NonfairSync@"));
     assert_non_null(strstr(t, "owner \"vault-owner\""));
+    /* contention only: 3 BLOCKED on the ledger, 2 parked on the vault; the
+     * Object.wait on the mailbox, the parker and the sleeper are idle */
+    assert_non_null(strstr(t, "F6Locks(2)"));
+    assert_non_null(strstr(t, "2 contended locks, 5 threads waiting"));
+    assert_null(strstr(t, "Mailbox@"));
+    assert_non_null(strstr(t, "1 idle thread: waiter, waiting in Contention.lambda$main$"));
+    assert_null(strstr(t, "\n    waiter\n"));
+    tui_live_view_key(v, 'i'); /* the idle threads by name */
+    t = draw(v, &s);
+    assert_true(v->idle_expanded);
     tui_live_view_key(v, 'L'); /* letters switch too */
     assert_int_equal(v->screen, TUI_LSCR_LOCKS);
     tui_live_view_free(v);

@@ -66,7 +66,8 @@ static jp_err sq_target_id(sq_day *d, const jp_batch_target *t, int64_t *id, jp_
     sqlite3_bind_int64(s, 9, t->jvm_start_ns);
     sq_bind_text(s, 10, t->jvm);
     int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW)
+    bool got = rc == SQLITE_ROW;
+    if (got)
         *id = sqlite3_column_int64(s, 0);
     while (rc == SQLITE_ROW)
         rc = sqlite3_step(s);
@@ -74,6 +75,8 @@ static jp_err sq_target_id(sq_day *d, const jp_batch_target *t, int64_t *id, jp_
     sqlite3_clear_bindings(s);
     if (rc != SQLITE_DONE)
         return sq_db_fail(d->db, "target upsert", err);
+    if (!got) /* never stored under an id we do not have */
+        return jp_error_set(err, JP_ERR_INTERNAL, "target upsert returned no row id");
     jp_u64map_put(&d->targets, key, (uint64_t)*id);
     jp_u64map_put(&d->targets, ikey, ident);
     return JP_OK;

@@ -1,5 +1,7 @@
 #include "jvm/snapshot_take.h"
 
+#include "base/datapath.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -48,14 +50,14 @@ void jvm_snap_opts_init(jvm_snap_opts *o)
 jp_err jvm_helper_jar_find(char *buf, size_t len, jp_error *err)
 {
     const char *env = getenv("JPROF_HELPER_JAR");
-    const char *cands[3] = {env && *env ? env : NULL, JP_BUILD_HELPER_JAR,
-                            PKGDATADIR "/jprof-helper.jar"};
-    for (int i = 0; i < 3; i++) {
-        if (!cands[i] || !cands[i][0] || access(cands[i], R_OK) != 0)
-            continue;
-        snprintf(buf, len, "%s", cands[i]);
+    if (env && *env && access(env, R_OK) == 0) {
+        snprintf(buf, len, "%s", env);
         return JP_OK;
     }
+    /* next to the program (also a moved or DESTDIR-staged install), the
+     * build tree, the configured data directory */
+    if (jp_data_find("jprof-helper.jar", JP_BUILD_HELPER_JAR, buf, len))
+        return JP_OK;
     return jp_error_set(err, JP_ERR_NOT_FOUND,
                         "jprof-helper.jar not found (set JPROF_HELPER_JAR or install it to %s)",
                         PKGDATADIR);

@@ -13,7 +13,8 @@
  * helper cannot load (jar not found, agent loading refused, no
  * java.instrument); why is reported in *fallback.
  *
- * The helper jar is found at: $JPROF_HELPER_JAR, then the build tree, then
+ * The helper jar is found at: $JPROF_HELPER_JAR, then next to the program
+ * (PREFIX/share/jprof, base/datapath.h), the build tree, and
  * PKGDATADIR/jprof-helper.jar.
  *
  * Not thread-safe (see attach.h). */

@@ -44,7 +44,8 @@ static void usage(FILE *f)
            "  --port-file FILE        write the bound port to FILE (useful with port 0)\n"
            "  --clickhouse URL        store in ClickHouse instead (http://[USER[:PW]@]HOST:PORT/)\n"
            "  --clickhouse-user USER  --clickhouse-database DB  --clickhouse-password-file FILE\n"
-           "  -h, --help\n");
+           "  -h, --help\n"
+           "  -V, --version\n");
 }
 
 static bool parse_size(const char *s, size_t *out)
@@ -127,6 +128,7 @@ static const struct option opts[] = {{"listen", 1, 0, O_LISTEN},
                                      {"clickhouse-password-file", 1, 0, O_CH_PWFILE},
                                      {"clickhouse-database", 1, 0, O_CH_DB},
                                      {"help", 0, 0, 'h'},
+                                     {"version", 0, 0, 'V'},
                                      {0, 0, 0, 0}};
 
 /* One option; returns 0, or 2 after printing a usage error. */
@@ -210,6 +212,9 @@ static int apply_option(int o, srv_config *c, const char **data_dir)
     case 'h':
         usage(stdout);
         exit(0);
+    case 'V':
+        puts("jprof-server " PACKAGE_VERSION);
+        exit(0);
     default:
         usage(stderr);
         return 2;
@@ -220,7 +225,7 @@ static int apply_option(int o, srv_config *c, const char **data_dir)
 static int parse_args(int argc, char **argv, srv_config *c, const char **data_dir)
 {
     int o, rc;
-    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+    while ((o = getopt_long(argc, argv, "hV", opts, NULL)) != -1)
         if ((rc = apply_option(o, c, data_dir)) != 0)
             return rc;
     if (optind < argc) {

@@ -49,6 +49,16 @@ JPROF_EXPORTS_LOG = tests/integration/test_exports.sh.log
 $(JPROF_EXPORTS_LOG): jprof-top jprof-workload
 EXTRA_DIST += tests/integration/test_exports.sh tests/integration/pprof_profile.proto \
 	tests/integration/pprof_collapsed.py
+# make install DESTDIR=...: every program runs from the staged tree, man
+# pages and the helper jar are there, the jar is found next to the program
+INTEGRATION_TEST_LIST += tests/integration/test_install.sh
+JPROF_INSTALL_LOG = tests/integration/test_install.sh.log
+if HAVE_JAVAC
+$(JPROF_INSTALL_LOG): jprof-top jprof-agent jprof-server jprof-helper.jar
+else
+$(JPROF_INSTALL_LOG): jprof-top jprof-agent jprof-server
+endif
+EXTRA_DIST += tests/integration/test_install.sh
 # shared set-up sourced by the shell tests (paths, JDKs, workloads, counters)
 EXTRA_DIST += tests/integration/lib.sh
 

@@ -48,7 +48,7 @@ typedef struct jfr_ctx {
     int64_t from_ns, to_ns;
     uint32_t nstates; /* thread states to keep (upper case), 0 = all */
     char states[JFR_MAX_STATES][32];
-    bool leak; /* pair profiler.Malloc with profiler.Free */
+    bool leak;    /* pair profiler.Malloc with profiler.Free */
     bool release; /* base is our own mapping: give parsed pages back */
     size_t page;
 } jfr_ctx;

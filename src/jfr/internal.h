@@ -87,8 +87,8 @@ typedef struct jfr_warner {
     jfr_report *rep;
     const char *name;
     uint32_t chunk;
-    uint32_t seen;                  /* bit per category already reported */
-    uint8_t cat[JFR_MAX_WARNINGS];  /* category of rep->warnings[i] */
+    uint32_t seen;                 /* bit per category already reported */
+    uint8_t cat[JFR_MAX_WARNINGS]; /* category of rep->warnings[i] */
 } jfr_warner;
 
 /* Records a warning "name: chunk N: <fmt>" unless its category was seen. */

@@ -17,8 +17,8 @@ void jfr_leak_chunk_cleanup(jfr_leak_chunk *c)
     memset(c, 0, sizeof *c);
 }
 
-void jfr_leak_chunk_add(jfr_leak_chunk *c, int64_t t, uint64_t addr, uint64_t size,
-                        uint64_t stack, uint64_t thread, bool is_free)
+void jfr_leak_chunk_add(jfr_leak_chunk *c, int64_t t, uint64_t addr, uint64_t size, uint64_t stack,
+                        uint64_t thread, bool is_free)
 {
     c->ev = jp_xgrow(c->ev, &c->cap, c->n + 1, sizeof *c->ev);
     c->ev[c->n] = (jfr_leak_ev){.t = t,
@@ -48,6 +48,8 @@ void jfr_leak_chunk_reduce(jfr_leak_chunk *c)
 {
     /* async-profiler writes events from per-thread buffers: file order is
      * not time order, and a free may come before its malloc in the file. */
+    if (c->n < 2)
+        return;
     qsort(c->ev, c->n, sizeof *c->ev, ev_cmp);
     jp_u64map last;
     jp_u64map_init(&last);

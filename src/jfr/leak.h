@@ -25,7 +25,7 @@
 #include "model/profile.h"
 
 typedef struct jfr_leak_ev {
-    int64_t t;      /* ns since the epoch */
+    int64_t t; /* ns since the epoch */
     uint64_t addr;
     uint64_t size;  /* 0 for a free */
     uint64_t stack; /* pool key, then (after the chunk resolves it) model stack index */
@@ -44,8 +44,8 @@ typedef struct jfr_leak_chunk {
 
 void jfr_leak_chunk_init(jfr_leak_chunk *c);
 void jfr_leak_chunk_cleanup(jfr_leak_chunk *c);
-void jfr_leak_chunk_add(jfr_leak_chunk *c, int64_t t, uint64_t addr, uint64_t size,
-                        uint64_t stack, uint64_t thread, bool is_free);
+void jfr_leak_chunk_add(jfr_leak_chunk *c, int64_t t, uint64_t addr, uint64_t size, uint64_t stack,
+                        uint64_t thread, bool is_free);
 void jfr_leak_chunk_reduce(jfr_leak_chunk *c);
 
 typedef struct jfr_leak_entry {

@@ -46,8 +46,8 @@ bool jfr_states_parse(jfr_options *o, const char *list, jp_error *err)
         bool prefixed = n >= 6 && !strncasecmp(p, "STATE_", 6);
         size_t len = n + (prefixed ? 0 : 6);
         if (n == 0 || len >= sizeof o->states[0]) {
-            jp_error_set(err, JP_ERR_USAGE, "bad thread state '%.*s' in '%s'", (int)(n > 40 ? 40 : n),
-                         p, list);
+            jp_error_set(err, JP_ERR_USAGE, "bad thread state '%.*s' in '%s'",
+                         (int)(n > 40 ? 40 : n), p, list);
             return false;
         }
         if (o->nstates >= JFR_MAX_STATES) {
@@ -315,7 +315,8 @@ static jp_err jfr_read_core(const uint8_t *data, size_t len, const char *name,
     walk w = {.no = 1, .prev_off = SIZE_MAX};
     jp_error_init(&w.err);
     int jobs = jfr_jobs(opt, rep->chunks_total - before);
-    jp_err rc = jobs > 1 ? read_parallel(&c, &m, &w, direct, jobs) : read_serial(&c, &m, &w, direct);
+    jp_err rc =
+        jobs > 1 ? read_parallel(&c, &m, &w, direct, jobs) : read_serial(&c, &m, &w, direct);
     if (!rc && w.rc) {
         rep->partial = true;
         rep->error = w.err;

@@ -34,7 +34,8 @@ static void timespan(char *buf, size_t len, int64_t ns)
 static void event(jp_strbuf *out, jp_err *rc, const char *name, const char *setting,
                   const char *value)
 {
-    bool stack = strcmp(name, "jdk.ActiveSetting") != 0 && strcmp(name, "jdk.ExecutionSample") != 0 &&
+    bool stack = strcmp(name, "jdk.ActiveSetting") != 0 &&
+                 strcmp(name, "jdk.ExecutionSample") != 0 &&
                  strcmp(name, "jdk.CPUTimeSamplesLost") != 0;
     char extra[96] = "";
     if (setting)

@@ -74,9 +74,9 @@ tests_unit_test_store_sqlite_LDADD = libjpserver.a libjpwire.a $(UNIT_LDADD) $(S
 check_PROGRAMS += tests/unit/test_jfr tests/unit/test_jfr_kinds tests/unit/test_jfr_wire tests/unit/jfr_dump
 TESTS += tests/unit/test_jfr tests/unit/test_jfr_kinds tests/unit/test_jfr_wire
 tests_unit_test_jfr_SOURCES = tests/unit/test_jfr.c tests/unit/jfr_writer.c tests/unit/jfr_writer.h \
-	tests/unit/profile_text.c tests/unit/profile_text.h
-tests_unit_test_jfr_kinds_SOURCES = tests/unit/test_jfr_kinds.c tests/unit/profile_text.c \
-	tests/unit/profile_text.h
+	tests/unit/jfr_test_util.c tests/unit/jfr_test_util.h
+tests_unit_test_jfr_kinds_SOURCES = tests/unit/test_jfr_kinds.c tests/unit/jfr_test_util.c \
+	tests/unit/jfr_test_util.h
 tests_unit_test_jfr_kinds_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_jfr_kinds_CPPFLAGS = $(AM_CPPFLAGS) -DJPROF_FIXTURE_DIR='"$(abs_top_srcdir)/tests/fixtures/jfr"'
 tests_unit_test_jfr_kinds_LDADD = $(UNIT_LDADD)

@@ -15,7 +15,7 @@
 #include "base/strbuf.h"
 #include "jfr/jfr.h"
 #include "jfr_writer.h"
-#include "profile_text.h"
+#include "jfr_test_util.h"
 
 #define MS 1000000ULL
 
@@ -722,21 +722,12 @@ static void test_read_file(void **state)
 
 /* ---- the async-profiler fixtures (see their README) ---- */
 
-static const char *fixture(const char *name, char *buf, size_t len)
-{
-    const char *dir = getenv("JPROF_FIXTURES");
-    if (!dir || !*dir)
-        dir = JPROF_FIXTURE_DIR;
-    snprintf(buf, len, "%s/%s", dir, name);
-    return buf;
-}
-
 static void test_fixtures(void **state)
 {
     (void)state;
     char path[1024];
     /* The recordings ship with the project: missing is a failure. */
-    if (access(fixture("asprof-two-chunks.jfr", path, sizeof path), R_OK) != 0)
+    if (access(ut_fixture("asprof-two-chunks.jfr", path, sizeof path), R_OK) != 0)
         fail_msg("fixture %s not readable", path);
     /* Event counts from `jfr summary` (tests/fixtures/jfr/README.md). */
     static const struct {
@@ -755,7 +746,7 @@ static void test_fixtures(void **state)
         jfr_options opt;
         jfr_options_init(&opt);
         opt.threads = true;
-        assert_int_equal(jfr_read_file(fixture(cases[i].file, path, sizeof path), &opt, p, &rep),
+        assert_int_equal(jfr_read_file(ut_fixture(cases[i].file, path, sizeof path), &opt, p, &rep),
                          JP_OK);
         assert_int_equal(rep.chunks_read, cases[i].chunks);
         assert_int_equal(rep.major, 2);

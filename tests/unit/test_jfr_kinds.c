@@ -15,7 +15,7 @@
 
 #include "jfr/jfr.h"
 #include "jfr/leak.h"
-#include "profile_text.h"
+#include "jfr_test_util.h"
 
 static void test_states_parse(void **state)
 {
@@ -93,22 +93,13 @@ static void test_leak_pairing(void **state)
     jp_profile_free(p);
 }
 
-static const char *fixture(const char *name, char *buf, size_t len)
-{
-    const char *dir = getenv("JPROF_FIXTURES");
-    if (!dir || !*dir)
-        dir = JPROF_FIXTURE_DIR;
-    snprintf(buf, len, "%s/%s", dir, name);
-    return buf;
-}
-
 static jp_profile *read_fixture(const char *name, const jfr_options *opt)
 {
     char path[1024];
     jp_profile *p = jp_profile_new();
     jfr_report rep;
     jfr_report_init(&rep);
-    if (access(fixture(name, path, sizeof path), R_OK) != 0)
+    if (access(ut_fixture(name, path, sizeof path), R_OK) != 0)
         fail_msg("fixture %s not readable", path);
     assert_int_equal(jfr_read_file(path, opt, p, &rep), JP_OK);
     for (uint32_t w = 0; w < rep.nwarnings; w++)
@@ -137,7 +128,10 @@ static void test_fixture_kinds(void **state)
           [JP_KIND_NATIVELOCK] = 36}},
         /* async-profiler 4.x cpu samples are all STATE_DEFAULT: still cpu. */
         {"asprof-cpu-alloc-lock.jfr",
-         {[JP_KIND_CPU] = 991, [JP_KIND_ALLOC] = 3004, [JP_KIND_LOCK] = 913, [JP_KIND_PARK] = 1008}},
+         {[JP_KIND_CPU] = 991,
+          [JP_KIND_ALLOC] = 3004,
+          [JP_KIND_LOCK] = 913,
+          [JP_KIND_PARK] = 1008}},
     };
     jfr_options opt;
     jfr_options_init(&opt);
@@ -174,14 +168,14 @@ static void test_fixture_kinds(void **state)
 static uint8_t *all_fixtures(size_t *len)
 {
     static const char *const names[] = {
-        "asprof-two-chunks.jfr", "asprof-all.jfr",   "asprof2-cpu-wall.jfr",
+        "asprof-two-chunks.jfr", "asprof-all.jfr",  "asprof2-cpu-wall.jfr",
         "asprof-jdk25.jfr",      "asprof-live.jfr", "asprof-nativemem.jfr",
     };
     uint8_t *buf = NULL;
     *len = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[1024];
-        FILE *f = fopen(fixture(names[i], path, sizeof path), "rb");
+        FILE *f = fopen(ut_fixture(names[i], path, sizeof path), "rb");
         assert_non_null(f);
         uint8_t chunk[65536];
         size_t n;

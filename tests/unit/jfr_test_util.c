@@ -1,6 +1,7 @@
-/* profile_text.c - a profile as sorted text, for test assertions. */
-#include "profile_text.h"
+/* jfr_test_util.c - helpers of the JFR reader's unit tests. */
+#include "jfr_test_util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +12,7 @@ static int cmp_lines(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* See profile_text.h. */
+/* See jfr_test_util.h. */
 char *ut_collapsed(const jp_profile *p, jp_kind k)
 {
     const jp_kind_table *t = &p->kinds[k];
@@ -49,3 +50,11 @@ char *ut_collapsed(const jp_profile *p, jp_kind k)
     return out;
 }
 
+const char *ut_fixture(const char *name, char *buf, size_t len)
+{
+    const char *dir = getenv("JPROF_FIXTURES");
+    if (!dir || !*dir)
+        dir = JPROF_FIXTURE_DIR;
+    snprintf(buf, len, "%s/%s", dir, name);
+    return buf;
+}

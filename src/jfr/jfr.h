@@ -34,8 +34,9 @@
  * Chunks are independent, so they decode in parallel (jfr_options.jobs),
  * each into a profile of its own, merged in file order: the result is the
  * same whatever the number of jobs. Memory: the chunks in flight (at most
- * 2 x jobs) and the distinct stacks; with `leak` also one entry per malloc
- * address seen.
+ * 2 x jobs) and the distinct stacks; with `leak` also the Malloc and Free
+ * events of each chunk in flight (48 bytes each, sorted by time) and one
+ * entry per malloc address seen.
  *
  * Thread-safety: a reader call uses only its arguments (and threads of its
  * own, joined before it returns); separate calls on separate profiles may

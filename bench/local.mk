@@ -1,19 +1,22 @@
 # Benchmarks are run by hand (bench/*/run), never by make check: they print
 # figures for docs/PERFORMANCE.md, they do not pass or fail.
 #   make bench-jfr     JFR parsing speed and memory of jprof-top vs the JDK's jfr
+#   make bench-jfr-asprof  (ASPROF_HOME=...) the same vs async-profiler's jfrconv, every kind
 #   make bench-live    first snapshot and 2,000-thread snapshot cost vs jcmd and jstack
 #   make bench-agent   agent RSS/CPU and workload throughput loss, profiling on vs off
 #   make bench-agent-snapshots  what 60 s thread snapshots cost (10 JVMs, 2,000 threads)
 #   make bench-server  (see bench/server/run) ingest rows/s and query latency per store
 bench-jfr: jprof-top
 	$(srcdir)/bench/jfr/run
+bench-jfr-asprof: jprof-top
+	$(srcdir)/bench/jfr/asprof
 bench-live: jprof-top jprof-probe-dev
 	$(srcdir)/bench/live/run
 bench-agent: jprof-agent jprof-server
 	$(srcdir)/bench/agent/run
 bench-agent-snapshots: jprof-agent jprof-server jprof-top
 	$(srcdir)/bench/agent/snapshots
-.PHONY: bench-jfr bench-live bench-agent bench-agent-snapshots
+.PHONY: bench-jfr bench-jfr-asprof bench-live bench-agent bench-agent-snapshots
 
-EXTRA_DIST += bench/jfr/run bench/live/run bench/agent/run bench/agent/Spin.java \
-	bench/agent/snapshots
+EXTRA_DIST += bench/jfr/run bench/jfr/asprof bench/jfr/lib.sh bench/live/run bench/agent/run \
+	bench/agent/Spin.java bench/agent/snapshots

@@ -204,13 +204,20 @@ jp_err agent_asprof_start_args(uint32_t kinds, int64_t cpu_interval_ns, const ch
     }
     if (rc == JP_OK && (kinds & (1u << JP_KIND_WALL)))
         rc = append(buf, len, &off, "wall=20ms", err);
-    if (rc == JP_OK && (kinds & (1u << JP_KIND_ALLOC)))
+    /* live objects are the allocation samples still reachable at the end */
+    if (rc == JP_OK && (kinds & (1u << JP_KIND_ALLOC | 1u << JP_KIND_LIVE)))
         rc = append(buf, len, &off, "alloc=512k", err);
+    if (rc == JP_OK && (kinds & (1u << JP_KIND_LIVE)))
+        rc = append(buf, len, &off, "live", err);
     /* its lock mode records both monitor enters and LockSupport.park */
     if (rc == JP_OK && (kinds & (1u << JP_KIND_LOCK | 1u << JP_KIND_PARK)))
         rc = append(buf, len, &off, "lock=1ms", err);
-    if (rc == JP_OK && !(kinds & (1u << JP_KIND_CPU | 1u << JP_KIND_WALL | 1u << JP_KIND_ALLOC |
-                                  1u << JP_KIND_LOCK | 1u << JP_KIND_PARK)))
+    /* async-profiler 4.x: native mallocs (and their frees) and pthread mutex waits */
+    if (rc == JP_OK && (kinds & (1u << JP_KIND_NATIVEMEM)))
+        rc = append(buf, len, &off, "nativemem=512k", err);
+    if (rc == JP_OK && (kinds & (1u << JP_KIND_NATIVELOCK)))
+        rc = append(buf, len, &off, "nativelock=1ms", err);
+    if (rc == JP_OK && !(kinds & ~(1u << JP_KIND_CPUTIME)))
         rc = jp_error_set(err, JP_ERR_USAGE, "no event kind for async-profiler");
     snprintf(part, sizeof part, "jfr,file=%s", file);
     if (rc == JP_OK && strchr(file, ','))

@@ -704,8 +704,14 @@ void agent_target_step(agent_target *t, const agent_collect_opts *o, int64_t now
     }
     t->failures = 0;
     const char *msg = t->recovered ? "recovered the session of an earlier agent run" : "";
-    if ((t->policy.kinds & (1u << JP_KIND_WALL)) && !t->asprof)
-        msg = "wall-clock profiles need async-profiler; the JDK engine records the other kinds";
+    const uint32_t ap_only = 1u << JP_KIND_WALL | 1u << JP_KIND_NATIVEMEM | 1u << JP_KIND_LIVE |
+                             1u << JP_KIND_NATIVELOCK;
+    if ((t->policy.kinds & ap_only) && !t->asprof)
+        msg = "wall, nativemem, live and nativelock need async-profiler; the JDK engine records "
+              "the other kinds";
+    else if (!t->asprof && t->jdk_major >= 25 &&
+             (t->policy.kinds & (1u << JP_KIND_CPU | 1u << JP_KIND_CPUTIME)))
+        msg = "JDK 25: cpu also recorded as cputime (jdk.CPUTimeSample, CPU-time sampling)";
     set_status(t, "active", NULL, msg);
     maybe_snapshot(t, o, now_mono);
 }

@@ -58,15 +58,15 @@ bool agent_kinds_parse(const char *s, uint32_t *mask, char *msg, size_t msglen)
         char word[16];
         jp_kind k;
         if (n >= sizeof word || (memcpy(word, p, n), word[n] = '\0', !jp_kind_parse(word, &k))) {
-            snprintf(msg, msglen, "unknown event '%.*s' (use cpu, alloc, lock, park, wall)",
-                     (int)(n > 40 ? 40 : n), p);
+            snprintf(msg, msglen, "unknown event '%.*s' (use %s)", (int)(n > 40 ? 40 : n), p,
+                     jp_kind_list());
             return false;
         }
         m |= 1u << k;
         p += n;
     }
     if (!m) {
-        snprintf(msg, msglen, "empty event list (use cpu, alloc, lock, park, wall)");
+        snprintf(msg, msglen, "empty event list (use %s)", jp_kind_list());
         return false;
     }
     *mask = m;

@@ -164,6 +164,7 @@ static jp_profile *profile_slice(const jp_profile *src, int k, size_t a, size_t 
     }
     /* the raw event count travels with the first part only */
     p->kinds[k].events = a == 0 ? t->events : 0;
+    p->kinds[k].lost = a == 0 ? t->lost : 0;
     p->kinds[k].period_ns = t->period_ns;
     p->kinds[k].truncated = t->truncated;
     p->start_ns = src->start_ns;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 
 #include "base/xalloc.h"
@@ -67,7 +68,7 @@ jp_err jfr_header_parse(const jfr_ctx *c, size_t off, uint32_t no, jfr_header *h
     return JP_OK;
 }
 
-void jfr_release(jfr_ctx *c, size_t from, size_t to)
+void jfr_release(const jfr_ctx *c, size_t from, size_t to)
 {
     if (!c->release || !c->page)
         return;
@@ -111,12 +112,10 @@ bool jfr_timespan_parse(const char *s, int64_t *ns)
     return false;
 }
 
-/* ---- per-chunk aggregation of raw (slot, stack key, thread key) ---- */
-
-enum { AGG_EXEC, AGG_WALL, AGG_ALLOC, AGG_LOCK, AGG_PARK };
+/* ---- per-chunk aggregation of raw (slot, stack key, thread key, state key) ---- */
 
 typedef struct agg_cell {
-    uint64_t stack, thread; /* pool keys, resolved when the chunk ends */
+    uint64_t stack, thread, state; /* pool keys, resolved when the chunk ends */
     uint64_t events, samples, value;
     uint32_t slot, used;
 } agg_cell;
@@ -126,9 +125,13 @@ typedef struct agg {
     size_t cap, count;
 } agg;
 
-static inline size_t agg_hash(uint32_t slot, uint64_t stack, uint64_t thread)
+/* Pool keys are small, dense integers: two multiplications spread them well
+ * enough, at a third of the cost of a full mix (this runs once per event). */
+static inline size_t agg_hash(uint32_t slot, uint64_t stack, uint64_t thread, uint64_t state)
 {
-    return (size_t)jp_hash_u64(stack ^ (thread * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)slot << 59));
+    uint64_t h = stack * 0x9e3779b97f4a7c15ULL ^ thread * 0xc2b2ae3d27d4eb4fULL ^
+                 (uint64_t)slot << 59 ^ state << 48;
+    return (size_t)(h ^ h >> 29);
 }
 
 static void agg_grow(agg *a)
@@ -139,7 +142,7 @@ static void agg_grow(agg *a)
         if (!a->cells[i].used)
             continue;
         const agg_cell *c = &a->cells[i];
-        size_t j = agg_hash(c->slot, c->stack, c->thread) & (ncap - 1);
+        size_t j = agg_hash(c->slot, c->stack, c->thread, c->state) & (ncap - 1);
         while (n[j].used)
             j = (j + 1) & (ncap - 1);
         n[j] = *c;
@@ -149,17 +152,19 @@ static void agg_grow(agg *a)
     a->cap = ncap;
 }
 
-static inline void agg_add(agg *a, uint32_t slot, uint64_t stack, uint64_t thread, uint64_t samples,
+static inline void agg_add(agg *a, uint32_t slot, const uint64_t *key, uint64_t samples,
                            uint64_t value)
 {
     if ((a->count + 1) * 2 > a->cap)
         agg_grow(a);
     size_t mask = a->cap - 1;
-    for (size_t i = agg_hash(slot, stack, thread) & mask;; i = (i + 1) & mask) {
+    uint64_t stack = key[0], thread = key[1], state = key[2];
+    for (size_t i = agg_hash(slot, stack, thread, state) & mask;; i = (i + 1) & mask) {
         agg_cell *c = &a->cells[i];
         if (!c->used) {
             *c = (agg_cell){.stack = stack,
                             .thread = thread,
+                            .state = state,
                             .events = 1,
                             .samples = samples,
                             .value = value,
@@ -168,7 +173,7 @@ static inline void agg_add(agg *a, uint32_t slot, uint64_t stack, uint64_t threa
             a->count++;
             return;
         }
-        if (c->stack == stack && c->thread == thread && c->slot == slot) {
+        if (c->stack == stack && c->thread == thread && c->state == state && c->slot == slot) {
             c->events++;
             c->samples += samples;
             c->value += value;
@@ -183,37 +188,65 @@ typedef struct ev_spec {
     const char *name;
     const char *thread, *thread_alt; /* field naming the thread */
     const char *value;               /* field holding the value (samples for wall) */
-    uint8_t agg;
+    const char *state;               /* field holding the thread state */
+    uint8_t slot;
     uint32_t kinds; /* kinds this event can feed */
     bool duration;  /* value is a tick count to convert to ns */
 } ev_spec;
 
 #define KB(k) (1u << (k))
 static const ev_spec specs[] = {
-    {"jdk.ExecutionSample", "sampledThread", "eventThread", NULL, AGG_EXEC,
+    {"jdk.ExecutionSample", "sampledThread", "eventThread", NULL, "state", JFR_SLOT_EXEC,
      KB(JP_KIND_CPU) | KB(JP_KIND_WALL), false},
-    {"profiler.WallClockSample", "sampledThread", "eventThread", "samples", AGG_WALL,
+    {"profiler.WallClockSample", "sampledThread", "eventThread", "samples", "state", JFR_SLOT_WALL,
      KB(JP_KIND_WALL), false},
-    {"jdk.ObjectAllocationSample", "eventThread", NULL, "weight", AGG_ALLOC, KB(JP_KIND_ALLOC),
-     false},
-    {"jdk.ObjectAllocationInNewTLAB", "eventThread", NULL, "tlabSize", AGG_ALLOC, KB(JP_KIND_ALLOC),
-     false},
-    {"jdk.ObjectAllocationOutsideTLAB", "eventThread", NULL, "allocationSize", AGG_ALLOC,
+    {"jdk.ObjectAllocationSample", "eventThread", NULL, "weight", NULL, JFR_SLOT_ALLOC,
      KB(JP_KIND_ALLOC), false},
-    {"jdk.JavaMonitorEnter", "eventThread", NULL, "duration", AGG_LOCK, KB(JP_KIND_LOCK), true},
-    {"jdk.ThreadPark", "eventThread", NULL, "duration", AGG_PARK, KB(JP_KIND_PARK), true},
+    {"jdk.ObjectAllocationInNewTLAB", "eventThread", NULL, "tlabSize", NULL, JFR_SLOT_ALLOC,
+     KB(JP_KIND_ALLOC), false},
+    {"jdk.ObjectAllocationOutsideTLAB", "eventThread", NULL, "allocationSize", NULL, JFR_SLOT_ALLOC,
+     KB(JP_KIND_ALLOC), false},
+    {"jdk.JavaMonitorEnter", "eventThread", NULL, "duration", NULL, JFR_SLOT_LOCK, KB(JP_KIND_LOCK),
+     true},
+    {"jdk.ThreadPark", "eventThread", NULL, "duration", NULL, JFR_SLOT_PARK, KB(JP_KIND_PARK),
+     true},
+    {"profiler.Malloc", "eventThread", NULL, "size", NULL, JFR_SLOT_NMEM, KB(JP_KIND_NATIVEMEM),
+     false},
+    {"profiler.Free", "eventThread", NULL, NULL, NULL, JFR_SLOT_FREE, KB(JP_KIND_NATIVEMEM), false},
+    {"profiler.LiveObject", "eventThread", NULL, "allocationSize", NULL, JFR_SLOT_LIVE,
+     KB(JP_KIND_LIVE), false},
+    {"profiler.NativeLock", "eventThread", NULL, "duration", NULL, JFR_SLOT_NLOCK,
+     KB(JP_KIND_NATIVELOCK), true},
+    {"jdk.CPUTimeSample", "eventThread", NULL, "samplingPeriod", NULL, JFR_SLOT_CPUTIME,
+     KB(JP_KIND_CPUTIME), true},
+    {"jdk.CPUTimeSamplesLost", "eventThread", NULL, "lostSamples", NULL, JFR_SLOT_LOST,
+     KB(JP_KIND_CPUTIME), false},
 };
 #define NSPECS (sizeof specs / sizeof specs[0])
 #define EV_SETTING NSPECS /* jdk.ActiveSetting */
 
-enum { S_TIME, S_STACK, S_THREAD, S_VALUE };
+enum { S_TIME, S_STACK, S_THREAD, S_STATE, S_VALUE, S_ADDR, S__COUNT };
+
+typedef struct chunk chunk;
+
+/* The chunk before, decoded again only when a key is missing here. */
+typedef struct prev_chunk {
+    bool tried;
+    bool ok;
+    bool have_pools;
+    jfr_header h;
+    jfr_meta *meta;
+    jfr_pools pools;
+    jfr_resolver res;
+} prev_chunk;
 
 struct chunk {
-    jfr_ctx *c;
+    const jfr_ctx *c;
+    jfr_chunk_out *o;
     jfr_where w;
     const jfr_header *h;
     const uint8_t *start, *end;
-    jfr_meta *meta; /* shared with the chunk before when identical */
+    jfr_meta *meta;
     jfr_pools pools;
     jfr_resolver res;
     jfr_plan plans[NSPECS];
@@ -225,10 +258,12 @@ struct chunk {
     uint64_t exec_id; /* type id of jdk.ExecutionSample, UINT64_MAX if none */
     uint32_t set_cls;
     uint32_t set_fields[3]; /* id, name, value */
-    jfr_settings set;
     agg agg;
     double ns_per_tick;
     jp_strbuf t_name, t_value;
+    jp_u64map states; /* state key -> JFR_STATE_* | 4 when the --state filter drops it */
+    size_t prev_off;
+    prev_chunk prev;
 };
 
 static void chunk_want(chunk *k, uint64_t id, unsigned ev)
@@ -246,6 +281,27 @@ static void chunk_want(chunk *k, uint64_t id, unsigned ev)
     }
 }
 
+static void chunk_plan(chunk *k, unsigned i, uint32_t cls)
+{
+    const jfr_meta *m = k->meta;
+    const ev_spec *sp = &specs[i];
+    bool leak = k->c->leak && (sp->slot == JFR_SLOT_NMEM || sp->slot == JFR_SLOT_FREE);
+    uint32_t caps[S__COUNT];
+    caps[S_TIME] = k->c->filter || leak ? jfr_meta_field(m, cls, "startTime") : JFR_NONE;
+    caps[S_STACK] = jfr_meta_field(m, cls, "stackTrace");
+    caps[S_THREAD] = JFR_NONE;
+    if (k->c->threads) {
+        caps[S_THREAD] = jfr_meta_field(m, cls, sp->thread);
+        if (caps[S_THREAD] == JFR_NONE && sp->thread_alt)
+            caps[S_THREAD] = jfr_meta_field(m, cls, sp->thread_alt);
+    }
+    caps[S_STATE] = sp->state ? jfr_meta_field(m, cls, sp->state) : JFR_NONE;
+    caps[S_VALUE] = sp->value ? jfr_meta_field(m, cls, sp->value) : JFR_NONE;
+    caps[S_ADDR] = leak ? jfr_meta_field(m, cls, "address") : JFR_NONE;
+    jfr_plan_compile(&k->plans[i], m, cls, caps, S__COUNT);
+    chunk_want(k, m->classes[cls].id, i);
+}
+
 static void chunk_plans(chunk *k)
 {
     const jfr_meta *m = k->meta;
@@ -254,20 +310,12 @@ static void chunk_plans(chunk *k)
         uint32_t cls = jfr_meta_class(m, sp->name);
         if (cls == JFR_NONE || !(k->c->kinds & sp->kinds))
             continue;
+        /* Frees matter only for pairing. */
+        if (sp->slot == JFR_SLOT_FREE && !k->c->leak)
+            continue;
         if (i == 0)
             k->exec_id = m->classes[cls].id;
-        uint32_t caps[4];
-        caps[S_TIME] = k->c->filter ? jfr_meta_field(m, cls, "startTime") : JFR_NONE;
-        caps[S_STACK] = jfr_meta_field(m, cls, "stackTrace");
-        caps[S_THREAD] = JFR_NONE;
-        if (k->c->threads) {
-            caps[S_THREAD] = jfr_meta_field(m, cls, sp->thread);
-            if (caps[S_THREAD] == JFR_NONE && sp->thread_alt)
-                caps[S_THREAD] = jfr_meta_field(m, cls, sp->thread_alt);
-        }
-        caps[S_VALUE] = sp->value ? jfr_meta_field(m, cls, sp->value) : JFR_NONE;
-        jfr_plan_compile(&k->plans[i], m, cls, caps, 4);
-        chunk_want(k, m->classes[cls].id, i);
+        chunk_plan(k, i, cls);
     }
     /* Settings are read whatever kinds are wanted: they are few, and what
      * they say carries over to later chunks. */
@@ -305,7 +353,7 @@ static void chunk_setting(chunk *k, const uint8_t *p, const uint8_t *end)
         !found[1] || !found[2])
         return;
     const char *name = jp_strbuf_str(&k->t_name), *val = jp_strbuf_str(&k->t_value);
-    jfr_settings *s = &k->set;
+    jfr_settings *s = &k->o->set;
     bool exec = found[0] && nums[0] == k->exec_id;
     int64_t v;
     if (exec && !strcmp(name, "period") && jfr_timespan_parse(val, &v) && v > 0) {
@@ -345,25 +393,42 @@ static jp_err chunk_event(chunk *k, unsigned i, const uint8_t *ev, const uint8_t
         return JP_OK;
     }
     const ev_spec *sp = &specs[i];
-    uint64_t s[JFR_PLAN_SLOTS] = {(uint64_t)k->h->start_ticks, 0, 0, sp->agg == AGG_WALL};
+    uint64_t s[JFR_PLAN_SLOTS] = {(uint64_t)k->h->start_ticks, 0, 0, 0, sp->slot == JFR_SLOT_WALL};
     if (JFR_UNLIKELY(!jfr_plan_run(&k->plans[i], k->meta, p, end, s)))
         return jfr_fail(&k->w, JP_ERR_FORMAT, ev, "malformed %s event", sp->name);
-    if (k->c->filter) {
-        int64_t t = chunk_time(k, s[S_TIME]);
-        if (t < k->c->from_ns || t >= k->c->to_ns) {
-            k->c->rep->events_filtered++;
+    int64_t t = 0;
+    if (k->c->filter || k->c->leak) {
+        t = chunk_time(k, s[S_TIME]);
+        if (k->c->filter && (t < k->c->from_ns || t >= k->c->to_ns)) {
+            k->o->rep.events_filtered++;
             return JP_OK;
         }
     }
     uint64_t samples = 1, value = s[S_VALUE];
-    if (sp->agg == AGG_WALL) {
-        samples = s[S_VALUE];
+    switch (sp->slot) {
+    case JFR_SLOT_LOST:
+        k->o->lost += value;
+        return JP_OK;
+    case JFR_SLOT_NMEM:
+    case JFR_SLOT_FREE:
+        if (k->c->leak) {
+            jfr_leak_chunk_add(&k->o->leak, t, s[S_ADDR], value, s[S_STACK], s[S_THREAD],
+                               sp->slot == JFR_SLOT_FREE);
+            return JP_OK;
+        }
+        break;
+    case JFR_SLOT_WALL:
+        samples = value;
         value = 0;
-    } else if (sp->duration) {
-        int64_t ns = jfr_d2i((double)(int64_t)value * k->ns_per_tick);
-        value = ns > 0 ? (uint64_t)ns : 0;
+        break;
+    default:
+        if (sp->duration) {
+            int64_t ns = jfr_d2i((double)(int64_t)value * k->ns_per_tick);
+            value = ns > 0 ? (uint64_t)ns : 0;
+        }
+        break;
     }
-    agg_add(&k->agg, sp->agg, s[S_STACK], s[S_THREAD], samples, value);
+    agg_add(&k->agg, sp->slot, &s[S_STACK], samples, value);
     return JP_OK;
 }
 
@@ -377,7 +442,7 @@ static unsigned chunk_far(const chunk *k, uint64_t type)
 
 static jp_err chunk_events(chunk *k)
 {
-    jfr_ctx *c = k->c;
+    const jfr_ctx *c = k->c;
     const uint8_t *p = k->start + JFR_HEADER_SIZE, *end = k->end;
     const uint8_t *lut = k->lut;
     size_t lut_n = k->lut_n;
@@ -407,211 +472,229 @@ static jp_err chunk_events(chunk *k)
             released = (size_t)(p - c->base);
         }
     }
-    c->rep->events_read += nread;
+    k->o->rep.events_read += nread;
     return rc;
 }
 
-/* ---- end of chunk: periods, resolution, hand-over to the profile ---- */
+/* ---- thread states ---- */
 
-typedef struct periods {
-    jp_kind exec_kind; /* what jdk.ExecutionSample means in this chunk */
-    int64_t ns[JP_KIND_COUNT];
-    bool assumed[JP_KIND_COUNT];
-} periods;
-
-/* The cpu and wall sampling periods, from this chunk's settings or, when it
- * has none (async-profiler writes them in the first chunk only), from the
- * chunks before it. */
-static void chunk_periods(chunk *k, periods *pr)
+static bool state_wanted(const jfr_ctx *c, const char *name)
 {
-    jfr_ctx *c = k->c;
-    if (k->set.any)
-        c->carried = k->set;
-    const jfr_settings *s = &c->carried;
-    bool ap_wall = s->has_event && !strcmp(s->event, "wall");
-    bool ap_time = !s->has_event || !strcmp(s->event, "cpu") || !strcmp(s->event, "itimer") ||
-                   !strcmp(s->event, "ctimer") || ap_wall;
-    memset(pr, 0, sizeof *pr);
-    pr->exec_kind = ap_wall ? JP_KIND_WALL : JP_KIND_CPU;
-    /* async-profiler records interval 0 for "its default". */
-    int64_t cpu = 0, wall = 0;
-    if (s->jdk_period > 0)
-        cpu = s->jdk_period;
-    else if (s->has_interval && !ap_wall && ap_time)
-        cpu = s->interval;
-    if (ap_wall && s->has_interval)
-        wall = s->interval;
-    else if (s->has_wall)
-        wall = s->wall;
-    pr->assumed[JP_KIND_CPU] = cpu <= 0;
-    pr->assumed[JP_KIND_WALL] = wall <= 0;
-    pr->ns[JP_KIND_CPU] = cpu > 0 ? cpu : 10000000;
-    pr->ns[JP_KIND_WALL] = wall > 0 ? wall : 50000000;
+    for (uint32_t i = 0; i < c->nstates; i++)
+        if (!strcasecmp(c->states[i], name))
+            return true;
+    return false;
 }
 
-static void chunk_note_period(chunk *k, const periods *pr, jp_kind kind)
+/* JFR_STATE_* of a state key, | 4 when --state drops it. A key that is not
+ * in the pool has no name: it is "other", and no --state keeps it. */
+static unsigned chunk_state(chunk *k, uint64_t key)
 {
-    jp_kind_table *t = &k->c->prof->kinds[kind];
-    if (pr->assumed[kind])
-        jfr_warn(&k->c->warn, JFR_WARN_PERIOD_ASSUMED,
-                 "%s period unknown (not recorded, or 0); period assumed %" PRId64 " ms",
-                 jp_kind_name(kind), pr->ns[kind] / 1000000);
-    if (!t->period_ns)
-        t->period_ns = pr->ns[kind];
-    else if (t->period_ns != pr->ns[kind])
-        jfr_warn(&k->c->warn, JFR_WARN_PERIOD_CHANGED,
-                 "%s sampling period changes between chunks (%" PRId64 " -> %" PRId64 " ns)",
-                 jp_kind_name(kind), t->period_ns, pr->ns[kind]);
+    uint64_t v;
+    if (jp_u64map_get(&k->states, key, &v))
+        return (unsigned)v;
+    bool named = jfr_resolve_state(&k->res, key, &k->t_name);
+    const char *name = named ? jp_strbuf_str(&k->t_name) : "";
+    unsigned st = named && !strcmp(name, "STATE_DEFAULT") ? JFR_STATE_DEFAULT : JFR_STATE_OTHER;
+    if (k->c->nstates && !state_wanted(k->c, name))
+        st |= 4;
+    jp_u64map_put(&k->states, key, st);
+    return st;
 }
 
-static jp_kind slot_kind(uint32_t slot, const periods *pr)
+/* async-profiler names the state of its cpu samples STATE_DEFAULT; the JDK
+ * has no such state. Its presence in the pool tells the dialect. */
+static bool chunk_ap_states(chunk *k)
 {
-    static const jp_kind kinds[] = {[AGG_EXEC] = JP_KIND_CPU,
-                                    [AGG_WALL] = JP_KIND_WALL,
-                                    [AGG_ALLOC] = JP_KIND_ALLOC,
-                                    [AGG_LOCK] = JP_KIND_LOCK,
-                                    [AGG_PARK] = JP_KIND_PARK};
-    return slot == AGG_EXEC ? pr->exec_kind : kinds[slot];
+    const jp_u64map *ix = &k->pools.index[JFR_POOL_STATE];
+    for (size_t i = 0; i < ix->cap; i++)
+        if (ix->used[i] && (chunk_state(k, ix->keys[i]) & 3) == JFR_STATE_DEFAULT)
+            return true;
+    return false;
+}
+
+/* ---- end of chunk: resolution into the chunk's profile ---- */
+
+static void out_cell(jfr_chunk_out *o, const jfr_cell *cell)
+{
+    o->cells = jp_xgrow(o->cells, &o->cap, o->ncells + 1, sizeof *o->cells);
+    o->cells[o->ncells++] = *cell;
 }
 
 static void chunk_flush(chunk *k)
 {
-    jfr_ctx *c = k->c;
-    periods pr;
-    chunk_periods(k, &pr);
-    bool sampled[JP_KIND_COUNT] = {false};
+    const jfr_ctx *c = k->c;
+    jfr_chunk_out *o = k->o;
+    o->ap_states = chunk_ap_states(k);
     for (size_t i = 0; i < k->agg.cap; i++) {
-        const agg_cell *cell = &k->agg.cells[i];
-        if (!cell->used)
+        const agg_cell *a = &k->agg.cells[i];
+        if (!a->used)
             continue;
-        jp_kind kind = slot_kind(cell->slot, &pr);
-        if (!(c->kinds & KB(kind)))
-            continue;
-        uint32_t stack = jfr_resolve_stack(&k->res, cell->stack);
-        uint32_t thread = c->threads ? jfr_resolve_thread(&k->res, cell->thread) : JP_NO_THREAD;
-        uint64_t value = cell->value;
-        if (cell->slot == AGG_EXEC || cell->slot == AGG_WALL) {
-            value = cell->samples * (uint64_t)pr.ns[kind];
-            sampled[kind] = true;
+        unsigned st = JFR_STATE_NONE;
+        if (a->slot == JFR_SLOT_EXEC || a->slot == JFR_SLOT_WALL) {
+            st = chunk_state(k, a->state);
+            if (st & 4) {
+                o->rep.events_filtered += a->events;
+                continue;
+            }
         }
-        jp_profile_add(c->prof, kind, stack, thread, cell->events, cell->samples, value);
-        c->rep->events_used += cell->events;
+        jfr_cell cell = {
+            .stack = jfr_resolve_stack(&k->res, a->stack),
+            .thread = c->threads ? jfr_resolve_thread(&k->res, a->thread) : JP_NO_THREAD,
+            .slot = (uint8_t)a->slot,
+            .state = (uint8_t)st,
+            .events = a->events,
+            .samples = a->samples,
+            .value = a->value,
+        };
+        out_cell(o, &cell);
     }
-    for (int kind = 0; kind < JP_KIND_COUNT; kind++)
-        if (sampled[kind])
-            chunk_note_period(k, &pr, (jp_kind)kind);
+    jfr_leak_chunk *lk = &o->leak;
+    jfr_leak_chunk_reduce(lk);
+    for (size_t i = 0; i < lk->n; i++) {
+        jfr_leak_ev *e = &lk->ev[i];
+        if (e->is_free)
+            continue;
+        e->stack = jfr_resolve_stack(&k->res, e->stack);
+        e->thread = c->threads ? jfr_resolve_thread(&k->res, e->thread) : JP_NO_THREAD;
+    }
+}
+
+/* ---- the chunk before, for keys JDK 17 left there ---- */
+
+static jfr_resolver *chunk_prev(void *arg)
+{
+    chunk *k = arg;
+    prev_chunk *pc = &k->prev;
+    if (pc->tried)
+        return pc->ok ? &pc->res : NULL;
+    pc->tried = true;
+    if (k->prev_off == SIZE_MAX || jfr_header_parse(k->c, k->prev_off, k->o->no - 1, &pc->h, NULL))
+        return NULL;
+    /* Quiet: damage in the chunk before was reported when it was read. */
+    const jfr_where quiet = {.base = k->c->base, .name = k->c->name, .chunk = k->o->no - 1};
+    const uint8_t *start = k->c->base + k->prev_off, *end = start + pc->h.size;
+    pc->meta = jfr_meta_new();
+    if (jfr_meta_parse(pc->meta, start + pc->h.meta, end, &quiet))
+        return NULL;
+    jfr_pools_init(&pc->pools, pc->meta);
+    jfr_resolver_init(&pc->res, pc->meta, &pc->pools, k->c->base, end, k->o->prof, &k->o->warn);
+    pc->have_pools = true;
+    pc->ok = !jfr_pools_load(&pc->pools, pc->meta, start, end, pc->h.cp, &quiet);
+    return pc->ok ? &pc->res : NULL;
+}
+
+static void prev_cleanup(prev_chunk *pc)
+{
+    if (pc->have_pools) {
+        jfr_resolver_cleanup(&pc->res);
+        jfr_pools_cleanup(&pc->pools);
+    }
+    jfr_meta_unref(pc->meta);
+}
+
+/* ---- the chunk ---- */
+
+void jfr_chunk_out_init(jfr_chunk_out *o, const jfr_ctx *c, uint32_t no, size_t off,
+                        const jfr_header *h, jp_profile *prof)
+{
+    memset(o, 0, sizeof *o);
+    o->no = no;
+    o->off = off;
+    o->h = *h;
+    o->direct = prof != NULL;
+    o->prof = prof ? prof : jp_profile_new();
+    jfr_leak_chunk_init(&o->leak);
+    jfr_report_init(&o->rep);
+    o->warn = (jfr_warner){.rep = &o->rep, .name = c->name, .chunk = no};
+}
+
+void jfr_chunk_out_cleanup(jfr_chunk_out *o)
+{
+    if (!o->direct)
+        jp_profile_free(o->prof);
+    free(o->cells);
+    jfr_leak_chunk_cleanup(&o->leak);
+    memset(o, 0, sizeof *o);
 }
 
 static void chunk_range(chunk *k)
 {
-    jfr_ctx *c = k->c;
-    int64_t s = k->h->start_ns, e = jfr_sat_add(k->h->start_ns, k->h->duration_ns);
-    if (!c->rep->start_ns || s < c->rep->start_ns)
-        c->rep->start_ns = s;
-    if (e > c->rep->end_ns)
-        c->rep->end_ns = e;
-    if (!c->prof->start_ns || s < c->prof->start_ns)
-        c->prof->start_ns = s;
-    if (e > c->prof->end_ns)
-        c->prof->end_ns = e;
+    jfr_report *r = &k->o->rep;
+    r->start_ns = k->h->start_ns;
+    r->end_ns = jfr_sat_add(k->h->start_ns, k->h->duration_ns);
 }
 
-static void chunk_init(chunk *k, jfr_ctx *c, size_t off, uint32_t no, const jfr_header *h)
+static void chunk_init(chunk *k, const jfr_ctx *c, jfr_chunk_out *o, size_t prev_off)
 {
     memset(k, 0, sizeof *k);
     k->c = c;
-    k->w = (jfr_where){.base = c->base, .name = c->name, .chunk = no, .err = &c->rep->error};
-    k->h = h;
-    k->start = c->base + off;
-    k->end = k->start + h->size;
+    k->o = o;
+    k->w = (jfr_where){.base = c->base, .name = c->name, .chunk = o->no, .err = &o->rep.error};
+    k->h = &o->h;
+    k->start = c->base + o->off;
+    k->end = k->start + o->h.size;
     for (unsigned i = 0; i < NSPECS; i++)
         jfr_plan_init(&k->plans[i]);
     k->exec_id = UINT64_MAX;
     k->set_cls = JFR_NONE;
-    k->ns_per_tick = 1e9 / (double)h->ticks_per_sec;
+    k->ns_per_tick = 1e9 / (double)o->h.ticks_per_sec;
     jp_strbuf_init(&k->t_name, 0);
     jp_strbuf_init(&k->t_value, 0);
-    c->warn.chunk = no;
+    jp_u64map_init(&k->states);
+    k->prev_off = prev_off;
 }
 
-/* Frees what only the event loop needed; meta, pools and resolver stay for
- * the next chunk's look-ups (see jfr_resolver.prev). */
-static void chunk_trim(chunk *k)
+static void chunk_cleanup(chunk *k, bool have_pools)
 {
     for (unsigned i = 0; i < NSPECS; i++)
         jfr_plan_cleanup(&k->plans[i]);
     free(k->lut);
-    k->lut = NULL;
     free(k->agg.cells);
-    k->agg.cells = NULL;
     jp_strbuf_cleanup(&k->t_name);
     jp_strbuf_cleanup(&k->t_value);
-}
-
-static void chunk_free(chunk *k, bool have_pools)
-{
-    if (!k)
-        return;
-    chunk_trim(k);
+    jp_u64map_cleanup(&k->states);
     if (have_pools) {
         jfr_resolver_cleanup(&k->res);
         jfr_pools_cleanup(&k->pools);
     }
+    prev_cleanup(&k->prev);
     jfr_meta_unref(k->meta);
-    free(k);
 }
 
-void jfr_ctx_cleanup(jfr_ctx *c)
+void jfr_chunk_decode(const jfr_ctx *c, jfr_chunk_out *o, size_t prev_off)
 {
-    chunk_free(c->prev, true);
-    c->prev = NULL;
-}
-
-jp_err jfr_chunk_read(jfr_ctx *c, size_t off, uint32_t no, const jfr_header *h)
-{
-    chunk *k = jp_xmalloc(sizeof *k);
-    chunk_init(k, c, off, no, h);
+    chunk k;
+    chunk_init(&k, c, o, prev_off);
+    const jfr_header *h = &o->h;
     if (!(h->flags & 1))
-        jfr_warn(&c->warn, JFR_WARN_FLAGS,
+        jfr_warn(&o->warn, JFR_WARN_FLAGS,
                  "header does not flag compressed integers; read as compressed like the JDK");
-    const uint8_t *mev = k->start + h->meta;
-    jp_err rc = JP_OK;
-    if (c->prev && jfr_meta_same(c->prev->meta, mev, k->end)) {
-        k->meta = jfr_meta_ref(c->prev->meta);
-    } else {
-        k->meta = jfr_meta_new();
-        rc = jfr_meta_parse(k->meta, mev, k->end, &k->w);
-    }
+    k.meta = jfr_meta_new();
+    jp_err rc = jfr_meta_parse(k.meta, k.start + h->meta, k.end, &k.w);
     if (rc) {
-        chunk_free(k, false);
-        return rc;
+        chunk_cleanup(&k, false);
+        o->rc = rc;
+        return;
     }
-    jfr_pools_init(&k->pools, k->meta);
-    jfr_resolver_init(&k->res, k->meta, &k->pools, c->base, k->end, c->prof, &c->warn);
-    rc = jfr_pools_load(&k->pools, k->meta, k->start, k->end, h->cp, &k->w);
+    jfr_pools_init(&k.pools, k.meta);
+    jfr_resolver_init(&k.res, k.meta, &k.pools, c->base, k.end, o->prof, &o->warn);
+    k.res.prev_get = chunk_prev;
+    k.res.prev_arg = &k;
+    rc = jfr_pools_load(&k.pools, k.meta, k.start, k.end, h->cp, &k.w);
     if (!rc) {
         /* The pool walk touched pages all over the chunk; the event loop
          * re-reads them in order. */
-        jfr_release(c, off, off + h->size);
-        k->res.prev = c->prev ? &c->prev->res : NULL;
-        chunk_plans(k);
-        chunk_range(k);
-        rc = chunk_events(k);
+        jfr_release(c, o->off, o->off + h->size);
+        chunk_plans(&k);
+        chunk_range(&k);
+        rc = chunk_events(&k);
         /* Events before any damage count: flush them either way. */
-        chunk_flush(k);
+        chunk_flush(&k);
     }
-    /* Look-ups in the chunk before (metadata comparison, missing keys)
-     * may have faulted its pages back in. */
-    jfr_release(c, c->prev ? c->prev_off : off, off + h->size);
-    chunk_free(c->prev, true);
-    c->prev = NULL;
-    if (rc) {
-        chunk_free(k, true);
-        return rc;
-    }
-    chunk_trim(k);
-    k->res.prev = NULL;
-    c->prev = k;
-    c->prev_off = off;
-    return JP_OK;
+    /* Look-ups (metadata, pools, the chunk before) may have faulted pages
+     * back in. */
+    jfr_release(c, prev_off == SIZE_MAX ? o->off : prev_off, o->off + h->size);
+    chunk_cleanup(&k, true);
+    o->rc = rc;
 }

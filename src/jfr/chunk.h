@@ -1,9 +1,13 @@
-/* chunk.h - reading one chunk into the profile (internal to src/jfr).
+/* chunk.h - decoding one chunk (internal to src/jfr).
  *
- * A jfr_ctx is the state of one jfr_read_* call: the input, the profile and
- * report being filled, the resolved options, and what carries from chunk to
- * chunk (sampling settings, warnings already given). Everything a chunk
- * builds (metadata, pool index, caches, plans) is freed when it ends. */
+ * A jfr_ctx is what every chunk of one jfr_read_* call shares: the input and
+ * the resolved options, read-only while chunks decode (in parallel). A chunk
+ * decodes into a jfr_chunk_out of its own: its frames and stacks in a
+ * profile, its events aggregated into cells whose kind and value are decided
+ * when the chunk is merged (merge.h), because that needs the sampling
+ * settings of earlier chunks (async-profiler writes them in the first only).
+ * Everything else a chunk builds (metadata, pool index, caches, plans) is
+ * freed when it ends. */
 #ifndef JP_JFR_CHUNK_H
 #define JP_JFR_CHUNK_H
 
@@ -12,6 +16,7 @@
 #include <stdint.h>
 
 #include "jfr/internal.h"
+#include "jfr/leak.h"
 #include "model/profile.h"
 
 /* Sampling settings found in jdk.ActiveSetting events. */
@@ -33,40 +38,79 @@ typedef struct jfr_header {
     uint8_t flags; /* byte 67: bit 0 = compressed integers */
 } jfr_header;
 
-typedef struct chunk chunk;
-
 typedef struct jfr_ctx {
     const uint8_t *base;
     size_t len;
     const char *name;
-    jp_profile *prof;
-    jfr_report *rep;
     uint32_t kinds; /* effective mask of jp_kind bits */
     bool threads;
     bool filter; /* keep events with from_ns <= start < to_ns */
     int64_t from_ns, to_ns;
+    uint32_t nstates; /* thread states to keep (upper case), 0 = all */
+    char states[JFR_MAX_STATES][32];
+    bool leak;    /* pair profiler.Malloc with profiler.Free */
     bool release; /* base is our own mapping: give parsed pages back */
     size_t page;
-    jfr_warner warn;
-    jfr_settings carried; /* settings in force from earlier chunks */
-    chunk *prev;          /* the chunk before, kept for its pool look-ups */
-    size_t prev_off;      /* where it starts */
 } jfr_ctx;
+
+/* What produced a cell: decides its kind when merged. */
+enum {
+    JFR_SLOT_EXEC = 0, /* jdk.ExecutionSample: cpu or wall */
+    JFR_SLOT_WALL,     /* profiler.WallClockSample */
+    JFR_SLOT_ALLOC,
+    JFR_SLOT_LOCK,
+    JFR_SLOT_PARK,
+    JFR_SLOT_NMEM,
+    JFR_SLOT_LIVE,
+    JFR_SLOT_NLOCK,
+    JFR_SLOT_CPUTIME,
+    JFR_SLOT_FREE, /* profiler.Free: only ever a leak event */
+    JFR_SLOT_LOST, /* jdk.CPUTimeSamplesLost: only ever a count */
+};
+
+/* A thread state as the cpu/wall split needs it. */
+enum { JFR_STATE_NONE = 0, JFR_STATE_DEFAULT, JFR_STATE_OTHER };
+
+typedef struct jfr_cell {
+    uint32_t stack, thread; /* in the chunk's profile; thread may be JP_NO_THREAD */
+    uint8_t slot, state;
+    uint64_t events, samples, value;
+} jfr_cell;
+
+typedef struct jfr_chunk_out {
+    uint32_t no; /* 1-based */
+    size_t off;
+    jfr_header h;
+    jp_profile *prof; /* owned unless `direct` */
+    bool direct;      /* prof is the reader's output (first chunk into an empty profile) */
+    jfr_cell *cells;
+    size_t ncells, cap;
+    jfr_settings set;
+    bool ap_states; /* ThreadState pool holds STATE_DEFAULT: async-profiler's cpu/wall split */
+    uint64_t lost;  /* jdk.CPUTimeSamplesLost.lostSamples */
+    jfr_leak_chunk leak;
+    jfr_report rep; /* this chunk's counters, warnings and error */
+    jfr_warner warn;
+    jp_err rc;
+} jfr_chunk_out;
 
 /* Parses and checks the header of the chunk at `off` (chunk number `no`).
  * Damage (cut header, bad magic, impossible or unfinished sizes and offsets)
- * is an error through err. */
+ * is an error through err (may be NULL). */
 jp_err jfr_header_parse(const jfr_ctx *c, size_t off, uint32_t no, jfr_header *h, jp_error *err);
 
-/* Reads the chunk at `off` whose header is h. Events decoded before damage
- * stay in the profile. */
-jp_err jfr_chunk_read(jfr_ctx *c, size_t off, uint32_t no, const jfr_header *h);
+/* Prepares o for chunk `no` at `off`; prof NULL makes a profile of its own. */
+void jfr_chunk_out_init(jfr_chunk_out *o, const jfr_ctx *c, uint32_t no, size_t off,
+                        const jfr_header *h, jp_profile *prof);
+void jfr_chunk_out_cleanup(jfr_chunk_out *o);
 
-/* Frees what the context keeps between chunks. */
-void jfr_ctx_cleanup(jfr_ctx *c);
+/* Decodes the chunk of o. prev_off is where the chunk before starts (for
+ * keys JDK 17 leaves there), SIZE_MAX for none. Sets o->rc; the events
+ * before any damage stay in o. Thread-safe for distinct o. */
+void jfr_chunk_decode(const jfr_ctx *c, jfr_chunk_out *o, size_t prev_off);
 
 /* Gives the whole pages of [from, to) back to the kernel when c->release. */
-void jfr_release(jfr_ctx *c, size_t from, size_t to);
+void jfr_release(const jfr_ctx *c, size_t from, size_t to);
 
 /* Parses a JFR timespan setting ("20 ms", "10ms", "1 s", "500 us") to ns. */
 bool jfr_timespan_parse(const char *s, int64_t *ns);

@@ -80,16 +80,23 @@ enum {
     JFR_WARN__COUNT
 };
 
+/* The reader gives every chunk a warner of its own (chunks may decode in
+ * parallel); the chunks' warnings are merged in file order, keeping the
+ * first of each category (see jfr_warner_merge). */
 typedef struct jfr_warner {
     jfr_report *rep;
     const char *name;
     uint32_t chunk;
-    uint32_t seen; /* bit per category already reported */
+    uint32_t seen;                 /* bit per category already reported */
+    uint8_t cat[JFR_MAX_WARNINGS]; /* category of rep->warnings[i] */
 } jfr_warner;
 
 /* Records a warning "name: chunk N: <fmt>" unless its category was seen. */
 void jfr_warn(jfr_warner *wn, unsigned category, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Adds the warnings of src (one chunk's) to dst unless dst already has one
+ * of the same category. */
+void jfr_warner_merge(jfr_warner *dst, const jfr_warner *src);
 
 /* Appends the UTF-8 form of a UTF8/LATIN1/CHARS/EMPTY string to out, cut at
  * JFR_MAX_TEXT bytes. NULL and POOL strings append nothing (the caller

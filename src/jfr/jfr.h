@@ -10,12 +10,19 @@
  * profile, the report is marked partial, and report.error says what and
  * where ("app.jfr: chunk 2 @0x1a2b: ..."). Never crashes, never loops forever.
  *
- * Events -> kinds (ARCHITECTURE.md): jdk.ExecutionSample -> cpu (wall when
- * async-profiler's "event" setting is "wall"); profiler.WallClockSample ->
- * wall (its `samples` field); jdk.ObjectAllocationSample (weight),
- * jdk.ObjectAllocationInNewTLAB (tlabSize), ...OutsideTLAB (allocationSize)
- * -> alloc; jdk.JavaMonitorEnter -> lock, jdk.ThreadPark -> park (duration in
- * ns). cpu/wall values are samples x period, the period coming from
+ * Events -> kinds (ARCHITECTURE.md): jdk.ExecutionSample -> cpu, except in
+ * async-profiler files, whose ThreadState pool has STATE_DEFAULT: there
+ * STATE_DEFAULT samples are cpu and every other state wall (2.x writes both
+ * into this one event); wall as well when async-profiler's "event" setting
+ * is "wall". profiler.WallClockSample -> wall (its `samples` field);
+ * jdk.ObjectAllocationSample (weight), jdk.ObjectAllocationInNewTLAB
+ * (tlabSize), ...OutsideTLAB (allocationSize) -> alloc; jdk.JavaMonitorEnter
+ * -> lock, jdk.ThreadPark -> park (duration in ns); profiler.Malloc ->
+ * nativemem (size; with `leak` only mallocs whose address no later
+ * profiler.Free releases); profiler.LiveObject -> live (allocationSize);
+ * profiler.NativeLock -> nativelock (duration); jdk.CPUTimeSample -> cputime
+ * (samplingPeriod, ns of CPU), jdk.CPUTimeSamplesLost counted in the kind's
+ * `lost`. cpu/wall values are samples x period, the period coming from
  * jdk.ActiveSetting (JDK "period", async-profiler "interval"/"wall"); when
  * none is recorded 10 ms (cpu) / 50 ms (wall) is assumed with a warning.
  * Events without a stack get the one-frame stack "[no stack]"; a stack
@@ -24,8 +31,16 @@
  * print as "[unknown]" / "[unknown thread]" with a warning. Frame names follow
  * jfr/frame_name.h.
  *
- * Thread-safety: a reader call uses only its arguments; separate calls on
- * separate profiles may run in parallel. */
+ * Chunks are independent, so they decode in parallel (jfr_options.jobs),
+ * each into a profile of its own, merged in file order: the result is the
+ * same whatever the number of jobs. Memory: the chunks in flight (at most
+ * 2 x jobs) and the distinct stacks; with `leak` also the Malloc and Free
+ * events of each chunk in flight (48 bytes each, sorted by time) and one
+ * entry per malloc address seen.
+ *
+ * Thread-safety: a reader call uses only its arguments (and threads of its
+ * own, joined before it returns); separate calls on separate profiles may
+ * run in parallel. */
 #ifndef JP_JFR_JFR_H
 #define JP_JFR_JFR_H
 
@@ -37,9 +52,20 @@
 #include "base/timeutil.h"
 #include "model/profile.h"
 
+#define JFR_MAX_STATES 8
+
 typedef struct jfr_options {
     uint32_t kinds; /* bit mask (1 << jp_kind) of kinds to collect; 0 = all */
     bool threads;   /* keep the sampled thread of each event */
+    /* Keep only events whose thread state is one of these (names as the
+     * ThreadState pool has them, "STATE_RUNNABLE"; see jfr_states_parse).
+     * Events of types without a state are not affected. */
+    uint32_t nstates;
+    char states[JFR_MAX_STATES][32];
+    bool leak;   /* nativemem: only mallocs never freed ... */
+    double tail; /* ... ignoring those in the last `tail` fraction of the
+                    malloc/free events' time span (0..1, default 0.1) */
+    int jobs;    /* chunks decoded at once; 0 = online CPUs, default 1 */
     bool has_from, has_to;
     jp_timespec_arg from; /* keep events that start at or after `from` ... */
     jp_timespec_arg to;   /* ... and before `to`; relative times resolve against
@@ -54,7 +80,7 @@ typedef struct jfr_report {
     uint64_t bytes;           /* bytes of input */
     uint64_t events_read;     /* events seen, of every type */
     uint64_t events_used;     /* events that became samples */
-    uint64_t events_filtered; /* events dropped by --from/--to */
+    uint64_t events_filtered; /* events dropped by --from/--to or --state */
     int major, minor;         /* format version of the first chunk */
     int64_t start_ns, end_ns; /* recording range over all chunks read */
     bool partial;             /* damage stopped reading early */
@@ -65,6 +91,11 @@ typedef struct jfr_report {
 } jfr_report;
 
 void jfr_options_init(jfr_options *o);
+
+/* Parses a --state list "S[,S]": case-insensitive, "RUNNABLE" short for
+ * "STATE_RUNNABLE". Fills o->states; false (with a message in err) on an
+ * empty or overlong name or more than JFR_MAX_STATES names. */
+bool jfr_states_parse(jfr_options *o, const char *list, jp_error *err);
 void jfr_report_init(jfr_report *r);
 
 /* Reads a file into `out` (which may already hold data; it is added to).

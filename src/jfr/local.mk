@@ -9,4 +9,6 @@ libjpjfr_a_SOURCES = \
 	src/jfr/resolve.c src/jfr/resolve.h \
 	src/jfr/frame_name.c src/jfr/frame_name.h \
 	src/jfr/chunk.c src/jfr/chunk.h \
+	src/jfr/leak.c src/jfr/leak.h \
+	src/jfr/merge.c src/jfr/merge.h \
 	src/jfr/reader.c

@@ -105,4 +105,13 @@ void jfr_plan_compile(jfr_plan *pl, const jfr_meta *m, uint32_t cls, const uint3
         }
     }
     plan_emit(pl, JFR_OP_END, 0, 0);
+    pl->varints_only = pl->n - 1 <= sizeof pl->var_slot;
+    pl->nvar = 0;
+    for (size_t i = 0; pl->varints_only && i + 1 < pl->n; i++) {
+        const jfr_op *op = &pl->ops[i];
+        if (op->op != JFR_OP_CAP && op->op != JFR_OP_VARINT)
+            pl->varints_only = false;
+        else
+            pl->var_slot[pl->nvar++] = op->op == JFR_OP_CAP ? op->slot : JFR_PLAN_SLOTS - 1;
+    }
 }

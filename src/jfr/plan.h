@@ -37,6 +37,11 @@ typedef struct jfr_plan {
     jfr_op *ops;
     size_t n, cap;
     uint8_t captured; /* bit per slot that the plan fills */
+    /* Only varints (captured or skipped): the common shape, run by a loop
+     * without a switch; skipped ones land in slot JFR_PLAN_SLOTS - 1. */
+    bool varints_only;
+    uint8_t nvar;
+    uint8_t var_slot[JFR_PLAN_SLOTS * 4];
 } jfr_plan;
 
 void jfr_plan_init(jfr_plan *pl);
@@ -54,6 +59,12 @@ static inline bool jfr_plan_run(const jfr_plan *pl, const jfr_meta *m, const uin
                                 const uint8_t *end, uint64_t *slots)
 {
     static const jfr_where quiet = {0};
+    if (pl->varints_only) {
+        for (unsigned i = 0; i < pl->nvar; i++)
+            if (JFR_UNLIKELY(!jfr_varint(&p, end, &slots[pl->var_slot[i]])))
+                return false;
+        return true;
+    }
     for (const jfr_op *op = pl->ops;; op++) {
         switch (op->op) {
         case JFR_OP_END:

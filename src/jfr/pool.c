@@ -7,7 +7,7 @@ static const char *const jfr_pool_names[JFR_POOL__COUNT] = {
     [JFR_POOL_STRING] = "java.lang.String",       [JFR_POOL_SYMBOL] = "jdk.types.Symbol",
     [JFR_POOL_CLASS] = "java.lang.Class",         [JFR_POOL_METHOD] = "jdk.types.Method",
     [JFR_POOL_FRAMETYPE] = "jdk.types.FrameType", [JFR_POOL_THREAD] = "java.lang.Thread",
-    [JFR_POOL_STACK] = "jdk.types.StackTrace",
+    [JFR_POOL_STACK] = "jdk.types.StackTrace",    [JFR_POOL_STATE] = "jdk.types.ThreadState",
 };
 
 void jfr_pools_init(jfr_pools *pl, const jfr_meta *m)

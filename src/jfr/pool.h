@@ -23,6 +23,7 @@ typedef enum jfr_pool_kind {
     JFR_POOL_FRAMETYPE,  /* jdk.types.FrameType */
     JFR_POOL_THREAD,     /* java.lang.Thread */
     JFR_POOL_STACK,      /* jdk.types.StackTrace */
+    JFR_POOL_STATE,      /* jdk.types.ThreadState */
     JFR_POOL__COUNT
 } jfr_pool_kind;
 

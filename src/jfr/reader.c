@@ -1,23 +1,69 @@
-/* reader.c - jfr_read_file / jfr_read_buffer: the chunk loop over an input. */
+/* reader.c - jfr_read_file / jfr_read_buffer: the chunks of an input,
+ * decoded one after the other or on several threads, merged in file order. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/xalloc.h"
 #include "jfr/chunk.h"
 #include "jfr/jfr.h"
+#include "jfr/merge.h"
+
+/* Threads never outnumber this, whatever --jobs says. */
+#define JFR_MAX_JOBS 256
 
 void jfr_options_init(jfr_options *o)
 {
     memset(o, 0, sizeof *o);
+    o->tail = 0.1;
+    o->jobs = 1;
 }
 
 void jfr_report_init(jfr_report *r)
 {
     memset(r, 0, sizeof *r);
     jp_error_init(&r->error);
+}
+
+bool jfr_states_parse(jfr_options *o, const char *list, jp_error *err)
+{
+    o->nstates = 0;
+    const char *p = list;
+    for (;;) {
+        size_t n = strcspn(p, ",");
+        while (n && isspace((unsigned char)*p))
+            p++, n--;
+        while (n && isspace((unsigned char)p[n - 1]))
+            n--;
+        bool prefixed = n >= 6 && !strncasecmp(p, "STATE_", 6);
+        size_t len = n + (prefixed ? 0 : 6);
+        if (n == 0 || len >= sizeof o->states[0]) {
+            jp_error_set(err, JP_ERR_USAGE, "bad thread state '%.*s' in '%s'",
+                         (int)(n > 40 ? 40 : n), p, list);
+            return false;
+        }
+        if (o->nstates >= JFR_MAX_STATES) {
+            jp_error_set(err, JP_ERR_USAGE, "more than %d thread states in '%s'", JFR_MAX_STATES,
+                         list);
+            return false;
+        }
+        char *d = o->states[o->nstates++];
+        snprintf(d, sizeof o->states[0], "%s%.*s", prefixed ? "" : "STATE_", (int)n, p);
+        for (; *d; d++)
+            *d = (char)toupper((unsigned char)*d);
+        p += strcspn(p, ",");
+        if (!*p)
+            return true;
+        p++;
+    }
 }
 
 /* The recording's time range from the chunk headers alone, so relative
@@ -48,12 +94,12 @@ static uint32_t jfr_prescan(jfr_ctx *c, int64_t *start, int64_t *end)
     return n;
 }
 
-static void jfr_ctx_options(jfr_ctx *c, const jfr_options *opt)
+static void jfr_ctx_options(jfr_ctx *c, const jfr_options *opt, jfr_report *rep)
 {
     c->kinds = opt && opt->kinds ? opt->kinds : (1u << JP_KIND_COUNT) - 1;
     c->threads = opt && opt->threads;
     int64_t start, end;
-    c->rep->chunks_total += jfr_prescan(c, &start, &end);
+    rep->chunks_total += jfr_prescan(c, &start, &end);
     c->from_ns = INT64_MIN;
     c->to_ns = INT64_MAX;
     if (opt && opt->has_from)
@@ -61,6 +107,185 @@ static void jfr_ctx_options(jfr_ctx *c, const jfr_options *opt)
     if (opt && opt->has_to)
         c->to_ns = jp_timespec_resolve(&opt->to, start, end);
     c->filter = opt && (opt->has_from || opt->has_to);
+    if (opt && opt->nstates) {
+        c->nstates = opt->nstates > JFR_MAX_STATES ? JFR_MAX_STATES : opt->nstates;
+        memcpy(c->states, opt->states, sizeof c->states);
+    }
+    c->leak = opt && opt->leak;
+}
+
+/* Where the chunk walk is: the next header to hand out. */
+typedef struct walk {
+    size_t off, prev_off;
+    uint32_t no; /* number of the next chunk */
+    bool done;   /* end of input, or a header that does not check out */
+    jp_err rc;   /* that header's error */
+    jp_error err;
+} walk;
+
+/* Takes the next chunk's header; false when there is none. */
+static bool walk_next(const jfr_ctx *c, walk *w, uint32_t *no, size_t *off, size_t *prev_off,
+                      jfr_header *h)
+{
+    if (w->done)
+        return false;
+    if (w->off >= c->len) {
+        w->done = true;
+        return false;
+    }
+    w->rc = jfr_header_parse(c, w->off, w->no, h, &w->err);
+    if (w->rc) {
+        w->done = true;
+        return false;
+    }
+    *no = w->no++;
+    *off = w->off;
+    *prev_off = w->prev_off;
+    w->prev_off = w->off;
+    w->off += h->size;
+    return true;
+}
+
+/* ---- one chunk after the other ---- */
+
+static jp_err read_serial(const jfr_ctx *c, jfr_merger *m, walk *w, bool direct)
+{
+    uint32_t no;
+    size_t off, prev_off;
+    jfr_header h;
+    while (walk_next(c, w, &no, &off, &prev_off, &h)) {
+        jfr_chunk_out o;
+        jfr_chunk_out_init(&o, c, no, off, &h, no == 1 && direct ? m->out : NULL);
+        jfr_chunk_decode(c, &o, prev_off);
+        jp_err rc = jfr_merger_add(m, &o);
+        jfr_chunk_out_cleanup(&o);
+        if (rc)
+            return rc;
+    }
+    return JP_OK;
+}
+
+/* ---- chunks on several threads ---- */
+
+/* Workers take chunks in file order and decode them; the calling thread
+ * merges them in the same order. At most `window` chunks are taken and not
+ * yet merged, which bounds memory whatever the file size. */
+typedef struct pool {
+    const jfr_ctx *c;
+    jp_profile *out; /* chunk 1 decodes into it when `direct` */
+    bool direct;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    walk w;
+    uint32_t merged; /* chunks merged (the next to merge is merged + 1) */
+    bool stop;       /* damage: take no more chunks */
+    uint32_t window;
+    jfr_chunk_out **slots; /* [no % window]: decoded, not yet merged */
+} pool;
+
+static void *worker(void *arg)
+{
+    pool *pl = arg;
+    pthread_mutex_lock(&pl->mu);
+    for (;;) {
+        while (!pl->stop && !pl->w.done && pl->w.no - pl->merged > pl->window)
+            pthread_cond_wait(&pl->cv, &pl->mu);
+        uint32_t no;
+        size_t off, prev_off;
+        jfr_header h;
+        if (pl->stop || !walk_next(pl->c, &pl->w, &no, &off, &prev_off, &h))
+            break;
+        pthread_mutex_unlock(&pl->mu);
+        jfr_chunk_out *o = jp_xmalloc(sizeof *o);
+        jfr_chunk_out_init(o, pl->c, no, off, &h, no == 1 && pl->direct ? pl->out : NULL);
+        jfr_chunk_decode(pl->c, o, prev_off);
+        pthread_mutex_lock(&pl->mu);
+        pl->slots[no % pl->window] = o;
+        pthread_cond_broadcast(&pl->cv);
+    }
+    pthread_cond_broadcast(&pl->cv);
+    pthread_mutex_unlock(&pl->mu);
+    return NULL;
+}
+
+/* The next chunk in order, NULL when none will come. Called locked. */
+static jfr_chunk_out *pool_wait(pool *pl)
+{
+    uint32_t no = pl->merged + 1;
+    for (;;) {
+        jfr_chunk_out *o = pl->slots[no % pl->window];
+        if (o && o->no == no) {
+            pl->slots[no % pl->window] = NULL;
+            return o;
+        }
+        if (pl->w.done && no >= pl->w.no)
+            return NULL;
+        pthread_cond_wait(&pl->cv, &pl->mu);
+    }
+}
+
+static jp_err read_parallel(const jfr_ctx *c, jfr_merger *m, walk *w, bool direct, int jobs)
+{
+    pool pl = {.c = c, .out = m->out, .direct = direct, .w = *w};
+    pl.window = (uint32_t)jobs * 2;
+    pl.slots = jp_xcalloc(pl.window, sizeof *pl.slots);
+    pthread_mutex_init(&pl.mu, NULL);
+    pthread_cond_init(&pl.cv, NULL);
+    pthread_t tids[JFR_MAX_JOBS];
+    int started = 0;
+    for (int i = 0; i < jobs; i++)
+        if (pthread_create(&tids[started], NULL, worker, &pl) == 0)
+            started++;
+    jp_err rc = JP_OK;
+    pthread_mutex_lock(&pl.mu);
+    if (!started) {
+        /* No thread could start: decode here, one chunk at a time. */
+        pthread_mutex_unlock(&pl.mu);
+        rc = read_serial(c, m, &pl.w, direct);
+        pthread_mutex_lock(&pl.mu);
+    }
+    while (started && !rc) {
+        jfr_chunk_out *o = pool_wait(&pl);
+        if (!o)
+            break;
+        pthread_mutex_unlock(&pl.mu);
+        rc = jfr_merger_add(m, o);
+        jfr_chunk_out_cleanup(o);
+        free(o);
+        pthread_mutex_lock(&pl.mu);
+        pl.merged++;
+        pl.stop = rc != JP_OK;
+        pthread_cond_broadcast(&pl.cv);
+    }
+    pl.stop = true;
+    pthread_cond_broadcast(&pl.cv);
+    pthread_mutex_unlock(&pl.mu);
+    for (int i = 0; i < started; i++)
+        pthread_join(tids[i], NULL);
+    /* Chunks decoded past the damage are not part of the answer. */
+    for (uint32_t i = 0; i < pl.window; i++) {
+        if (pl.slots[i]) {
+            jfr_chunk_out_cleanup(pl.slots[i]);
+            free(pl.slots[i]);
+        }
+    }
+    free(pl.slots);
+    pthread_cond_destroy(&pl.cv);
+    pthread_mutex_destroy(&pl.mu);
+    *w = pl.w;
+    return rc;
+}
+
+static int jfr_jobs(const jfr_options *opt, uint32_t chunks)
+{
+    long n = opt ? opt->jobs : 1;
+    if (n <= 0)
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n > (long)chunks)
+        n = (long)chunks;
+    if (n > JFR_MAX_JOBS)
+        n = JFR_MAX_JOBS;
+    return n < 1 ? 1 : (int)n;
 }
 
 static jp_err jfr_read_core(const uint8_t *data, size_t len, const char *name,
@@ -71,39 +296,37 @@ static jp_err jfr_read_core(const uint8_t *data, size_t len, const char *name,
     c.base = data;
     c.len = len;
     c.name = name ? name : "input";
-    c.prof = out;
-    c.rep = rep;
     c.release = release;
     c.page = (size_t)sysconf(_SC_PAGESIZE);
-    c.warn = (jfr_warner){.rep = rep, .name = c.name};
     rep->bytes += len;
-    jfr_ctx_options(&c, opt);
+    uint32_t before = rep->chunks_total;
+    jfr_ctx_options(&c, opt, rep);
     if (len == 0) {
         jfr_where w = {.base = data, .name = c.name, .chunk = 1, .err = &rep->error};
         rep->partial = true;
         return jfr_fail(&w, JP_ERR_TRUNCATED, data, "empty input");
     }
-    uint32_t no = 1;
-    for (size_t off = 0; off < len; no++) {
-        jfr_header h;
-        jp_err rc = jfr_header_parse(&c, off, no, &h, &rep->error);
-        if (!rc) {
-            if (no == 1) {
-                rep->major = h.major;
-                rep->minor = h.minor;
-            }
-            rc = jfr_chunk_read(&c, off, no, &h);
-        }
-        if (rc) {
-            rep->partial = true;
-            jfr_ctx_cleanup(&c);
-            return rc;
-        }
-        rep->chunks_read++;
-        off += h.size;
+    /* The first chunk decodes straight into an empty output: a one-chunk
+     * file needs no merge. The same with any number of jobs, so that the
+     * output does not depend on it. */
+    bool direct = out->nframes == 0 && out->nstacks == 0;
+    jfr_merger m;
+    jfr_merger_init(&m, &c, out, rep);
+    walk w = {.no = 1, .prev_off = SIZE_MAX};
+    jp_error_init(&w.err);
+    int jobs = jfr_jobs(opt, rep->chunks_total - before);
+    jp_err rc =
+        jobs > 1 ? read_parallel(&c, &m, &w, direct, jobs) : read_serial(&c, &m, &w, direct);
+    if (!rc && w.rc) {
+        rep->partial = true;
+        rep->error = w.err;
+        rc = w.rc;
     }
-    jfr_ctx_cleanup(&c);
-    return JP_OK;
+    jfr_merger_finish(&m, opt ? opt->tail : 0.1);
+    jfr_merger_cleanup(&m);
+    if (rc)
+        rep->partial = true;
+    return rc;
 }
 
 jp_err jfr_read_buffer(const uint8_t *data, size_t len, const char *name, const jfr_options *opt,

@@ -40,6 +40,7 @@ void jfr_resolver_init(jfr_resolver *r, const jfr_meta *m, const jfr_pools *pool
     uint32_t sf = r->f_st_frames == JFR_NONE ? JFR_NONE : m->fields[r->f_st_frames].cls;
     r->f_sf_method = jfr_meta_field(m, sf, "method");
     r->f_sf_type = jfr_meta_field(m, sf, "type");
+    r->f_ts_name = jfr_meta_field(m, c[JFR_POOL_STATE], "name");
     jp_u64map_init(&r->stacks);
     jp_u64map_init(&r->threads);
     jp_u64map_init(&r->ftypes);
@@ -256,6 +257,20 @@ static jp_frame_kind resolve_ftype(jfr_resolver *r, uint64_t key)
     return kind;
 }
 
+bool jfr_resolve_state(jfr_resolver *r, uint64_t key, jp_strbuf *out)
+{
+    const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_STATE, key, r->base);
+    if (!p)
+        return false;
+    uint64_t num;
+    bool found;
+    jp_strbuf *texts[1] = {out};
+    jp_strbuf_reset(out);
+    return walk_fields(r, r->pools->cls[JFR_POOL_STATE], &p, r->chunk_end, &r->f_ts_name, 1, &num,
+                       texts, &found, 0, false) &&
+           found;
+}
+
 /* Class name of class key `ck` into r->s1; false when null or missing. */
 static bool resolve_class_name(jfr_resolver *r, uint64_t ck)
 {
@@ -399,7 +414,7 @@ uint32_t jfr_resolve_stack(jfr_resolver *r, uint64_t key)
         return (uint32_t)v;
     uint32_t s;
     const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_STACK, key, r->base);
-    jfr_resolver *prev = r->prev;
+    jfr_resolver *prev = !p && key && r->prev_get ? r->prev_get(r->prev_arg) : NULL;
     if (p) {
         s = decode_stack(r, p);
     } else if (key && prev &&
@@ -425,7 +440,7 @@ uint32_t jfr_resolve_thread(jfr_resolver *r, uint64_t key)
     if (jp_u64map_get(&r->threads, key, &v))
         return (uint32_t)v;
     const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_THREAD, key, r->base);
-    jfr_resolver *prev = r->prev;
+    jfr_resolver *prev = !p && key && r->prev_get ? r->prev_get(r->prev_arg) : NULL;
     if (!p && key && prev &&
         (jp_u64map_get(&prev->threads, key, &v) ||
          jfr_pools_get(prev->pools, JFR_POOL_THREAD, key, prev->base))) {

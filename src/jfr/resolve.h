@@ -27,7 +27,7 @@ typedef struct jfr_resolver {
     /* field indexes into m->fields, JFR_NONE when the type lacks the field */
     uint32_t f_method_type, f_method_name, f_method_desc, f_class_name, f_symbol_string, f_ft_desc;
     uint32_t f_th_osname, f_th_osid, f_th_javaname, f_st_truncated, f_st_frames;
-    uint32_t f_sf_method, f_sf_type;
+    uint32_t f_sf_method, f_sf_type, f_ts_name;
     jp_u64map stacks;                         /* stack key -> model stack index */
     jp_u64map threads;                        /* thread key -> model thread (frame) index */
     jp_u64map ftypes;                         /* frame type key -> jp_frame_kind */
@@ -40,8 +40,10 @@ typedef struct jfr_resolver {
     uint32_t no_stack, unknown_stack, unknown_thread; /* made on first use */
     /* The previous chunk's resolver, asked for keys missing here: the JDK's
      * ids are unique per recording and JDK 17 refers to stack traces that it
-     * wrote into the chunk before. NULL when there is none. */
-    struct jfr_resolver *prev;
+     * wrote into the chunk before. prev_get(prev_arg) makes it on first use
+     * (it resolves into this resolver's profile); NULL when there is none. */
+    struct jfr_resolver *(*prev_get)(void *arg);
+    void *prev_arg;
 } jfr_resolver;
 
 void jfr_resolver_init(jfr_resolver *r, const jfr_meta *m, const jfr_pools *pools,
@@ -54,6 +56,10 @@ void jfr_resolver_cleanup(jfr_resolver *r);
 uint32_t jfr_resolve_stack(jfr_resolver *r, uint64_t key);
 /* Model thread index for a thread key ("[unknown thread]" when missing). */
 uint32_t jfr_resolve_thread(jfr_resolver *r, uint64_t key);
+
+/* Name of a thread state key ("STATE_RUNNABLE") into out; false when the
+ * key is not in the ThreadState pool. */
+bool jfr_resolve_state(jfr_resolver *r, uint64_t key, jp_strbuf *out);
 
 /* Reads the fields of an event (or any struct) of class cls at p by field
  * index: for each i < n, fields[i] receives into nums[i] (numbers, pool keys)

@@ -35,7 +35,26 @@ void jfr_warn(jfr_warner *wn, unsigned category, const char *fmt, ...)
     va_end(ap);
     snprintf(r->warnings[r->nwarnings], sizeof r->warnings[0], "%s: chunk %u: %s", wn->name,
              wn->chunk, msg);
+    wn->cat[r->nwarnings] = (uint8_t)category;
     r->nwarnings++;
+}
+
+void jfr_warner_merge(jfr_warner *dst, const jfr_warner *src)
+{
+    jfr_report *r = dst->rep;
+    for (uint32_t i = 0; i < src->rep->nwarnings && i < JFR_MAX_WARNINGS; i++) {
+        unsigned cat = src->cat[i];
+        if (dst->seen & (1u << cat))
+            continue;
+        dst->seen |= 1u << cat;
+        if (r->nwarnings >= JFR_MAX_WARNINGS) {
+            r->warnings_dropped++;
+            continue;
+        }
+        memcpy(r->warnings[r->nwarnings], src->rep->warnings[i], sizeof r->warnings[0]);
+        dst->cat[r->nwarnings++] = (uint8_t)cat;
+    }
+    r->warnings_dropped += src->rep->warnings_dropped;
 }
 
 /* Encodes one code point; invalid ones become U+FFFD. */

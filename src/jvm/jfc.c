@@ -34,7 +34,9 @@ static void timespan(char *buf, size_t len, int64_t ns)
 static void event(jp_strbuf *out, jp_err *rc, const char *name, const char *setting,
                   const char *value)
 {
-    bool stack = strcmp(name, "jdk.ActiveSetting") != 0 && strcmp(name, "jdk.ExecutionSample") != 0;
+    bool stack = strcmp(name, "jdk.ActiveSetting") != 0 &&
+                 strcmp(name, "jdk.ExecutionSample") != 0 &&
+                 strcmp(name, "jdk.CPUTimeSamplesLost") != 0;
     char extra[96] = "";
     if (setting)
         snprintf(extra, sizeof extra, "    <setting name=\"%s\">%s</setting>\n", setting, value);
@@ -48,13 +50,23 @@ static void event(jp_strbuf *out, jp_err *rc, const char *name, const char *sett
         *rc = r;
 }
 
+bool jvm_jfc_cputime(const jvm_jfc_opts *o)
+{
+    return (o->kinds & (1u << JP_KIND_CPU | 1u << JP_KIND_CPUTIME)) && o->jdk_major >= 25;
+}
+
 jp_err jvm_jfc_build(const jvm_jfc_opts *o, jp_strbuf *out, jp_error *err)
 {
-    const uint32_t jfr_kinds =
-        (1u << JP_KIND_CPU) | (1u << JP_KIND_ALLOC) | (1u << JP_KIND_LOCK) | (1u << JP_KIND_PARK);
+    const uint32_t jfr_kinds = (1u << JP_KIND_CPU) | (1u << JP_KIND_ALLOC) | (1u << JP_KIND_LOCK) |
+                               (1u << JP_KIND_PARK) | (1u << JP_KIND_CPUTIME);
     if (!(o->kinds & jfr_kinds))
         return jp_error_set(err, JP_ERR_USAGE,
-                            "no event kind the JDK engine records (cpu, alloc, lock, park)");
+                            "no event kind the JDK engine records (cpu, alloc, lock, park, "
+                            "cputime)");
+    if (o->kinds == (1u << JP_KIND_CPUTIME) && o->jdk_major && o->jdk_major < 25)
+        return jp_error_set(err, JP_ERR_UNSUPPORTED,
+                            "cputime needs JDK 25 (jdk.CPUTimeSample); this is JDK %d",
+                            o->jdk_major);
     if (o->cpu_period_ns <= 0 || o->lock_threshold_ns < 0)
         return jp_error_set(err, JP_ERR_USAGE, "a JFR period or threshold is not positive");
     char span[48];
@@ -68,6 +80,13 @@ jp_err jvm_jfc_build(const jvm_jfc_opts *o, jp_strbuf *out, jp_error *err)
     if (o->kinds & (1u << JP_KIND_CPU)) {
         timespan(span, sizeof span, o->cpu_period_ns);
         event(out, &rc, "jdk.ExecutionSample", "period", span);
+    }
+    if (jvm_jfc_cputime(o)) {
+        /* JEP 509: Linux CPU-time timers, the exact CPU of each sample in
+         * samplingPeriod; its throttle takes a period like ExecutionSample. */
+        timespan(span, sizeof span, o->cpu_period_ns);
+        event(out, &rc, "jdk.CPUTimeSample", "throttle", span);
+        event(out, &rc, "jdk.CPUTimeSamplesLost", NULL, NULL);
     }
     if (o->kinds & (1u << JP_KIND_ALLOC)) {
         /* JDK 16 brought the throttled sample; before it only the per-TLAB

@@ -13,6 +13,7 @@
 #ifndef JP_JVM_JFC_H
 #define JP_JVM_JFC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,7 +21,8 @@
 #include "base/strbuf.h"
 
 typedef struct jvm_jfc_opts {
-    uint32_t kinds;            /* bit (1 << jp_kind); wall is not a JFR event and is ignored */
+    uint32_t kinds;            /* bit (1 << jp_kind); wall and async-profiler's kinds are
+                                  not JFR events and are ignored */
     int jdk_major;             /* 0 = unknown (treated as a current JDK) */
     int64_t cpu_period_ns;     /* jdk.ExecutionSample period, > 0 */
     int64_t lock_threshold_ns; /* jdk.JavaMonitorEnter and jdk.ThreadPark threshold */
@@ -30,6 +32,11 @@ typedef struct jvm_jfc_opts {
 /* Defaults: cpu+alloc+lock, 50 ms cpu period, 10 ms lock threshold,
  * 150 allocation samples a second. */
 void jvm_jfc_opts_init(jvm_jfc_opts *o);
+
+/* True when the settings record JDK 25's jdk.CPUTimeSample (kind cputime):
+ * cpu or cputime asked for, on a JDK known to be 25 or later. cpu keeps
+ * jdk.ExecutionSample beside it. */
+bool jvm_jfc_cputime(const jvm_jfc_opts *o);
 
 /* Appends the .jfc XML for o to out (about 1 KB; JP_ERR_LIMIT when a capped
  * out cannot take it). JP_ERR_USAGE when no kind the JDK engine records is

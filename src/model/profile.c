@@ -5,7 +5,8 @@
 
 #include "base/xalloc.h"
 
-static const char *const jp_kind_names[JP_KIND_COUNT] = {"cpu", "wall", "alloc", "lock", "park"};
+static const char *const jp_kind_names[JP_KIND_COUNT] = {
+    "cpu", "wall", "alloc", "lock", "park", "nativemem", "live", "nativelock", "cputime"};
 
 const char *jp_kind_name(jp_kind k)
 {
@@ -23,9 +24,19 @@ bool jp_kind_parse(const char *s, jp_kind *out)
     return false;
 }
 
+bool jp_kind_is_bytes(jp_kind k)
+{
+    return k == JP_KIND_ALLOC || k == JP_KIND_NATIVEMEM || k == JP_KIND_LIVE;
+}
+
 const char *jp_kind_unit(jp_kind k)
 {
-    return k == JP_KIND_ALLOC ? "bytes" : "ns";
+    return jp_kind_is_bytes(k) ? "bytes" : "ns";
+}
+
+const char *jp_kind_list(void)
+{
+    return "cpu, wall, alloc, lock, park, nativemem, live, nativelock or cputime";
 }
 
 static const char *const jp_frame_kind_names[JP_FRAME_KIND_COUNT] = {
@@ -210,12 +221,8 @@ size_t jp_profile_memory(const jp_profile *p)
     return n;
 }
 
-void jp_profile_merge(jp_profile *dst, const jp_profile *src)
-{
-    jp_profile_merge_kinds(dst, src, (1u << JP_KIND_COUNT) - 1);
-}
-
-void jp_profile_merge_kinds(jp_profile *dst, const jp_profile *src, uint32_t kinds)
+void jp_profile_merge_maps(jp_profile *dst, const jp_profile *src, uint32_t **fmap_out,
+                           uint32_t **smap_out)
 {
     uint32_t *fmap = jp_xreallocarray(NULL, src->nframes ? src->nframes : 1, sizeof *fmap);
     for (size_t i = 0; i < src->nframes; i++) {
@@ -236,6 +243,15 @@ void jp_profile_merge_kinds(jp_profile *dst, const jp_profile *src, uint32_t kin
             tmp[j] = fmap[src->stack_frames[s->frames_off + j]];
         smap[i] = jp_profile_stack(dst, tmp, s->depth, s->truncated);
     }
+    free(tmp);
+    *fmap_out = fmap;
+    *smap_out = smap;
+}
+
+void jp_profile_merge_kinds(jp_profile *dst, const jp_profile *src, uint32_t kinds)
+{
+    uint32_t *fmap, *smap;
+    jp_profile_merge_maps(dst, src, &fmap, &smap);
     for (int k = 0; k < JP_KIND_COUNT; k++) {
         if (!(kinds & (1u << k)))
             continue;
@@ -248,6 +264,7 @@ void jp_profile_merge_kinds(jp_profile *dst, const jp_profile *src, uint32_t kin
         jp_kind_table *d = &dst->kinds[k];
         d->events += t->events;
         d->truncated += t->truncated;
+        d->lost += t->lost;
         if (!d->period_ns)
             d->period_ns = t->period_ns;
     }
@@ -255,7 +272,11 @@ void jp_profile_merge_kinds(jp_profile *dst, const jp_profile *src, uint32_t kin
         dst->start_ns = src->start_ns;
     if (src->end_ns > dst->end_ns)
         dst->end_ns = src->end_ns;
-    free(tmp);
     free(smap);
     free(fmap);
+}
+
+void jp_profile_merge(jp_profile *dst, const jp_profile *src)
+{
+    jp_profile_merge_kinds(dst, src, (1u << JP_KIND_COUNT) - 1);
 }

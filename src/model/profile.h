@@ -26,6 +26,11 @@ typedef enum jp_kind {
     JP_KIND_ALLOC,
     JP_KIND_LOCK,
     JP_KIND_PARK,
+    /* Appended, never inserted: stores keep the kind as its number. */
+    JP_KIND_NATIVEMEM,  /* native mallocs (async-profiler nativemem) */
+    JP_KIND_LIVE,       /* heap objects still live at the end (async-profiler live) */
+    JP_KIND_NATIVELOCK, /* pthread mutex waits (async-profiler nativelock) */
+    JP_KIND_CPUTIME,    /* JDK 25 CPU-time samples (jdk.CPUTimeSample, JEP 509) */
     JP_KIND_COUNT
 } jp_kind;
 
@@ -35,6 +40,10 @@ const char *jp_kind_name(jp_kind k);
 bool jp_kind_parse(const char *s, jp_kind *out);
 /* Unit of the kind's value: "ns" or "bytes". */
 const char *jp_kind_unit(jp_kind k);
+/* True when the kind's value counts bytes (alloc, nativemem, live). */
+bool jp_kind_is_bytes(jp_kind k);
+/* The kind names joined as "cpu, wall, ... or cputime" (for messages). */
+const char *jp_kind_list(void);
 
 /* ---- frames ---- */
 typedef enum jp_frame_kind {
@@ -89,6 +98,7 @@ typedef struct jp_kind_table {
     uint64_t value;     /* sum of cell values */
     uint64_t truncated; /* events whose stack was truncated */
     int64_t period_ns;  /* sampling period when known (cpu, wall), else 0 */
+    uint64_t lost;      /* samples the recorder says it lost (jdk.CPUTimeSamplesLost) */
 } jp_kind_table;
 
 typedef struct jp_profile {
@@ -151,5 +161,10 @@ void jp_profile_merge(jp_profile *dst, const jp_profile *src);
 /* The same for the kinds in the mask (bit 1 << jp_kind) only; the frames and
  * stacks of src are all interned either way. */
 void jp_profile_merge_kinds(jp_profile *dst, const jp_profile *src, uint32_t kinds);
+/* Interns the frames and stacks of src into dst (no cells) and returns the
+ * maps of src indexes to dst indexes in *fmap (frames) and *smap (stacks);
+ * the caller frees both. */
+void jp_profile_merge_maps(jp_profile *dst, const jp_profile *src, uint32_t **fmap,
+                           uint32_t **smap);
 
 #endif

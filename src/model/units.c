@@ -49,7 +49,7 @@ void jp_format_value(jp_kind k, int by_value, uint64_t v, char *buf, size_t len)
 {
     if (!by_value)
         jp_format_count(v, buf, len);
-    else if (k == JP_KIND_ALLOC)
+    else if (jp_kind_is_bytes(k))
         jp_format_bytes(v, buf, len);
     else
         jp_format_ns(v, buf, len);

@@ -91,8 +91,7 @@ bool api_parse(srv_req *r, srv_resp *o, api_q *q, unsigned need)
         const char *k = srv_arg(r, "kind");
         jp_kind kind = JP_KIND_CPU;
         if (k && *k && !jp_kind_parse(k, &kind)) {
-            srv_error(o, 400, "malformed", "unknown kind '%.40s' (cpu, wall, alloc, lock, park)",
-                      k);
+            srv_error(o, 400, "malformed", "unknown kind '%.40s' (%s)", k, jp_kind_list());
             return false;
         }
         q->f.kind = (int)kind;

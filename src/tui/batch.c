@@ -204,6 +204,8 @@ static void write_top_header(FILE *out, const jp_profile *p, const jfr_report *r
         jp_rfc3339_format(rep->end_ns, to, sizeof to);
         fprintf(out, "  from %s  to %s", from, to);
     }
+    if (t->lost)
+        fprintf(out, "  lost %" PRIu64, t->lost);
     if (rep->partial)
         fputs("  PARTIAL", out);
     putc('\n', out);
@@ -267,6 +269,7 @@ static json_t *meta_json(const jp_profile *p, const jfr_report *rep, jp_kind k, 
     json_object_set_new(m, "end", time_json(rep->end_ns));
     json_object_set_new(m, "period_ns", json_integer(t->period_ns));
     json_object_set_new(m, "truncated_stacks", json_integer((json_int_t)t->truncated));
+    json_object_set_new(m, "lost_samples", json_integer((json_int_t)t->lost));
     json_t *w = json_array();
     for (uint32_t i = 0; i < rep->nwarnings && i < JFR_MAX_WARNINGS; i++)
         json_array_append_new(
@@ -393,8 +396,7 @@ int tui_batch_run(const tui_args *a, FILE *out, FILE *errout)
     jp_kind k = a->kind;
     char kinds[64];
     if (!a->has_kind && !tui_kind_default(p, &k) && st == TUI_LOAD_OK) {
-        fprintf(errout, "jprof-top: %s: no profile events (cpu, wall, alloc, lock or park)\n",
-                a->jfr_path);
+        fprintf(errout, "jprof-top: %s: no profile events (%s)\n", a->jfr_path, jp_kind_list());
         status = TUI_EXIT_ERROR;
         goto out;
     }
@@ -409,6 +411,9 @@ int tui_batch_run(const tui_args *a, FILE *out, FILE *errout)
                 jp_kind_name(k));
     }
     print_warnings(errout, &rep);
+    if (p->kinds[k].lost)
+        fprintf(errout, "jprof-top: %s: %" PRIu64 " %s samples lost (the recorder said so)\n",
+                a->jfr_path, p->kinds[k].lost, jp_kind_name(k));
     if (batch_write(a, out, p, &rep, k, &werr) != JP_OK) {
         fprintf(errout, "jprof-top: %s\n", werr.msg);
         status = TUI_EXIT_ERROR;

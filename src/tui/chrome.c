@@ -89,11 +89,15 @@ static void draw_legend(tui_canvas *c, int row, int x)
 
 void tui_chrome_kinds(const tui_view *v, tui_canvas *c, int row)
 {
-    /* Kinds in key order (1-5); absent ones dimmed, the shown one bracketed. */
+    /* Kinds in key order (1-9); absent ones dimmed, the shown one bracketed.
+     * The kinds past park are rarer: listed only when present or shown, so
+     * the line fits 80 columns. */
     int x = 0;
     for (int k = 0; k < JP_KIND_COUNT; k++) {
         bool present = jp_profile_has_kind(v->prof, (jp_kind)k);
         bool active = k == (int)v->kind;
+        if (k > JP_KIND_PARK && !present && !active)
+            continue;
         x += tui_canvas_printf(c, row, x,
                                active    ? TUI_STYLE_ACTIVE
                                : present ? TUI_STYLE_NORMAL
@@ -241,7 +245,8 @@ static const char *const help_lines[] = {
     "  /, F3        search frames by POSIX extended regex",
     "  n / N        next / previous match",
     "  r            callers of the selected frame (r again: back)",
-    "  1-5, k, K    kind: 1 cpu 2 wall 3 alloc 4 lock 5 park; k/K cycle",
+    "  1-9, k, K    kind: 1 cpu 2 wall 3 alloc 4 lock 5 park 6 nativemem",
+    "               7 live 8 nativelock 9 cputime; k/K cycle",
     "  v            samples <-> total (ns or bytes, in human units)",
     "  t            thread names as the root frames on/off",
     "  Tab          move between the flame graph and the top table",

@@ -14,6 +14,7 @@
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "jvm/cleanup.h"
+#include "jvm/jfc.h"
 #include "model/units.h"
 
 /* async-profiler in the target: a directory shared with jprof-agent, whose
@@ -502,10 +503,18 @@ jp_err tui_live_prof_start(tui_live *l, jp_error *err)
         return JP_OK;
     jp_err rc;
     l->prof.asprof = l->opts.asprof != NULL;
+    /* JDK 25's CPU-time sampler (JEP 509) counts the CPU each sample stands
+     * for; off in every .jfc, so asked for by name (JFR.start takes event
+     * settings since JDK 17). */
+    l->prof.cputime = !l->prof.asprof && jvm_jdk_major(l->jvm_version) >= 25;
     if (l->prof.asprof)
         rc = asprof_start(l, err);
     else
-        rc = jvm_jfr_start(&l->proc, &l->attach, "profile", l->opts.window_ns, &l->prof.jfr, err);
+        rc = jvm_jfr_start(&l->proc, &l->attach,
+                           l->prof.cputime ? "profile jdk.CPUTimeSample#enabled=true "
+                                             "jdk.CPUTimeSample#throttle=10ms"
+                                           : "profile",
+                           l->opts.window_ns, &l->prof.jfr, err);
     if (rc != JP_OK) {
         l->prof.error = *err;
         return rc;
@@ -691,6 +700,8 @@ void tui_live_prof_label(const tui_live *l, char *buf, size_t len)
     double w = (double)l->opts.window_ns / 1e9;
     if (l->prof.asprof)
         snprintf(buf, len, "async-profiler live, last %.0fs", w);
+    else if (l->prof.cputime)
+        snprintf(buf, len, "JFR window %.0fs, cpu also as cputime (JDK 25 CPU-time sampling)", w);
     else
         snprintf(buf, len, "JFR window %.0fs", w);
 }

@@ -72,6 +72,7 @@ typedef struct tui_live_prof {
     bool running;
     bool asprof;
     jvm_recording jfr;  /* JDK Flight Recorder (asprof == false) */
+    bool cputime;       /* JFR on JDK 25+: jdk.CPUTimeSample too (kind cputime) */
     jvm_tfile lib, out; /* async-profiler: its library and JFR file in the target */
     jvm_tfile lock;     /* async-profiler: held (flock) while we drive it */
     int lock_fd;        /* -1 when not held */

@@ -219,7 +219,7 @@ static const char *const help_lines[] = {
     "               owner chains; idle pool workers one line per pool (i: names)",
     "  F7 or D      Deadlocks: each cycle, where each thread waits and what it holds",
     "  F8 or F      Flame: a live profile (rolling window); keys as in --jfr,",
-    "               1-5 or k kind, / search, Enter zoom, r callers, ? its help",
+    "               1-9 or k kind, / search, Enter zoom, r callers, ? its help",
     "",
     "Threads:  Up/Down/PgUp/PgDn/Home/End move; Enter shows the stack (Esc back)",
     "          s / S sort by CPU%, total CPU, state, name; / or F4 filter by",

@@ -31,6 +31,7 @@ void tui_args_init(tui_args *a)
     a->kind = JP_KIND_CPU;
     a->format = TUI_FORMAT_COLLAPSED;
     a->diff_norm = JP_DIFF_PER_SAMPLE;
+    a->tail = 0.1;
 }
 
 tui_load_status tui_load_jfr(const tui_args *a, uint32_t kinds, bool threads, jp_profile **out,
@@ -44,7 +45,12 @@ tui_load_status tui_load_jfr(const tui_args *a, uint32_t kinds, bool threads, jp
     opt.has_to = a->has_to;
     opt.from = a->from;
     opt.to = a->to;
+    opt.leak = a->leak;
+    opt.tail = a->tail;
+    opt.jobs = a->jobs;
     jfr_report_init(rep);
+    if (a->states && !jfr_states_parse(&opt, a->states, err))
+        return TUI_LOAD_FAILED;
     jp_profile *p = jp_profile_new();
     jp_err rc = jfr_read_file(a->jfr_path, &opt, p, rep);
     if (rc == JP_OK) {

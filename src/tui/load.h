@@ -42,6 +42,11 @@ typedef struct tui_args {
     tui_format format;
     bool has_from, has_to;
     jp_timespec_arg from, to;
+    const char *states; /* --state S[,S] (checked by jfr_states_parse) */
+    bool leak;          /* --leak */
+    bool has_tail;      /* --tail F given */
+    double tail;        /* --tail (default 0.1) */
+    int jobs;           /* --jobs (0 = every online CPU) */
     /* live JVM (-p PID, or the list of local JVMs without --jfr) */
     bool has_pid;
     int pid;

@@ -29,6 +29,10 @@ enum {
     OPT_ASPROF,
     OPT_DIFF,
     OPT_NORMALIZE,
+    OPT_STATE,
+    OPT_LEAK,
+    OPT_TAIL,
+    OPT_JOBS,
 };
 
 static const struct option long_options[] = {
@@ -38,6 +42,10 @@ static const struct option long_options[] = {
     {"threads", no_argument, NULL, OPT_THREADS},
     {"diff", required_argument, NULL, OPT_DIFF},
     {"normalize", required_argument, NULL, OPT_NORMALIZE},
+    {"state", required_argument, NULL, OPT_STATE},
+    {"leak", no_argument, NULL, OPT_LEAK},
+    {"tail", required_argument, NULL, OPT_TAIL},
+    {"jobs", required_argument, NULL, OPT_JOBS},
     {"version", no_argument, NULL, 'V'},
     /* a live JVM on this machine */
     {"pid", required_argument, NULL, 'p'},
@@ -64,6 +72,7 @@ static void usage(FILE *out)
           "       jprof-top -b --jfr FILE [--event KIND] [--value samples|total]\n"
           "                 [--format collapsed|top|json|pprof] [--threads] [--from TIME] [--to "
           "TIME]\n"
+          "                 [--state S[,S]] [--leak [--tail F]] [--jobs N]\n"
           "       jprof-top -b --jfr NEW --diff OLD [--normalize sample|second|none]\n"
           "                 [--event KIND] [--value samples|total] [--format collapsed|top|json]\n"
           "\n"
@@ -79,7 +88,8 @@ static void usage(FILE *out)
           "      --asprof PATH      profile with this libasyncProfiler.so instead of JFR\n"
           "  -b, --batch            print to stdout instead of the interactive view\n"
           "      --jfr FILE         the JFR recording to read\n"
-          "  -e, --event KIND       cpu, wall, alloc, lock or park\n"
+          "  -e, --event KIND       cpu, wall, alloc, lock, park, nativemem, live,\n"
+          "                         nativelock or cputime\n"
           "                         (default: cpu if present, else the first kind present)\n"
           "      --value WHAT       samples (event counts, default) or total (ns or bytes)\n"
           "  -f, --format FMT       batch output: live text (default) or json (one object\n"
@@ -94,6 +104,12 @@ static void usage(FILE *out)
           "      --to TIME          only events before TIME\n"
           "                         TIME: RFC 3339, @EPOCH, +D or D from the start, -D from\n"
           "                         the end (D like 30s, 2m, 250ms)\n"
+          "      --state S[,S]      only samples in these thread states (STATE_RUNNABLE,\n"
+          "                         or RUNNABLE; as `jfr print` names them)\n"
+          "      --leak             nativemem: only mallocs never freed in the recording\n"
+          "      --tail F           --leak ignores mallocs in the last F of the time\n"
+          "                         (a fraction, default 0.1)\n"
+          "      --jobs N           chunks read at once (default: every online CPU)\n"
           "  -h, --help             this help\n"
           "  -V, --version          the version\n"
           "\n"
@@ -140,6 +156,34 @@ static int parse_time(const char *s, jp_timespec_arg *t, bool *has, const char *
     return TUI_EXIT_OK;
 }
 
+/* --state, --leak, --tail, --jobs: how the recording is read. */
+static int parse_reader_option(int c, const char *arg, tui_args *a)
+{
+    jfr_options o;
+    jp_error err;
+    jp_error_init(&err);
+    char *end;
+    switch (c) {
+    case OPT_STATE:
+        if (!jfr_states_parse(&o, arg, &err))
+            return tui_usage_error("--state: %s", err.msg);
+        a->states = arg;
+        return TUI_EXIT_OK;
+    case OPT_LEAK:
+        a->leak = true;
+        return TUI_EXIT_OK;
+    case OPT_TAIL:
+        errno = 0;
+        a->tail = strtod(arg, &end);
+        if (errno || end == arg || *end || !(a->tail >= 0 && a->tail <= 1))
+            return tui_usage_error("--tail: '%s' is not a fraction from 0 to 1", arg);
+        a->has_tail = true;
+        return TUI_EXIT_OK;
+    default:
+        return parse_count(arg, "--jobs", 1, 256, &a->jobs);
+    }
+}
+
 /* Returns -1 when parsing went fine, else the exit status. */
 static int parse(int argc, char **argv, tui_args *a)
 {
@@ -156,9 +200,8 @@ static int parse(int argc, char **argv, tui_args *a)
             break;
         case 'e':
             if (!jp_kind_parse(optarg, &a->kind))
-                return tui_usage_error("unknown kind '%s' for --event "
-                                       "(use cpu, wall, alloc, lock or park)",
-                                       optarg);
+                return tui_usage_error("unknown kind '%s' for --event (use %s)", optarg,
+                                       jp_kind_list());
             a->has_kind = true;
             break;
         case TUI_OPT_VALUE:
@@ -186,6 +229,12 @@ static int parse(int argc, char **argv, tui_args *a)
             a->diff_norm = (int)n;
             break;
         }
+        case OPT_STATE:
+        case OPT_LEAK:
+        case OPT_TAIL:
+        case OPT_JOBS:
+            rc = parse_reader_option(c, optarg, a);
+            break;
         case TUI_OPT_FROM:
             rc = parse_time(optarg, &a->from, &a->has_from, "--from");
             break;
@@ -242,10 +291,13 @@ static int parse(int argc, char **argv, tui_args *a)
         return tui_usage_error("unexpected argument '%s'", argv[optind]);
     if (a->has_format && !a->batch)
         return tui_usage_error("%s", "--format is for batch mode: add -b");
-    if (!a->jfr_path && (a->has_kind || a->has_from || a->has_to || a->threads || a->by_value))
-        return tui_usage_error("%s",
-                               "--event, --value, --threads, --from and --to need a recording: "
-                               "no recording given, use --jfr FILE");
+    if (!a->jfr_path && (a->has_kind || a->has_from || a->has_to || a->threads || a->by_value ||
+                         a->states || a->leak || a->has_tail || a->jobs))
+        return tui_usage_error("%s", "--event, --value, --threads, --from, --to, --state, --leak, "
+                                     "--tail and --jobs need a recording: no recording given, use "
+                                     "--jfr FILE");
+    if (a->has_tail && !a->leak)
+        return tui_usage_error("%s", "--tail is the age limit of --leak: add --leak");
     if (a->diff_path && !a->jfr_path)
         return tui_usage_error("%s", "--diff OLD.jfr compares with a recording: add --jfr NEW.jfr");
     if (a->diff_path && !a->batch)

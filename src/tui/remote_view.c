@@ -421,7 +421,7 @@ static void render_help(tui_canvas *c)
         "  T F5   Threads: latest snapshot per pod, busiest first (e: stacks)",
         "  L F6   Locks: who holds what, who waits, owner chains",
         "  D F7   Deadlocks: the newest cycle per pod",
-        "  F F8   Flame: all samples of the range (1-5 kinds, v values, / search,",
+        "  F F8   Flame: all samples of the range (1-9 kinds, v values, / search,",
         "         Enter zoom, r reverse, Tab top table)",
         "  S F4   Status: pods and JVMs, reasons, status history, ingestion health",
         "  < >    flame range: 5m 15m 1h 6h 24h",

@@ -10,7 +10,7 @@
  * filter (all pods, then each pod); e shows the threads' stacks; R reads
  * everything again; arrows and
  * PgUp/PgDn scroll; ? help; q quits. On the Flame screen every other key
- * goes to the flame view (zoom, search, kinds 1-5, v values, r reverse).
+ * goes to the flame view (zoom, search, kinds 1-9, v values, r reverse).
  *
  * tui_remote_view_tick() re-reads the snapshots every interval and the
  * flame when its range or pod changed; a failed read keeps the last data

@@ -190,6 +190,8 @@ size_t jp_batch_add_profile(jp_batch *b, const jp_profile *p, const jp_batch_tar
         w->period_ns = t->period_ns;
         w->events = t->events;
         w->truncated = t->truncated > 0;
+        /* the recorder said it lost samples (jdk.CPUTimeSamplesLost) */
+        w->dropped = w->dropped || t->lost > 0;
         for (size_t c = 0; c < t->count; c++) {
             const jp_sample *cell = &t->cells[c];
             uint32_t th = cell->thread == JP_NO_THREAD ? JP_BATCH_NO_THREAD : map[cell->thread];

@@ -489,8 +489,7 @@ static jp_err pd_window_field(pdec *x, int key, jpull_tok t, jp_batch_window *w,
     case 1:
         if (t != JPULL_STRING || !pd_kind(x, &w->kind))
             return t == JPULL_ERROR ? pd_syntax(x)
-                                    : dec_fail(&x->d, JP_ERR_FORMAT, "kind",
-                                               "unknown kind (cpu, wall, alloc, lock, park)");
+                                    : dec_fail(&x->d, JP_ERR_FORMAT, "kind", "unknown kind");
         return JP_OK;
     case 2:
         return pd_time(x, t, "start", &w->start_ns);

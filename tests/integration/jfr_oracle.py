@@ -4,9 +4,11 @@ independently with the JDK's own `jfr print --json`.
 
 Usage: jfr_oracle.py FILE KIND [--value samples|total] [--threads]
                      [--jfr PATH] [--period-ns N] [--cache DIR] [--count]
-                     [--from-ns NS] [--to-ns NS]
+                     [--from-ns NS] [--to-ns NS] [--state S[,S]]
+                     [--leak [--tail F]] [--lost]
 
-KIND is cpu|wall|alloc|lock|park. Prints one line per distinct stack,
+KIND is cpu|wall|alloc|lock|park|nativemem|live|nativelock|cputime. Prints
+one line per distinct stack,
 `root;...;leaf VALUE`, sorted. Frame names follow jprof's rule: the class name
 with '/' turned into '.', then '.' and the method; the bare method for C++ and
 Kernel frames, for Native frames with async-profiler's made-up descriptors
@@ -25,6 +27,19 @@ the number of events instead of the stacks (to check against `jfr summary`).
 --from-ns/--to-ns keep the events with from <= startTime < to (ns since the
 epoch), which is what jprof-top's --from/--to mean.
 
+Kinds and thread states, from the printed events only: jdk.ExecutionSample
+is cpu, except in async-profiler files, where STATE_DEFAULT is cpu and every
+other state wall (a file is async-profiler's when one of its samples has
+STATE_DEFAULT, or its jdk.ActiveSetting "event" is "wall"); --state keeps
+the samples whose printed `state` is listed (case-insensitive, "RUNNABLE"
+short for "STATE_RUNNABLE"). nativemem is profiler.Malloc (total = size);
+--leak pairs it with profiler.Free: events in time order (file order breaks
+ties), a malloc counts when no later free has its address, and when its
+time t <= max - int(tail * (max - min)) over all Malloc/Free times. live is
+profiler.LiveObject (allocationSize), nativelock profiler.NativeLock
+(duration), cputime jdk.CPUTimeSample (samplingPeriod). --lost prints the sum
+of jdk.CPUTimeSamplesLost.lostSamples instead of stacks.
+
 The jfr tool is taken from --jfr, else $JFR, else `jfr` on PATH. Exit 0 on
 success, 2 on usage errors, 1 when `jfr print` fails.
 """
@@ -39,8 +54,8 @@ import subprocess
 import sys
 
 EVENTS = {
-    "cpu": ["jdk.ExecutionSample"],
-    "wall": ["profiler.WallClockSample"],
+    "cpu": ["jdk.ExecutionSample", "jdk.ActiveSetting"],
+    "wall": ["profiler.WallClockSample", "jdk.ExecutionSample", "jdk.ActiveSetting"],
     "alloc": [
         "jdk.ObjectAllocationSample",
         "jdk.ObjectAllocationInNewTLAB",
@@ -48,6 +63,19 @@ EVENTS = {
     ],
     "lock": ["jdk.JavaMonitorEnter"],
     "park": ["jdk.ThreadPark"],
+    "nativemem": ["profiler.Malloc", "profiler.Free"],
+    "live": ["profiler.LiveObject"],
+    "nativelock": ["profiler.NativeLock"],
+    "cputime": ["jdk.CPUTimeSample", "jdk.CPUTimeSamplesLost"],
+}
+
+# Field holding the event's total for kinds whose value is not a duration.
+SIZE_FIELD = {
+    "profiler.Malloc": "size",
+    "profiler.LiveObject": "allocationSize",
+}
+DURATION_FIELD = {
+    "jdk.CPUTimeSample": "samplingPeriod",
 }
 
 # Field holding the event's "size" for --value total of alloc.
@@ -155,7 +183,14 @@ def event_values(etype, values):
         return 1, None
     if etype in ALLOC_FIELD:
         return 1, int(values.get(ALLOC_FIELD[etype]) or 0)
-    return 1, duration_ns(values.get("duration"))
+    if etype in SIZE_FIELD:
+        return 1, int(values.get(SIZE_FIELD[etype]) or 0)
+    return 1, duration_ns(values.get(DURATION_FIELD.get(etype, "duration")))
+
+
+def norm_state(s):
+    s = (s or "").strip().upper()
+    return s if s.startswith("STATE_") else "STATE_" + s
 
 
 def iter_events(text):
@@ -185,47 +220,106 @@ def run_jfr(jfr, path, kind):
     return proc.stdout.decode("utf-8", errors="surrogateescape")
 
 
-def aggregate(jfr, path, kind, window=None):
+def stack_key(values):
+    thread = values.get("sampledThread", values.get("eventThread"))
+    trace = values.get("stackTrace")
+    if trace and trace.get("frames"):
+        frames = [frame_name(f) for f in reversed(trace["frames"])]
+    else:
+        frames = ["[no stack]"]
+    return thread_name(thread) + "\x00" + ";".join(frames)
+
+
+def add(agg, key, samples, total):
+    cell = agg.setdefault(key, [0, 0, 0])
+    cell[0] += samples
+    cell[1] = None if (total is None or cell[1] is None) else cell[1] + total
+    cell[2] += 1
+
+
+def select(kind, events, states, leak, tail):
+    """(etype, values) of the events that make up `kind`, in file order."""
+    execs = [v for t, v in events if t == "jdk.ExecutionSample"]
+    ap = any(v.get("state") == "STATE_DEFAULT" for v in execs) or any(
+        v.get("name") == "event" and v.get("value") == "wall"
+        for t, v in events if t == "jdk.ActiveSetting")
+    out = []
+    for etype, values in events:
+        if etype == "jdk.ActiveSetting" or etype == "jdk.CPUTimeSamplesLost":
+            continue
+        if etype == "jdk.ExecutionSample":
+            is_cpu = values.get("state") == "STATE_DEFAULT" or not ap
+            if is_cpu != (kind == "cpu"):
+                continue
+        if states is not None and etype in ("jdk.ExecutionSample", "profiler.WallClockSample"):
+            if norm_state(values.get("state")) not in states:
+                continue
+        out.append((etype, values))
+    if kind == "nativemem":
+        out = leaks(out, tail) if leak else [(t, v) for t, v in out if t == "profiler.Malloc"]
+    return out
+
+
+def leaks(events, tail):
+    """The mallocs of `events` (Malloc and Free, file order) never freed later,
+    older than the tail cut."""
+    timed = sorted(((timestamp_ns(v.get("startTime")), i, t, v) for i, (t, v) in enumerate(events)),
+                   key=lambda x: (x[0], x[1]))
+    if not timed:
+        return []
+    live = {}
+    for t, i, etype, v in timed:
+        addr = int(v.get("address") or 0)
+        if etype == "profiler.Malloc":
+            live[addr] = (t, i, etype, v)
+        else:
+            live.pop(addr, None)
+    lo, hi = timed[0][0], timed[-1][0]
+    cut = hi - int(tail * float(hi - lo))
+    return [(e[2], e[3]) for e in sorted(live.values(), key=lambda x: x[1]) if e[0] <= cut]
+
+
+def aggregate(jfr, path, kind, window=None, states=None, leak=False, tail=0.1):
     """{"thread\\x00stack": [samples, total_or_None, events]} for one file and
-    kind, of the events starting in window = (from_ns, to_ns) when given."""
-    agg = {}
+    kind, of the events starting in window = (from_ns, to_ns) when given;
+    "\\x00lost" holds the lost cputime samples."""
+    events = []
+    lost = 0
     for ev in iter_events(run_jfr(jfr, path, kind)):
         etype = ev.get("type")
         if etype not in EVENTS[kind]:
             continue
         values = ev.get("values") or {}
-        if window:
+        if window and etype != "jdk.ActiveSetting":
             t = timestamp_ns(values.get("startTime"))
             if (window[0] is not None and t < window[0]) or (window[1] is not None and t >= window[1]):
                 continue
-        thread = values.get("sampledThread", values.get("eventThread"))
-        trace = values.get("stackTrace")
-        if trace and trace.get("frames"):
-            frames = [frame_name(f) for f in reversed(trace["frames"])]
-        else:
-            frames = ["[no stack]"]
-        key = thread_name(thread) + "\x00" + ";".join(frames)
+        if etype == "jdk.CPUTimeSamplesLost":
+            lost += int(values.get("lostSamples") or 0)
+        events.append((etype, values))
+    agg = {}
+    for etype, values in select(kind, events, states, leak, tail):
         samples, total = event_values(etype, values)
-        cell = agg.setdefault(key, [0, 0, 0])
-        cell[0] += samples
-        cell[1] = None if (total is None or cell[1] is None) else cell[1] + total
-        cell[2] += 1
+        add(agg, stack_key(values), samples, total)
+    agg["\x00lost"] = [lost, lost, 0]
     return agg
 
 
-def cached_aggregate(jfr, path, kind, cache, window=None):
+def cached_aggregate(jfr, path, kind, cache, window=None, states=None, leak=False, tail=0.1):
     if not cache:
-        return aggregate(jfr, path, kind, window)
+        return aggregate(jfr, path, kind, window, states, leak, tail)
     st = os.stat(path)
     me = os.stat(os.path.abspath(__file__)).st_mtime_ns  # a changed naming rule invalidates it
-    ident = "%s|%d|%d|%s|%s|%s|%d" % (os.path.abspath(path), st.st_size, st.st_mtime_ns, kind, jfr, window, me)
+    ident = "%s|%d|%d|%s|%s|%s|%d|%s|%s|%r" % (os.path.abspath(path), st.st_size, st.st_mtime_ns, kind, jfr,
+                                              window, me, sorted(states or []) if states is not None else None,
+                                              leak, tail)
     fname = os.path.join(cache, "oracle-" + hashlib.sha1(ident.encode()).hexdigest() + ".json")
     try:
         with open(fname) as f:
             return json.load(f)
     except (OSError, ValueError):
         pass
-    agg = aggregate(jfr, path, kind, window)
+    agg = aggregate(jfr, path, kind, window, states, leak, tail)
     os.makedirs(cache, exist_ok=True)
     tmp = fname + ".tmp%d" % os.getpid()
     with open(tmp, "w") as f:
@@ -246,6 +340,10 @@ def main():
     ap.add_argument("--count", action="store_true", help="print the number of events only")
     ap.add_argument("--from-ns", type=int, default=None)
     ap.add_argument("--to-ns", type=int, default=None)
+    ap.add_argument("--state", default=None, help="keep samples in these thread states")
+    ap.add_argument("--leak", action="store_true", help="nativemem: mallocs never freed")
+    ap.add_argument("--tail", type=float, default=0.1, help="--leak: ignore the last fraction")
+    ap.add_argument("--lost", action="store_true", help="print the lost cputime samples")
     a = ap.parse_args()
 
     if a.value == "total" and a.kind in ("cpu", "wall") and a.period_ns is None:
@@ -254,7 +352,14 @@ def main():
     window = None
     if a.from_ns is not None or a.to_ns is not None:
         window = (a.from_ns, a.to_ns)
-    agg = cached_aggregate(a.jfr, a.file, a.kind, a.cache, window)
+    states = None
+    if a.state is not None:
+        states = set(norm_state(x) for x in a.state.split(","))
+    agg = cached_aggregate(a.jfr, a.file, a.kind, a.cache, window, states, a.leak, a.tail)
+    lost = agg.pop("\x00lost", [0, 0, 0])[0]
+    if a.lost:
+        print(lost)
+        return 0
     if a.count:
         print(sum(c[2] for c in agg.values()))
         return 0

@@ -29,6 +29,7 @@ import shlex
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -884,6 +885,96 @@ def case_jfr_upload(ctx):
     check(st == 403, "jfr upload outside scope -> 403")
 
 
+FIXTURES = os.environ.get("JPROF_FIXTURES", os.path.join(HERE, "..", "fixtures", "jfr"))
+# Each kind of the newer recorders, from the file that has it (fixtures ship
+# with the project; the JDK 25 cputime recording is made now).
+NEW_KIND_FILES = (
+    ("asprof-all.jfr", ("cpu", "alloc", "nativemem", "live", "nativelock")),
+    ("asprof2-cpu-wall.jfr", ("cpu", "wall")),
+)
+
+
+def fixture_now(name, dirpath):
+    """A copy of fixture `name` moved to the last minutes: the server keeps 7
+    days and the fixtures carry their recording date. Events are ticks after
+    their chunk header's start time, so rewriting that start (bytes 32..39 of
+    each header) moves every event; jprof-top and the server read the same
+    copy, so the comparison stays exact."""
+    with open(os.path.join(FIXTURES, name), "rb") as f:
+        data = bytearray(f.read())
+    off, start = 0, now_ns() - 600 * NS
+    while off + 68 <= len(data) and data[off:off + 4] == b"FLR\0":
+        size, = struct.unpack(">q", data[off + 8:off + 16])
+        dur, = struct.unpack(">q", data[off + 40:off + 48])
+        struct.pack_into(">q", data, off + 32, start)
+        start += dur
+        off += size
+    path = os.path.join(dirpath, "now-" + name)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def jdk25_cputime_recording(dirpath):
+    """A JDK 25 recording with jdk.CPUTimeSample, or None without JDK 25."""
+    jhome = os.environ.get("JDK25_HOME", "/usr/lib/jvm/temurin-25-jdk-amd64")
+    if not os.access(os.path.join(jhome, "bin", "java"), os.X_OK):
+        return None
+    path = os.path.join(dirpath, "jdk25-cputime.jfr")
+    env = dict(os.environ)
+    env["JPROF_JFR_EXTRA"] = "jdk.CPUTimeSample#enabled=true,jdk.CPUTimeSample#throttle=10ms"
+    env.setdefault("JPROF_WORKLOAD_CLASSES", os.path.join(os.getcwd(), "tests", "java", "classes"))
+    p = subprocess.run([os.path.join(HERE, "record-jfr.sh"), jhome, path,
+                        os.environ.get("RECORD_SECONDS", "8")], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+    if p.returncode != 0:
+        raise Fail("record-jfr.sh (JDK 25) failed (%d): %s" % (p.returncode, p.stdout[-1500:]))
+    return path
+
+
+def case_jfr_new_kinds(ctx):
+    """nativemem, live, nativelock, the cpu/wall split of async-profiler 2.x
+    and JDK 25 cputime through JFR ingest, both stores' query API: the same
+    flame totals and top tables as jprof-top on the same file."""
+    top = os.environ.get("JPROF_TOP", "./jprof-top")
+    if not os.access(top, os.X_OK):
+        ctx.skip_or_fail("jprof-top missing: new kinds not tested")
+        return
+    s = ctx.server()
+    files = [(fixture_now(name, ctx.root), kinds) for name, kinds in NEW_KIND_FILES]
+    rec = jdk25_cputime_recording(ctx.root)
+    if rec:
+        files.append((rec, ("cputime", "cpu")))
+    else:
+        ctx.note("no JDK 25: cputime not tested through the server")
+    for n, (path, kinds) in enumerate(files):
+        svc = "kinds-%d" % n
+        with open(path, "rb") as f:
+            body = f.read()
+        st, resp, _ = s.request("POST", q("/api/v1/ingest/jfr", namespace="shop", service=svc,
+                                          pod="pod-a"), body, "ingest")
+        check(st == 200 and json.loads(resp)["status"] == "accepted",
+              "%s upload: %d %s" % (os.path.basename(path), st, resp[:200]))
+        for kind in kinds:
+            by_samples = jprof_top_json(top, path, kind, "samples")
+            by_value = jprof_top_json(top, path, kind, "total")
+            check(by_samples is not None, "%s has no %s events" % (path, kind))
+            w = by_samples["meta"]
+            rng = {"from": rfc3339(parse_rfc3339(w["start"]) - 60 * NS),
+                   "to": rfc3339(parse_rfc3339(w["end"]) + 60 * NS)}
+            got = s.getj(q("/api/v1/flamegraph", namespace="shop", service=svc, kind=kind,
+                           **rng))["meta"]
+            check((got["samples"], got["total"], got["unit"]) ==
+                  (w["samples"], w["total"], w["unit"]),
+                  "%s %s flame: server %s/%s %s, jprof-top %s/%s %s" %
+                  (svc, kind, got["samples"], got["total"], got["unit"], w["samples"],
+                   w["total"], w["unit"]))
+            check_jfr_top(s, "shop", svc, kind, rng, by_samples, by_value,
+                          jprof_top_rows(top, path, kind, 10))
+            ctx.note("%s %s: %d samples, total %d %s: equal to jprof-top" %
+                     (os.path.basename(path), kind, w["samples"], w["total"], w["unit"]))
+
+
 def parse_rfc3339(s):
     import datetime
     d = datetime.datetime.strptime(s[:19], "%Y-%m-%dT%H:%M:%S").replace(
@@ -942,7 +1033,8 @@ def case_tls(ctx):
 
 
 CASES = [case_basics, case_endpoints, case_auth, case_malformed, case_duplicates_restart,
-         case_kill9, case_retention, case_jfr_upload, case_insecure_flag, case_tls]
+         case_kill9, case_retention, case_jfr_upload, case_jfr_new_kinds, case_insecure_flag,
+         case_tls]
 
 
 class Ctx:

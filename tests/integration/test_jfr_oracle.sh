@@ -138,6 +138,17 @@ check_file() {
     done
 }
 
+# check_args NAME FILE JFRTOOL KIND ORACLE_ONLY ARGS... : the oracle and
+# jprof-top both get ARGS (--value, --threads, --state, --leak, --tail mean
+# the same to both); the oracle also ORACLE_ONLY (e.g. "--period-ns N").
+check_args() {
+    local name=$1 file=$2 tool=$3 k=$4 only=$5 exp=$work/exp-args.txt
+    shift 5
+    # shellcheck disable=SC2086 # ORACLE_ONLY is split on purpose
+    oracle "$exp" "$file" "$tool" "$k" $only "$@" || return
+    compare "$name" "$exp" --jfr "$file" --event "$k" --format collapsed "$@"
+}
+
 # compare_sum NAME FILE KIND VALUE PART1 TOOL1 PART2 TOOL2 : FILE is PART1
 # followed by PART2, so its stacks are the sums of theirs.
 compare_sum() {
@@ -217,7 +228,12 @@ done
 # ---- record (in parallel: the wall time is what bounds the test) ----
 recorders=""
 for v in $jdks; do
-    "$here/record-jfr.sh" "$(jdk_home "$v")" "$work/jdk$v.jfr" "$secs" 2>"$work/record$v.log" &
+    # JDK 25's CPU-time sampler (JEP 509) is off in every .jfc: switched on
+    # here, at the 10 ms the JDK's profile.jfc names.
+    extra=""
+    [ "$v" = 25 ] && extra="jdk.CPUTimeSample#enabled=true,jdk.CPUTimeSample#throttle=10ms"
+    JPROF_JFR_EXTRA=$extra "$here/record-jfr.sh" "$(jdk_home "$v")" "$work/jdk$v.jfr" "$secs" \
+        2>"$work/record$v.log" &
     recorders="$recorders $!"
 done
 for p in $recorders; do
@@ -259,6 +275,23 @@ for v in $recorded; do
         fi
     done
     check_file "jdk$v" "$f" "$tool" "cpu alloc lock park" "alloc lock park" "cpu" yes
+    if [ "$v" = 25 ]; then
+        n=$(python3 "$oracle" --jfr "$tool" "$f" cputime --count)
+        if [ "${n:-0}" -gt 0 ]; then
+            pass "JDK 25 recording has $n jdk.CPUTimeSample events"
+            check_file "jdk25" "$f" "$tool" cputime cputime cputime no
+            lost=$(python3 "$oracle" --jfr "$tool" "$f" cputime --lost)
+            got=$("$top" -b --jfr "$f" --event cputime --format json 2>/dev/null |
+                python3 -c 'import json,sys; print(json.load(sys.stdin)["meta"]["lost_samples"])')
+            if [ "$lost" = "$got" ]; then
+                pass "jdk25 cputime: lost samples reported ($got, as jdk.CPUTimeSamplesLost says)"
+            else
+                fail "jdk25 cputime: lost samples $got, jdk.CPUTimeSamplesLost says $lost"
+            fi
+        else
+            fail "JDK 25 recording has no jdk.CPUTimeSample (jdk.CPUTimeSample#enabled=true ignored?)"
+        fi
+    fi
 done
 
 # ---- a time window: --from/--to as RFC 3339 instants inside the first JDK recording ----
@@ -357,6 +390,105 @@ else
     else
         fail "fixture $fx or its parts are missing (they ship with the project)"
     fi
+fi
+
+# ---- the kinds of the newer recorders (tests/fixtures/jfr/README.md) ----
+# async-profiler 2.x's mixed cpu+wall file: jdk.ExecutionSample split by
+# thread state, cpu + wall = every sample, and --state on both; native
+# memory (with the leak pairing and the tail rule), live objects and native
+# locks; asprof-all holds all of them next to cpu.
+check_new_kinds() {
+    local fx=$fixtures/asprof2-cpu-wall.jfr f
+    if [ ! -r "$fx" ]; then
+        fail "fixture $fx is missing (it ships with the project)"
+        return
+    fi
+    check_args "asprof2-cpu-wall cpu samples" "$fx" "$anyjfr" cpu ""
+    check_args "asprof2-cpu-wall wall samples" "$fx" "$anyjfr" wall ""
+    check_args "asprof2-cpu-wall cpu total (x 10 ms)" "$fx" "$anyjfr" cpu "--period-ns 10000000" --value total
+    check_args "asprof2-cpu-wall wall total (x 20 ms)" "$fx" "$anyjfr" wall "--period-ns 20000000" --value total
+    check_args "asprof2-cpu-wall wall --threads" "$fx" "$anyjfr" wall "" --threads
+    check_args "asprof2-cpu-wall wall --state RUNNABLE" "$fx" "$anyjfr" wall "" --state RUNNABLE
+    check_args "asprof2-cpu-wall wall --state state_sleeping" "$fx" "$anyjfr" wall "" --state state_sleeping
+    check_args "asprof2-cpu-wall cpu --state STATE_DEFAULT" "$fx" "$anyjfr" cpu "" --state STATE_DEFAULT
+    check_args "asprof2-cpu-wall wall --state RUNNABLE,SLEEPING" "$fx" "$anyjfr" wall "" --state RUNNABLE,SLEEPING
+    local ncpu nwall nall
+    ncpu=$("$top" -b --jfr "$fx" --event cpu | awk '{ s += $NF } END { print s + 0 }')
+    nwall=$("$top" -b --jfr "$fx" --event wall | awk '{ s += $NF } END { print s + 0 }')
+    nall=$("$anyjfr" summary "$fx" | awk '$1 == "jdk.ExecutionSample" { print $2 }')
+    if [ "$ncpu" -gt 0 ] && [ "$nwall" -gt 0 ] && [ $((ncpu + nwall)) = "${nall:-x}" ]; then
+        pass "asprof2-cpu-wall: cpu $ncpu + wall $nwall = $nall jdk.ExecutionSample"
+    else
+        fail "asprof2-cpu-wall: cpu $ncpu + wall $nwall != ${nall:-?} jdk.ExecutionSample"
+    fi
+    for spec in "asprof-nativemem|nativemem" "asprof-live|live alloc" \
+        "asprof-nativelock|nativelock" "asprof-all|cpu nativemem live nativelock alloc"; do
+        IFS='|' read -r name kinds <<<"$spec"
+        f=$fixtures/$name.jfr
+        if [ ! -r "$f" ]; then
+            fail "fixture $f is missing (it ships with the project)"
+            continue
+        fi
+        local nocpu=${kinds/cpu /}
+        check_file "$name" "$f" "$anyjfr" "$kinds" "$nocpu" "$kinds" no
+        case " $kinds " in
+        *" nativemem "*)
+            check_args "$name nativemem --leak" "$f" "$anyjfr" nativemem "" --leak
+            check_args "$name nativemem --leak total" "$f" "$anyjfr" nativemem "" --leak --value total
+            check_args "$name nativemem --leak --tail 0" "$f" "$anyjfr" nativemem "" --leak --tail 0 --value total
+            check_args "$name nativemem --leak --tail 0.5 --threads" "$f" "$anyjfr" nativemem "" --leak --tail 0.5 --threads
+            ;;
+        esac
+    done
+    # A kind the file lacks is a message naming the kinds it has.
+    f=$fixtures/asprof-nativemem.jfr
+    if "$top" -b --jfr "$f" --event cpu >"$work/lack.out" 2>"$work/lack.err"; then
+        fail "asprof-nativemem --event cpu: exit 0 for a kind the file lacks"
+    elif grep -q "no cpu events; kinds present: nativemem" "$work/lack.err"; then
+        pass "asprof-nativemem --event cpu: $(head -c 160 "$work/lack.err")"
+    else
+        fail "asprof-nativemem --event cpu: unclear message" "$(head -c 300 "$work/lack.err")"
+    fi
+    if "$top" -b --jfr "$f" >"$work/only.out" 2>"$work/only.err" && [ -s "$work/only.out" ]; then
+        pass "asprof-nativemem without --event: read (only nativemem events)"
+    else
+        fail "asprof-nativemem without --event: rejected" "$(head -c 300 "$work/only.err")"
+    fi
+}
+if [ -n "$anyjfr" ]; then
+    check_new_kinds
+fi
+
+# ---- chunks in parallel: the output of --jobs N is the serial output ----
+check_jobs() {
+    local f=$1 label=$2 k fmt a b bad=0 n=0
+    for k in cpu wall alloc lock park nativemem live nativelock cputime; do
+        for fmt in collapsed top json; do
+            run_top "$work/j1.out" "$work/j1.err" --jfr "$f" --event "$k" --format "$fmt" --threads --jobs 1
+            a=$?
+            run_top "$work/j4.out" "$work/j4.err" --jfr "$f" --event "$k" --format "$fmt" --threads --jobs 4
+            b=$?
+            n=$((n + 1))
+            if [ $a != $b ] || ! cmp -s "$work/j1.out" "$work/j4.out" || ! cmp -s "$work/j1.err" "$work/j4.err"; then
+                fail "$label $k $fmt: --jobs 4 differs from --jobs 1 (exit $a vs $b)" \
+                    "$(diff "$work/j1.out" "$work/j4.out" | head -c 400)"
+                bad=1
+            fi
+        done
+    done
+    run_top "$work/j1.out" "$work/j1.err" --jfr "$f" --event nativemem --leak --jobs 1
+    run_top "$work/j4.out" "$work/j4.err" --jfr "$f" --event nativemem --leak --jobs 4
+    cmp -s "$work/j1.out" "$work/j4.out" || { fail "$label nativemem --leak: --jobs 4 differs"; bad=1; }
+    [ $bad = 0 ] && pass "$label: --jobs 4 prints what --jobs 1 prints ($n kind/format pairs and --leak)"
+}
+many=$work/many-chunks.jfr
+: >"$many"
+for x in asprof-two-chunks asprof-all asprof2-cpu-wall asprof-jdk25 asprof-nativemem asprof-live; do
+    [ -r "$fixtures/$x.jfr" ] && cat "$fixtures/$x.jfr" >>"$many"
+done
+for v in $recorded; do cat "$work/jdk$v.jfr" >>"$many"; done
+if [ -s "$many" ]; then
+    check_jobs "$many" "fixtures and recordings as one many-chunk file"
 fi
 
 # ---- a file of two chunks from two different JDKs: the sum of both ----

@@ -263,4 +263,37 @@ else
     skip_or_fail "samples/demo.jfr (created by samples/make-demo.sh)"
 fi
 
+# ---- the newer kinds: keys 6-9, with the counts batch mode prints ----
+# (batch output equals the JDK's jfr print: test_jfr_oracle.sh)
+events_of() { # FILE KIND
+    "$top" -b --jfr "$1" --event "$2" 2>/dev/null | awk '{ s += $NF } END { print s + 0 }'
+}
+all=$fixtures/asprof-all.jfr
+mixed=$fixtures/asprof2-cpu-wall.jfr
+if [ -r "$all" ] && [ -r "$mixed" ]; then
+    start kinds 100 30 "$all"
+    step kinds "asprof-all: opens on cpu ($(events_of "$all" cpu) events)" 1 \
+        "^asprof-all\.jfr  cpu: $(events_of "$all" cpu) events"
+    step kinds "asprof-all: the kinds line lists the kinds it has" 2 \
+        '^\[cpu\] wall alloc lock park nativemem live nativelock '
+    for kv in "6 nativemem" "7 live" "8 nativelock"; do
+        k=${kv#* }
+        keys kinds "${kv%% *}"
+        step kinds "asprof-all: key ${kv%% *} shows $k ($(events_of "$all" "$k") events)" 1 \
+            "^asprof-all\.jfr  $k: $(events_of "$all" "$k") events"
+    done
+    keys kinds 9
+    step kinds "asprof-all: key 9 says the file has no cputime" 0 'no cputime events in this recording'
+    finish kinds
+    start mixed 100 30 "$mixed"
+    step mixed "asprof2-cpu-wall: cpu is the STATE_DEFAULT samples ($(events_of "$mixed" cpu))" 1 \
+        "^asprof2-cpu-wall\.jfr  cpu: $(events_of "$mixed" cpu) events"
+    keys mixed 2
+    step mixed "asprof2-cpu-wall: wall is every other state ($(events_of "$mixed" wall))" 1 \
+        "^asprof2-cpu-wall\.jfr  wall: $(events_of "$mixed" wall) events"
+    finish mixed
+else
+    skip_or_fail "fixtures $all and $mixed"
+fi
+
 summary

@@ -71,9 +71,15 @@ tests_unit_test_store_sqlite_LDADD = libjpserver.a libjpwire.a $(UNIT_LDADD) $(S
 	$(JANSSON_LIBS) $(ZSTD_LIBS) -lpthread
 
 # JFR reader (owned by the JFR helper): unit tests, a synthetic JFR writer, a dump tool.
-check_PROGRAMS += tests/unit/test_jfr tests/unit/test_jfr_wire tests/unit/jfr_dump
-TESTS += tests/unit/test_jfr tests/unit/test_jfr_wire
-tests_unit_test_jfr_SOURCES = tests/unit/test_jfr.c tests/unit/jfr_writer.c tests/unit/jfr_writer.h
+check_PROGRAMS += tests/unit/test_jfr tests/unit/test_jfr_kinds tests/unit/test_jfr_wire tests/unit/jfr_dump
+TESTS += tests/unit/test_jfr tests/unit/test_jfr_kinds tests/unit/test_jfr_wire
+tests_unit_test_jfr_SOURCES = tests/unit/test_jfr.c tests/unit/jfr_writer.c tests/unit/jfr_writer.h \
+	tests/unit/jfr_test_util.c tests/unit/jfr_test_util.h
+tests_unit_test_jfr_kinds_SOURCES = tests/unit/test_jfr_kinds.c tests/unit/jfr_test_util.c \
+	tests/unit/jfr_test_util.h
+tests_unit_test_jfr_kinds_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_jfr_kinds_CPPFLAGS = $(AM_CPPFLAGS) -DJPROF_FIXTURE_DIR='"$(abs_top_srcdir)/tests/fixtures/jfr"'
+tests_unit_test_jfr_kinds_LDADD = $(UNIT_LDADD)
 tests_unit_test_jfr_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_jfr_CPPFLAGS = $(AM_CPPFLAGS) -DJPROF_FIXTURE_DIR='"$(abs_top_srcdir)/tests/fixtures/jfr"'
 tests_unit_test_jfr_LDADD = $(UNIT_LDADD)

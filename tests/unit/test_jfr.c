@@ -15,56 +15,13 @@
 #include "base/strbuf.h"
 #include "jfr/jfr.h"
 #include "jfr_writer.h"
+#include "jfr_test_util.h"
 
 #define MS 1000000ULL
 
-static int cmp_lines(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* "root;...;leaf SAMPLES VALUE" per cell of kind k, sorted, one per line;
- * thread names first when the profile has them. Caller frees. */
-static char *collapsed(const jp_profile *p, jp_kind k)
-{
-    const jp_kind_table *t = &p->kinds[k];
-    char **lines = calloc(t->count + 1, sizeof *lines);
-    size_t total = 1;
-    for (size_t i = 0; i < t->count; i++) {
-        jp_strbuf b;
-        jp_strbuf_init(&b, 0);
-        const jp_sample *c = &t->cells[i];
-        size_t len;
-        if (c->thread != JP_NO_THREAD) {
-            const char *n = jp_profile_frame_name(p, c->thread, &len);
-            jp_strbuf_printf(&b, "%.*s;", (int)len, n);
-        }
-        const uint32_t *f = jp_profile_stack_frames(p, c->stack);
-        for (uint32_t j = 0; j < p->stacks[c->stack].depth; j++) {
-            const char *n = jp_profile_frame_name(p, f[j], &len);
-            jp_strbuf_printf(&b, "%s%.*s", j ? ";" : "", (int)len, n);
-        }
-        jp_strbuf_printf(&b, " %llu %llu\n", (unsigned long long)c->samples,
-                         (unsigned long long)c->value);
-        lines[i] = jp_strbuf_take(&b);
-        total += strlen(lines[i]);
-    }
-    qsort(lines, t->count, sizeof *lines, cmp_lines);
-    char *out = calloc(1, total);
-    size_t at = 0;
-    for (size_t i = 0; i < t->count; i++) {
-        size_t n = strlen(lines[i]);
-        memcpy(out + at, lines[i], n);
-        at += n;
-        free(lines[i]);
-    }
-    free(lines);
-    return out;
-}
-
 static void assert_collapsed(const jp_profile *p, jp_kind k, const char *want)
 {
-    char *got = collapsed(p, k);
+    char *got = ut_collapsed(p, k);
     if (strcmp(got, want))
         fprintf(stderr, "kind %s:\n--- got\n%s--- want\n%s", jp_kind_name(k), got, want);
     assert_string_equal(got, want);
@@ -215,8 +172,7 @@ static void test_multi_chunk(void **state)
 }
 
 /* Chunk 2 refers to a stack trace and a thread that only chunk 1 defines
- * (JDK 17 does this after a rotation): taken from chunk 1, with a warning.
- * Both chunks carry the same metadata, parsed once. */
+ * (JDK 17 does this after a rotation): taken from chunk 1, with a warning. */
 static void test_keys_from_previous_chunk(void **state)
 {
     (void)state;
@@ -232,21 +188,26 @@ static void test_keys_from_previous_chunk(void **state)
     jw_symbol(&b, 1, JW_UTF8, "unused");
     jw_checkpoint_end(&c, cp);
     jw_chunk_end(&c, 1000);
-    jfr_options opt;
-    jfr_options_init(&opt);
-    opt.threads = true;
-    opt.kinds = 1u << JP_KIND_CPU;
-    result r;
-    read_buf(&r, b.data, b.len, &opt);
-    assert_int_equal(r.rc, JP_OK);
-    assert_int_equal(r.rep.chunks_read, 2);
-    assert_collapsed(r.p, JP_KIND_CPU,
-                     "main;" APP "main 1 20000000\n"
-                     "main;" APP "main;" APP "work;com.example.Util.leaf 1 20000000\n"
-                     "worker-os;" APP "main;" APP "work 1 20000000\n"
-                     "worker-os;" APP "main;" APP "work;com.example.Util.leaf 1 20000000\n");
-    assert_true(has_warning(&r.rep, "chunk 2: stack trace key 1 taken from the previous chunk"));
-    result_free(&r);
+    /* Decoded in parallel, chunk 2 reads chunk 1's pools by itself. */
+    for (int jobs = 1; jobs <= 4; jobs += 3) {
+        jfr_options opt;
+        jfr_options_init(&opt);
+        opt.threads = true;
+        opt.kinds = 1u << JP_KIND_CPU;
+        opt.jobs = jobs;
+        result r;
+        read_buf(&r, b.data, b.len, &opt);
+        assert_int_equal(r.rc, JP_OK);
+        assert_int_equal(r.rep.chunks_read, 2);
+        assert_collapsed(r.p, JP_KIND_CPU,
+                         "main;" APP "main 1 20000000\n"
+                         "main;" APP "main;" APP "work;com.example.Util.leaf 1 20000000\n"
+                         "worker-os;" APP "main;" APP "work 1 20000000\n"
+                         "worker-os;" APP "main;" APP "work;com.example.Util.leaf 1 20000000\n");
+        assert_true(
+            has_warning(&r.rep, "chunk 2: stack trace key 1 taken from the previous chunk"));
+        result_free(&r);
+    }
     jw_free(&b);
 }
 
@@ -761,21 +722,12 @@ static void test_read_file(void **state)
 
 /* ---- the async-profiler fixtures (see their README) ---- */
 
-static const char *fixture(const char *name, char *buf, size_t len)
-{
-    const char *dir = getenv("JPROF_FIXTURES");
-    if (!dir || !*dir)
-        dir = JPROF_FIXTURE_DIR;
-    snprintf(buf, len, "%s/%s", dir, name);
-    return buf;
-}
-
 static void test_fixtures(void **state)
 {
     (void)state;
     char path[1024];
     /* The recordings ship with the project: missing is a failure. */
-    if (access(fixture("asprof-two-chunks.jfr", path, sizeof path), R_OK) != 0)
+    if (access(ut_fixture("asprof-two-chunks.jfr", path, sizeof path), R_OK) != 0)
         fail_msg("fixture %s not readable", path);
     /* Event counts from `jfr summary` (tests/fixtures/jfr/README.md). */
     static const struct {
@@ -794,7 +746,7 @@ static void test_fixtures(void **state)
         jfr_options opt;
         jfr_options_init(&opt);
         opt.threads = true;
-        assert_int_equal(jfr_read_file(fixture(cases[i].file, path, sizeof path), &opt, p, &rep),
+        assert_int_equal(jfr_read_file(ut_fixture(cases[i].file, path, sizeof path), &opt, p, &rep),
                          JP_OK);
         assert_int_equal(rep.chunks_read, cases[i].chunks);
         assert_int_equal(rep.major, 2);

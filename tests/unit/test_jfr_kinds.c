@@ -1,0 +1,267 @@
+/* Unit tests of the newer kinds and the parallel reader: --state parsing,
+ * malloc/free pairing (order, re-use of an address, unknown frees, the tail
+ * rule, chunk by chunk), event counts per kind of the async-profiler fixtures,
+ * and the same profile from every number of jobs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "jfr/jfr.h"
+#include "jfr/leak.h"
+#include "jfr_test_util.h"
+
+static void test_states_parse(void **state)
+{
+    (void)state;
+    jfr_options o;
+    jfr_options_init(&o);
+    jp_error err;
+    jp_error_init(&err);
+    assert_true(jfr_states_parse(&o, "runnable, State_Sleeping,STATE_DEFAULT", &err));
+    assert_int_equal(o.nstates, 3);
+    assert_string_equal(o.states[0], "STATE_RUNNABLE");
+    assert_string_equal(o.states[1], "STATE_SLEEPING");
+    assert_string_equal(o.states[2], "STATE_DEFAULT");
+    assert_false(jfr_states_parse(&o, "", &err));
+    assert_false(jfr_states_parse(&o, "RUNNABLE,,SLEEPING", &err));
+    assert_false(jfr_states_parse(&o, "A,B,C,D,E,F,G,H,I", &err));
+    assert_false(jfr_states_parse(&o, "AN_EXTREMELY_LONG_THREAD_STATE_NAME", &err));
+    assert_non_null(strstr(err.msg, "AN_EXTREMELY"));
+}
+
+/* One stack per malloc so the profile tells which ones leaked. */
+static uint32_t stack_named(jp_profile *p, const char *name)
+{
+    uint32_t f = jp_profile_frame(p, name, strlen(name), JP_FRAME_NATIVE);
+    return jp_profile_stack(p, &f, 1, false);
+}
+
+static void test_leak_pairing(void **state)
+{
+    (void)state;
+    jp_profile *p = jp_profile_new();
+    uint32_t a = stack_named(p, "a"), b = stack_named(p, "b"), c = stack_named(p, "c"),
+             d = stack_named(p, "d"), e = stack_named(p, "e");
+    jfr_leak l;
+    jfr_leak_init(&l);
+    jfr_leak_chunk k;
+    jfr_leak_chunk_init(&k);
+    /* File order is not time order: the free of 0x10 comes first in the
+     * file but after its malloc in time. */
+    jfr_leak_chunk_add(&k, 200, 0x10, 0, 0, JP_NO_THREAD, true);
+    jfr_leak_chunk_add(&k, 100, 0x10, 8, a, JP_NO_THREAD, false);
+    /* 0x20 is malloc'ed twice: the second one replaces the first. */
+    jfr_leak_chunk_add(&k, 110, 0x20, 16, b, JP_NO_THREAD, false);
+    jfr_leak_chunk_add(&k, 120, 0x20, 32, c, JP_NO_THREAD, false);
+    /* A free of an address never seen is no error. */
+    jfr_leak_chunk_add(&k, 130, 0x99, 0, 0, JP_NO_THREAD, true);
+    jfr_leak_chunk_reduce(&k);
+    jfr_leak_apply(&l, &k, NULL, NULL);
+    jfr_leak_chunk_cleanup(&k);
+    /* Chunk 2: frees 0x20 of chunk 1, leaks 0x30 (old) and 0x40 (young). */
+    jfr_leak_chunk_init(&k);
+    jfr_leak_chunk_add(&k, 300, 0x20, 0, 0, JP_NO_THREAD, true);
+    jfr_leak_chunk_add(&k, 150, 0x30, 64, d, JP_NO_THREAD, false);
+    jfr_leak_chunk_add(&k, 1000, 0x40, 128, e, JP_NO_THREAD, false);
+    jfr_leak_chunk_reduce(&k);
+    jfr_leak_apply(&l, &k, NULL, NULL);
+    jfr_leak_chunk_cleanup(&k);
+    /* Span 100..1000: tail 0.1 cuts at 910, so only d leaks. */
+    assert_int_equal(jfr_leak_finish(&l, p, 0.1), 1);
+    char *got = ut_collapsed(p, JP_KIND_NATIVEMEM);
+    assert_string_equal(got, "d 1 64\n");
+    free(got);
+    /* Tail 0: everything still alive (a fresh profile, its stacks made in
+     * the same order so the indexes the leaks hold mean the same). */
+    jp_profile_free(p);
+    p = jp_profile_new();
+    const char *const names[] = {"a", "b", "c", "d", "e"};
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(stack_named(p, names[i]), i);
+    assert_int_equal(jfr_leak_finish(&l, p, 0), 2);
+    got = ut_collapsed(p, JP_KIND_NATIVEMEM);
+    assert_string_equal(got, "d 1 64\ne 1 128\n");
+    free(got);
+    jfr_leak_cleanup(&l);
+    jp_profile_free(p);
+}
+
+static jp_profile *read_fixture(const char *name, const jfr_options *opt)
+{
+    char path[1024];
+    jp_profile *p = jp_profile_new();
+    jfr_report rep;
+    jfr_report_init(&rep);
+    if (access(ut_fixture(name, path, sizeof path), R_OK) != 0)
+        fail_msg("fixture %s not readable", path);
+    assert_int_equal(jfr_read_file(path, opt, p, &rep), JP_OK);
+    for (uint32_t w = 0; w < rep.nwarnings; w++)
+        assert_null(strstr(rep.warnings[w], "missing"));
+    return p;
+}
+
+/* Event counts from `jfr summary` and the thread states `jfr print` shows
+ * (tests/fixtures/jfr/README.md). */
+static void test_fixture_kinds(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        uint64_t n[JP_KIND_COUNT];
+    } cases[] = {
+        {"asprof2-cpu-wall.jfr", {[JP_KIND_CPU] = 776, [JP_KIND_WALL] = 1316 + 5116}},
+        {"asprof-nativemem.jfr", {[JP_KIND_NATIVEMEM] = 1361}},
+        {"asprof-live.jfr", {[JP_KIND_LIVE] = 309, [JP_KIND_ALLOC] = 2147}},
+        {"asprof-nativelock.jfr", {[JP_KIND_NATIVELOCK] = 161}},
+        {"asprof-all.jfr",
+         {[JP_KIND_CPU] = 328,
+          [JP_KIND_NATIVEMEM] = 1409,
+          [JP_KIND_LIVE] = 56,
+          [JP_KIND_ALLOC] = 56,
+          [JP_KIND_NATIVELOCK] = 36}},
+        /* async-profiler 4.x cpu samples are all STATE_DEFAULT: still cpu. */
+        {"asprof-cpu-alloc-lock.jfr",
+         {[JP_KIND_CPU] = 991,
+          [JP_KIND_ALLOC] = 3004,
+          [JP_KIND_LOCK] = 913,
+          [JP_KIND_PARK] = 1008}},
+    };
+    jfr_options opt;
+    jfr_options_init(&opt);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        jp_profile *p = read_fixture(cases[i].file, &opt);
+        for (int k = 0; k < JP_KIND_COUNT; k++) {
+            if (p->kinds[k].events != cases[i].n[k])
+                fail_msg("%s: %s has %llu events, want %llu", cases[i].file,
+                         jp_kind_name((jp_kind)k), (unsigned long long)p->kinds[k].events,
+                         (unsigned long long)cases[i].n[k]);
+        }
+        jp_profile_free(p);
+    }
+    /* The mixed 2.x file: cpu every 10 ms, wall every 20 ms; --state on both. */
+    jp_profile *p = read_fixture("asprof2-cpu-wall.jfr", &opt);
+    assert_true(p->kinds[JP_KIND_CPU].period_ns == 10000000);
+    assert_true(p->kinds[JP_KIND_WALL].period_ns == 20000000);
+    assert_true(p->kinds[JP_KIND_WALL].value == 6432ULL * 20000000);
+    jp_profile_free(p);
+    jp_error err;
+    assert_true(jfr_states_parse(&opt, "RUNNABLE", &err));
+    p = read_fixture("asprof2-cpu-wall.jfr", &opt);
+    assert_int_equal(p->kinds[JP_KIND_WALL].events, 1316);
+    assert_int_equal(p->kinds[JP_KIND_CPU].events, 0);
+    jp_profile_free(p);
+    assert_true(jfr_states_parse(&opt, "default,sleeping", &err));
+    p = read_fixture("asprof2-cpu-wall.jfr", &opt);
+    assert_int_equal(p->kinds[JP_KIND_WALL].events, 5116);
+    assert_int_equal(p->kinds[JP_KIND_CPU].events, 776);
+    jp_profile_free(p);
+}
+
+/* Every fixture in one buffer: many chunks of both dialects. */
+static uint8_t *all_fixtures(size_t *len)
+{
+    static const char *const names[] = {
+        "asprof-two-chunks.jfr", "asprof-all.jfr",  "asprof2-cpu-wall.jfr",
+        "asprof-jdk25.jfr",      "asprof-live.jfr", "asprof-nativemem.jfr",
+    };
+    uint8_t *buf = NULL;
+    *len = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[1024];
+        FILE *f = fopen(ut_fixture(names[i], path, sizeof path), "rb");
+        assert_non_null(f);
+        uint8_t chunk[65536];
+        size_t n;
+        while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+            buf = realloc(buf, *len + n);
+            memcpy(buf + *len, chunk, n);
+            *len += n;
+        }
+        fclose(f);
+    }
+    return buf;
+}
+
+static void test_jobs_same_profile(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *buf = all_fixtures(&len);
+    char *want[JP_KIND_COUNT];
+    jfr_report want_rep;
+    static const int jobs[] = {1, 2, 4, 0};
+    for (size_t j = 0; j < sizeof jobs / sizeof jobs[0]; j++) {
+        jfr_options opt;
+        jfr_options_init(&opt);
+        opt.threads = true;
+        opt.leak = true;
+        opt.jobs = jobs[j];
+        jp_profile *p = jp_profile_new();
+        jfr_report rep;
+        jfr_report_init(&rep);
+        assert_int_equal(jfr_read_buffer(buf, len, "all.jfr", &opt, p, &rep), JP_OK);
+        assert_int_equal(rep.chunks_read, 7);
+        for (int k = 0; k < JP_KIND_COUNT; k++) {
+            char *got = ut_collapsed(p, (jp_kind)k);
+            if (j == 0) {
+                want[k] = got;
+                continue;
+            }
+            assert_string_equal(got, want[k]);
+            free(got);
+        }
+        if (j == 0) {
+            want_rep = rep;
+        } else {
+            assert_int_equal(rep.events_read, want_rep.events_read);
+            assert_int_equal(rep.events_used, want_rep.events_used);
+            assert_int_equal(rep.nwarnings, want_rep.nwarnings);
+            for (uint32_t w = 0; w < rep.nwarnings; w++)
+                assert_string_equal(rep.warnings[w], want_rep.warnings[w]);
+        }
+        jp_profile_free(p);
+    }
+    for (int k = 0; k < JP_KIND_COUNT; k++)
+        free(want[k]);
+    /* Damage in the middle: the same partial answer from every job count. */
+    size_t cut = len - 100000;
+    char *partial = NULL;
+    for (size_t j = 0; j < 2; j++) {
+        jfr_options opt;
+        jfr_options_init(&opt);
+        opt.jobs = j ? 4 : 1;
+        jp_profile *p = jp_profile_new();
+        jfr_report rep;
+        jfr_report_init(&rep);
+        assert_int_not_equal(jfr_read_buffer(buf, cut, "cut.jfr", &opt, p, &rep), JP_OK);
+        assert_true(rep.partial);
+        char *got = ut_collapsed(p, JP_KIND_CPU);
+        if (!j)
+            partial = got;
+        else {
+            assert_string_equal(got, partial);
+            free(got);
+        }
+        jp_profile_free(p);
+    }
+    free(partial);
+    free(buf);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_states_parse),
+        cmocka_unit_test(test_leak_pairing),
+        cmocka_unit_test(test_fixture_kinds),
+        cmocka_unit_test(test_jobs_same_profile),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

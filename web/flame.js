@@ -211,18 +211,21 @@
     return delta > 0 ? 'hsl(4,85%,' + l + '%)' : 'hsl(214,80%,' + l + '%)';
   }
 
+  /* Colours are computed when a frame is first drawn (most of a large tree
+   * never is); a diff tree needs one numeric pass for its scale first. */
   function colourTree(t, threads) {
     if (!t.diff) {
-      each(t.root, (n) => (n.col = kindColour(n, threads)));
+      t.colour = (n) => kindColour(n, threads);
       return;
     }
     const rt = t.root.t || 1, rb = t.root.bt || 1;
     let maxAbs = 0.01;
     each(t.root, (n) => {
+      n.col = null;
       n.delta = n.t / rt - n.bt / rb;
       if (n !== t.root) maxAbs = Math.max(maxAbs, Math.abs(n.delta));
     });
-    each(t.root, (n) => (n.col = diffColour(n.delta, maxAbs)));
+    t.colour = (n) => diffColour(n.delta, maxAbs);
   }
 
   /* ---- one canvas ---- */
@@ -255,7 +258,7 @@
 
     setZoom(n) {
       this.zoom = n;
-      if (!this.sel) this.sel = n;
+      this.sel = n;
       this.opts.owner.zoomed(this);
       this.render();
     }
@@ -287,8 +290,14 @@
       const cv = this.canvas;
       const dpr = window.devicePixelRatio || 1;
       const W = Math.max(200, cv.parentElement.clientWidth);
-      const rows = this.tree.maxDepth + 1;
-      const H = rows * ROW;
+      /* lay out first: the canvas is as tall as the deepest drawn row */
+      const items = [];
+      let maxD = 0;
+      this.layout(W, (n, x, w, d, anc) => {
+        items.push(n, x, w, anc);
+        if (d > maxD) maxD = d;
+      });
+      const H = (this.H = (maxD + 1) * ROW);
       if (cv.width !== Math.round(W * dpr) || cv.height !== Math.round(H * dpr)) {
         cv.width = Math.round(W * dpr);
         cv.height = Math.round(H * dpr);
@@ -305,19 +314,18 @@
       const up = this.opts.up;
       const m = this.matches;
       const rowsHit = (this.rowsHit = []);
-      let drawn = 0;
       const texts = [];
-      this.layout(W, (n, x, w, d, anc) => {
+      for (let i = 0; i < items.length; i += 4) {
+        const n = items[i], x = items[i + 1], w = items[i + 2], anc = items[i + 3];
+        const d = n.d;
         const y = up ? H - (d + 1) * ROW : d * ROW;
         (rowsHit[d] || (rowsHit[d] = [])).push(x, w, n);
-        let col = n.col;
-        if (m && !m.has(n)) col = '#e4e4e4';
-        else if (m) col = 'hsl(300,100%,62%)';
+        let col = n.col || (n.col = this.tree.colour(n));
+        if (m) col = m.has(n) ? 'hsl(300,100%,62%)' : '#e4e4e4';
         ctx.fillStyle = anc ? '#d6d6d6' : col;
         ctx.fillRect(x, y + 1, Math.max(w - 1, 0.5), ROW - 2);
-        drawn++;
         if (w > 28) texts.push(n, x, y, w);
-      });
+      }
       ctx.fillStyle = '#111';
       for (let i = 0; i < texts.length; i += 4) {
         const n = texts[i], x = texts[i + 1], y = texts[i + 2], w = texts[i + 3];
@@ -332,6 +340,7 @@
           ctx.strokeRect(s.x + 1, (up ? H - (this.sel.d + 1) * ROW : this.sel.d * ROW) + 1, Math.max(s.w - 2, 1), ROW - 2);
         }
       }
+      const drawn = items.length / 4;
       const ms = performance.now() - t0;
       cv.dataset.renderMs = ms.toFixed(2);
       cv.dataset.drawn = String(drawn);
@@ -346,7 +355,7 @@
     }
 
     hitXY(x, y) {
-      const H = this.tree.maxDepth * ROW + ROW;
+      const H = this.H || ROW;
       const d = this.opts.up ? Math.floor((H - y) / ROW) : Math.floor(y / ROW);
       const r = this.rowsHit && this.rowsHit[d];
       if (!r) return null;

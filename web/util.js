@@ -1,6 +1,6 @@
-/* util.js - shared helpers of the jprof page: DOM building (never innerHTML
- * with data), number/time formatting, the API client, sortable tables and
- * notices. Everything hangs off window.JP; no third-party code. */
+/* util.js - shared helpers of the jprof page: DOM building (text nodes
+ * only, data is never parsed as HTML), number/time formatting, the API
+ * client, sortable tables and notices. Everything hangs off window.JP; no third-party code. */
 'use strict';
 
 const JP = (window.JP = window.JP || {});

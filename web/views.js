@@ -168,6 +168,10 @@
         JP.UNIT_WORDS[kind] ? JP.UNIT_WORDS[kind][0].toUpperCase() + JP.UNIT_WORDS[kind].slice(1) + ': ' : '',
         JP.fmtUnit(meta.total, unit), ' in ', JP.int(meta.samples), ' ' + sampleWord(kind), ', ', JP.int(meta.windows), ' windows of ', whoText(s),
         meta.last ? ['; last data ', JP.time(meta.last), ' (' + JP.ago(meta.last) + ')'] : '', '.'));
+      if (!meta.samples && meta.partial) {
+        notes.append(JP.notice('empty', 'Nothing was read before the query budget ran out: no ' + kind + ' data to show. Try a shorter range.'));
+        return;
+      }
       if (!meta.samples) {
         notes.append(JP.notice('empty', 'Empty: no ' + kind + ' data for ' + whoText(s) + ' in this range. ' +
           (kind === 'wall' ? 'Wall-clock profiles come from async-profiler; the JDK engine records none.' : 'Is the kind enabled (jprof.io/events) and the service profiled? See Overview.')));
@@ -207,9 +211,11 @@
       }
       const all = rootTotal();
       rows = rows.map((r) => Object.assign({}, r, { self_pct: r.self / all, total_pct: r.total / all, self_samples: r.self_samples ?? null, total_samples: r.total_samples ?? null }));
-      topBox.append(JP.table({ name: 'top', cols: topCols(kind, unit), rows, sort: 'self', desc: true, onRow, max: 300 }));
+      topBox.append(JP.table({ name: 'top', cols: topCols(kind, unit), rows, sort: 'self', desc: true, onRow, max: 100 }));
+      if (rows.length > 100) topBox.append(el('p', { class: 'dim', text: 'The 100 heaviest of ' + JP.int(rows.length) + ' frames are listed (sort by a column to see others first).' }));
     }
     fv.setData(fr.data.tree, !!s.threads);
+    JP.lastFlame = { view: fv, tree: fr.data.tree }; /* for the browser test's timing */
   }
 
   /* ---- threads (busy, blocked, locks) ---- */
@@ -458,13 +464,19 @@
 
   /* ---- overview and status ---- */
 
+  /* What the latest status says about enablement. Only what it says: a
+   * status carries state, reason and message (and mode/until when the
+   * agent sends them), so "continuous" or "temporary" is never guessed. */
   function enablement(t) {
     const st = t.state || 'unknown';
     const msg = t.message ? ' — ' + t.message : '';
-    const m = /until ([0-9T:\-.Z]+)/.exec(t.message || '');
     if (t.reason === 'disabled') return 'disabled' + msg;
     if (t.reason === 'window_expired') return 'temporary window ended' + msg;
-    if (st === 'active') return (m ? 'temporary until ' + new Date(m[1]).toLocaleString() : /temporary/.test(t.message || '') ? 'temporary' : 'continuous') + (t.engine ? ' (' + t.engine + ')' : '');
+    if (st === 'active') {
+      const until = t.until ? ' until ' + new Date(t.until).toLocaleString() : '';
+      const mode = t.mode === 'temporary' ? 'temporary' + until : t.mode === 'continuous' ? 'continuous' : 'enabled';
+      return mode + (t.engine ? ' (' + t.engine + ')' : '') + msg;
+    }
     return st + (t.reason ? ': ' + t.reason : '') + msg;
   }
 

@@ -135,3 +135,16 @@ INTEGRATION_TEST_LIST += tests/integration/test_tui_remote.sh
 JPROF_TUI_REMOTE_LOG = tests/integration/test_tui_remote.sh.log
 $(JPROF_TUI_REMOTE_LOG): jprof-top jprof-server jprof-agent
 EXTRA_DIST += tests/integration/test_tui_remote.sh
+
+# The web page in headless Chromium (playwright-core from npm, Debian's
+# chromium): the real server, agent (host mode) and JVMs; every view,
+# search, zoom, reverse, sandwich, compare, the URL contract, tokens.
+INTEGRATION_TEST_LIST += tests/integration/test_web.sh
+JPROF_WEB_LOG = tests/integration/test_web.sh.log
+$(JPROF_WEB_LOG): jprof-server jprof-agent jprof-workload
+EXTRA_DIST += tests/integration/test_web.sh tests/integration/test_web.mjs \
+	tests/integration/package.json tests/integration/package-lock.json
+clean-local: clean-local-web
+clean-local-web:
+	rm -rf tests/integration/web-test.d
+.PHONY: clean-local-web

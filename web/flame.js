@@ -30,9 +30,9 @@
     const out = mk(root.name, null);
     let maxDepth = 0;
     let count = 0;
-    const stack = [[root, out]];
-    while (stack.length) {
-      const [j, n] = stack.pop();
+    const js = [root], ns = [out];
+    while (js.length) {
+      const j = js.pop(), n = ns.pop();
       count++;
       n.s = j.self;
       n.t = j.total;
@@ -41,11 +41,13 @@
       n.bs = j.base_self ?? -1;
       n.bt = j.base_total ?? -1;
       if (n.d > maxDepth) maxDepth = n.d;
-      const ch = j.children || [];
+      const ch = j.children;
+      if (!ch) continue;
       for (let i = 0; i < ch.length; i++) {
         const c = mk(ch[i].name, n);
         n.c.push(c);
-        stack.push([ch[i], c]);
+        js.push(ch[i]);
+        ns.push(c);
       }
     }
     return { root: out, maxDepth, count, diff: out.bt >= 0, samples: out.ts >= 0 };
@@ -197,18 +199,41 @@
     native: [48, 90, 55], cpp: [16, 85, 66], kernel: [262, 70, 70], unknown: [0, 0, 72],
   };
 
+  /* A small palette, so drawing sets fillStyle once per colour, not once
+   * per frame: 6 shades per frame kind, 12 steps each way for diffs. */
+  const SHADES = 6;
+  const PALETTE = [];
+  const KIND_BASE = {};
+  for (const [k, [h, sat, l]] of Object.entries(BASE)) {
+    KIND_BASE[k] = PALETTE.length;
+    for (let i = 0; i < SHADES; i++) {
+      const v = i / (SHADES - 1) - 0.5;
+      PALETTE.push('hsl(' + (h + v * 14).toFixed(0) + ',' + sat + '%,' + (l + v * 12).toFixed(0) + '%)');
+    }
+  }
+  const DIFF_STEPS = 12;
+  const DIFF_SAME = PALETTE.length;
+  PALETTE.push('hsl(40,12%,86%)');
+  const DIFF_UP = PALETTE.length;
+  for (let i = 1; i <= DIFF_STEPS; i++) PALETTE.push('hsl(4,85%,' + (92 - (i / DIFF_STEPS) * 42).toFixed(0) + '%)');
+  const DIFF_DOWN = PALETTE.length;
+  for (let i = 1; i <= DIFF_STEPS; i++) PALETTE.push('hsl(214,80%,' + (92 - (i / DIFF_STEPS) * 42).toFixed(0) + '%)');
+  const MATCH = PALETTE.length;
+  PALETTE.push('hsl(300,100%,62%)');
+  const NO_MATCH = PALETTE.length;
+  PALETTE.push('#e4e4e4');
+  const ANCESTOR = PALETTE.length;
+  PALETTE.push('#d6d6d6');
+
   function kindColour(n, threads) {
-    const k = JP.frameKind(n.n, n.d, threads);
-    const [h, s, l] = BASE[k];
-    const v = hash(n.n);
-    return 'hsl(' + (h + (v - 0.5) * 14).toFixed(0) + ',' + s + '%,' + (l + (v - 0.5) * 12).toFixed(0) + '%)';
+    return KIND_BASE[JP.frameKind(n.n, n.d, threads)] + Math.min(SHADES - 1, Math.floor(hash(n.n) * SHADES));
   }
 
   function diffColour(delta, maxAbs) {
     const i = Math.min(1, Math.abs(delta) / maxAbs);
-    if (i < 0.04) return 'hsl(40,12%,86%)';
-    const l = (92 - i * 42).toFixed(0);
-    return delta > 0 ? 'hsl(4,85%,' + l + '%)' : 'hsl(214,80%,' + l + '%)';
+    if (i < 0.04) return DIFF_SAME;
+    const step = Math.max(1, Math.round(i * DIFF_STEPS)) - 1;
+    return (delta > 0 ? DIFF_UP : DIFF_DOWN) + step;
   }
 
   /* Colours are computed when a frame is first drawn (most of a large tree
@@ -315,16 +340,27 @@
       const m = this.matches;
       const rowsHit = (this.rowsHit = []);
       const texts = [];
+      /* rectangles grouped by colour: one fillStyle and one fill per colour */
+      const groups = new Array(PALETTE.length);
       for (let i = 0; i < items.length; i += 4) {
         const n = items[i], x = items[i + 1], w = items[i + 2], anc = items[i + 3];
         const d = n.d;
         const y = up ? H - (d + 1) * ROW : d * ROW;
         (rowsHit[d] || (rowsHit[d] = [])).push(x, w, n);
-        let col = n.col || (n.col = this.tree.colour(n));
-        if (m) col = m.has(n) ? 'hsl(300,100%,62%)' : '#e4e4e4';
-        ctx.fillStyle = anc ? '#d6d6d6' : col;
-        ctx.fillRect(x, y + 1, Math.max(w - 1, 0.5), ROW - 2);
+        let col = n.col;
+        if (col === null) col = n.col = this.tree.colour(n);
+        if (m) col = m.has(n) ? MATCH : NO_MATCH;
+        if (anc) col = ANCESTOR;
+        (groups[col] || (groups[col] = [])).push(x, y + 1, w > 1.5 ? w - 1 : w);
         if (w > 28) texts.push(n, x, y, w);
+      }
+      for (let g = 0; g < groups.length; g++) {
+        const r = groups[g];
+        if (!r) continue;
+        ctx.fillStyle = PALETTE[g];
+        ctx.beginPath();
+        for (let i = 0; i < r.length; i += 3) ctx.rect(r[i], r[i + 1], r[i + 2], ROW - 2);
+        ctx.fill();
       }
       ctx.fillStyle = '#111';
       for (let i = 0; i < texts.length; i += 4) {
@@ -514,8 +550,7 @@
         if (mode === 'reverse') colourTree(t, false);
         this.canvases.push(new FlameCanvas(this.stage, t, Object.assign({ up: false, label: mode === 'reverse' ? 'Callers (reverse)' : 'Flame graph', role: mode }, common)));
       }
-      this.applySearch(false);
-      for (const c of this.canvases) c.render();
+      this.applySearch(false); /* renders every canvas */
       this.zoomed(this.canvases[this.canvases.length - 1]);
       if (this.opts.onMode) this.opts.onMode(mode, frame);
     }

@@ -244,7 +244,7 @@
     if (!r.ok) return sec.append(JP.failure(r, 'the thread snapshots'));
     const ts = r.data.targets || [];
     sec.append(...JP.metaNotices(r.data.meta, 'The thread list'));
-    if (!ts.length) return sec.append(JP.notice('empty', 'No thread snapshot for ' + whoText(ctx.s) + ' in the last day (jprof.io/threads off?).'));
+    if (!ts.length) return sec.append(JP.notice('empty', 'No thread snapshot for ' + whoText(ctx.s) + ' in this range (jprof.io/threads off?).'));
     for (const t of ts) {
       const busy = (t.summary && t.summary.busy) || {};
       const conf = busy.confidence;
@@ -287,7 +287,7 @@
     if (r.aborted) return;
     if (!r.ok) return sec.append(JP.failure(r, 'the thread snapshots'));
     const ts = r.data.targets || [];
-    if (!ts.length) return sec.append(JP.notice('empty', 'No thread snapshot for ' + whoText(ctx.s) + ' in the last day.'));
+    if (!ts.length) return sec.append(JP.notice('empty', 'No thread snapshot for ' + whoText(ctx.s) + ' in this range.'));
     for (const t of ts) {
       const sum = t.summary || {};
       const bl = sum.blocked || {};

@@ -232,8 +232,8 @@ static void diff_top_json(jp_strbuf *b, const diff_build *d, size_t limit, size_
         const diff_frame *f = &d->frames[i];
         if (!f->total[0] && !f->total[1])
             continue;
-        rows[n++] = (diff_top){
-            diff_share(f->self[0], all0) - diff_share(f->self[1], all1), (uint32_t)i};
+        rows[n++] =
+            (diff_top){diff_share(f->self[0], all0) - diff_share(f->self[1], all1), (uint32_t)i};
     }
     qsort(rows, n, sizeof *rows, diff_top_cmp);
     *rows_total = n;

@@ -25,7 +25,7 @@ typedef struct srv_config {
     const char *data_dir; /* embedded store */
     const char *tokens_file;
     const char *tls_cert, *tls_key;
-    const char *web_dir; /* serve the page from here; NULL = the embedded copy */
+    const char *web_dir;   /* serve the page from here; NULL = the embedded copy */
     const char *port_file; /* write the bound port here (tests use port 0) */
     int retention_days;
     bool insecure_no_auth;

@@ -13,10 +13,14 @@ const char *web_mime(const char *path)
     static const struct {
         const char *ext, *type;
     } types[] = {
-        {".html", "text/html; charset=utf-8"}, {".js", "text/javascript; charset=utf-8"},
-        {".css", "text/css; charset=utf-8"},   {".svg", "image/svg+xml"},
-        {".png", "image/png"},                 {".json", "application/json"},
-        {".ico", "image/x-icon"},              {".txt", "text/plain; charset=utf-8"},
+        {".html", "text/html; charset=utf-8"},
+        {".js", "text/javascript; charset=utf-8"},
+        {".css", "text/css; charset=utf-8"},
+        {".svg", "image/svg+xml"},
+        {".png", "image/png"},
+        {".json", "application/json"},
+        {".ico", "image/x-icon"},
+        {".txt", "text/plain; charset=utf-8"},
     };
     const char *dot = strrchr(path, '.');
     for (size_t i = 0; dot && i < sizeof types / sizeof types[0]; i++)

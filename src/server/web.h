@@ -9,7 +9,7 @@
 /* The Content-Security-Policy of every answer: scripts, styles and fetches
  * from this origin only, no inline code, never framed. */
 #define WEB_CSP                                                                                    \
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "             \
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "              \
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 /* Answers GET/HEAD of `url` (a path, "/" meaning /index.html) into o: 200

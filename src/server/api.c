@@ -26,7 +26,7 @@ bool api_limit(srv_req *r, srv_resp *o, const char *key, long def, long max, lon
     return true;
 }
 
-static bool api_time(srv_req *r, srv_resp *o, const char *key, int64_t now, int64_t *out)
+bool api_time_arg(srv_req *r, srv_resp *o, const char *key, int64_t now, int64_t *out)
 {
     const char *v = srv_arg(r, key);
     if (!v || !*v)
@@ -78,10 +78,10 @@ bool api_parse(srv_req *r, srv_resp *o, api_q *q, unsigned need)
         return false;
     }
     q->f.to_ns = q->now;
-    if (!api_time(r, o, "to", q->now, &q->f.to_ns))
+    if (!api_time_arg(r, o, "to", q->now, &q->f.to_ns))
         return false;
     q->f.from_ns = q->f.to_ns - 3600 * JP_NS_PER_SEC;
-    if (!api_time(r, o, "from", q->now, &q->f.from_ns))
+    if (!api_time_arg(r, o, "from", q->now, &q->f.from_ns))
         return false;
     if (q->f.from_ns >= q->f.to_ns) {
         srv_error(o, 400, "malformed", "'from' must be before 'to'");
@@ -246,25 +246,31 @@ static uint8_t *api_flame_select(const jp_flame *f, bool by_value, size_t max_no
     return keep;
 }
 
-static void api_node_open(jp_strbuf *b, const jp_flame *f, uint32_t v, bool by_value)
+static void api_node_open(jp_strbuf *b, const jp_flame *f, uint32_t v, bool by_value, bool both)
 {
     size_t len;
     const char *name = jp_flame_node_name(f, v, &len);
     jp_strbuf_puts(b, "{\"name\":");
     jw_str(b, name, len);
-    jp_strbuf_printf(b, ",\"self\":%llu,\"total\":%llu,\"children\":[",
+    jp_strbuf_printf(b, ",\"self\":%llu,\"total\":%llu",
                      (unsigned long long)jp_flame_self(f, v, by_value),
                      (unsigned long long)jp_flame_total(f, v, by_value));
+    if (both) /* by=both: the value above, and the samples */
+        jp_strbuf_printf(b, ",\"self_samples\":%llu,\"total_samples\":%llu",
+                         (unsigned long long)f->nodes[v].self_samples,
+                         (unsigned long long)f->nodes[v].total_samples);
+    jp_strbuf_puts(b, ",\"children\":[");
 }
 
 /* The kept tree as JSON, iteratively (depth does not grow the C stack). */
-static void api_flame_tree(jp_strbuf *b, const jp_flame *f, const uint8_t *keep, bool by_value)
+static void api_flame_tree(jp_strbuf *b, const jp_flame *f, const uint8_t *keep, bool by_value,
+                           bool both)
 {
     uint32_t *stack = jp_xcalloc(f->max_depth + 3, sizeof *stack);
     uint32_t *cursor = jp_xcalloc(f->max_depth + 3, sizeof *cursor);
     bool *first = jp_xcalloc(f->max_depth + 3, sizeof *first);
     size_t sp = 0;
-    api_node_open(b, f, 0, by_value);
+    api_node_open(b, f, 0, by_value, both);
     stack[0] = 0;
     cursor[0] = f->nodes[0].first_child;
     first[0] = true;
@@ -283,7 +289,7 @@ static void api_flame_tree(jp_strbuf *b, const jp_flame *f, const uint8_t *keep,
         if (!first[sp])
             jp_strbuf_putc(b, ',');
         first[sp] = false;
-        api_node_open(b, f, c, by_value);
+        api_node_open(b, f, c, by_value, both);
         sp++;
         stack[sp] = c;
         cursor[sp] = f->nodes[c].first_child;
@@ -294,7 +300,7 @@ static void api_flame_tree(jp_strbuf *b, const jp_flame *f, const uint8_t *keep,
     free(first);
 }
 
-static bool api_by_value(srv_req *r, srv_resp *o, bool *by_value)
+bool api_by_value(srv_req *r, srv_resp *o, bool *by_value)
 {
     const char *by = srv_arg(r, "by");
     *by_value = true;
@@ -313,10 +319,15 @@ void api_flamegraph(srv_req *r, srv_resp *o)
     int64_t t0 = jp_time_mono_ns();
     api_q q;
     long max_nodes;
-    bool by_value;
+    bool by_value = true;
+    const char *by = srv_arg(r, "by");
+    bool both = by && !strcmp(by, "both");
     if (!api_parse(r, o, &q, API_NEED_NS | API_NEED_SERVICE | API_NEED_KIND) ||
-        !api_limit(r, o, "max_nodes", 2000, 200000, &max_nodes) || !api_by_value(r, o, &by_value))
+        !api_limit(r, o, "max_nodes", 2000, 200000, &max_nodes) ||
+        (!both && !api_by_value(r, o, &by_value)))
         return;
+    if (both)
+        by_value = true;
     const char *th = srv_arg(r, "threads");
     bool threads = th && (!strcmp(th, "1") || !strcmp(th, "true"));
     store_flame_totals tot;
@@ -334,7 +345,7 @@ void api_flamegraph(srv_req *r, srv_resp *o)
                      ",\"nodes\":%zu,\"max_nodes\":%ld,\"truncated\":%s,\"omitted_nodes\":%zu},"
                      "\"tree\":",
                      kept, max_nodes, kept < f->count ? "true" : "false", f->count - kept);
-    api_flame_tree(&o->body, f, keep, by_value);
+    api_flame_tree(&o->body, f, keep, by_value, both);
     jp_strbuf_puts(&o->body, "}\n");
     free(keep);
     jp_flame_free(f);

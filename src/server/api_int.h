@@ -1,4 +1,4 @@
-/* api_int.h - helpers shared by the query handlers (api.c, api_docs.c). */
+/* api_int.h - helpers shared by the query handlers (api.c, api_docs.c, api_diff.c). */
 #ifndef JP_SERVER_API_INT_H
 #define JP_SERVER_API_INT_H
 
@@ -23,6 +23,10 @@ typedef struct api_q {
  * (read role, namespace scope). On failure fills o and returns false. */
 bool api_parse(srv_req *r, srv_resp *o, api_q *q, unsigned need);
 bool api_limit(srv_req *r, srv_resp *o, const char *key, long def, long max, long *out);
+/* A time parameter (RFC 3339, @EPOCH, now, -15m); *out unchanged when absent. */
+bool api_time_arg(srv_req *r, srv_resp *o, const char *key, int64_t now, int64_t *out);
+/* by=value (default) or by=samples. */
+bool api_by_value(srv_req *r, srv_resp *o, bool *by_value);
 /* namespace, service, pod, from, to, rows/windows/bytes scanned, partial, took_ms */
 void api_meta_common(jp_strbuf *b, const api_q *q, const store_query_info *info, int64_t t0);
 void api_store_error(srv_resp *o, jp_err rc, const jp_error *e);

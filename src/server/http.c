@@ -5,7 +5,6 @@
  * threads, and resumed with its answer). */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -13,13 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "server/server.h"
+#include "server/web.h"
 
 void srv_log(const char *fmt, ...)
 {
@@ -177,10 +176,15 @@ static enum MHD_Result http_send(struct MHD_Connection *c, conn_state *cs, srv_r
     size_t len = o->body.len;
     char *data = jp_strbuf_take(&o->body);
     struct MHD_Response *resp;
-    if (head) {
+    if (head || o->status == 304) {
         free(data);
         data = NULL; /* a failed response below must not free it again */
         resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    } else if (o->static_body) {
+        free(data);
+        data = NULL;
+        resp = MHD_create_response_from_buffer(o->static_len, (void *)o->static_body,
+                                               MHD_RESPMEM_PERSISTENT);
     } else {
         resp = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
     }
@@ -190,8 +194,15 @@ static enum MHD_Result http_send(struct MHD_Connection *c, conn_state *cs, srv_r
     }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
                             o->ctype ? o->ctype : "application/json");
+    /* on every answer, pages and JSON alike (web.h) */
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    MHD_add_response_header(resp, "Content-Security-Policy", WEB_CSP);
+    MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+    MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+                            o->cache_control ? o->cache_control : "no-store");
+    if (o->etag)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, o->etag);
     if (o->status == 401)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
     if (o->retry_after) {
@@ -204,60 +215,6 @@ static enum MHD_Result http_send(struct MHD_Connection *c, conn_state *cs, srv_r
     cs->status = o->status;
     cs->answered = true;
     return rc;
-}
-
-/* ---- static files (web/) ---- */
-
-static const char *http_mime(const char *path)
-{
-    const char *dot = strrchr(path, '.');
-    if (!dot)
-        return "application/octet-stream";
-    if (!strcmp(dot, ".html"))
-        return "text/html; charset=utf-8";
-    if (!strcmp(dot, ".js"))
-        return "text/javascript; charset=utf-8";
-    if (!strcmp(dot, ".css"))
-        return "text/css; charset=utf-8";
-    if (!strcmp(dot, ".svg"))
-        return "image/svg+xml";
-    if (!strcmp(dot, ".png"))
-        return "image/png";
-    if (!strcmp(dot, ".json"))
-        return "application/json";
-    return "application/octet-stream";
-}
-
-static void http_static(srv *s, const char *url, srv_resp *o)
-{
-    if (strstr(url, "..") || strchr(url, '\\') || !s->cfg.web_dir) {
-        srv_error(o, 404, "not_found", "no such page");
-        return;
-    }
-    jp_strbuf p;
-    jp_strbuf_init(&p, 4096);
-    if (jp_strbuf_printf(&p, "%s%s%s", s->cfg.web_dir, url,
-                         url[strlen(url) - 1] == '/' ? "index.html" : "") != JP_OK) {
-        srv_error(o, 404, "not_found", "no such page");
-        jp_strbuf_cleanup(&p);
-        return;
-    }
-    int fd = open(p.data, O_RDONLY | O_CLOEXEC);
-    struct stat sb;
-    if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > (16 << 20)) {
-        srv_error(o, 404, "not_found", "no such page");
-    } else {
-        o->status = 200;
-        o->ctype = http_mime(p.data);
-        jp_strbuf_reset(&o->body);
-        char buf[8192];
-        ssize_t n;
-        while ((n = read(fd, buf, sizeof buf)) > 0)
-            jp_strbuf_append(&o->body, buf, (size_t)n);
-    }
-    if (fd >= 0)
-        close(fd);
-    jp_strbuf_cleanup(&p);
 }
 
 /* ---- routing ---- */
@@ -273,6 +230,7 @@ static const struct route {
     {"POST", "/api/v1/ingest/jfr", ingest_jfr, MRT_INGEST},
     {"GET", "/api/v1/services", api_services, MRT_QUERY},
     {"GET", "/api/v1/flamegraph", api_flamegraph, MRT_QUERY},
+    {"GET", "/api/v1/flamegraph/diff", api_flamegraph_diff, MRT_QUERY},
     {"GET", "/api/v1/top", api_top, MRT_QUERY},
     {"GET", "/api/v1/threads", api_threads, MRT_QUERY},
     {"GET", "/api/v1/deadlocks", api_deadlocks, MRT_QUERY},
@@ -309,10 +267,10 @@ static void http_metrics(srv_req *r, srv_resp *o)
 }
 
 /* Requests answered at once in libmicrohttpd's thread (no store involved):
- * health, static files, unknown paths and methods. Returns false when the
+ * health, the web page, unknown paths and methods. Returns false when the
  * request needs a handler thread (*rt set). */
-static bool http_inline(srv *s, const char *url, const char *method, srv_resp *o,
-                        const struct route **rt)
+static bool http_inline(srv *s, struct MHD_Connection *c, const char *url, const char *method,
+                        srv_resp *o, const struct route **rt)
 {
     bool known;
     *rt = http_route(url, &known, method);
@@ -327,7 +285,9 @@ static bool http_inline(srv *s, const char *url, const char *method, srv_resp *o
     } else if (!strncmp(url, "/api/", 5)) {
         srv_error(o, 404, "not_found", "no API endpoint %s", url);
     } else if (!strcmp(method, "GET") || !strcmp(method, "HEAD")) {
-        http_static(s, url, o);
+        web_serve(s, url,
+                  MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH),
+                  o);
     } else {
         srv_error(o, 405, "method_not_allowed", "%s is not allowed on %s", method, url);
     }
@@ -516,7 +476,7 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *c, cons
         srv_error(&o, 413, "too_large", "body exceeds the limit of %zu bytes", s->cfg.max_body);
         cs->route = MRT_INGEST;
         metrics_ingest_count(&s->m, MI_REJ_TOO_LARGE);
-    } else if (!http_inline(s, url, method, &o, &rt)) {
+    } else if (!http_inline(s, c, url, method, &o, &rt)) {
         jp_strbuf_cleanup(&o.body);
         cs->conn = c;
         cs->rt = rt;

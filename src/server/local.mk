@@ -11,7 +11,7 @@ libjpserver_a_SOURCES += \
 	src/server/metrics.c src/server/metrics.h \
 	src/server/server.h src/server/http.c \
 	src/server/ingest.c src/server/api_int.h src/server/api.c \
-	src/server/api_docs.c src/server/api_threads.c
+	src/server/api_docs.c src/server/api_threads.c src/server/api_diff.c
 
 bin_PROGRAMS += jprof-server
 jprof_server_SOURCES = src/server/main.c
@@ -19,9 +19,20 @@ jprof_server_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JANSSON_CFLAGS)
 jprof_server_LDADD = libjpserver.a libjpwire.a libjpjfr.a libjpmodel.a libjpbase.a \
 	$(MHD_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(ZSTD_LIBS) -lpthread -lm
 
-# the placeholder web page, served under /
-webdir = $(pkgdatadir)/web
-dist_web_DATA = web/index.html
+# The web page (web/): compiled into jprof-server by web_gen, a tiny build
+# tool, so `make install` installs nothing else; --web-dir DIR serves a
+# directory instead (development).
+WEB_FILES = index.html app.css app.js flame.js views.js util.js
+WEB_SRC = web/index.html web/app.css web/app.js web/flame.js web/views.js web/util.js
+EXTRA_DIST += $(WEB_SRC)
+noinst_PROGRAMS += web_gen
+web_gen_SOURCES = src/server/web_gen.c
+libjpserver_a_SOURCES += src/server/web.c src/server/web.h src/server/web_files.h
+nodist_libjpserver_a_SOURCES = src/server/web_files.c
+CLEANFILES += src/server/web_files.c
+src/server/web_files.c: web_gen$(EXEEXT) $(WEB_SRC)
+	$(AM_V_GEN)$(MKDIR_P) src/server && ./web_gen$(EXEEXT) $(srcdir) $(WEB_FILES) >$@.tmp && \
+	mv $@.tmp $@
 
 # bench/server: the benchmark client (run by bench/server/run, not by make check)
 noinst_PROGRAMS += bench/server/load

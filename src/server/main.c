@@ -34,7 +34,7 @@ static void usage(FILE *f)
            "  --tokens FILE           bearer tokens: TOKEN ROLE SCOPE per line\n"
            "  --insecure-no-auth      no tokens at all (loopback demo only)\n"
            "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
-           "  --web-dir DIR           files served under / (default " PKGDATADIR "/web)\n"
+           "  --web-dir DIR           serve the web page from DIR (default: the built-in copy)\n"
            "  --max-connections N     concurrent connections (default 1024)\n"
            "  --threads N             request handler threads (default 4 per core)\n"
            "  --max-body BYTES        request body limit on the wire (default 16 MiB)\n"
@@ -248,7 +248,7 @@ static void config_defaults(srv_config *c)
     c->query_max_rows = 100000000;
     c->query_max_stacks = 1000000;
     c->retention_interval_ns = 600 * JP_NS_PER_SEC;
-    c->web_dir = PKGDATADIR "/web";
+    c->web_dir = NULL; /* the page compiled in (web_files.c) */
 }
 
 /* Retention on a schedule (and whenever the process has been asleep). */

@@ -25,7 +25,7 @@ typedef struct srv_config {
     const char *data_dir; /* embedded store */
     const char *tokens_file;
     const char *tls_cert, *tls_key;
-    const char *web_dir;
+    const char *web_dir;   /* serve the page from here; NULL = the embedded copy */
     const char *port_file; /* write the bound port here (tests use port 0) */
     int retention_days;
     bool insecure_no_auth;
@@ -72,6 +72,11 @@ typedef struct srv_resp {
     jp_strbuf body;
     const char *ctype;
     int retry_after; /* seconds, 0 = none */
+    /* static files (web.c): a body that lives as long as the process, sent
+     * instead of `body` when set; its ETag and Cache-Control (NULL: no-store) */
+    const unsigned char *static_body;
+    size_t static_len;
+    const char *etag, *cache_control;
 } srv_resp;
 
 /* A query-string argument, or NULL. */
@@ -101,6 +106,7 @@ void api_deadlocks(srv_req *r, srv_resp *o);
 void api_targets(srv_req *r, srv_resp *o);
 void api_ingestion(srv_req *r, srv_resp *o);
 void api_retention(srv_req *r, srv_resp *o);
+void api_flamegraph_diff(srv_req *r, srv_resp *o);
 
 /* The HTTP daemon (http.c). */
 jp_err srv_http_start(srv *s, void **daemon, jp_error *err);

@@ -172,3 +172,15 @@ clean-local: clean-local-tomcat-truth
 clean-local-tomcat-truth:
 	rm -rf tests/integration/tomcat-truth.d
 .PHONY: clean-local-tomcat-truth
+# The web page in headless Chromium (playwright-core from npm, Debian's
+# chromium): the real server, agent (host mode) and JVMs; every view,
+# search, zoom, reverse, sandwich, compare, the URL contract, tokens.
+INTEGRATION_TEST_LIST += tests/integration/test_web.sh
+JPROF_WEB_LOG = tests/integration/test_web.sh.log
+$(JPROF_WEB_LOG): jprof-server jprof-agent jprof-workload
+EXTRA_DIST += tests/integration/test_web.sh tests/integration/test_web.mjs \
+	tests/integration/package.json tests/integration/package-lock.json
+clean-local: clean-local-web
+clean-local-web:
+	rm -rf tests/integration/web-test.d
+.PHONY: clean-local-web

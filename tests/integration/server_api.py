@@ -231,8 +231,11 @@ def case_basics(ctx):
     s = ctx.server()
     st, body = s.get("/healthz", token=None)
     check(st == 200 and body.strip() == b"ok", "healthz: %d %r" % (st, body))
-    st, body = s.get("/", token=None)
-    check(st == 200 and b"<h1>jprof-server</h1>" in body, "/ serves web/index.html: %d" % st)
+    st, body, hdr = s.request("GET", "/")
+    check(st == 200 and b'<label for="token">Token</label>' in body, "/ serves web/index.html: %d" % st)
+    csp = hdr.get("Content-Security-Policy", "")
+    check("frame-ancestors 'none'" in csp and "unsafe-inline" not in csp and
+          hdr.get("X-Content-Type-Options") == "nosniff", "page security headers: %s" % hdr)
     st, body = s.get("/../etc/passwd", token=None)
     check(st == 404, "path traversal refused: %d" % st)
     st, body = s.get("/api/v1/nothing")
@@ -429,6 +432,7 @@ def case_auth(ctx):
     check(ok == 200, "seed ingest %s" % r)
     gets = ["/api/v1/services", q("/api/v1/flamegraph", namespace="shop", service="checkout"),
             q("/api/v1/top", namespace="shop", service="checkout"),
+            q("/api/v1/flamegraph/diff", namespace="shop", service="checkout", base_to="-30m"),
             q("/api/v1/threads", namespace="shop"), q("/api/v1/deadlocks", namespace="shop"),
             q("/api/v1/targets", namespace="shop"), "/api/v1/ingestion", "/api/v1/retention"]
     for p in gets:
@@ -446,7 +450,7 @@ def case_auth(ctx):
                             headers={"Authorization": "Basic " + TOKENS["read"]})
     check(st == 401 and TOKENS["read"].encode() not in body, "Basic is not Bearer")
     # namespace scope on reads: 403 and no stack data
-    for p in gets[1:6]:
+    for p in gets[1:7]:
         st, body = s.get(p, token="read_other")
         check(st == 403, "%s outside scope -> %d" % (p, st))
         check(b"Tax.compute" not in body and b"Thread.run" not in body, "no stack data in 403")
@@ -473,6 +477,72 @@ def case_auth(ctx):
     log = s.logtext()
     for t in TOKENS.values():
         check(t not in log, "token leaked into the log")
+
+
+def shape_batch(bid, start_ns, tax, cart, pod="shape-1"):
+    """One window: Thread.run > Checkout.price > Tax.compute (tax samples) or
+    Cart.add (cart samples), 10 ms each."""
+    return {"batch_id": bid, "collector": {"id": "agent@node-1"},
+            "frames": ["java.lang.Thread.run", "com.shop.Checkout.price", "com.shop.Tax.compute",
+                       "com.shop.Cart.add"],
+            "stacks": [[0, 1, 2], [0, 1, 3]],
+            "windows": [{"target": target(pod, "shop", "shape"), "kind": "cpu", "start": start_ns,
+                         "end": start_ns + 60 * NS, "period_ns": 10_000_000, "events": tax + cart,
+                         "rows": [[0, tax, tax * 10_000_000], [1, cart, cart * 10_000_000]]}]}
+
+
+def case_diff(ctx):
+    """GET /api/v1/flamegraph/diff: a range or a pod against a baseline."""
+    s = ctx.server()
+    t = now_ns()
+    for b in (shape_batch("d-1", t - 40 * 60 * NS, 90, 10), shape_batch("d-2", t - 5 * 60 * NS, 20, 80),
+              shape_batch("d-3", t - 5 * 60 * NS, 50, 0, pod="shape-2")):
+        st, r, _ = s.ingest(b)
+        check(st == 200, "diff seed: %s" % r)
+    path = "/api/v1/flamegraph/diff"
+    d = s.getj(q(path, namespace="shop", service="shape", pod="shape-1", **{"from": "-10m"},
+                 base_from="-45m", base_to="-30m"))
+    m = d["meta"]
+    check(m["current"]["samples"] == 100 and m["base"]["samples"] == 100, "diff sides %s" % m)
+    check(m["unit"] == "ns" and m["partial"] is False and m["truncated"] is False, "diff meta %s" % m)
+    top = {r["name"]: r for r in d["top"]}
+    cart, tax = top["com.shop.Cart.add"], top["com.shop.Tax.compute"]
+    check(abs(cart["self_delta"] - 0.7) < 1e-6 and abs(tax["self_delta"] + 0.7) < 1e-6,
+          "self share changes %s %s" % (cart, tax))
+    check(cart["self"] == 800_000_000 and cart["base_self"] == 100_000_000, "cart values %s" % cart)
+    check(d["top"][0]["name"] in ("com.shop.Cart.add", "com.shop.Tax.compute"), "largest first")
+    tree = d["tree"]
+    check(tree["total"] == 1_000_000_000 and tree["base_total"] == 1_000_000_000, "root %s" % tree)
+    price = tree["children"][0]["children"][0]
+    kids = [(c["name"], c["total"], c["base_total"]) for c in price["children"]]
+    check(kids == [("com.shop.Tax.compute", 200_000_000, 900_000_000),
+                   ("com.shop.Cart.add", 800_000_000, 100_000_000)],
+          "children heaviest first by either share: %s" % kids)
+    # base_to alone: a baseline as long as the current range, ending there
+    d2 = s.getj(q(path, namespace="shop", service="shape", pod="shape-1", **{"from": "-10m"},
+                  base_to="-35m"))
+    check(d2["meta"]["base"]["samples"] == 100, "base_to alone %s" % d2["meta"]["base"])
+    # another pod as the baseline; base_pod= (empty) is every pod
+    d3 = s.getj(q(path, namespace="shop", service="shape", pod="shape-1", **{"from": "-10m"},
+                  base_pod="shape-2"))
+    check(d3["meta"]["base"]["pod"] == "shape-2" and d3["meta"]["base"]["samples"] == 50,
+          "base_pod %s" % d3["meta"]["base"])
+    d4 = s.getj(path + "?namespace=shop&service=shape&pod=shape-1&from=-10m&base_pod=")
+    check(d4["meta"]["base"]["pod"] is None and d4["meta"]["base"]["samples"] == 150,
+          "empty base_pod = every pod %s" % d4["meta"]["base"])
+    d5 = s.getj(q(path, namespace="shop", service="shape", base_pod="shape-2", max_nodes=2,
+                  by="samples", limit=1))
+    check(d5["meta"]["truncated"] is True and d5["meta"]["nodes"] == 2 and
+          d5["meta"]["omitted_nodes"] == 3 and d5["meta"]["unit"] == "samples", "cut %s" % d5["meta"])
+    check(len(d5["top"]) == 1 and d5["meta"]["top_truncated"] is True, "limit")
+    st, body = s.get(q(path, namespace="shop", service="shape", base_from="-10m", base_to="-20m"))
+    check(st == 400 and b"base_from" in body, "base_from after base_to: %d" % st)
+    st, body = s.get(q(path, namespace="shop", service="shape", base_from="yesterday"))
+    check(st == 400, "bad base_from: %d" % st)
+    # by=both: the flame tree with samples next to the value
+    fg = s.getj(q("/api/v1/flamegraph", namespace="shop", service="shape", by="both"))
+    check(fg["tree"]["total_samples"] == 250 and fg["tree"]["total"] == 2_500_000_000 and
+          fg["meta"]["unit"] == "ns", "by=both %s" % fg["tree"])
 
 
 def zstd_compress(data, level=3):
@@ -1032,8 +1102,9 @@ def case_tls(ctx):
     check(ok, "plain HTTP must not work on a TLS port")
 
 
-CASES = [case_basics, case_endpoints, case_auth, case_malformed, case_duplicates_restart,
-         case_kill9, case_retention, case_jfr_upload, case_jfr_new_kinds, case_insecure_flag,
+CASES = [case_basics, case_endpoints, case_auth, case_diff, case_malformed,
+         case_duplicates_restart, case_kill9, case_retention, case_jfr_upload, case_jfr_new_kinds,
+         case_insecure_flag,
          case_tls]
 
 

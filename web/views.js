@@ -234,8 +234,9 @@
     return el('code', { title: st.join('\n'), text: st[0] });
   }
 
-  async function busySection(ctx) {
-    const sec = JP.section('Busy threads (latest snapshots)');
+  /* A section fed by the latest thread snapshot of each target: draw(sec, target). */
+  async function snapshotSection(ctx, title, draw) {
+    const sec = JP.section(title);
     ctx.out.append(sec);
     const done = loading(sec, 'thread snapshots');
     const r = await loadThreads(ctx);
@@ -246,9 +247,16 @@
     sec.append(...JP.metaNotices(r.data.meta, 'The thread list'));
     if (!ts.length) return sec.append(JP.notice('empty', 'No thread snapshot for ' + whoText(ctx.s) + ' in this range (jprof.io/threads off?).'));
     for (const t of ts) {
+      sec.append(snapshotLine(t));
+      draw(sec, t);
+    }
+  }
+
+  function busySection(ctx) {
+    return snapshotSection(ctx, 'Busy threads (latest snapshots)', (sec, t) => {
       const busy = (t.summary && t.summary.busy) || {};
       const conf = busy.confidence;
-      sec.append(snapshotLine(t), el('p', {}, 'Confidence: ', el('strong', { dataset: { confidence: conf || '' }, text: CONFIDENCE[conf] || conf || 'unknown' }),
+      sec.append(el('p', {}, 'Confidence: ', el('strong', { dataset: { confidence: conf || '' }, text: CONFIDENCE[conf] || conf || 'unknown' }),
         busy.truncated ? ' (list cut)' : ''));
       const rows = (busy.threads || []).map((x) => Object.assign({ pod: t.target.pod }, x));
       const hasEvidence = rows.some((x) => x.evidence !== undefined || x.confidence !== undefined);
@@ -263,7 +271,7 @@
       }
       cols.push({ key: 'stack_top', label: 'Top of stack', value: (x) => (x.stack_top || [])[0] || '', render: (x) => stackTop(x.stack_top) });
       sec.append(JP.table({ name: 'busy', cols, rows, sort: 'cpu_pct', desc: true, empty: 'No busy thread in this snapshot.' }));
-    }
+    });
   }
 
   function evidenceText(x) {
@@ -278,20 +286,10 @@
     return chain.map((c) => (typeof c === 'string' ? c : c.name)).join(' → ');
   }
 
-  async function lockThreadsSection(ctx) {
-    const sec = JP.section('Blocked and waiting threads (latest snapshots)');
-    ctx.out.append(sec);
-    const done = loading(sec, 'thread snapshots');
-    const r = await loadThreads(ctx);
-    done();
-    if (r.aborted) return;
-    if (!r.ok) return sec.append(JP.failure(r, 'the thread snapshots'));
-    const ts = r.data.targets || [];
-    if (!ts.length) return sec.append(JP.notice('empty', 'No thread snapshot for ' + whoText(ctx.s) + ' in this range.'));
-    for (const t of ts) {
+  function lockThreadsSection(ctx) {
+    return snapshotSection(ctx, 'Blocked and waiting threads (latest snapshots)', (sec, t) => {
       const sum = t.summary || {};
       const bl = sum.blocked || {};
-      sec.append(snapshotLine(t));
       const states = sum.states || {};
       sec.append(el('p', {}, 'Thread states: ', Object.entries(states).map(([k, v]) => k + ' ' + v).join(', ') || '—'));
       const locks = sum.locks || [];
@@ -327,7 +325,7 @@
           { key: 'cycle', label: 'Deadlock', value: (x) => (x.cycle ? 'yes' : ''), render: (x) => (x.cycle ? el('strong', { class: 'bad', text: 'in a cycle' }) : '') },
         ],
       }));
-    }
+    });
   }
 
   /* ---- views ---- */

@@ -47,8 +47,8 @@ typedef struct jp_diff {
     uint64_t *node_old_total, *node_old_self; /* in the measure chosen, unscaled */
 } jp_diff;
 
-/* Compares kind k of `old` and `new_`. JP_ERR_NOT_FOUND (with a message
- * naming the side) when either lacks the kind; JP_ERR_USAGE when
+/* Compares kind k of `old` and `new_` (either may have no events of k: its
+ * side is all zeros). JP_ERR_USAGE for a kind out of range, or when
  * PER_SECOND is asked and a recording's duration is unknown. */
 jp_err jp_diff_new(const jp_profile *old, const jp_profile *new_, jp_kind k, bool threads,
                    bool by_value, jp_diff_norm norm, jp_diff **out, jp_error *err);

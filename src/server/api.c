@@ -158,14 +158,13 @@ static bool api_stack_cb(const store_stack_row *row, void *ctx)
     return true;
 }
 
-/* Loads the profile of a flame/top query; NULL after an error answer. */
-static jp_profile *api_load(srv_req *r, srv_resp *o, api_q *q, bool threads,
-                            store_flame_totals *tot, store_query_info *info)
+jp_profile *api_load_profile(srv_req *r, srv_resp *o, const store_filter *f, const store_budget *b,
+                             bool threads, store_flame_totals *tot, store_query_info *info)
 {
-    api_prof c = {.p = jp_profile_new(), .kind = (jp_kind)q->f.kind, .threads = threads};
+    api_prof c = {.p = jp_profile_new(), .kind = (jp_kind)f->kind, .threads = threads};
     jp_error e;
     jp_error_init(&e);
-    jp_err rc = r->s->st->ops->flame(r->s->st, &q->f, &q->b, api_stack_cb, &c, tot, info, &e);
+    jp_err rc = r->s->st->ops->flame(r->s->st, f, b, api_stack_cb, &c, tot, info, &e);
     free(c.idx);
     if (rc) {
         api_store_error(o, rc, &e);
@@ -173,6 +172,13 @@ static jp_profile *api_load(srv_req *r, srv_resp *o, api_q *q, bool threads,
         return NULL;
     }
     return c.p;
+}
+
+/* Loads the profile of a flame/top query; NULL after an error answer. */
+static jp_profile *api_load(srv_req *r, srv_resp *o, api_q *q, bool threads,
+                            store_flame_totals *tot, store_query_info *info)
+{
+    return api_load_profile(r, o, &q->f, &q->b, threads, tot, info);
 }
 
 static void api_flame_meta(jp_strbuf *b, const api_q *q, const jp_profile *p, bool by_value,

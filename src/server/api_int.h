@@ -27,6 +27,10 @@ bool api_limit(srv_req *r, srv_resp *o, const char *key, long def, long max, lon
 bool api_time_arg(srv_req *r, srv_resp *o, const char *key, int64_t now, int64_t *out);
 /* by=value (default) or by=samples. */
 bool api_by_value(srv_req *r, srv_resp *o, bool *by_value);
+/* The stacks of one flame query as a profile of f->kind (a new profile the
+ * caller frees); NULL after an error answer in o. */
+jp_profile *api_load_profile(srv_req *r, srv_resp *o, const store_filter *f, const store_budget *b,
+                             bool threads, store_flame_totals *tot, store_query_info *info);
 /* namespace, service, pod, from, to, rows/windows/bytes scanned, partial, took_ms */
 void api_meta_common(jp_strbuf *b, const api_q *q, const store_query_info *info, int64_t t0);
 void api_store_error(srv_resp *o, jp_err rc, const jp_error *e);

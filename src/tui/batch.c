@@ -549,6 +549,11 @@ int tui_diff_run(const tui_args *a, FILE *out, FILE *errout)
         fprintf(errout, "jprof-top: %s: no profile events to compare\n", a->jfr_path);
         goto out;
     }
+    if (!jp_profile_has_kind(new_, k) || !jp_profile_has_kind(old, k)) {
+        fprintf(errout, "jprof-top: --diff %s: no %s events in the %s profile\n", a->diff_path,
+                jp_kind_name(k), jp_profile_has_kind(new_, k) ? "baseline" : "new");
+        goto out;
+    }
     jp_error err;
     jp_error_init(&err);
     if (jp_diff_new(old, new_, k, a->threads, a->by_value, (jp_diff_norm)a->diff_norm, &d, &err)) {

@@ -162,6 +162,9 @@ JPROF_TOMCAT_TRUTH_LOG = tests/integration/test_tomcat_truth.sh.log
 # It loads both cores for half a minute: it runs after every other test of
 # the run (those in TEST_LOGS), so their timing is not its load's.
 JPROF_TOMCAT_AFTER = $(filter-out $(JPROF_TOMCAT_TRUTH_LOG),$(TEST_LOGS))
+# The browser test (Chromium, an agent, JVMs) is the other heavy one: it runs
+# after every test but the Tomcat one, which then runs after it.
+JPROF_WEB_AFTER = $(filter-out $(JPROF_TOMCAT_TRUTH_LOG) $(JPROF_WEB_LOG),$(TEST_LOGS))
 if HAVE_JAVAC
 $(JPROF_TOMCAT_TRUTH_LOG): jprof-top jprof-server jprof-agent jprof-helper.jar $(JPROF_TOMCAT_AFTER)
 else
@@ -177,7 +180,7 @@ clean-local-tomcat-truth:
 # search, zoom, reverse, sandwich, compare, the URL contract, tokens.
 INTEGRATION_TEST_LIST += tests/integration/test_web.sh
 JPROF_WEB_LOG = tests/integration/test_web.sh.log
-$(JPROF_WEB_LOG): jprof-server jprof-agent jprof-workload
+$(JPROF_WEB_LOG): jprof-server jprof-agent jprof-workload $(JPROF_WEB_AFTER)
 EXTRA_DIST += tests/integration/test_web.sh tests/integration/test_web.mjs \
 	tests/integration/package.json tests/integration/package-lock.json
 clean-local: clean-local-web

@@ -252,37 +252,39 @@ static uint8_t *api_flame_select(const jp_flame *f, bool by_value, size_t max_no
     return keep;
 }
 
-static void api_node_open(jp_strbuf *b, const jp_flame *f, uint32_t v, bool by_value, bool both)
+typedef struct api_node_opts {
+    bool by_value, both;
+} api_node_opts;
+
+static void api_node_open(jp_strbuf *b, const jp_flame *f, uint32_t v, const void *ctx)
 {
+    const api_node_opts *no = ctx;
     size_t len;
     const char *name = jp_flame_node_name(f, v, &len);
     jp_strbuf_puts(b, "{\"name\":");
     jw_str(b, name, len);
     jp_strbuf_printf(b, ",\"self\":%llu,\"total\":%llu",
-                     (unsigned long long)jp_flame_self(f, v, by_value),
-                     (unsigned long long)jp_flame_total(f, v, by_value));
-    if (both) /* by=both: the value above, and the samples */
+                     (unsigned long long)jp_flame_self(f, v, no->by_value),
+                     (unsigned long long)jp_flame_total(f, v, no->by_value));
+    if (no->both) /* by=both: the value above, and the samples */
         jp_strbuf_printf(b, ",\"self_samples\":%llu,\"total_samples\":%llu",
                          (unsigned long long)f->nodes[v].self_samples,
                          (unsigned long long)f->nodes[v].total_samples);
     jp_strbuf_puts(b, ",\"children\":[");
 }
 
-/* The kept tree as JSON, iteratively (depth does not grow the C stack). */
-static void api_flame_tree(jp_strbuf *b, const jp_flame *f, const uint8_t *keep, bool by_value,
-                           bool both)
+void api_flame_tree_json(jp_strbuf *b, const jp_flame *f, const uint8_t *keep,
+                         api_node_open_fn open, const void *ctx)
 {
-    uint32_t *stack = jp_xcalloc(f->max_depth + 3, sizeof *stack);
     uint32_t *cursor = jp_xcalloc(f->max_depth + 3, sizeof *cursor);
     bool *first = jp_xcalloc(f->max_depth + 3, sizeof *first);
     size_t sp = 0;
-    api_node_open(b, f, 0, by_value, both);
-    stack[0] = 0;
+    open(b, f, 0, ctx);
     cursor[0] = f->nodes[0].first_child;
     first[0] = true;
     for (;;) {
         uint32_t c = cursor[sp];
-        while (c != JP_FLAME_NONE && !keep[c])
+        while (c != JP_FLAME_NONE && keep && !keep[c])
             c = f->nodes[c].next_sibling;
         if (c == JP_FLAME_NONE) {
             jp_strbuf_puts(b, "]}");
@@ -295,15 +297,21 @@ static void api_flame_tree(jp_strbuf *b, const jp_flame *f, const uint8_t *keep,
         if (!first[sp])
             jp_strbuf_putc(b, ',');
         first[sp] = false;
-        api_node_open(b, f, c, by_value, both);
+        open(b, f, c, ctx);
         sp++;
-        stack[sp] = c;
         cursor[sp] = f->nodes[c].first_child;
         first[sp] = true;
     }
-    free(stack);
     free(cursor);
     free(first);
+}
+
+/* The kept tree as JSON. */
+static void api_flame_tree(jp_strbuf *b, const jp_flame *f, const uint8_t *keep, bool by_value,
+                           bool both)
+{
+    api_node_opts no = {by_value, both};
+    api_flame_tree_json(b, f, keep, api_node_open, &no);
 }
 
 bool api_by_value(srv_req *r, srv_resp *o, bool *by_value)

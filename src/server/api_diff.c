@@ -87,50 +87,19 @@ static size_t diff_select(jp_diff *d, size_t max_nodes, uint8_t *keep)
     return n;
 }
 
-static void diff_node_open(jp_strbuf *b, const jp_diff *d, uint32_t v)
+static void diff_node_open(jp_strbuf *b, const jp_flame *f, uint32_t v, const void *ctx)
 {
+    const jp_diff *d = ctx;
     size_t len;
-    const char *name = jp_flame_node_name(d->tree, v, &len);
+    const char *name = jp_flame_node_name(f, v, &len);
     jp_strbuf_puts(b, "{\"name\":");
     jw_str(b, name, len);
     jp_strbuf_printf(b,
                      ",\"self\":%llu,\"total\":%llu,\"base_self\":%llu,\"base_total\":%llu,"
                      "\"children\":[",
-                     (unsigned long long)jp_flame_self(d->tree, v, d->by_value),
+                     (unsigned long long)jp_flame_self(f, v, d->by_value),
                      (unsigned long long)node_total(d, v), (unsigned long long)d->node_old_self[v],
                      (unsigned long long)d->node_old_total[v]);
-}
-
-/* The kept tree as JSON, iteratively (depth does not grow the C stack). */
-static void diff_tree_json(jp_strbuf *b, const jp_diff *d)
-{
-    const jp_flame_node *nodes = d->tree->nodes;
-    uint32_t *cursor = jp_xcalloc(d->tree->max_depth + 2, sizeof *cursor);
-    bool *first = jp_xcalloc(d->tree->max_depth + 2, sizeof *first);
-    size_t sp = 0;
-    diff_node_open(b, d, 0);
-    cursor[0] = nodes[0].first_child;
-    first[0] = true;
-    for (;;) {
-        uint32_t c = cursor[sp];
-        if (c == JP_FLAME_NONE) {
-            jp_strbuf_puts(b, "]}");
-            if (sp == 0)
-                break;
-            sp--;
-            continue;
-        }
-        cursor[sp] = nodes[c].next_sibling;
-        if (!first[sp])
-            jp_strbuf_putc(b, ',');
-        first[sp] = false;
-        diff_node_open(b, d, c);
-        sp++;
-        cursor[sp] = nodes[c].first_child;
-        first[sp] = true;
-    }
-    free(cursor);
-    free(first);
 }
 
 typedef struct diff_top {
@@ -276,8 +245,8 @@ static void diff_answer(srv_resp *o, const api_q *q, jp_diff *d, const jp_profil
     jp_strbuf_append(b, tmp.data, tmp.len);
     jp_strbuf_cleanup(&tmp);
     jp_strbuf_puts(b, ",\"tree\":");
-    /* diff_tree_json follows the relinked (kept) children only */
-    diff_tree_json(b, d);
+    /* the relinked children are the kept ones, heaviest first */
+    api_flame_tree_json(b, d->tree, keep, diff_node_open, d);
     jp_strbuf_puts(b, "}\n");
     free(keep);
 }

@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 
+#include "model/flame.h"
 #include "server/server.h"
 
 enum {
@@ -27,6 +28,13 @@ bool api_limit(srv_req *r, srv_resp *o, const char *key, long def, long max, lon
 bool api_time_arg(srv_req *r, srv_resp *o, const char *key, int64_t now, int64_t *out);
 /* by=value (default) or by=samples. */
 bool api_by_value(srv_req *r, srv_resp *o, bool *by_value);
+/* Writes a flame tree as nested {"name", ..., "children": [...]} objects,
+ * iteratively (depth does not grow the C stack); open() writes a node's
+ * fields up to and including `"children":[`. keep, when not NULL, leaves
+ * out the nodes whose byte is 0 (and their subtrees). */
+typedef void (*api_node_open_fn)(jp_strbuf *b, const jp_flame *f, uint32_t node, const void *ctx);
+void api_flame_tree_json(jp_strbuf *b, const jp_flame *f, const uint8_t *keep,
+                         api_node_open_fn open, const void *ctx);
 /* The stacks of one flame query as a profile of f->kind (a new profile the
  * caller frees); NULL after an error answer in o. */
 jp_profile *api_load_profile(srv_req *r, srv_resp *o, const store_filter *f, const store_budget *b,

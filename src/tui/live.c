@@ -30,6 +30,8 @@
 
 volatile sig_atomic_t tui_live_stop_signal;
 
+static const tui_source_ops pid_ops;
+
 int tui_live_exit_status(jp_err code)
 {
     switch (code) {
@@ -217,11 +219,12 @@ static void analyses_cleanup(tui_live *l)
     l->blocks = NULL;
 }
 
-jp_err tui_live_open(const tui_live_opts *o, tui_live **out, jp_error *err)
+tui_live *tui_live_new(const tui_live_opts *o, const tui_source_ops *ops, void *src)
 {
-    *out = NULL;
     tui_live *l = jp_xcalloc(1, sizeof *l);
     l->opts = *o;
+    l->ops = ops;
+    l->src = src;
     l->proc_cpu_pct = -1;
     l->proc_ticks = -1;
     jvm_attach_opts_init(&l->attach);
@@ -229,6 +232,14 @@ jp_err tui_live_open(const tui_live_opts *o, tui_live **out, jp_error *err)
     l->snap.source = o->source;
     jp_error_init(&l->fallback);
     jp_error_init(&l->prof.error);
+    l->prof.lock_fd = -1;
+    return l;
+}
+
+jp_err tui_live_open(const tui_live_opts *o, tui_live **out, jp_error *err)
+{
+    *out = NULL;
+    tui_live *l = tui_live_new(o, &pid_ops, NULL);
     jp_err rc = JP_OK;
     if (o->asprof && access(o->asprof, R_OK) != 0)
         rc = jp_error_set(err, JP_ERR_USAGE,
@@ -236,7 +247,6 @@ jp_err tui_live_open(const tui_live_opts *o, tui_live **out, jp_error *err)
                           strerror(errno));
     if (rc == JP_OK)
         rc = jvm_proc_open(o->pid, &l->proc, err);
-    l->prof.lock_fd = -1;
     jvm_reply r;
     if (rc == JP_OK)
         rc = jvm_jcmd(&l->proc, &l->attach, "VM.version", &r, err);
@@ -256,6 +266,8 @@ void tui_live_free(tui_live *l)
     if (!l)
         return;
     tui_live_prof_stop(l);
+    if (l->ops->close)
+        l->ops->close(l);
     analyses_cleanup(l);
     jp_cpu_evidence_cleanup(&l->cpu);
     jp_snapshot_free(l->prev);
@@ -298,12 +310,13 @@ void tui_live_rank(tui_live *l)
         jp_busy_rank(l->cur, &l->busy, &l->cpu, &l->rank);
 }
 
-jp_err tui_live_refresh(tui_live *l, jp_error *err)
+/* The pid source's snapshot: over the attach socket, then the header
+ * numbers from /proc and GC.heap_info. */
+static jp_err pid_refresh(tui_live *l, jp_snapshot **out, jp_error *err)
 {
     int64_t t0 = jp_time_mono_ns();
-    jp_snapshot *s = NULL;
     jp_error why;
-    jp_err rc = jvm_snapshot_take(&l->proc, &l->attach, &l->snap, &s, &why, err);
+    jp_err rc = jvm_snapshot_take(&l->proc, &l->attach, &l->snap, out, &why, err);
     if (rc != JP_OK) {
         if (rc != JP_ERR_EXITED && !jvm_proc_alive(&l->proc))
             rc = jp_error_set(err, JP_ERR_EXITED, "pid %d has exited", (int)l->proc.pid);
@@ -315,9 +328,19 @@ jp_err tui_live_refresh(tui_live *l, jp_error *err)
         l->snap.source = JVM_SNAP_THREAD_PRINT;
     }
     l->snapshot_ms = ms_since(t0);
-    tui_live_accept(l, s);
     read_heap(l);
     read_proc_cpu(l);
+    return JP_OK;
+}
+
+jp_err tui_live_refresh(tui_live *l, jp_error *err)
+{
+    int64_t t0 = jp_time_mono_ns();
+    jp_snapshot *s = NULL;
+    jp_err rc = l->ops->refresh(l, &s, err);
+    if (rc != JP_OK)
+        return rc;
+    tui_live_accept(l, s);
     l->refreshed_mono = jp_time_mono_ns();
     l->cost_ms = (double)(l->refreshed_mono - t0) / 1e6;
     l->nrefresh++;
@@ -497,10 +520,8 @@ static jp_err asprof_start(tui_live *l, jp_error *err)
     return rc;
 }
 
-jp_err tui_live_prof_start(tui_live *l, jp_error *err)
+static jp_err pid_prof_start(tui_live *l, jp_error *err)
 {
-    if (l->prof.running)
-        return JP_OK;
     jp_err rc;
     l->prof.asprof = l->opts.asprof != NULL;
     /* JDK 25's CPU-time sampler (JEP 509) counts the CPU each sample stands
@@ -515,6 +536,14 @@ jp_err tui_live_prof_start(tui_live *l, jp_error *err)
                                              "jdk.CPUTimeSample#throttle=10ms"
                                            : "profile",
                            l->opts.window_ns, &l->prof.jfr, err);
+    return rc;
+}
+
+jp_err tui_live_prof_start(tui_live *l, jp_error *err)
+{
+    if (l->prof.running)
+        return JP_OK;
+    jp_err rc = l->ops->prof_start(l, err);
     if (rc != JP_OK) {
         l->prof.error = *err;
         return rc;
@@ -609,18 +638,16 @@ static bool tail_in_progress(const jfr_report *rep)
     return rep->partial && rep->chunks_read > 0 && rep->chunks_read + 1 >= rep->chunks_total;
 }
 
-jp_err tui_live_prof_dump(tui_live *l, jp_error *err)
+/* The pid source's window: a dump of the recording, parsed here. */
+static jp_err pid_prof_read(tui_live *l, jp_profile **out, jfr_report *repo, bool *tailo,
+                            jp_error *err)
 {
-    if (!l->prof.running)
-        return jp_error_set(err, JP_ERR_USAGE, "no live profile running");
-    int64_t t0 = jp_time_mono_ns();
     uint8_t *data = NULL;
     size_t len = 0;
     bool tail = false;
     jp_err rc = prof_fetch(l, &data, &len, &tail, err);
     if (rc != JP_OK) {
         free(data);
-        l->prof.error = *err;
         return rc;
     }
     jfr_options opt;
@@ -638,15 +665,34 @@ jp_err tui_live_prof_dump(tui_live *l, jp_error *err)
     /* real damage part way still shows what was read, marked PARTIAL */
     if (rc != JP_OK && !live_tail && !(rep.partial && rep.events_used > 0)) {
         jp_profile_free(p);
-        l->prof.error = rep.error;
-        if (l->prof.error.code == JP_OK)
-            jp_error_set(&l->prof.error, rc, "live window: %s", jp_strerror(rc));
-        *err = l->prof.error;
+        *err = rep.error;
+        if (err->code == JP_OK)
+            jp_error_set(err, rc, "live window: %s", jp_strerror(rc));
         return rc;
     }
     if (live_tail) {
         rep.partial = false;
         jp_error_init(&rep.error);
+    }
+    *out = p;
+    *repo = rep;
+    *tailo = live_tail;
+    return JP_OK;
+}
+
+jp_err tui_live_prof_dump(tui_live *l, jp_error *err)
+{
+    if (!l->prof.running)
+        return jp_error_set(err, JP_ERR_USAGE, "no live profile running");
+    int64_t t0 = jp_time_mono_ns();
+    jp_profile *p = NULL;
+    jfr_report rep;
+    jfr_report_init(&rep);
+    bool live_tail = false;
+    jp_err rc = l->ops->prof_read(l, &p, &rep, &live_tail, err);
+    if (rc != JP_OK) {
+        l->prof.error = *err;
+        return rc;
     }
     /* the title shows start +span: the window, not the older chunks read */
     if (rep.end_ns - rep.start_ns > l->opts.window_ns)
@@ -664,7 +710,7 @@ jp_err tui_live_prof_dump(tui_live *l, jp_error *err)
     return JP_OK;
 }
 
-void tui_live_prof_stop(tui_live *l)
+static void pid_prof_stop(tui_live *l)
 {
     if (l->prof.asprof && l->prof.lock_fd >= 0) {
         if (l->prof.cleanup) {
@@ -686,16 +732,26 @@ void tui_live_prof_stop(tui_live *l)
     } else if (l->prof.jfr.name[0]) {
         jvm_jfr_stop(&l->prof.jfr, NULL);
     }
-    l->prof.running = false;
-    jp_profile_free(l->prof.profile);
-    jp_profile_free(l->prof.prev_profile);
-    l->prof.profile = l->prof.prev_profile = NULL;
     free(l->prof.prev_data);
     l->prof.prev_data = NULL;
     l->prof.prev_len = 0;
 }
 
+void tui_live_prof_stop(tui_live *l)
+{
+    l->ops->prof_stop(l);
+    l->prof.running = false;
+    jp_profile_free(l->prof.profile);
+    jp_profile_free(l->prof.prev_profile);
+    l->prof.profile = l->prof.prev_profile = NULL;
+}
+
 void tui_live_prof_label(const tui_live *l, char *buf, size_t len)
+{
+    l->ops->prof_label(l, buf, len);
+}
+
+static void pid_prof_label(const tui_live *l, char *buf, size_t len)
 {
     double w = (double)l->opts.window_ns / 1e9;
     if (l->prof.asprof)
@@ -705,6 +761,16 @@ void tui_live_prof_label(const tui_live *l, char *buf, size_t len)
     else
         snprintf(buf, len, "JFR window %.0fs", w);
 }
+
+static const tui_source_ops pid_ops = {
+    .name = "pid",
+    .refresh = pid_refresh,
+    .prof_start = pid_prof_start,
+    .prof_read = pid_prof_read,
+    .prof_stop = pid_prof_stop,
+    .prof_label = pid_prof_label,
+    .close = NULL,
+};
 
 /* ---- signals ---- */
 

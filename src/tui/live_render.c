@@ -23,8 +23,8 @@ static void title_row(const tui_live_view *v, tui_canvas *c)
     const char *src = l->cur
                           ? l->cur->source
                           : (l->snap.source == JVM_SNAP_THREAD_PRINT ? "thread-print" : "helper");
-    int x = tui_canvas_printf(c, 0, 0, TUI_STYLE_TITLE, TUI_F_BOLD, "jprof-top  pid %d %s",
-                              (int)l->proc.pid,
+    int x = tui_canvas_printf(c, 0, 0, TUI_STYLE_TITLE, TUI_F_BOLD, "jprof-top  %s%spid %d %s",
+                              l->where, l->where[0] ? " " : "", (int)l->proc.pid,
                               l->proc.main_class[0] ? l->proc.main_class : "(unknown)");
     x += tui_canvas_printf(c, 0, x, TUI_STYLE_TITLE, 0, "  %s  up %s  source: %s%s  every %.3gs",
                            l->jvm_version[0] ? l->jvm_version : "JVM ?", up, src,
@@ -238,27 +238,22 @@ static const char *const help_lines[] = {
 static void picker_render(const tui_live_view *v, tui_canvas *c)
 {
     tui_canvas_fill(c, 0, 0, c->cols, ' ', TUI_STYLE_TITLE, 0);
-    tui_canvas_printf(c, 0, 0, TUI_STYLE_TITLE, TUI_F_BOLD,
-                      "jprof-top: Java virtual machines on this machine (%zu)", v->procs.count);
+    const tui_picker *pk = v->picker;
+    tui_canvas_printf(c, 0, 0, TUI_STYLE_TITLE, TUI_F_BOLD, "jprof-top: %s (%zu)", pk->title,
+                      v->picks.count);
     tui_canvas_fill(c, 1, 0, c->cols, ' ', TUI_STYLE_TABLEHEAD, 0);
-    tui_canvas_printf(c, 1, 0, TUI_STYLE_TABLEHEAD, TUI_F_BOLD, "%8s  %-12s %8s  %s", "PID", "USER",
-                      "UPTIME", "MAIN CLASS");
+    tui_canvas_puts(c, 1, 0, pk->head, TUI_STYLE_TABLEHEAD, TUI_F_BOLD);
     int h = c->rows - 4, first = v->pick_sel >= h && h > 0 ? v->pick_sel - h + 1 : 0;
-    for (int r = 0; r < h && (size_t)(first + r) < v->procs.count; r++) {
-        const jvm_proc *p = &v->procs.items[first + r];
-        char up[32];
-        tui_format_uptime(p->uptime_ns, up, sizeof up);
+    for (int r = 0; r < h && (size_t)(first + r) < v->picks.count; r++) {
+        const tui_pick_row *row = &v->picks.rows[first + r];
         unsigned fl = first + r == v->pick_sel ? TUI_F_REVERSE : 0;
         if (fl)
             tui_canvas_fill(c, 2 + r, 0, c->cols, ' ', TUI_STYLE_NORMAL, fl);
-        tui_canvas_printf(c, 2 + r, 0, TUI_STYLE_NORMAL, fl, "%8d  %-12.12s %8s  %s%s", (int)p->pid,
-                          p->user, up, p->main_class[0] ? p->main_class : "?",
-                          p->attach_disabled ? "  (attach disabled)" : "");
+        tui_canvas_puts(c, 2 + r, 0, row->text, row->disabled ? TUI_STYLE_DIM : TUI_STYLE_NORMAL,
+                        fl);
     }
-    if (!v->procs.count)
-        tui_canvas_puts(c, 3, 2,
-                        "no JVM found that this user may inspect (run as its user or as root)",
-                        TUI_STYLE_DIM, 0);
+    if (!v->picks.count)
+        tui_canvas_puts(c, 3, 2, pk->empty, TUI_STYLE_DIM, 0);
     if (c->rows >= 4)
         status(v, c, c->rows - 2);
     int x = tui_canvas_puts(c, c->rows - 1, 0, "Enter", TUI_STYLE_KEY, TUI_F_BOLD);

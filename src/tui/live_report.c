@@ -82,7 +82,8 @@ void tui_report_header(const tui_live *l, tui_lines *ls)
     char up[32], when[48];
     tui_format_uptime(l->cur && l->cur->uptime_ns >= 0 ? l->cur->uptime_ns : p->uptime_ns, up,
                       sizeof up);
-    tui_lines_add(ls, TUI_STYLE_TITLE, TUI_F_BOLD, "pid %d  %s  %s  up %s  user %s", (int)p->pid,
+    tui_lines_add(ls, TUI_STYLE_TITLE, TUI_F_BOLD, "%s%spid %d  %s  %s  up %s  user %s", l->where,
+                  l->where[0] ? "  " : "", (int)p->pid,
                   p->main_class[0] ? p->main_class : "(unknown main class)",
                   l->jvm_version[0] ? l->jvm_version : "JVM ?", up, p->user);
     if (!l->cur)

@@ -18,7 +18,6 @@
 /* The first CPU% comes sooner than a long interval: half a second after
  * the first snapshot, so the first screen is useful at once. */
 #define FIRST_DELTA_NS (JP_NS_PER_SEC / 2)
-#define LIST_EVERY_NS (2 * JP_NS_PER_SEC)
 
 static const char *const sort_names[TUI_SORT_COUNT] = {"CPU%", "total CPU", "state", "name"};
 
@@ -33,27 +32,29 @@ void tui_live_view_message(tui_live_view *v, bool error, const char *fmt, ...)
 
 static void list_scan(tui_live_view *v)
 {
-    jvm_proc_list_cleanup(&v->procs);
     jp_error err;
     jp_error_init(&err);
-    if (jvm_proc_list_local(&v->procs, &err) != JP_OK)
+    v->picks.count = 0;
+    if (v->picker->scan(v->picker, &v->picks, &err) != JP_OK)
         tui_live_view_message(v, true, "%s", err.msg);
-    if (v->pick_sel >= (int)v->procs.count)
-        v->pick_sel = (int)v->procs.count - 1;
+    if (v->pick_sel >= (int)v->picks.count)
+        v->pick_sel = (int)v->picks.count - 1;
     if (v->pick_sel < 0)
         v->pick_sel = 0;
-    v->next_list = jp_time_mono_ns() + LIST_EVERY_NS;
+    v->next_list = v->picker->rescan_ns > 0 ? jp_time_mono_ns() + v->picker->rescan_ns : INT64_MAX;
 }
 
-tui_live_view *tui_live_view_new(tui_live *live, const tui_live_opts *opts)
+static tui_live_view *view_new(tui_live *live, tui_picker *picker, const tui_live_opts *opts)
 {
     tui_live_view *v = jp_xcalloc(1, sizeof *v);
     v->live = live;
+    v->picker = picker;
     v->opts = *opts;
     v->rows = 24;
     v->cols = 80;
     v->sel_id = INT64_MIN;
     tui_lines_init(&v->lines);
+    tui_pick_list_init(&v->picks);
     if (!live) {
         v->picking = true;
         list_scan(v);
@@ -63,13 +64,24 @@ tui_live_view *tui_live_view_new(tui_live *live, const tui_live_opts *opts)
     return v;
 }
 
+tui_live_view *tui_live_view_new(tui_live *live, const tui_live_opts *opts)
+{
+    return view_new(live, live ? NULL : tui_picker_local(), opts);
+}
+
+tui_live_view *tui_live_view_new_picker(tui_picker *picker, const tui_live_opts *opts)
+{
+    return view_new(NULL, picker, opts);
+}
+
 void tui_live_view_free(tui_live_view *v)
 {
     if (!v)
         return;
     tui_view_free(v->flame);
     tui_live_free(v->live);
-    jvm_proc_list_cleanup(&v->procs);
+    tui_picker_free(v->picker);
+    tui_pick_list_cleanup(&v->picks);
     tui_lines_cleanup(&v->lines);
     free(v->order);
     free(v->pct);
@@ -421,21 +433,19 @@ static tui_action picker_key(tui_live_view *v, int key)
         v->pick_sel = 0;
         break;
     case TUI_KEY_END:
-        v->pick_sel = (int)v->procs.count - 1;
+        v->pick_sel = (int)v->picks.count - 1;
         break;
     case TUI_KEY_ENTER: {
-        if (!v->procs.count)
+        if (!v->picks.count)
             break;
-        tui_live_opts o = v->opts;
-        o.pid = v->procs.items[v->pick_sel].pid;
         jp_error err;
         jp_error_init(&err);
         tui_live *l = NULL;
-        if (tui_live_open(&o, &l, &err) != JP_OK) {
+        if (v->picker->open(v->picker, (size_t)v->pick_sel, &v->opts, &l, &err) != JP_OK) {
             tui_live_view_message(v, true, "%s", err.msg);
             break;
         }
-        v->opts = o;
+        v->opts = l->opts;
         v->live = l;
         v->picking = false;
         v->next_refresh = 0;
@@ -449,8 +459,8 @@ static tui_action picker_key(tui_live_view *v, int key)
     default:
         return TUI_ACTION_NONE;
     }
-    if (v->pick_sel >= (int)v->procs.count)
-        v->pick_sel = (int)v->procs.count - 1;
+    if (v->pick_sel >= (int)v->picks.count)
+        v->pick_sel = (int)v->picks.count - 1;
     if (v->pick_sel < 0)
         v->pick_sel = 0;
     return TUI_ACTION_REDRAW;

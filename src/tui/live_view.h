@@ -49,9 +49,10 @@ typedef struct tui_live_view {
     bool help;
     char msg[256];
     bool msg_error;
-    /* the JVM list */
+    /* the list of targets (the JVMs of this machine, the pods of a service) */
     bool picking;
-    jvm_proc_list procs;
+    tui_picker *picker;
+    tui_pick_list picks;
     int pick_sel;
     /* screens */
     tui_live_screen screen;
@@ -88,6 +89,9 @@ typedef struct tui_live_view {
 /* live may be NULL: the view starts with the list of local JVMs and opens
  * the one picked with opts. */
 tui_live_view *tui_live_view_new(tui_live *live, const tui_live_opts *opts);
+/* The view starts with picker's list (taken over) and opens the row
+ * picked with opts. */
+tui_live_view *tui_live_view_new_picker(tui_picker *picker, const tui_live_opts *opts);
 void tui_live_view_free(tui_live_view *v);
 
 void tui_live_view_resize(tui_live_view *v, int rows, int cols);

@@ -39,10 +39,54 @@ static jp_snapshot *load(const char *name, int64_t taken_ns)
     return s;
 }
 
+/* A source of the tests: snapshots come from files (tui_live_accept), a
+ * profile window cannot be started. */
+static jp_err test_refresh(tui_live *l, jp_snapshot **out, jp_error *err)
+{
+    (void)l;
+    *out = NULL;
+    return jp_error_set(err, JP_ERR_USAGE, "test source: no refresh");
+}
+
+static jp_err test_prof_start(tui_live *l, jp_error *err)
+{
+    (void)l;
+    return jp_error_set(err, JP_ERR_USAGE, "test source: no profile");
+}
+
+static jp_err test_prof_read(tui_live *l, jp_profile **out, jfr_report *rep, bool *tail,
+                             jp_error *err)
+{
+    (void)l, (void)rep, (void)tail;
+    *out = NULL;
+    return jp_error_set(err, JP_ERR_USAGE, "test source: no profile");
+}
+
+static void test_prof_stop(tui_live *l)
+{
+    (void)l;
+}
+
+static void test_prof_label(const tui_live *l, char *buf, size_t len)
+{
+    (void)l;
+    snprintf(buf, len, "test window");
+}
+
+static const tui_source_ops test_ops = {
+    .name = "test",
+    .refresh = test_refresh,
+    .prof_start = test_prof_start,
+    .prof_read = test_prof_read,
+    .prof_stop = test_prof_stop,
+    .prof_label = test_prof_label,
+};
+
 static tui_live *fake_live(const char *file)
 {
-    tui_live *l = jp_xcalloc(1, sizeof *l);
-    tui_live_opts_init(&l->opts);
+    tui_live_opts o;
+    tui_live_opts_init(&o);
+    tui_live *l = tui_live_new(&o, &test_ops, NULL);
     l->proc.pid = 4242;
     snprintf(l->proc.main_class, sizeof l->proc.main_class, "live.Test");
     snprintf(l->proc.user, sizeof l->proc.user, "alice");

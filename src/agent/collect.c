@@ -149,12 +149,15 @@ static void marker_path(const agent_target *t, char *file, size_t flen)
              AGENT_MARKER_NAME, (int)t->proc.nspid);
 }
 
-static void marker_write(const agent_target *t, const agent_collect_opts *o)
+static void marker_write(agent_target *t, const agent_collect_opts *o)
 {
     if (agent_jprof_dir_ensure(&t->proc, NULL) != JP_OK)
         return;
     char file[192];
     marker_path(t, file, sizeof file);
+    /* known now, while /proc/PID/root exists: after the JVM exits only
+     * this says the marker is still in our own /tmp/jprof */
+    t->marker_shared = jvm_proc_shares_root(&t->proc);
     json_t *m = json_pack("{s:s, s:s, s:s, s:i, s:I}", "collector", o->collector, "recording",
                           AGENT_RECORDING_NAME, "engine", t->asprof ? AGENT_ASPROF_ENGINE : "jfr",
                           "agent_pid", (int)getpid(), "started", (json_int_t)jp_time_now_ns());
@@ -218,7 +221,7 @@ static void marker_remove(const agent_target *t)
     char dir[128];
     snprintf(dir, sizeof dir, "/proc/%d/root%s", (int)t->proc.pid, AGENT_MARKER_DIR);
     rmdir(dir); /* only when empty */
-    if (t->ap.shared_root) {
+    if (t->ap.shared_root || t->marker_shared) {
         snprintf(file, sizeof file, "%s/%s-%d", AGENT_MARKER_DIR, AGENT_MARKER_NAME,
                  (int)t->proc.nspid);
         unlink(file);

@@ -92,6 +92,7 @@ typedef struct agent_target {
     int jdk_major;      /* 17, from VM.version; 0 unknown */
     bool recovered;     /* took over such a session */
     bool asprof;        /* the engine is async-profiler (set on the first step) */
+    bool marker_shared; /* the marker was written where our / sees it too (host mode) */
     agent_asprof ap;    /* its files in the target */
     uint64_t windows;   /* windows uploaded */
     /* thread snapshots */

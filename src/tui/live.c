@@ -16,6 +16,7 @@
 #include "jvm/cleanup.h"
 #include "jvm/jfc.h"
 #include "model/units.h"
+#include "tui/live_report.h"
 
 /* async-profiler in the target: a directory shared with jprof-agent, whose
  * copy is libasyncProfiler-jprof-<nspid>.so. Ours keeps "libasyncProfiler"
@@ -287,7 +288,10 @@ void tui_live_accept(tui_live *l, jp_snapshot *s)
     }
     l->cur = s;
     analyses_cleanup(l);
-    jp_analyze_busy(l->prev, l->cur, &l->busy);
+    if (l->ops->busy)
+        l->ops->busy(l, &l->busy);
+    else
+        jp_analyze_busy(l->prev, l->cur, &l->busy);
     tui_live_rank(l);
     jp_analyze_locks(l->cur, &l->locks);
     jp_analyze_deadlocks(l->cur, &l->deadlocks);
@@ -762,8 +766,25 @@ static void pid_prof_label(const tui_live *l, char *buf, size_t len)
         snprintf(buf, len, "JFR window %.0fs", w);
 }
 
+static void pid_status(const tui_live *l, tui_lines *ls)
+{
+    tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "process: pid %d (pid %d in its namespace), user %s",
+                  (int)l->proc.pid, (int)l->proc.nspid, l->proc.user);
+    tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "thread snapshots: %s",
+                  l->snap.source == JVM_SNAP_THREAD_PRINT
+                      ? "Thread.print over the attach socket"
+                      : "the helper jar (ThreadMXBean: CPU time and lock owners), else "
+                        "Thread.print");
+    if (l->opts.asprof)
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "Flame engine: async-profiler %s", l->opts.asprof);
+    else
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "Flame engine: JDK Flight Recorder (JFR.start, "
+                                               "settings \"profile\")");
+}
+
 static const tui_source_ops pid_ops = {
     .name = "pid",
+    .status = pid_status,
     .refresh = pid_refresh,
     .prof_start = pid_prof_start,
     .prof_read = pid_prof_read,

@@ -9,8 +9,9 @@
 
 #define HEAD_ROWS 3
 
-static const char *const screen_names[TUI_LSCR_COUNT] = {"Threads", "Locks", "Deadlocks", "Flame"};
-static const char *const screen_keys[TUI_LSCR_COUNT] = {"F5", "F6", "F7", "F8"};
+static const char *const screen_names[TUI_LSCR_COUNT] = {"Threads", "Locks", "Deadlocks", "Flame",
+                                                         "Status"};
+static const char *const screen_keys[TUI_LSCR_COUNT] = {"F5", "F6", "F7", "F8", "F9"};
 static const char *const sort_names[TUI_SORT_COUNT] = {"CPU%", "total CPU", "state", "name"};
 
 static void title_row(const tui_live_view *v, tui_canvas *c)
@@ -219,14 +220,17 @@ static const char *const help_lines[] = {
     "               owner chains; idle pool workers one line per pool (i: names)",
     "  F7 or D      Deadlocks: each cycle, where each thread waits and what it holds",
     "  F8 or F      Flame: a live profile (rolling window); keys as in --jfr,",
-    "               1-9 or k kind, / search, Enter zoom, r callers, ? its help",
+    "               1-9 or k kind, / search, Enter zoom, r callers, ? its help;",
+    "               from jprof-server: < > range (5m 15m 1h 6h 24h), a all pods",
+    "  F9 or S      Status: where the data comes from and what it costs",
     "",
     "Threads:  Up/Down/PgUp/PgDn/Home/End move; Enter shows the stack (Esc back)",
-    "          s / S sort by CPU%, total CPU, state, name; / or F4 filter by",
+    "          s sorts by CPU%, total CPU, state, name; / or F4 filter by",
     "          name or state (Enter applies, empty clears; Esc clears)",
-    "Locks, Deadlocks, stacks:  Up/Down/PgUp/PgDn/Home/End scroll",
+    "Locks, Deadlocks, Status, stacks:  Up/Down/PgUp/PgDn/Home/End scroll",
     "",
-    "  r            refresh now     p  pause/resume     ?, F1  this help     q, F10  quit",
+    "  r refresh now   R read all again   p pause/resume   o back to the list",
+    "  ?, F1 this help   q, F10 quit",
     "",
     "The header: JVM version and uptime, snapshot source, thread counts by",
     "state, process CPU (% of one core), heap used of committed, and what one",

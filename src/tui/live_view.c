@@ -207,7 +207,7 @@ static void threads_build(tui_live_view *v)
 static void text_build(tui_live_view *v)
 {
     tui_lines_reset(&v->lines);
-    if (!v->live || !v->live->cur)
+    if (!v->live || (!v->live->cur && v->screen != TUI_LSCR_STATUS))
         return;
     if (v->stack) {
         const jp_snapshot *s = v->live->cur;
@@ -223,6 +223,8 @@ static void text_build(tui_live_view *v)
         tui_report_locks_idle(v->live, v->idle_expanded, &v->lines);
     } else if (v->screen == TUI_LSCR_DEADLOCKS) {
         tui_report_deadlocks(v->live, &v->lines);
+    } else if (v->screen == TUI_LSCR_STATUS) {
+        tui_report_status(v->live, &v->lines);
     }
 }
 
@@ -533,9 +535,7 @@ static tui_action threads_key(tui_live_view *v, int key)
         }
         break;
     case 's':
-    case 'S':
-        v->sort =
-            (tui_thread_sort)((v->sort + (key == 's' ? 1 : TUI_SORT_COUNT - 1)) % TUI_SORT_COUNT);
+        v->sort = (tui_thread_sort)((v->sort + 1) % TUI_SORT_COUNT);
         threads_build(v);
         tui_live_view_message(v, false, "sorted by %s", sort_names[v->sort]);
         break;
@@ -609,9 +609,48 @@ static bool screen_key(tui_live_view *v, int key)
     case 'F':
         set_screen(v, TUI_LSCR_FLAME);
         return true;
+    case TUI_KEY_F9:
+    case 'S':
+        set_screen(v, TUI_LSCR_STATUS);
+        return true;
     default:
         return false;
     }
+}
+
+/* o: back to the list the target was opened from (its recording stops) */
+static tui_action back_to_list(tui_live_view *v)
+{
+    if (!v->picker) {
+        tui_live_view_message(v, false, "no list to go back to (this target was named)");
+        return TUI_ACTION_REDRAW;
+    }
+    tui_view_free(v->flame);
+    v->flame = NULL;
+    tui_live_free(v->live);
+    v->live = NULL;
+    v->exited = v->paused = v->stack = false;
+    v->screen = TUI_LSCR_THREADS;
+    v->norder = 0;
+    tui_lines_reset(&v->lines);
+    v->picking = true;
+    list_scan(v);
+    return TUI_ACTION_REDRAW;
+}
+
+/* Flame keys a source handles itself (the server's range and pod scope):
+ * the window is read again at once. */
+static bool source_flame_key(tui_live_view *v, int key)
+{
+    const tui_source_ops *ops = v->live->ops;
+    char msg[200] = "";
+    if (!ops->flame_key || !ops->flame_key(v->live, key, msg, sizeof msg))
+        return false;
+    v->next_dump = 0;
+    tui_live_view_message(v, false, "%s", msg);
+    if (v->flame)
+        tui_view_message(v->flame, false, "%s (reading)", msg);
+    return true;
 }
 
 tui_action tui_live_view_key(tui_live_view *v, int key)
@@ -629,6 +668,13 @@ tui_action tui_live_view_key(tui_live_view *v, int key)
     v->msg[0] = '\0';
     if (screen_key(v, key))
         return TUI_ACTION_REDRAW;
+    if (key == 'o')
+        return back_to_list(v);
+    if (key == 'R') { /* everything again now: snapshot and window */
+        v->next_refresh = v->next_dump = 0;
+        tui_live_view_message(v, false, "reading again");
+        return TUI_ACTION_REDRAW;
+    }
     if (key == 'p' || key == 'P') {
         v->paused = !v->paused;
         tui_live_view_message(v, false, "%s",
@@ -639,6 +685,8 @@ tui_action tui_live_view_key(tui_live_view *v, int key)
         return TUI_ACTION_REDRAW;
     }
     if (v->screen == TUI_LSCR_FLAME && !v->stack) {
+        if (source_flame_key(v, key))
+            return TUI_ACTION_REDRAW;
         if (!v->flame) {
             if (key == 'q' || key == TUI_KEY_F10)
                 return TUI_ACTION_QUIT;

@@ -29,6 +29,7 @@ typedef enum tui_live_screen {
     TUI_LSCR_LOCKS,
     TUI_LSCR_DEADLOCKS,
     TUI_LSCR_FLAME,
+    TUI_LSCR_STATUS,
     TUI_LSCR_COUNT
 } tui_live_screen;
 

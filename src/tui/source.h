@@ -12,7 +12,14 @@
  *   prof_read   read the current window as a parsed profile;
  *   prof_stop   stop it and remove everything it left in the target;
  *   prof_label  the Flame title's words for the engine and span;
- *   close       free the source's own state (after prof_stop).
+ *   close       free the source's own state (after prof_stop);
+ * and, where the source has them (NULL otherwise):
+ *   busy        the snapshot evidence of busy threads when it does not come
+ *               from two snapshots taken here (a stored snapshot carries
+ *               its own CPU deltas);
+ *   status      lines for the Status screen after the common ones;
+ *   flame_key   keys of the Flame screen the source handles (the server's
+ *               range and pod scope); true reads the window again.
  *
  * A picker (tui_picker) lists what a source can open - the JVMs of this
  * machine, the pods of a service - and opens the row chosen.
@@ -34,10 +41,12 @@
 
 #include "base/error.h"
 #include "jfr/jfr.h"
+#include "model/analyze.h"
 #include "model/profile.h"
 #include "model/snapshot.h"
 
 typedef struct tui_live tui_live;
+struct tui_lines;
 typedef struct tui_live_opts tui_live_opts;
 
 typedef struct tui_source_ops {
@@ -53,6 +62,9 @@ typedef struct tui_source_ops {
     void (*prof_stop)(tui_live *l);
     void (*prof_label)(const tui_live *l, char *buf, size_t len);
     void (*close)(tui_live *l);
+    void (*busy)(const tui_live *l, jp_busy_list *out);
+    void (*status)(const tui_live *l, struct tui_lines *out);
+    bool (*flame_key)(tui_live *l, int key, char *msg, size_t len);
 } tui_source_ops;
 
 /* ---- pickers ---- */

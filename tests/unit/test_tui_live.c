@@ -73,8 +73,15 @@ static void test_prof_label(const tui_live *l, char *buf, size_t len)
     snprintf(buf, len, "test window");
 }
 
+static void test_status(const tui_live *l, tui_lines *ls)
+{
+    (void)l;
+    tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "test source: 2 files read");
+}
+
 static const tui_source_ops test_ops = {
     .name = "test",
+    .status = test_status,
     .refresh = test_refresh,
     .prof_start = test_prof_start,
     .prof_read = test_prof_read,
@@ -300,6 +307,33 @@ static void test_locks_screen(void **state)
     tui_canvas_cleanup(&s.c);
 }
 
+/* S or F9: the Status screen says where the data comes from, then what the
+ * source adds; o without a list to go back to says so */
+static void test_status_screen(void **state)
+{
+    (void)state;
+    screen s;
+    tui_live_view *v = open_view("threadprint-deadlocks-jdk25.txt", &s);
+    tui_live_view_key(v, 'S');
+    assert_int_equal(v->screen, TUI_LSCR_STATUS);
+    const char *t = draw(v, &s);
+    assert_non_null(strstr(t, "F9Status"));
+    assert_non_null(strstr(t, "source: test"));
+    assert_non_null(strstr(t, "pid 4242  live.Test  JDK 17.0.99"));
+    assert_non_null(strstr(t, "profile: not running (the Flame screen starts test window)"));
+    assert_non_null(strstr(t, "test source: 2 files read"));
+    tui_live_view_key(v, TUI_KEY_F5);
+    assert_int_equal(v->screen, TUI_LSCR_THREADS);
+    tui_live_view_key(v, TUI_KEY_F9);
+    assert_int_equal(v->screen, TUI_LSCR_STATUS);
+    tui_live_view_key(v, 'o');
+    t = draw(v, &s);
+    assert_non_null(strstr(t, "no list to go back to"));
+    assert_non_null(v->live);
+    tui_live_view_free(v);
+    tui_canvas_cleanup(&s.c);
+}
+
 static void test_deadlocks_screen(void **state)
 {
     (void)state;
@@ -354,7 +388,7 @@ int main(void)
         cmocka_unit_test(test_exit_status),    cmocka_unit_test(test_heap_parse),
         cmocka_unit_test(test_threads_screen), cmocka_unit_test(test_hot_first_and_stack),
         cmocka_unit_test(test_locks_screen),   cmocka_unit_test(test_deadlocks_screen),
-        cmocka_unit_test(test_help_and_tiny),
+        cmocka_unit_test(test_help_and_tiny),  cmocka_unit_test(test_status_screen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

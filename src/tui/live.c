@@ -304,7 +304,9 @@ void tui_live_rank(tui_live *l)
     jp_busy_summary_cleanup(&l->rank);
     jp_cpu_evidence_cleanup(&l->cpu);
     jp_cpu_evidence_init(&l->cpu);
-    if (l->prof.profile) {
+    if (l->ops->cpu) {
+        l->ops->cpu(l, &l->cpu);
+    } else if (l->prof.profile) {
         /* the window shown, not the older chunks the dump also held */
         l->cpu.start_ns = l->prof.rep.start_ns;
         l->cpu.end_ns = l->prof.rep.end_ns;
@@ -698,6 +700,8 @@ jp_err tui_live_prof_dump(tui_live *l, jp_error *err)
         l->prof.error = *err;
         return rc;
     }
+    if (!p)
+        return JP_OK; /* the source says nothing changed */
     /* the title shows start +span: the window, not the older chunks read */
     if (rep.end_ns - rep.start_ns > l->opts.window_ns)
         rep.start_ns = rep.end_ns - l->opts.window_ns;

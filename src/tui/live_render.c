@@ -212,7 +212,7 @@ static void status(const tui_live_view *v, tui_canvas *c, int row)
 }
 
 static const char *const help_lines[] = {
-    "jprof-top: a live JVM",
+    "jprof-top: one JVM - on this machine (-p), in a pod (kubectl), or from jprof-server",
     "",
     "  F5 or T      Threads: busiest first (CPU% since the last refresh, or of",
     "               the Flame window when that is fresher)",

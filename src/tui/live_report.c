@@ -343,6 +343,10 @@ void tui_report_status(const tui_live *l, tui_lines *ls)
         tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "target: %s", l->where);
     if (l->jvm_vm[0])
         tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "JVM: %s", l->jvm_vm);
+    if (l->ops->status) {
+        l->ops->status(l, ls);
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s", "");
+    }
     tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s", "");
     tui_report_header(l, ls);
     tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "snapshots: %u taken, every %.3g s", l->nrefresh,
@@ -358,8 +362,4 @@ void tui_report_status(const tui_live *l, tui_lines *ls)
                       label, p->cost_ms);
     if (p->error.code != JP_OK)
         tui_lines_add(ls, TUI_STYLE_WARN, 0, "profile: %s", p->error.msg);
-    if (l->ops->status) {
-        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s", "");
-        l->ops->status(l, ls);
-    }
 }

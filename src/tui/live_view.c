@@ -66,12 +66,12 @@ static tui_live_view *view_new(tui_live *live, tui_picker *picker, const tui_liv
 
 tui_live_view *tui_live_view_new(tui_live *live, const tui_live_opts *opts)
 {
-    return view_new(live, live ? NULL : tui_picker_local(), opts);
+    return view_new(live, tui_picker_local(), opts);
 }
 
-tui_live_view *tui_live_view_new_picker(tui_picker *picker, const tui_live_opts *opts)
+tui_live_view *tui_live_view_new_with(tui_live *live, tui_picker *picker, const tui_live_opts *opts)
 {
-    return view_new(NULL, picker, opts);
+    return view_new(live, picker, opts);
 }
 
 void tui_live_view_free(tui_live_view *v)
@@ -363,7 +363,7 @@ static bool tick_refresh(tui_live_view *v, int64_t now)
     v->next_refresh = now + (first && v->opts.interval_ns > FIRST_DELTA_NS ? FIRST_DELTA_NS
                                                                            : v->opts.interval_ns);
     if (rc != JP_OK) {
-        if (rc == JP_ERR_EXITED || rc == JP_ERR_NOT_FOUND) {
+        if (rc == JP_ERR_EXITED) { /* the source says the target is gone */
             v->exited = true;
             tui_live_view_message(v, true,
                                   "the JVM has exited; showing its last snapshot (q quits)");
@@ -384,10 +384,13 @@ static bool tick_dump(tui_live_view *v, int64_t now)
     jp_error err;
     jp_error_init(&err);
     v->next_dump = now + v->opts.interval_ns;
+    int64_t before = v->live->prof.dumped_mono;
     if (tui_live_prof_dump(v->live, &err) != JP_OK) {
         tui_live_view_message(v, true, "profile window: %s", err.msg);
         return true;
     }
+    if (v->live->prof.dumped_mono == before && v->flame)
+        return false; /* unchanged */
     flame_rebuild(v);
     return true;
 }
@@ -455,6 +458,11 @@ static tui_action picker_key(tui_live_view *v, int key)
         tui_live_view_tick(v);
         break;
     }
+    case '?':
+    case 'h':
+    case TUI_KEY_F1:
+        v->help = true;
+        break;
     case 'q':
     case TUI_KEY_F10:
         return TUI_ACTION_QUIT;

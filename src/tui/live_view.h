@@ -88,11 +88,11 @@ typedef struct tui_live_view {
 } tui_live_view;
 
 /* live may be NULL: the view starts with the list of local JVMs and opens
- * the one picked with opts. */
+ * the one picked with opts; o goes back to that list. */
 tui_live_view *tui_live_view_new(tui_live *live, const tui_live_opts *opts);
-/* The view starts with picker's list (taken over) and opens the row
- * picked with opts. */
-tui_live_view *tui_live_view_new_picker(tui_picker *picker, const tui_live_opts *opts);
+/* The same with another list (picker, taken over; NULL: none, o says so):
+ * live NULL starts with the list. */
+tui_live_view *tui_live_view_new_with(tui_live *live, tui_picker *picker, const tui_live_opts *opts);
 void tui_live_view_free(tui_live_view *v);
 
 void tui_live_view_resize(tui_live_view *v, int rows, int cols);

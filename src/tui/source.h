@@ -17,6 +17,8 @@
  *   busy        the snapshot evidence of busy threads when it does not come
  *               from two snapshots taken here (a stored snapshot carries
  *               its own CPU deltas);
+ *   cpu         the profile evidence of busy threads when it is not the
+ *               window of the Flame screen (the server's newest windows);
  *   status      lines for the Status screen after the common ones;
  *   flame_key   keys of the Flame screen the source handles (the server's
  *               range and pod scope); true reads the window again.
@@ -24,13 +26,13 @@
  * A picker (tui_picker) lists what a source can open - the JVMs of this
  * machine, the pods of a service - and opens the row chosen.
  *
- * Sources: source_pid (a JVM on this machine: attach, src/jvm), and
- * source_kubectl (a pod through `kubectl exec` and jprof-probe). A .jfr file
- * is drawn by the flame view directly (view.h), and jprof-server by the
- * remote view (remote_view.h) until it moves behind this table too.
+ * Sources: the local pid (live.c: attach, src/jvm), a target of a service
+ * on jprof-server (source_server.c) and a pod through `kubectl exec` and
+ * jprof-probe (source_kubectl.c). A .jfr file is one finished profile and
+ * is drawn by the flame view directly (view.h), with the same keys.
  *
  * Every operation reports failure through jp_error with a message that says
- * what to do; JP_ERR_EXITED or JP_ERR_NOT_FOUND from refresh means the
+ * what to do; JP_ERR_EXITED from refresh means the
  * target is gone (the screens keep its last snapshot). Not thread-safe. */
 #ifndef JP_TUI_SOURCE_H
 #define JP_TUI_SOURCE_H
@@ -42,6 +44,7 @@
 #include "base/error.h"
 #include "jfr/jfr.h"
 #include "model/analyze.h"
+#include "model/busy.h"
 #include "model/profile.h"
 #include "model/snapshot.h"
 
@@ -55,7 +58,8 @@ typedef struct tui_source_ops {
     jp_err (*refresh)(tui_live *l, jp_snapshot **out, jp_error *err);
     jp_err (*prof_start)(tui_live *l, jp_error *err);
     /* *out: a new profile of the window (events older than the window
-     * dropped); *rep says what was read (start/end of the span, partial);
+     * dropped), or NULL when nothing changed since the last read (the
+     * screen keeps it); *rep says what was read (start/end, partial);
      * *tail: damage only in a chunk still being written (not an error) */
     jp_err (*prof_read)(tui_live *l, jp_profile **out, jfr_report *rep, bool *tail,
                         jp_error *err);
@@ -63,6 +67,7 @@ typedef struct tui_source_ops {
     void (*prof_label)(const tui_live *l, char *buf, size_t len);
     void (*close)(tui_live *l);
     void (*busy)(const tui_live *l, jp_busy_list *out);
+    void (*cpu)(const tui_live *l, jp_cpu_evidence *out);
     void (*status)(const tui_live *l, struct tui_lines *out);
     bool (*flame_key)(tui_live *l, int key, char *msg, size_t len);
 } tui_source_ops;

@@ -68,9 +68,9 @@ EXTRA_DIST += tests/integration/lib.sh
 INTEGRATION_TEST_LIST += tests/integration/test_live_jvm.sh
 JPROF_LIVE_LOG = tests/integration/test_live_jvm.sh.log
 if HAVE_JAVAC
-$(JPROF_LIVE_LOG): jprof-probe-dev jprof-helper.jar
+$(JPROF_LIVE_LOG): jprof-probe jprof-helper.jar
 else
-$(JPROF_LIVE_LOG): jprof-probe-dev
+$(JPROF_LIVE_LOG): jprof-probe
 endif
 EXTRA_DIST += tests/integration/test_live_jvm.sh tests/java/Deadlocks.java \
 	tests/java/Contention.java

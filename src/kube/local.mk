@@ -1,0 +1,1 @@
+# src/kube: the kubectl client (filled in below)

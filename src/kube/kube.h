@@ -126,6 +126,10 @@ jp_err kube_session_profile_start(kube_session *s, uint32_t kinds, int64_t inter
 jp_err kube_session_profile_read(kube_session *s, jp_profile **out, jp_error *err);
 jp_err kube_session_profile_stop(kube_session *s, jp_error *err);
 
+/* False once the probe's output has ended (the probe or kubectl died);
+ * never blocks. For callers that wait between requests (a recording). */
+bool kube_session_alive(kube_session *s);
+
 /* Sends bye, waits (bounded) for the probe to clean up and kubectl to
  * exit, kills kubectl when it does not. NULL is a no-op. */
 void kube_session_close(kube_session *s);

@@ -538,6 +538,28 @@ jp_err kube_session_profile_stop(kube_session *s, jp_error *err)
     return rc;
 }
 
+bool kube_session_alive(kube_session *s)
+{
+    if (s->c.out < 0)
+        return false;
+    kube_child_drain_stderr(&s->c);
+    struct pollfd pf = {.fd = s->c.out, .events = POLLIN};
+    if (poll(&pf, 1, 0) <= 0)
+        return true;
+    if (s->cap - s->len < 65536)
+        s->buf = jp_xgrow(s->buf, &s->cap, s->len + 65536, 1);
+    ssize_t n = read(s->c.out, s->buf + s->len, s->cap - s->len);
+    if (n > 0) {
+        s->len += (size_t)n; /* kept for the next read_line */
+        return true;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return true;
+    close(s->c.out);
+    s->c.out = -1;
+    return false;
+}
+
 void kube_session_close(kube_session *s)
 {
     if (!s)

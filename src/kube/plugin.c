@@ -77,10 +77,14 @@ int plugin_pods(const plugin_args *a, agent_pod_list *out)
     return rc == JP_OK ? PLUGIN_EXIT_OK : plugin_fail(&err);
 }
 
-static bool sleep_bounded(int64_t ns)
+/* Sleeps ns; false when a signal asked to stop. Returns early (true) when
+ * the session s (may be NULL) ends: the next request reports why. */
+static bool sleep_bounded(int64_t ns, kube_session *s)
 {
     int64_t end = jp_time_mono_ns() + ns;
     while (!stop_signal) {
+        if (s && !kube_session_alive(s))
+            return true;
         int64_t left = end - jp_time_mono_ns();
         if (left <= 0)
             return true;
@@ -174,7 +178,7 @@ static int snapshot_pod(const plugin_args *a, const agent_pod *p, bool several)
     /* threads ranks by CPU: two snapshots an interval apart */
     int n = strcmp(a->cmd, "threads") == 0 ? 2 : 1;
     for (int i = 0; i < n; i++) {
-        if (i && !sleep_bounded(a->interval_ns)) {
+        if (i && !sleep_bounded(a->interval_ns, s)) {
             status = 128 + (int)stop_signal;
             goto out;
         }
@@ -272,7 +276,7 @@ static int cmd_flame(const plugin_args *a)
     } else {
         fprintf(stderr, "kubectl-jprof: recording %s in %s for %.0f s\n", jp_kind_name(kind),
                 pods.items[0].name, (double)a->duration_ns / 1e9);
-        bool done = sleep_bounded(a->duration_ns);
+        bool done = sleep_bounded(a->duration_ns, s);
         if (!done)
             status = 128 + (int)stop_signal;
         else if (kube_session_profile_read(s, &prof, &err) != JP_OK)

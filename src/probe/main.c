@@ -289,7 +289,15 @@ static void do_profile_read(probe *p, const probe_req *q)
     b.collector = strdup(coll);
     b.collector_version = strdup(PACKAGE_VERSION);
     b.sent_ns = jp_time_now_ns();
-    jp_batch_target tg = {.pid = p->jvm.pid,
+    /* the batch format wants a namespace: the pod's own when it mounts its
+     * service account, else "-" (the client knows the pod anyway) */
+    char ns[254] = "-";
+    if (jvm_read_small_file("/var/run/secrets/kubernetes.io/serviceaccount/namespace", ns,
+                            sizeof ns) <= 0)
+        snprintf(ns, sizeof ns, "-");
+    ns[strcspn(ns, "\n")] = '\0';
+    jp_batch_target tg = {.ns = ns,
+                          .pid = p->jvm.pid,
                           .jvm_start_ns = p->jvm.start_ns,
                           .jvm = p->jvm_version[0] ? p->jvm_version : NULL};
     int64_t start = rep.start_ns ? rep.start_ns : p->prof.started_ns;

@@ -296,7 +296,13 @@ static void do_profile_read(probe *p, const probe_req *q)
                             sizeof ns) <= 0)
         snprintf(ns, sizeof ns, "-");
     ns[strcspn(ns, "\n")] = '\0';
+    /* and a service: the main class stands in (the client knows the pod);
+     * the pod's hostname is its name */
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
     jp_batch_target tg = {.ns = ns,
+                          .service = p->jvm.main_class[0] ? p->jvm.main_class : "-",
+                          .pod = host[0] ? host : NULL,
                           .pid = p->jvm.pid,
                           .jvm_start_ns = p->jvm.start_ns,
                           .jvm = p->jvm_version[0] ? p->jvm_version : NULL};

@@ -41,8 +41,8 @@
 #include "model/snapshot.h"
 
 #define KUBE_DEFAULT_TIMEOUT_NS (30LL * 1000000000LL)
-#define KUBE_OUTPUT_MAX (64u << 20)      /* bytes of one kubectl call's stdout */
-#define KUBE_REPLY_MAX (256u << 20)      /* bytes of one probe reply line */
+#define KUBE_OUTPUT_MAX (64u << 20)                       /* bytes of one kubectl call's stdout */
+#define KUBE_REPLY_MAX (256u << 20)                       /* bytes of one probe reply line */
 #define KUBE_DEFAULT_IMAGE "jprof/jprof:" PACKAGE_VERSION /* has jprof-probe on its PATH */
 
 typedef struct kube_opts {
@@ -95,7 +95,7 @@ typedef struct kube_hello {
     char jvm_version[128]; /* "JDK 17.0.16" */
     int64_t jvm_start_ns;
     int64_t jvm_uptime_ns; /* at the hello */
-    char error[512]; /* why there is no JVM, "" when there is one */
+    char error[512];       /* why there is no JVM, "" when there is one */
 } kube_hello;
 
 typedef struct kube_session kube_session;

@@ -69,7 +69,8 @@ void kube_args_format(const kube_opts *o, const char *const *args, char *buf, si
         return;
     for (size_t i = 0; argv[i] && off < len; i++) {
         bool script = i > 0 && strcmp(argv[i - 1], "-c") == 0 && strchr(argv[i], '\n');
-        int n = snprintf(buf + off, len - off, "%s%s", i ? " " : "", script ? "'<loader>'" : argv[i]);
+        int n =
+            snprintf(buf + off, len - off, "%s%s", i ? " " : "", script ? "'<loader>'" : argv[i]);
         if (n < 0)
             break;
         off += (size_t)n;
@@ -82,8 +83,8 @@ static void set_flags(int fd)
     fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
-jp_err kube_child_spawn(const kube_opts *o, const char *const *args, bool want_stdin,
-                        kube_child *c, jp_error *err)
+jp_err kube_child_spawn(const kube_opts *o, const char *const *args, bool want_stdin, kube_child *c,
+                        jp_error *err)
 {
     const char *argv[KUBE_MAX_ARGS];
     memset(c, 0, sizeof *c);
@@ -232,7 +233,9 @@ jp_err kube_child_error(const kube_child *c, int status, const char *what, jp_er
     if (status == 127 && strstr(c->errtext, "cannot run"))
         code = JP_ERR_NOT_FOUND;
     return jp_error_set(err, code, "%s: %s", what,
-                        msg[0] ? msg : status >= 0 ? "kubectl failed" : "kubectl was killed");
+                        msg[0]        ? msg
+                        : status >= 0 ? "kubectl failed"
+                                      : "kubectl was killed");
 }
 
 jp_err kube_run(const kube_opts *o, const char *const *args, jp_strbuf *out, jp_error *err)
@@ -275,8 +278,7 @@ jp_err kube_run(const kube_opts *o, const char *const *args, jp_strbuf *out, jp_
         return jp_error_set(err, JP_ERR_TIMEOUT, "%s: no answer within %lld s (killed it)", what,
                             (long long)(kube_timeout(o) / JP_NS_PER_SEC));
     if (too_big)
-        return jp_error_set(err, JP_ERR_LIMIT, "%s: output larger than %zu bytes", what,
-                            out->cap);
+        return jp_error_set(err, JP_ERR_LIMIT, "%s: output larger than %zu bytes", what, out->cap);
     if (status != 0)
         return kube_child_error(&c, status, what, err);
     return JP_OK;

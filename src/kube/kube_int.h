@@ -20,8 +20,8 @@ typedef struct kube_child {
 
 /* Starts kubectl with the global options and args (NULL-terminated);
  * stdin is a pipe when want_stdin, else /dev/null. */
-jp_err kube_child_spawn(const kube_opts *o, const char *const *args, bool want_stdin,
-                        kube_child *c, jp_error *err);
+jp_err kube_child_spawn(const kube_opts *o, const char *const *args, bool want_stdin, kube_child *c,
+                        jp_error *err);
 
 /* Reads what stderr has without blocking into c->errtext (bounded). */
 void kube_child_drain_stderr(kube_child *c);

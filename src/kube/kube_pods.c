@@ -13,8 +13,8 @@
 
 #define KUBE_SELECTOR_MAX 2048
 
-static jp_err get_pods(const kube_opts *o, const char *flag, const char *value,
-                       agent_pod_list *out, jp_error *err)
+static jp_err get_pods(const kube_opts *o, const char *flag, const char *value, agent_pod_list *out,
+                       jp_error *err)
 {
     const char *args[] = {"get", "pods", flag, value, "-o", "json", NULL};
     jp_strbuf sb;
@@ -44,8 +44,8 @@ static bool label_ok(const char *s)
 
 /* spec.selector of a Service as "k=v,k=v"; 0 when it has none, 1 when
  * found, -1 on malformed input (err set). */
-static int service_selector(const char *text, size_t len, const char *svc, char *buf,
-                            size_t blen, jp_error *err)
+static int service_selector(const char *text, size_t len, const char *svc, char *buf, size_t blen,
+                            jp_error *err)
 {
     json_error_t je;
     json_t *root = json_loadb(text, len, 0, &je);
@@ -73,8 +73,8 @@ static int service_selector(const char *text, size_t len, const char *svc, char 
             }
             int n = snprintf(buf + off, blen - off, "%s%s=%s", off ? "," : "", k, s);
             if (n < 0 || (size_t)n >= blen - off) {
-                jp_error_set(err, JP_ERR_LIMIT, "service %s: selector longer than %zu bytes",
-                             svc, blen);
+                jp_error_set(err, JP_ERR_LIMIT, "service %s: selector longer than %zu bytes", svc,
+                             blen);
                 found = -1;
                 break;
             }

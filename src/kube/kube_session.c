@@ -256,8 +256,7 @@ static void hello_decode(const json_t *j, kube_hello *h)
         h->jvm_start_ns = json_integer_value(json_object_get(jvm, "start_ns"));
         h->jvm_uptime_ns = json_integer_value(json_object_get(jvm, "uptime_ns"));
     }
-    snprintf(h->error, sizeof h->error, "%s",
-             json_string_value(json_object_get(j, "error")) ?: "");
+    snprintf(h->error, sizeof h->error, "%s", json_string_value(json_object_get(j, "error")) ?: "");
 }
 
 static bool no_shell(const kube_child *c)
@@ -321,8 +320,8 @@ static jp_err open_debug(kube_session *s, int64_t t0, jp_error *err)
     char target[300], image[300];
     snprintf(target, sizeof target, "--target=%s", s->container);
     snprintf(image, sizeof image, "--image=%s", s->opts.image ? s->opts.image : KUBE_DEFAULT_IMAGE);
-    const char *args[] = {"debug", s->pod, "-i", "--quiet", "--profile=general", target, image,
-                          "--", "jprof-probe", NULL};
+    const char *args[] = {"debug", s->pod, "-i", "--quiet",     "--profile=general",
+                          target,  image,  "--", "jprof-probe", NULL};
     jp_err rc = kube_child_spawn(&s->opts, args, true, &s->c, err);
     if (rc != JP_OK)
         return rc;
@@ -331,8 +330,7 @@ static jp_err open_debug(kube_session *s, int64_t t0, jp_error *err)
 }
 
 static jp_err open_one(const kube_opts *o, const char *pod, const char *container,
-                       const char *probe_bytes, size_t probe_len, kube_session **out,
-                       jp_error *err)
+                       const char *probe_bytes, size_t probe_len, kube_session **out, jp_error *err)
 {
     kube_session *s = jp_xcalloc(1, sizeof *s);
     s->opts = *o;
@@ -455,8 +453,8 @@ jp_err kube_session_profile_start(kube_session *s, uint32_t kinds, int64_t inter
     if (interval_ns > 0)
         json_object_set_new(q, "interval_ms", json_integer(interval_ns / JP_NS_PER_MS));
     if (window_ns > 0)
-        json_object_set_new(q, "window_s", json_integer((window_ns + JP_NS_PER_SEC - 1) /
-                                                        JP_NS_PER_SEC));
+        json_object_set_new(q, "window_s",
+                            json_integer((window_ns + JP_NS_PER_SEC - 1) / JP_NS_PER_SEC));
     json_t *r = NULL;
     jp_err rc = request(s, q, "profile_start", kube_timeout(&s->opts), &r, err);
     json_decref(r);

@@ -408,24 +408,53 @@ static int parse_args(int argc, char **argv, plugin_args *a)
             }
             optind++;
             break;
-        case 'n': a->kube.ns = optarg; break;
-        case 's': a->service = optarg; break;
-        case 'c': a->container = optarg; break;
-        case 'o': a->output = optarg; break;
-        case 'f': a->file = optarg; break;
+        case 'n':
+            a->kube.ns = optarg;
+            break;
+        case 's':
+            a->service = optarg;
+            break;
+        case 'c':
+            a->container = optarg;
+            break;
+        case 'o':
+            a->output = optarg;
+            break;
+        case 'f':
+            a->file = optarg;
+            break;
         case 'd':
             if (!parse_duration("-d", optarg, &a->duration_ns))
                 return PLUGIN_EXIT_USAGE;
             break;
-        case OPT_CONTEXT: a->kube.context = optarg; break;
-        case OPT_KUBECONFIG: a->kube.kubeconfig = optarg; break;
-        case OPT_EVENT: a->event = optarg; break;
-        case OPT_EVENTS: a->events = optarg; break;
-        case OPT_WORKLOAD: a->workload = true; break;
-        case OPT_PROBE: a->kube.probe = optarg; break;
-        case OPT_IMAGE: a->kube.image = optarg; a->kube.debug = true; break;
-        case OPT_SERVER: a->server = optarg; break;
-        case OPT_POD: a->pod = optarg; break;
+        case OPT_CONTEXT:
+            a->kube.context = optarg;
+            break;
+        case OPT_KUBECONFIG:
+            a->kube.kubeconfig = optarg;
+            break;
+        case OPT_EVENT:
+            a->event = optarg;
+            break;
+        case OPT_EVENTS:
+            a->events = optarg;
+            break;
+        case OPT_WORKLOAD:
+            a->workload = true;
+            break;
+        case OPT_PROBE:
+            a->kube.probe = optarg;
+            break;
+        case OPT_IMAGE:
+            a->kube.image = optarg;
+            a->kube.debug = true;
+            break;
+        case OPT_SERVER:
+            a->server = optarg;
+            break;
+        case OPT_POD:
+            a->pod = optarg;
+            break;
         case OPT_FOR:
             if (!parse_duration("--for", optarg, &a->for_ns))
                 return PLUGIN_EXIT_USAGE;
@@ -438,12 +467,18 @@ static int parse_args(int argc, char **argv, plugin_args *a)
             if (!parse_duration("--interval", optarg, &a->interval_ns))
                 return PLUGIN_EXIT_USAGE;
             break;
-        case 'v': a->kube.verbose = true; break;
-        case 'h': usage(stdout); exit(0);
+        case 'v':
+            a->kube.verbose = true;
+            break;
+        case 'h':
+            usage(stdout);
+            exit(0);
         case 'V':
             printf("kubectl-jprof (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
             exit(0);
-        default: usage(stderr); return PLUGIN_EXIT_USAGE;
+        default:
+            usage(stderr);
+            return PLUGIN_EXIT_USAGE;
         }
     }
     if (!a->cmd) {

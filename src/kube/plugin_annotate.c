@@ -104,8 +104,9 @@ static int annotate_workload(const plugin_args *a, const agent_pod_list *pods, c
     agent_pod_service(&pods->items[0], svc, sizeof svc, workload, sizeof workload);
     char *slash = strchr(workload, '/');
     if (!slash) {
-        fprintf(stderr, "kubectl-jprof: pod %s has no owning Deployment, StatefulSet or "
-                        "DaemonSet to patch; annotate the pod instead (drop --workload)\n",
+        fprintf(stderr,
+                "kubectl-jprof: pod %s has no owning Deployment, StatefulSet or "
+                "DaemonSet to patch; annotate the pod instead (drop --workload)\n",
                 pods->items[0].name);
         return PLUGIN_EXIT_NOT_FOUND;
     }
@@ -121,8 +122,8 @@ static int annotate_workload(const plugin_args *a, const agent_pod_list *pods, c
             json_object_set_new(ann, key, json_null()); /* merge patch: remove */
         }
     }
-    json_t *patch = json_pack("{s:{s:{s:{s:o}}}}", "spec", "template", "metadata", "annotations",
-                              ann);
+    json_t *patch =
+        json_pack("{s:{s:{s:{s:o}}}}", "spec", "template", "metadata", "annotations", ann);
     char *text = json_dumps(patch, JSON_COMPACT);
     json_decref(patch);
     char kind[64], ref[320];
@@ -212,9 +213,8 @@ int plugin_status(const plugin_args *a)
                                 h && h->has_jvm ? json_string(h->jvm_version) : json_null());
             json_object_set_new(row, "main_class",
                                 h && h->has_jvm ? json_string(h->main_class) : json_null());
-            json_object_set_new(row, "error",
-                                h && h->has_jvm ? json_null()
-                                                : json_string(h ? h->error : err.msg));
+            json_object_set_new(
+                row, "error", h && h->has_jvm ? json_null() : json_string(h ? h->error : err.msg));
         } else {
             printf("pod %s (node %s)\n", p->name, p->node ? p->node : "?");
             if (h && h->has_jvm)
@@ -234,8 +234,9 @@ int plugin_status(const plugin_args *a)
     }
     agent_pod_list_cleanup(&pods);
     if (a->server)
-        fprintf(stderr, "kubectl-jprof: agent status from %s: use jprof-top --server %s "
-                        "(not queried here yet)\n",
+        fprintf(stderr,
+                "kubectl-jprof: agent status from %s: use jprof-top --server %s "
+                "(not queried here yet)\n",
                 a->server, a->server);
     return st;
 }

@@ -189,8 +189,7 @@ static void send_hello(probe *p, const char *id)
         json_array_append_new(all, e);
     }
     json_object_set_new(j, "jvms", all);
-    json_object_set_new(j, "error",
-                        p->have_jvm ? json_null() : json_string(p->jvm_error.msg));
+    json_object_set_new(j, "error", p->have_jvm ? json_null() : json_string(p->jvm_error.msg));
     send_json(p, j);
 }
 

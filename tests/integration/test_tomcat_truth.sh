@@ -196,11 +196,11 @@ else
     fail "server: busy threads from the cpu windows" "$(cat "$work/remote.check" "$work/remote.err" | tail -n 8)"
 fi
 R -s Bootstrap -b >"$work/remote.txt" 2>&1
-if grep -q "busy threads: ranked by cpu profile of the last .* (ended .* ago); snapshot .* old" "$work/remote.txt" &&
+if grep -q "^ranked by cpu profile of the last .* (ended .* ago); snapshot .* old" "$work/remote.txt" &&
     grep -q "cpu [0-9]*% over the last" "$work/remote.txt"; then
     pass "server text: the window age and the snapshot age, per row the evidence"
 else
-    fail "server text: ages" "$(grep -A4 'busy threads' "$work/remote.txt" | head -n 8)"
+    fail "server text: ages" "$(grep -A4 'BUSY THREADS' "$work/remote.txt" | head -n 8)"
 fi
 
 # the load ends; idle workers wait in TaskQueue.poll (or take)

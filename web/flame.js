@@ -40,6 +40,7 @@
       n.ts = j.total_samples ?? -1;
       n.bs = j.base_self ?? -1;
       n.bt = j.base_total ?? -1;
+      if (j.type) n.k = j.type; /* the frame's kind when the producer knows it (jprof-top) */
       if (n.d > maxDepth) maxDepth = n.d;
       const ch = j.children;
       if (!ch) continue;
@@ -225,8 +226,15 @@
   const ANCESTOR = PALETTE.length;
   PALETTE.push('#d6d6d6');
 
+  /* jprof's frame kinds (model/profile.h) onto the palette's */
+  const TYPE_KIND = {
+    interpreted: 'java', jit: 'java', c1: 'java', inlined: 'inlined', native: 'native',
+    cpp: 'cpp', kernel: 'kernel', thread: 'thread', unknown: 'unknown',
+  };
+
   function kindColour(n, threads) {
-    return KIND_BASE[JP.frameKind(n.n, n.d, threads)] + Math.min(SHADES - 1, Math.floor(hash(n.n) * SHADES));
+    const k = n.d && n.k ? TYPE_KIND[n.k] || 'unknown' : JP.frameKind(n.n, n.d, threads);
+    return KIND_BASE[k] + Math.min(SHADES - 1, Math.floor(hash(n.n) * SHADES));
   }
 
   function diffColour(delta, maxAbs) {

@@ -16,6 +16,7 @@
 #include "model/units.h"
 #include "wire/snapshot_json.h"
 #include "tui/flame_json.h"
+#include "tui/html.h"
 #include "wire/pprof.h"
 
 #define UNKNOWN_THREAD "[unknown thread]"
@@ -284,8 +285,8 @@ static json_t *meta_json(const jp_profile *p, const jfr_report *rep, jp_kind k, 
     return m;
 }
 
-jp_err tui_write_json(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k,
-                      bool threads, bool by_value, jp_error *err)
+json_t *tui_profile_doc(const jp_profile *p, const jfr_report *rep, jp_kind k, bool threads,
+                        bool by_value)
 {
     jp_flame *f = jp_flame_build(p, k, threads);
     json_t *doc = json_object();
@@ -305,9 +306,16 @@ jp_err tui_write_json(FILE *out, const jp_profile *p, const jfr_report *rep, jp_
         jp_busy_summary_cleanup(&bs);
         jp_cpu_evidence_cleanup(&ev);
     }
+    jp_flame_free(f);
+    return doc;
+}
+
+jp_err tui_write_json(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k,
+                      bool threads, bool by_value, jp_error *err)
+{
+    json_t *doc = tui_profile_doc(p, rep, k, threads, by_value);
     int rc = json_dumpf(doc, out, JSON_COMPACT);
     json_decref(doc);
-    jp_flame_free(f);
     if (rc != 0)
         return jp_error_set(err, JP_ERR_IO, "write error: %s", strerror(errno));
     putc('\n', out);
@@ -373,6 +381,12 @@ static jp_err batch_write(const tui_args *a, FILE *out, const jp_profile *p, con
         return tui_write_json(out, p, rep, k, a->threads, a->by_value, err);
     case TUI_FORMAT_PPROF:
         return tui_write_pprof(out, p, k, a->threads, err);
+    case TUI_FORMAT_HTML:
+    {
+        const char *name = a->jfr_path ? strrchr(a->jfr_path, '/') : NULL;
+        name = name ? name + 1 : a->jfr_path;
+        return tui_write_html(out, p, rep, k, a->threads, a->by_value, name, err);
+    }
     case TUI_FORMAT_COLLAPSED:
     default:
         return tui_write_collapsed(out, p, k, a->threads, a->by_value, err);

@@ -7,6 +7,7 @@
 #ifndef JP_TUI_BATCH_H
 #define JP_TUI_BATCH_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -32,6 +33,9 @@ jp_err tui_write_top(FILE *out, const jp_profile *p, const jfr_report *rep, jp_k
                      bool by_value, jp_error *err);
 
 /* {"meta": {...}, "tree": {...}} followed by a newline. */
+/* The JSON document of --format json (meta, tree, busy), new reference. */
+json_t *tui_profile_doc(const jp_profile *p, const jfr_report *rep, jp_kind k, bool threads,
+                        bool by_value);
 jp_err tui_write_json(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k,
                       bool threads, bool by_value, jp_error *err);
 

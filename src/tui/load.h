@@ -22,10 +22,11 @@ typedef enum tui_format {
     TUI_FORMAT_TOP,
     TUI_FORMAT_JSON,
     TUI_FORMAT_TEXT,
-    TUI_FORMAT_PPROF
+    TUI_FORMAT_PPROF,
+    TUI_FORMAT_HTML
 } tui_format;
 
-/* "collapsed", "top", "json", "text", "pprof"; false when unknown. */
+/* "collapsed", "top", "json", "text", "pprof", "html"; false when unknown. */
 bool tui_format_parse(const char *s, tui_format *out);
 const char *tui_format_name(tui_format f);
 

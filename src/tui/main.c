@@ -70,7 +70,7 @@ static void usage(FILE *out)
           "       jprof-top --jfr FILE [--event KIND] [--value samples|total] [--threads]\n"
           "                 [--from TIME] [--to TIME]\n"
           "       jprof-top -b --jfr FILE [--event KIND] [--value samples|total]\n"
-          "                 [--format collapsed|top|json|pprof] [--threads] [--from TIME] [--to "
+          "                 [--format collapsed|top|json|pprof|html] [--threads] [--from TIME] [--to "
           "TIME]\n"
           "                 [--state S[,S]] [--leak [--tail F]] [--jobs N]\n"
           "       jprof-top -b --jfr NEW --diff OLD [--normalize sample|second|none]\n"
@@ -94,7 +94,8 @@ static void usage(FILE *out)
           "      --value WHAT       samples (event counts, default) or total (ns or bytes)\n"
           "  -f, --format FMT       batch output: live text (default) or json (one object\n"
           "                         per line); --jfr collapsed (default), top, json or\n"
-          "                         pprof (gzipped protobuf for go tool pprof)\n"
+          "                         pprof (gzipped protobuf for go tool pprof), html (one\n"
+          "                         file: flame graph and top table, no network)\n"
           "      --threads          thread names as the root frames\n"
           "      --diff OLD         compare with the baseline recording OLD: collapsed\n"
           "                         'stack OLD NEW' lines, top: the biggest changes first\n"
@@ -211,7 +212,7 @@ static int parse(int argc, char **argv, tui_args *a)
             break;
         case 'f':
             if (!tui_format_parse(optarg, &a->format))
-                return tui_usage_error("unknown format '%s' (use collapsed, top, json or pprof)",
+                return tui_usage_error("unknown format '%s' (use collapsed, top, json, pprof or html)",
                                        optarg);
             a->has_format = true;
             break;
@@ -302,8 +303,9 @@ static int parse(int argc, char **argv, tui_args *a)
         return tui_usage_error("%s", "--diff OLD.jfr compares with a recording: add --jfr NEW.jfr");
     if (a->diff_path && !a->batch)
         return tui_usage_error("%s", "--diff is for batch mode for now: add -b");
-    if (a->diff_path && a->format == TUI_FORMAT_PPROF)
-        return tui_usage_error("%s", "--diff prints collapsed, top or json, not pprof");
+    if (a->diff_path && (a->format == TUI_FORMAT_PPROF || a->format == TUI_FORMAT_HTML))
+        return tui_usage_error("--diff prints collapsed, top or json, not %s",
+                               tui_format_name(a->format));
     if (a->jfr_path) {
         if (a->has_pid)
             return tui_usage_error("%s", "--jfr and -p are two sources: give one");

@@ -541,6 +541,37 @@ async function testAll(tmp) {
   check((await page.getAttribute('table[data-table=top] th:nth-child(1)', 'aria-sort')) !== 'none', 'a header click sorts the table');
   check(pageErrors.length === 0, 'no script error in the page', pageErrors);
   await c1.close();
+
+  /* ---- jprof-top --format html: the same flame graph in one offline file ---- */
+  const fixture = path.join(SRCDIR, 'tests/fixtures/jfr/asprof-cpu-alloc-lock.jfr');
+  const htmlFile = path.join(tmp, 'export.html');
+  const collapsed = execFileSync(path.join(BUILD, 'jprof-top'), ['-b', '--jfr', fixture, '--event', 'alloc', '--value', 'total'], { encoding: 'utf8' });
+  fs.writeFileSync(htmlFile, execFileSync(path.join(BUILD, 'jprof-top'), ['-b', '--jfr', fixture, '--event', 'alloc', '--value', 'total', '--format', 'html']));
+  const { ctx: c5, page: px } = await newPage();
+  const requests = [];
+  px.on('request', (r) => requests.push(r.url()));
+  await px.goto('file://' + htmlFile);
+  await px.waitForFunction(() => window.JP && JP.lastFlameRender && JP.lastFlameRender.drawn > 0, null, { timeout: 15000 });
+  check(requests.length === 1 && requests[0] === 'file://' + htmlFile, 'html export: nothing is fetched but the file itself', requests);
+  const total = collapsed.trim().split('\n').reduce((a, l) => a + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  const root = await px.evaluate(() => JP.lastFlame.view.base.root.t);
+  check(total > 0 && root === total, 'html export: the graph holds exactly the bytes of the collapsed output', { root, total });
+  const head = await text(px, '#export-meta');
+  check(/^alloc: .* sampled objects, .* in all, .*widths by bytes/.test(head), 'html export: kind, counts and unit named', head);
+  /* the heaviest leaf of the collapsed output is searchable and in the top table */
+  const leaf = collapsed.trim().split('\n').map((l) => [l.slice(0, l.lastIndexOf(' ')).split(';').pop(), Number(l.slice(l.lastIndexOf(' ') + 1))]).sort((a, b) => b[1] - a[1])[0][0];
+  await px.fill('.flame-tools input[type=search]', leaf.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  await px.press('.flame-tools input[type=search]', 'Enter');
+  await px.waitForFunction(() => /Matched: [1-9]/.test(document.querySelector('.match-info').textContent), null, { timeout: 5000 }).catch(() => {});
+  const matched = await text(px, '.match-info');
+  check(/^Matched: [0-9.]+ %/.test(matched) && !/^Matched: 0.0 %/.test(matched), 'html export: search marks the heaviest leaf (' + leaf + ')', matched);
+  const topText = await text(px, 'table[data-table=top] tbody');
+  check(topText.includes(leaf), 'html export: the top table lists it', topText.slice(0, 300));
+  await px.click('button.mode[data-mode=reverse]');
+  check((await px.getAttribute('button.mode[data-mode=reverse]', 'aria-pressed')) === 'true' && (await px.locator('canvas.flame-canvas').count()) === 1, 'html export: the reverse view works offline');
+  await px.screenshot({ path: path.join(SHOTS, 'export-html.png'), fullPage: true });
+  check(pageErrors.length === 0, 'html export: no script error', pageErrors);
+  await c5.close();
   return browser;
 }
 

@@ -36,7 +36,7 @@
 #include "jfr/jfr.h"
 #include "jvm/attach.h"
 #include "jvm/proc.h"
-#include "jvm/recorder.h"
+#include "jvm/engine.h"
 #include "jvm/snapshot_take.h"
 #include "jvm/targetfs.h"
 #include "model/analyze.h"
@@ -70,18 +70,9 @@ void tui_live_opts_init(tui_live_opts *o);
 /* The Flame screen's recording. */
 typedef struct tui_live_prof {
     bool running;
-    bool asprof;
-    jvm_recording jfr;  /* JDK Flight Recorder (asprof == false) */
-    bool cputime;       /* JFR on JDK 25+: jdk.CPUTimeSample too (kind cputime) */
-    jvm_tfile lib, out; /* async-profiler: its library and JFR file in the target */
-    jvm_tfile lock;     /* async-profiler: held (flock) while we drive it */
-    int lock_fd;        /* -1 when not held */
-    bool made_dir;      /* we created /tmp/jprof (removed again when empty) */
-    int cleanup;        /* async-profiler: "stop" on the way out */
-    uint8_t *prev_data; /* async-profiler: the last finished session's JFR */
-    size_t prev_len;
-    bool live_tail; /* the last read ended in the chunk being written (no damage) */
-    int64_t started_mono;
+    jvm_engine *engine;       /* made at the first start, freed by tui_live_prof_stop */
+    bool cputime;             /* JFR on JDK 25+: jdk.CPUTimeSample too (kind cputime) */
+    bool live_tail;           /* the last read ended in the chunk being written (no damage) */
     jp_profile *profile;      /* the last window read, or NULL */
     jp_profile *prev_profile; /* the one before, freed at the next dump */
     jfr_report rep;
@@ -141,6 +132,9 @@ jp_err tui_live_prof_start(tui_live *l, jp_error *err);
 jp_err tui_live_prof_dump(tui_live *l, jp_error *err);
 /* Stops it and removes its files; safe to call when not running. */
 void tui_live_prof_stop(tui_live *l);
+/* The engine's name in a sentence ("async-profiler", "the JDK Flight
+ * Recorder"). */
+const char *tui_live_prof_engine(const tui_live *l);
 /* The Flame title's label: engine and the span shown ("async-profiler
  * live, last 30s" or "JFR window 30s"). */
 void tui_live_prof_label(const tui_live *l, char *buf, size_t len);

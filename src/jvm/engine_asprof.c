@@ -128,6 +128,9 @@ static jp_err ap_foreign(jvm_engine *e, jp_error *err)
 static jp_err install(jvm_engine *e, jp_error *err)
 {
     lib_name(e);
+    jp_err rc = jvm_engine_dir_ensure(e, err);
+    if (rc != JP_OK)
+        return rc;
     if (access(e->opts.asprof_lib, R_OK) != 0)
         return jp_error_set(err, JP_ERR_NOT_FOUND, "async-profiler library %s: %s",
                             e->opts.asprof_lib, strerror(errno));

@@ -44,16 +44,28 @@
 
 /* ---- who owns the mapped profiler ---- */
 
-jvm_asprof_owner jvm_asprof_classify_line(const char *line, const char *ours)
+/* The path of a maps line (NULL: none) and its length without the
+ * " (deleted)" the kernel adds once the file is gone. */
+static const char *maps_path(const char *line, size_t *len)
 {
     const char *path = strchr(line, '/');
     if (!path)
-        return JVM_ASPROF_NONE;
+        return NULL;
     size_t n = strcspn(path, "\n");
     static const char deleted[] = " (deleted)";
     if (n >= sizeof deleted - 1 &&
         memcmp(path + n - (sizeof deleted - 1), deleted, sizeof deleted - 1) == 0)
         n -= sizeof deleted - 1;
+    *len = n;
+    return path;
+}
+
+jvm_asprof_owner jvm_asprof_classify_line(const char *line, const char *ours)
+{
+    size_t n;
+    const char *path = maps_path(line, &n);
+    if (!path)
+        return JVM_ASPROF_NONE;
     if (ours && strlen(ours) == n && memcmp(path, ours, n) == 0)
         return JVM_ASPROF_OURS;
     if (memmem(path, n, "libasyncProfiler", 16))
@@ -94,11 +106,10 @@ static jvm_asprof_owner owner_of(jvm_engine *e, char *other, size_t olen)
     char line[4096 + 256];
     while (who != JVM_ASPROF_FOREIGN && fgets(line, sizeof line, f)) {
         jvm_asprof_owner o = jvm_asprof_classify_line(line, e->lib.inner);
-        if (o == JVM_ASPROF_FOREIGN) {
-            const char *p = strchr(line, '/');
-            size_t n = strcspn(p, "\n");
+        size_t n;
+        const char *p = maps_path(line, &n);
+        if (o == JVM_ASPROF_FOREIGN && p)
             snprintf(other, olen, "%.*s", (int)(n > 200 ? 200 : n), p);
-        }
         if (o != JVM_ASPROF_NONE)
             who = o;
     }

@@ -355,7 +355,7 @@ jp_err tui_live_prof_start(tui_live *l, jp_error *err)
     if (rc == JP_ERR_CONFLICT && l->opts.asprof && err) {
         size_t n = strlen(err->msg);
         snprintf(err->msg + n, sizeof err->msg - n,
-                 ": run without --asprof for a JFR flame graph");
+                 "; or run without --asprof for a JFR flame graph");
     }
     if (rc != JP_OK) {
         l->prof.error = *err;

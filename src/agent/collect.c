@@ -153,7 +153,7 @@ bool agent_target_recording(const agent_target *t)
 const char *agent_target_engine(const agent_target *t)
 {
     return t->engine && (agent_target_recording(t) || t->windows) ? jvm_engine_name(t->engine)
-                                                                   : NULL;
+                                                                  : NULL;
 }
 
 /* Queues a parsed window; its own time range wins over the given one. */
@@ -253,8 +253,8 @@ static jp_err start_window(agent_target *t, const agent_collect_opts *o, int64_t
     jvm_engine_window_init(&w);
     w.kinds = t->policy.kinds;
     w.jdk_major = t->jdk_major;
-    w.cpu_interval_ns = t->policy.mode == AGENT_MODE_TEMPORARY ? o->dense_cpu_interval_ns
-                                                                : o->cpu_interval_ns;
+    w.cpu_interval_ns =
+        t->policy.mode == AGENT_MODE_TEMPORARY ? o->dense_cpu_interval_ns : o->cpu_interval_ns;
     jp_err rc = jvm_engine_start(t->engine, &w, err);
     if (rc != JP_OK)
         return rc;

@@ -41,7 +41,7 @@
 #include "wire/batch.h"
 
 #define AGENT_SESSION "jprof-agent" /* the engine's session name */
-#define AGENT_DOCS_MAX 8 /* pending snapshot/deadlock documents per target */
+#define AGENT_DOCS_MAX 8            /* pending snapshot/deadlock documents per target */
 
 typedef struct agent_collect_opts {
     int64_t window_ns;             /* default 60 s */

@@ -310,13 +310,14 @@ static json_t *targets_json(run_state *rs)
     json_t *a = json_array();
     for (size_t i = 0; i < rs->n; i++) {
         const agent_target *t = &rs->slots[i]->t;
-        json_t *o = json_pack(
-            "{s:i, s:o, s:o, s:o, s:o, s:s, s:o, s:s, s:s, s:b, s:I, s:s}", "pid", (int)t->proc.pid,
-            "namespace", jstr_or_null(t->id.ns), "service", jstr_or_null(t->id.service), "pod",
-            jstr_or_null(t->id.pod), "container", jstr_or_null(t->id.container), "state",
-            t->state ? t->state : "skipped", "reason", jstr_or_null(t->reason), "message",
-            t->message, "mode", agent_mode_name(t->policy.mode), "recording", agent_target_recording(t),
-            "windows", (json_int_t)t->windows, "main_class", t->proc.main_class);
+        json_t *o =
+            json_pack("{s:i, s:o, s:o, s:o, s:o, s:s, s:o, s:s, s:s, s:b, s:I, s:s}", "pid",
+                      (int)t->proc.pid, "namespace", jstr_or_null(t->id.ns), "service",
+                      jstr_or_null(t->id.service), "pod", jstr_or_null(t->id.pod), "container",
+                      jstr_or_null(t->id.container), "state", t->state ? t->state : "skipped",
+                      "reason", jstr_or_null(t->reason), "message", t->message, "mode",
+                      agent_mode_name(t->policy.mode), "recording", agent_target_recording(t),
+                      "windows", (json_int_t)t->windows, "main_class", t->proc.main_class);
         if (o && agent_target_engine(t))
             json_object_set_new(o, "engine", json_string(agent_target_engine(t)));
         if (o)

@@ -32,8 +32,7 @@ void jvm_engine_window_init(jvm_engine_window *w)
     w->span_ns = 30 * JP_NS_PER_SEC;
 }
 
-jp_err jvm_engine_new(const jvm_proc *t, const jvm_engine_opts *o, jvm_engine **out,
-                      jp_error *err)
+jp_err jvm_engine_new(const jvm_proc *t, const jvm_engine_opts *o, jvm_engine **out, jp_error *err)
 {
     *out = NULL;
     bool viewer = o->role == JVM_ENGINE_VIEWER;
@@ -145,8 +144,8 @@ static void marker_write(jvm_engine *e)
     char file[192];
     marker_host(e, file, sizeof file);
     json_t *m = json_pack("{s:s, s:s, s:s, s:i, s:I}", "collector", e->opts.collector, "recording",
-                          e->session, "engine", e->ops->name, "agent_pid", (int)getpid(),
-                          "started", (json_int_t)jp_time_now_ns());
+                          e->session, "engine", e->ops->name, "agent_pid", (int)getpid(), "started",
+                          (json_int_t)jp_time_now_ns());
     if (!m)
         return;
     if (e->lib.inner[0]) {

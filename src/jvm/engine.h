@@ -124,8 +124,7 @@ void jvm_engine_window_init(jvm_engine_window *w);
 /* Makes an engine for target t (copied; nothing is sent to the JVM yet).
  * JP_ERR_USAGE when the options do not fit (no library for ASPROF, a
  * session name not starting with "jprof-"). */
-jp_err jvm_engine_new(const jvm_proc *t, const jvm_engine_opts *o, jvm_engine **out,
-                      jp_error *err);
+jp_err jvm_engine_new(const jvm_proc *t, const jvm_engine_opts *o, jvm_engine **out, jp_error *err);
 
 /* Stops a running session quietly (its data is lost), removes every file
  * of ours in the target (jvm_engine_release) and frees. NULL is a no-op. */

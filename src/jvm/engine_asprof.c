@@ -128,8 +128,7 @@ static jp_err conflict(const jvm_engine *e, const char *other, jp_error *err)
 static jp_err ap_foreign(jvm_engine *e, jp_error *err)
 {
     char other[224];
-    return owner_of(e, other, sizeof other) == JVM_ASPROF_FOREIGN ? conflict(e, other, err)
-                                                                    : JP_OK;
+    return owner_of(e, other, sizeof other) == JVM_ASPROF_FOREIGN ? conflict(e, other, err) : JP_OK;
 }
 
 /* ---- files in the target ---- */
@@ -333,8 +332,8 @@ static jp_err session_start(jvm_engine *e, jp_error *err)
         rc = jvm_tfile_name(&e->proc, ".jfr", &e->out, err);
     } else {
         char inner[160];
-        snprintf(inner, sizeof inner, "%s/asprof-%d-%d-%u.jfr", JVM_ENGINE_DIR,
-                 (int)e->proc.nspid, (int)getpid(), ++e->seq);
+        snprintf(inner, sizeof inner, "%s/asprof-%d-%d-%u.jfr", JVM_ENGINE_DIR, (int)e->proc.nspid,
+                 (int)getpid(), ++e->seq);
         rc = create_for_jvm(&e->proc, inner, &e->out, err);
     }
     char args[JVM_ATTACH_ARG_MAX];

@@ -48,8 +48,7 @@ static jp_err jfr_foreign(jvm_engine *e, jp_error *err)
 
 /* jprof's own settings for w, as a .jfc file in the target (the caller
  * removes it once the recording started). */
-static jp_err write_own_jfc(jvm_engine *e, const jvm_engine_window *w, jvm_tfile *f,
-                            jp_error *err)
+static jp_err write_own_jfc(jvm_engine *e, const jvm_engine_window *w, jvm_tfile *f, jp_error *err)
 {
     jvm_jfc_opts jo;
     jvm_jfc_opts_init(&jo);

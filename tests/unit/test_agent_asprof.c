@@ -68,26 +68,23 @@ static void start_args_by_kind(void **state)
     (void)state;
     char buf[512];
     uint32_t all = 1u << JP_KIND_CPU | 1u << JP_KIND_ALLOC | 1u << JP_KIND_LOCK;
-    assert_int_equal(start_args(all, 50000000, "/tmp/jprof/a.jfr", "/tmp/jprof/a.log",
-                                             buf, sizeof buf, NULL),
-                     JP_OK);
+    assert_int_equal(
+        start_args(all, 50000000, "/tmp/jprof/a.jfr", "/tmp/jprof/a.log", buf, sizeof buf, NULL),
+        JP_OK);
     assert_string_equal(
         buf, "start,event=cpu,interval=50000000,alloc=512k,lock=1ms,jfr,file=/tmp/jprof/a.jfr,"
              "log=/tmp/jprof/a.log,quiet");
     /* wall without cpu: no event=, so async-profiler adds no cpu sampling */
-    assert_int_equal(
-        start_args(1u << JP_KIND_WALL, 0, "/f.jfr", NULL, buf, sizeof buf, NULL),
-        JP_OK);
+    assert_int_equal(start_args(1u << JP_KIND_WALL, 0, "/f.jfr", NULL, buf, sizeof buf, NULL),
+                     JP_OK);
     assert_string_equal(buf, "start,wall=20ms,jfr,file=/f.jfr,quiet");
     /* park alone is recorded by the lock mode */
-    assert_int_equal(
-        start_args(1u << JP_KIND_PARK, 0, "/f.jfr", NULL, buf, sizeof buf, NULL),
-        JP_OK);
+    assert_int_equal(start_args(1u << JP_KIND_PARK, 0, "/f.jfr", NULL, buf, sizeof buf, NULL),
+                     JP_OK);
     assert_string_equal(buf, "start,lock=1ms,jfr,file=/f.jfr,quiet");
     /* no interval given: async-profiler keeps its own */
-    assert_int_equal(
-        start_args(1u << JP_KIND_CPU, 0, "/f.jfr", NULL, buf, sizeof buf, NULL),
-        JP_OK);
+    assert_int_equal(start_args(1u << JP_KIND_CPU, 0, "/f.jfr", NULL, buf, sizeof buf, NULL),
+                     JP_OK);
     assert_string_equal(buf, "start,event=cpu,jfr,file=/f.jfr,quiet");
 }
 
@@ -97,17 +94,14 @@ static void start_args_refused(void **state)
     char buf[512];
     jp_error e;
     jp_error_init(&e);
-    assert_int_equal(start_args(0, 0, "/f.jfr", NULL, buf, sizeof buf, &e),
-                     JP_ERR_USAGE);
+    assert_int_equal(start_args(0, 0, "/f.jfr", NULL, buf, sizeof buf, &e), JP_ERR_USAGE);
     /* a comma would split the argument list */
-    assert_int_equal(
-        start_args(1u << JP_KIND_CPU, 0, "/tmp/a,b.jfr", NULL, buf, sizeof buf, &e),
-        JP_ERR_USAGE);
+    assert_int_equal(start_args(1u << JP_KIND_CPU, 0, "/tmp/a,b.jfr", NULL, buf, sizeof buf, &e),
+                     JP_ERR_USAGE);
     assert_non_null(strstr(e.msg, "comma"));
     char small[24];
-    assert_int_equal(
-        start_args(1u << JP_KIND_CPU, 0, "/f.jfr", NULL, small, sizeof small, &e),
-        JP_ERR_USAGE);
+    assert_int_equal(start_args(1u << JP_KIND_CPU, 0, "/f.jfr", NULL, small, sizeof small, &e),
+                     JP_ERR_USAGE);
 }
 
 int main(void)

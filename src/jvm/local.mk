@@ -19,7 +19,7 @@ libjpjvm_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 noinst_PROGRAMS += jprof-probe-dev
 jprof_probe_dev_SOURCES = src/jvm/probe_dev.c
 jprof_probe_dev_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
-jprof_probe_dev_LDADD = libjpjvm.a libjpwire.a libjpmodel.a libjpbase.a $(JANSSON_LIBS) -lm
+jprof_probe_dev_LDADD = libjpjvm.a libjpwire.a libjpjfr.a libjpmodel.a libjpbase.a $(JANSSON_LIBS) -lm
 
 # The helper agent jar (ThreadMXBean -> JSON), installed to $(pkgdatadir).
 JPROF_HELPER_SRC = src/jvm/helper/JprofHelper.java

@@ -1,4 +1,5 @@
 /* recorder.h - JDK Flight Recorder control over jcmd, for live profiles.
+ * The JFR engine of jvm/engine.h is built on it; programs use the engine.
  *
  * A live view keeps one recording running with a rolling window:
  *   jvm_jfr_start()  JFR.start name=jprof-<ourpid>-<n> settings=S maxage=W disk=true

@@ -4,24 +4,20 @@
  * (helper jar or Thread.print, src/jvm/snapshot_take.h), keeps the previous
  * one for CPU deltas, runs the analyses (model/analyze.h) and reads the
  * header numbers (process CPU from /proc/PID/stat, heap from GC.heap_info).
- * A live profile (the Flame screen) is a rolling window recorded by the JDK
- * Flight Recorder over jcmd, or by async-profiler when --asprof is given.
- * async-profiler has no maxage, so its sessions are rolled once a window
- * old and the shown profile is the previous finished session plus the
- * current one, cut to the last --window seconds. Its library is copied to
- * /tmp/jprof/libasyncProfiler-jprof-top-<nspid>.so (an async-profiler by
- * name, so other tools see it; ours by exact path), and a lock file next to
- * it lets only one jprof-top drive it at a time. Someone else's profiler
- * only refuses the async-profiler engine (prof.error says so on the Flame
+ * A live profile (the Flame screen) is a rolling window of a profiling
+ * engine in the viewer role (jvm/engine.h): the JDK Flight Recorder with
+ * the JDK's "profile" settings, or async-profiler when --asprof is given
+ * (the engine rolls its sessions, copies the library into the target and
+ * keeps one jprof-top at a time driving it). Someone else's profiler only
+ * refuses the async-profiler engine (prof.error says so on the Flame
  * screen); JFR and the snapshot screens coexist with it.
  * Every undo it needs (stop the recording, delete files in the target) is
  * registered with jvm/cleanup.h while it exists, so a signal handler that
  * only sets a flag plus jvm_cleanup_run_all() in the main loop leave the
  * target as it was.
  *
- * Ownership: tui_live_open() returns a heap object (it must not move: the
- * cleanup registry points into it) freed by tui_live_free(), which stops
- * the profile first. Snapshots and analyses belong to the tui_live and are
+ * Ownership: tui_live_open() returns a heap object freed by
+ * tui_live_free(), which stops the profile first. Snapshots and analyses belong to the tui_live and are
  * replaced by the next refresh. Not thread-safe (see jvm/attach.h). */
 #ifndef JP_TUI_LIVE_H
 #define JP_TUI_LIVE_H
@@ -38,7 +34,6 @@
 #include "jvm/proc.h"
 #include "jvm/engine.h"
 #include "jvm/snapshot_take.h"
-#include "jvm/targetfs.h"
 #include "model/analyze.h"
 #include "model/busy.h"
 #include "model/profile.h"

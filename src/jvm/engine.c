@@ -143,6 +143,9 @@ static void marker_write(jvm_engine *e)
         return;
     char file[192];
     marker_host(e, file, sizeof file);
+    /* known now, while /proc/PID/root exists: after the JVM exits only
+     * this says the marker is still in our own /tmp/jprof */
+    e->marker_shared = jvm_proc_shares_root(&e->proc);
     json_t *m = json_pack("{s:s, s:s, s:s, s:i, s:I}", "collector", e->opts.collector, "recording",
                           e->session, "engine", e->ops->name, "agent_pid", (int)getpid(), "started",
                           (json_int_t)jp_time_now_ns());
@@ -202,7 +205,7 @@ static void marker_remove(const jvm_engine *e)
     char dir[128];
     snprintf(dir, sizeof dir, "/proc/%d/root%s", (int)e->proc.pid, JVM_ENGINE_DIR);
     rmdir(dir); /* only when empty */
-    if (e->shared_root) {
+    if (e->shared_root || e->marker_shared) {
         marker_inner(e, file, sizeof file);
         unlink(file);
         rmdir(JVM_ENGINE_DIR);

@@ -42,8 +42,9 @@ struct jvm_engine {
     const jvm_engine_ops *ops;
     jvm_proc proc;
     jvm_engine_opts opts;
-    char session[64]; /* "jprof-agent" */
-    bool shared_root; /* the JVM's / is ours (host mode) */
+    char session[64];   /* "jprof-agent" */
+    bool shared_root;   /* the JVM's / is ours (host mode), seen when made */
+    bool marker_shared; /* the marker was written where our / sees it too */
     bool running;
     bool touched; /* put something in the target since made */
     int guard;    /* jvm_cleanup handle of the running session (engine.c) */

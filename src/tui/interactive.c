@@ -72,6 +72,11 @@ int tui_interactive_live(const tui_args *a)
     tui_live_view *v = tui_live_view_new(l, &o);
     if (l)
         tui_live_view_tick(v); /* the first snapshot before the first screen */
+    return tui_interactive_live_view(v, "the target");
+}
+
+int tui_interactive_live_view(tui_live_view *v, const char *where)
+{
     tui_app app = TUI_APP_INIT(tui_live_view, v, 100);
     int rc = tui_live_stop_signal ? TUI_EXIT_OK : tui_app_run(&app);
     /* Stops the recording and removes jprof's files in the target. */
@@ -80,8 +85,8 @@ int tui_interactive_live(const tui_args *a)
     if (rc != TUI_EXIT_OK)
         return rc;
     if (tui_live_stop_signal) {
-        fprintf(stderr, "jprof-top: stopped by signal %d; nothing left in the target\n",
-                (int)tui_live_stop_signal);
+        fprintf(stderr, "jprof-top: stopped by signal %d; nothing left in %s\n",
+                (int)tui_live_stop_signal, where);
         return 128 + (int)tui_live_stop_signal;
     }
     return TUI_EXIT_OK;

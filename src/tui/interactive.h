@@ -13,4 +13,11 @@ int tui_interactive_run(const tui_args *a);
  * jprof's files from the target. Returns a TUI_EXIT_* status (live.h). */
 int tui_interactive_live(const tui_args *a);
 
+/* Runs view v (taken over: freed here, which closes its target) until q or
+ * a signal, for any source; the signal handlers are installed. `where`
+ * names the target's place in the closing message ("the target", "the
+ * pod"). Returns a TUI_EXIT_* status. */
+struct tui_live_view;
+int tui_interactive_live_view(struct tui_live_view *v, const char *where);
+
 #endif

@@ -13,8 +13,11 @@
 #include "jvm/cleanup.h"
 #include "jvm/jfc.h"
 #include "model/units.h"
+#include "tui/live_report.h"
 
 volatile sig_atomic_t tui_live_stop_signal;
+
+static const tui_source_ops pid_ops;
 
 int tui_live_exit_status(jp_err code)
 {
@@ -203,11 +206,12 @@ static void analyses_cleanup(tui_live *l)
     l->blocks = NULL;
 }
 
-jp_err tui_live_open(const tui_live_opts *o, tui_live **out, jp_error *err)
+tui_live *tui_live_new(const tui_live_opts *o, const tui_source_ops *ops, void *src)
 {
-    *out = NULL;
     tui_live *l = jp_xcalloc(1, sizeof *l);
     l->opts = *o;
+    l->ops = ops;
+    l->src = src;
     l->proc_cpu_pct = -1;
     l->proc_ticks = -1;
     jvm_attach_opts_init(&l->attach);
@@ -215,6 +219,13 @@ jp_err tui_live_open(const tui_live_opts *o, tui_live **out, jp_error *err)
     l->snap.source = o->source;
     jp_error_init(&l->fallback);
     jp_error_init(&l->prof.error);
+    return l;
+}
+
+jp_err tui_live_open(const tui_live_opts *o, tui_live **out, jp_error *err)
+{
+    *out = NULL;
+    tui_live *l = tui_live_new(o, &pid_ops, NULL);
     jp_err rc = JP_OK;
     if (o->asprof && access(o->asprof, R_OK) != 0)
         rc = jp_error_set(err, JP_ERR_USAGE,
@@ -241,6 +252,8 @@ void tui_live_free(tui_live *l)
     if (!l)
         return;
     tui_live_prof_stop(l);
+    if (l->ops->close)
+        l->ops->close(l);
     analyses_cleanup(l);
     jp_cpu_evidence_cleanup(&l->cpu);
     jp_snapshot_free(l->prev);
@@ -260,7 +273,10 @@ void tui_live_accept(tui_live *l, jp_snapshot *s)
     }
     l->cur = s;
     analyses_cleanup(l);
-    jp_analyze_busy(l->prev, l->cur, &l->busy);
+    if (l->ops->busy)
+        l->ops->busy(l, &l->busy);
+    else
+        jp_analyze_busy(l->prev, l->cur, &l->busy);
     tui_live_rank(l);
     jp_analyze_locks(l->cur, &l->locks);
     jp_analyze_deadlocks(l->cur, &l->deadlocks);
@@ -273,7 +289,9 @@ void tui_live_rank(tui_live *l)
     jp_busy_summary_cleanup(&l->rank);
     jp_cpu_evidence_cleanup(&l->cpu);
     jp_cpu_evidence_init(&l->cpu);
-    if (l->prof.profile) {
+    if (l->ops->cpu) {
+        l->ops->cpu(l, &l->cpu);
+    } else if (l->prof.profile) {
         /* the window shown, not the older chunks the dump also held */
         l->cpu.start_ns = l->prof.rep.start_ns;
         l->cpu.end_ns = l->prof.rep.end_ns;
@@ -283,12 +301,13 @@ void tui_live_rank(tui_live *l)
         jp_busy_rank(l->cur, &l->busy, &l->cpu, &l->rank);
 }
 
-jp_err tui_live_refresh(tui_live *l, jp_error *err)
+/* The pid source's snapshot: over the attach socket, then the header
+ * numbers from /proc and GC.heap_info. */
+static jp_err pid_refresh(tui_live *l, jp_snapshot **out, jp_error *err)
 {
     int64_t t0 = jp_time_mono_ns();
-    jp_snapshot *s = NULL;
     jp_error why;
-    jp_err rc = jvm_snapshot_take(&l->proc, &l->attach, &l->snap, &s, &why, err);
+    jp_err rc = jvm_snapshot_take(&l->proc, &l->attach, &l->snap, out, &why, err);
     if (rc != JP_OK) {
         if (rc != JP_ERR_EXITED && !jvm_proc_alive(&l->proc))
             rc = jp_error_set(err, JP_ERR_EXITED, "pid %d has exited", (int)l->proc.pid);
@@ -300,9 +319,19 @@ jp_err tui_live_refresh(tui_live *l, jp_error *err)
         l->snap.source = JVM_SNAP_THREAD_PRINT;
     }
     l->snapshot_ms = ms_since(t0);
-    tui_live_accept(l, s);
     read_heap(l);
     read_proc_cpu(l);
+    return JP_OK;
+}
+
+jp_err tui_live_refresh(tui_live *l, jp_error *err)
+{
+    int64_t t0 = jp_time_mono_ns();
+    jp_snapshot *s = NULL;
+    jp_err rc = l->ops->refresh(l, &s, err);
+    if (rc != JP_OK)
+        return rc;
+    tui_live_accept(l, s);
     l->refreshed_mono = jp_time_mono_ns();
     l->cost_ms = (double)(l->refreshed_mono - t0) / 1e6;
     l->nrefresh++;
@@ -340,10 +369,8 @@ static void prof_window(const tui_live *l, jvm_engine_window *w)
     w->span_ns = l->opts.window_ns;
 }
 
-jp_err tui_live_prof_start(tui_live *l, jp_error *err)
+static jp_err pid_prof_start(tui_live *l, jp_error *err)
 {
-    if (l->prof.running)
-        return JP_OK;
     jvm_engine_window w;
     prof_window(l, &w);
     jp_err rc = prof_engine(l, err);
@@ -354,13 +381,43 @@ jp_err tui_live_prof_start(tui_live *l, jp_error *err)
         snprintf(err->msg + n, sizeof err->msg - n,
                  "; or run without --asprof for a JFR flame graph");
     }
+    if (rc == JP_OK)
+        l->prof.cputime = jvm_engine_records_cputime(l->prof.engine, &w);
+    return rc;
+}
+
+jp_err tui_live_prof_start(tui_live *l, jp_error *err)
+{
+    if (l->prof.running)
+        return JP_OK;
+    jp_err rc = l->ops->prof_start(l, err);
     if (rc != JP_OK) {
         l->prof.error = *err;
         return rc;
     }
-    l->prof.cputime = jvm_engine_records_cputime(l->prof.engine, &w);
     l->prof.running = true;
+    l->prof.started_mono = jp_time_mono_ns();
     jp_error_init(&l->prof.error);
+    return JP_OK;
+}
+
+/* The pid source's window: the engine's last span, parsed. */
+static jp_err pid_prof_read(tui_live *l, jp_profile **out, jfr_report *rep, bool *tail,
+                            jp_error *err)
+{
+    jfr_options opt;
+    jfr_options_init(&opt);
+    opt.threads = true;
+    jp_profile *p = jp_profile_new();
+    jp_err rc = jvm_engine_peek(l->prof.engine, &opt, p, rep, tail, err);
+    /* async-profiler starts a fresh session every window; one that did not
+     * start leaves the screen to start it again */
+    l->prof.running = jvm_engine_running(l->prof.engine);
+    if (rc != JP_OK) {
+        jp_profile_free(p);
+        return rc;
+    }
+    *out = p;
     return JP_OK;
 }
 
@@ -369,22 +426,17 @@ jp_err tui_live_prof_dump(tui_live *l, jp_error *err)
     if (!l->prof.running)
         return jp_error_set(err, JP_ERR_USAGE, "no live profile running");
     int64_t t0 = jp_time_mono_ns();
-    jfr_options opt;
-    jfr_options_init(&opt);
-    opt.threads = true;
-    jp_profile *p = jp_profile_new();
+    jp_profile *p = NULL;
     jfr_report rep;
     jfr_report_init(&rep);
     bool live_tail = false;
-    jp_err rc = jvm_engine_peek(l->prof.engine, &opt, p, &rep, &live_tail, err);
-    /* async-profiler starts a fresh session every window; one that did not
-     * start leaves the screen to start it again */
-    l->prof.running = jvm_engine_running(l->prof.engine);
+    jp_err rc = l->ops->prof_read(l, &p, &rep, &live_tail, err);
     if (rc != JP_OK) {
-        jp_profile_free(p);
         l->prof.error = *err;
         return rc;
     }
+    if (!p)
+        return JP_OK; /* the source says nothing changed */
     /* the title shows start +span: the window, not the older chunks read */
     if (rep.end_ns - rep.start_ns > l->opts.window_ns)
         rep.start_ns = rep.end_ns - l->opts.window_ns;
@@ -401,10 +453,15 @@ jp_err tui_live_prof_dump(tui_live *l, jp_error *err)
     return JP_OK;
 }
 
+static void pid_prof_stop(tui_live *l)
+{
+    jvm_engine_free(l->prof.engine); /* stops it, removes its files */
+    l->prof.engine = NULL;
+}
+
 void tui_live_prof_stop(tui_live *l)
 {
-    jvm_engine_free(l->prof.engine);
-    l->prof.engine = NULL;
+    l->ops->prof_stop(l);
     l->prof.running = false;
     jp_profile_free(l->prof.profile);
     jp_profile_free(l->prof.prev_profile);
@@ -418,6 +475,11 @@ const char *tui_live_prof_engine(const tui_live *l)
 
 void tui_live_prof_label(const tui_live *l, char *buf, size_t len)
 {
+    l->ops->prof_label(l, buf, len);
+}
+
+static void pid_prof_label(const tui_live *l, char *buf, size_t len)
+{
     double w = (double)l->opts.window_ns / 1e9;
     if (l->opts.asprof)
         snprintf(buf, len, "async-profiler live, last %.0fs", w);
@@ -426,6 +488,34 @@ void tui_live_prof_label(const tui_live *l, char *buf, size_t len)
     else
         snprintf(buf, len, "JFR window %.0fs", w);
 }
+
+static void pid_status(const tui_live *l, tui_lines *ls)
+{
+    tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "process: pid %d (pid %d in its namespace), user %s",
+                  (int)l->proc.pid, (int)l->proc.nspid, l->proc.user);
+    tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "thread snapshots: %s",
+                  l->snap.source == JVM_SNAP_THREAD_PRINT
+                      ? "Thread.print over the attach socket"
+                      : "the helper jar (ThreadMXBean: CPU time and lock owners), else "
+                        "Thread.print");
+    if (l->opts.asprof)
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "Flame engine: async-profiler %s", l->opts.asprof);
+    else
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0,
+                      "Flame engine: JDK Flight Recorder (JFR.start, "
+                      "settings \"profile\")");
+}
+
+static const tui_source_ops pid_ops = {
+    .name = "pid",
+    .status = pid_status,
+    .refresh = pid_refresh,
+    .prof_start = pid_prof_start,
+    .prof_read = pid_prof_read,
+    .prof_stop = pid_prof_stop,
+    .prof_label = pid_prof_label,
+    .close = NULL,
+};
 
 /* ---- signals ---- */
 

@@ -17,8 +17,8 @@
  * target as it was.
  *
  * Ownership: tui_live_open() returns a heap object freed by
- * tui_live_free(), which stops the profile first. Snapshots and analyses belong to the tui_live and are
- * replaced by the next refresh. Not thread-safe (see jvm/attach.h). */
+ * tui_live_free(), which stops the profile first. Snapshots and analyses belong to the tui_live and
+ * are replaced by the next refresh. Not thread-safe (see jvm/attach.h). */
 #ifndef JP_TUI_LIVE_H
 #define JP_TUI_LIVE_H
 
@@ -38,6 +38,7 @@
 #include "model/busy.h"
 #include "model/profile.h"
 #include "model/snapshot.h"
+#include "tui/source.h"
 
 /* Exit statuses of the live modes (man page, EXIT STATUS); 0-3 are batch.h's. */
 #define TUI_EXIT_NO_PROCESS 4
@@ -52,13 +53,13 @@
 /* The exit status for a failure of a live target. */
 int tui_live_exit_status(jp_err code);
 
-typedef struct tui_live_opts {
+struct tui_live_opts {
     pid_t pid;
     int64_t interval_ns; /* -d: between refreshes (default 2 s) */
     int64_t window_ns;   /* --window: the live profile's span (default 30 s) */
     jvm_snap_source source;
     const char *asprof; /* --asprof PATH/libasyncProfiler.so, or NULL: JFR */
-} tui_live_opts;
+};
 
 void tui_live_opts_init(tui_live_opts *o);
 
@@ -68,6 +69,7 @@ typedef struct tui_live_prof {
     jvm_engine *engine;       /* made at the first start, freed by tui_live_prof_stop */
     bool cputime;             /* JFR on JDK 25+: jdk.CPUTimeSample too (kind cputime) */
     bool live_tail;           /* the last read ended in the chunk being written (no damage) */
+    int64_t started_mono;     /* when the profile started */
     jp_profile *profile;      /* the last window read, or NULL */
     jp_profile *prev_profile; /* the one before, freed at the next dump */
     jfr_report rep;
@@ -76,7 +78,15 @@ typedef struct tui_live_prof {
     jp_error error; /* the last failure (code JP_OK when none) */
 } tui_live_prof;
 
-typedef struct tui_live {
+/* One target on the screens, whatever its source (source.h). The proc,
+ * attach, snap and most of prof are the pid source's; another source keeps
+ * its state in src and fills proc's pid, main_class and user for the
+ * header. */
+struct tui_live {
+    const tui_source_ops *ops;
+    void *src;       /* the source's own state (ops->close frees it) */
+    char where[192]; /* where the target is, for a source other than pid
+                      * ("pod shop/checkout-7d9f container app"); "" */
     tui_live_opts opts;
     jvm_proc proc;
     jvm_attach_opts attach;
@@ -100,7 +110,11 @@ typedef struct tui_live {
     int64_t refreshed_mono;
     unsigned nrefresh;
     tui_live_prof prof;
-} tui_live;
+};
+
+/* A target of source ops with state src (taken over: ops->close frees it);
+ * the source fills the header fields it knows. Never NULL. */
+tui_live *tui_live_new(const tui_live_opts *o, const tui_source_ops *ops, void *src);
 
 /* Opens pid (HotSpot check, VM.version over the attach socket; someone
  * else's async-profiler is only checked when the Flame screen starts one). Errors carry a one-line

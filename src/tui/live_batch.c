@@ -69,14 +69,17 @@ json_t *tui_live_json(const tui_live *l)
     json_object_set_new(cost, "refresh_ms", json_real(l->cost_ms));
     json_object_set_new(cost, "snapshot_ms", json_real(l->snapshot_ms));
     json_object_set_new(j, "jprof", cost);
+    /* where the data came from: "pid" (attach on this machine), "kubectl" */
+    json_object_set_new(j, "via", json_string(l->ops->name));
+    json_object_set_new(j, "where", l->where[0] ? json_string(l->where) : json_null());
     json_object_set_new(j, "fallback",
                         l->fallback.code != JP_OK ? json_string(l->fallback.msg) : json_null());
     return j;
 }
 
-static jp_err write_sample(const tui_live *l, const tui_args *a, long n, FILE *out)
+static jp_err write_sample(const tui_live *l, tui_format format, long n, FILE *out)
 {
-    if (a->format == TUI_FORMAT_JSON) {
+    if (format == TUI_FORMAT_JSON) {
         json_t *j = tui_live_json(l);
         int rc = json_dumpf(j, out, JSON_COMPACT | JSON_ENSURE_ASCII);
         json_decref(j);
@@ -134,8 +137,17 @@ int tui_live_batch_run(const tui_args *a, FILE *out, FILE *errout)
     tui_live *l = NULL;
     if (tui_live_open(&o, &l, &err) != JP_OK)
         return fail(errout, &err);
+    return tui_live_batch_samples(l, a->count, a->format, out, errout);
+}
+
+int tui_live_batch_samples(tui_live *l, long count, tui_format format, FILE *out, FILE *errout)
+{
+    jp_error err;
+    jp_error_init(&err);
     int status = TUI_EXIT_OK;
-    long count = a->count > 0 ? a->count : 1;
+    const tui_live_opts o = l->opts;
+    if (count <= 0)
+        count = 1;
     /* The first sample's CPU% needs a second snapshot one interval later. */
     if (tui_live_refresh(l, &err) != JP_OK) {
         status = fail(errout, &err);
@@ -154,7 +166,7 @@ int tui_live_batch_run(const tui_args *a, FILE *out, FILE *errout)
             status = fail(errout, &err);
             goto out;
         }
-        if (write_sample(l, a, n, out) != JP_OK) {
+        if (write_sample(l, format, n, out) != JP_OK) {
             fprintf(errout, "jprof-top: cannot write the output\n");
             status = TUI_EXIT_ERROR;
             goto out;

@@ -22,6 +22,11 @@ int tui_live_list_run(FILE *out, FILE *errout);
 /* -b -p PID [--count N] [-d S] [--format text|json]. */
 int tui_live_batch_run(const tui_args *a, FILE *out, FILE *errout);
 
+/* Prints count samples (at least 1) of target l, one interval apart, as
+ * text or JSON lines, then frees l (whatever its source) and runs the
+ * pending cleanups. The caller installed the signal handlers. */
+int tui_live_batch_samples(tui_live *l, long count, tui_format format, FILE *out, FILE *errout);
+
 /* One sample as JSON: jp_snapshot_json plus "process" (cpu_pct, heap),
  * "jprof" (cost_ms, snapshot_ms) and "fallback" (why the helper was not
  * used, or null). New reference. */

@@ -9,8 +9,9 @@
 
 #define HEAD_ROWS 3
 
-static const char *const screen_names[TUI_LSCR_COUNT] = {"Threads", "Locks", "Deadlocks", "Flame"};
-static const char *const screen_keys[TUI_LSCR_COUNT] = {"F5", "F6", "F7", "F8"};
+static const char *const screen_names[TUI_LSCR_COUNT] = {"Threads", "Locks", "Deadlocks", "Flame",
+                                                         "Status"};
+static const char *const screen_keys[TUI_LSCR_COUNT] = {"F5", "F6", "F7", "F8", "F9"};
 static const char *const sort_names[TUI_SORT_COUNT] = {"CPU%", "total CPU", "state", "name"};
 
 static void title_row(const tui_live_view *v, tui_canvas *c)
@@ -23,8 +24,8 @@ static void title_row(const tui_live_view *v, tui_canvas *c)
     const char *src = l->cur
                           ? l->cur->source
                           : (l->snap.source == JVM_SNAP_THREAD_PRINT ? "thread-print" : "helper");
-    int x = tui_canvas_printf(c, 0, 0, TUI_STYLE_TITLE, TUI_F_BOLD, "jprof-top  pid %d %s",
-                              (int)l->proc.pid,
+    int x = tui_canvas_printf(c, 0, 0, TUI_STYLE_TITLE, TUI_F_BOLD, "jprof-top  %s%spid %d %s",
+                              l->where, l->where[0] ? " " : "", (int)l->proc.pid,
                               l->proc.main_class[0] ? l->proc.main_class : "(unknown)");
     x += tui_canvas_printf(c, 0, x, TUI_STYLE_TITLE, 0, "  %s  up %s  source: %s%s  every %.3gs",
                            l->jvm_version[0] ? l->jvm_version : "JVM ?", up, src,
@@ -210,7 +211,7 @@ static void status(const tui_live_view *v, tui_canvas *c, int row)
 }
 
 static const char *const help_lines[] = {
-    "jprof-top: a live JVM",
+    "jprof-top: one JVM - on this machine (-p), in a pod (kubectl), or from jprof-server",
     "",
     "  F5 or T      Threads: busiest first (CPU% since the last refresh, or of",
     "               the Flame window when that is fresher)",
@@ -218,14 +219,17 @@ static const char *const help_lines[] = {
     "               owner chains; idle pool workers one line per pool (i: names)",
     "  F7 or D      Deadlocks: each cycle, where each thread waits and what it holds",
     "  F8 or F      Flame: a live profile (rolling window); keys as in --jfr,",
-    "               1-9 or k kind, / search, Enter zoom, r callers, ? its help",
+    "               1-9 or k kind, / search, Enter zoom, r callers, ? its help;",
+    "               from jprof-server: < > range (5m 15m 1h 6h 24h), a all pods",
+    "  F9 or S      Status: where the data comes from and what it costs",
     "",
     "Threads:  Up/Down/PgUp/PgDn/Home/End move; Enter shows the stack (Esc back)",
-    "          s / S sort by CPU%, total CPU, state, name; / or F4 filter by",
+    "          s sorts by CPU%, total CPU, state, name; / or F4 filter by",
     "          name or state (Enter applies, empty clears; Esc clears)",
-    "Locks, Deadlocks, stacks:  Up/Down/PgUp/PgDn/Home/End scroll",
+    "Locks, Deadlocks, Status, stacks:  Up/Down/PgUp/PgDn/Home/End scroll",
     "",
-    "  r            refresh now     p  pause/resume     ?, F1  this help     q, F10  quit",
+    "  r refresh now   R read all again   p pause/resume   o back to the list",
+    "  ?, F1 this help   q, F10 quit",
     "",
     "The header: JVM version and uptime, snapshot source, thread counts by",
     "state, process CPU (% of one core), heap used of committed, and what one",
@@ -237,27 +241,22 @@ static const char *const help_lines[] = {
 static void picker_render(const tui_live_view *v, tui_canvas *c)
 {
     tui_canvas_fill(c, 0, 0, c->cols, ' ', TUI_STYLE_TITLE, 0);
-    tui_canvas_printf(c, 0, 0, TUI_STYLE_TITLE, TUI_F_BOLD,
-                      "jprof-top: Java virtual machines on this machine (%zu)", v->procs.count);
+    const tui_picker *pk = v->picker;
+    tui_canvas_printf(c, 0, 0, TUI_STYLE_TITLE, TUI_F_BOLD, "jprof-top: %s (%zu)", pk->title,
+                      v->picks.count);
     tui_canvas_fill(c, 1, 0, c->cols, ' ', TUI_STYLE_TABLEHEAD, 0);
-    tui_canvas_printf(c, 1, 0, TUI_STYLE_TABLEHEAD, TUI_F_BOLD, "%8s  %-12s %8s  %s", "PID", "USER",
-                      "UPTIME", "MAIN CLASS");
+    tui_canvas_puts(c, 1, 0, pk->head, TUI_STYLE_TABLEHEAD, TUI_F_BOLD);
     int h = c->rows - 4, first = v->pick_sel >= h && h > 0 ? v->pick_sel - h + 1 : 0;
-    for (int r = 0; r < h && (size_t)(first + r) < v->procs.count; r++) {
-        const jvm_proc *p = &v->procs.items[first + r];
-        char up[32];
-        tui_format_uptime(p->uptime_ns, up, sizeof up);
+    for (int r = 0; r < h && (size_t)(first + r) < v->picks.count; r++) {
+        const tui_pick_row *row = &v->picks.rows[first + r];
         unsigned fl = first + r == v->pick_sel ? TUI_F_REVERSE : 0;
         if (fl)
             tui_canvas_fill(c, 2 + r, 0, c->cols, ' ', TUI_STYLE_NORMAL, fl);
-        tui_canvas_printf(c, 2 + r, 0, TUI_STYLE_NORMAL, fl, "%8d  %-12.12s %8s  %s%s", (int)p->pid,
-                          p->user, up, p->main_class[0] ? p->main_class : "?",
-                          p->attach_disabled ? "  (attach disabled)" : "");
+        tui_canvas_puts(c, 2 + r, 0, row->text, row->disabled ? TUI_STYLE_DIM : TUI_STYLE_NORMAL,
+                        fl);
     }
-    if (!v->procs.count)
-        tui_canvas_puts(c, 3, 2,
-                        "no JVM found that this user may inspect (run as its user or as root)",
-                        TUI_STYLE_DIM, 0);
+    if (!v->picks.count)
+        tui_canvas_puts(c, 3, 2, pk->empty, TUI_STYLE_DIM, 0);
     if (c->rows >= 4)
         status(v, c, c->rows - 2);
     int x = tui_canvas_puts(c, c->rows - 1, 0, "Enter", TUI_STYLE_KEY, TUI_F_BOLD);

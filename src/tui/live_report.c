@@ -82,7 +82,8 @@ void tui_report_header(const tui_live *l, tui_lines *ls)
     char up[32], when[48];
     tui_format_uptime(l->cur && l->cur->uptime_ns >= 0 ? l->cur->uptime_ns : p->uptime_ns, up,
                       sizeof up);
-    tui_lines_add(ls, TUI_STYLE_TITLE, TUI_F_BOLD, "pid %d  %s  %s  up %s  user %s", (int)p->pid,
+    tui_lines_add(ls, TUI_STYLE_TITLE, TUI_F_BOLD, "%s%spid %d  %s  %s  up %s  user %s", l->where,
+                  l->where[0] ? "  " : "", (int)p->pid,
                   p->main_class[0] ? p->main_class : "(unknown main class)",
                   l->jvm_version[0] ? l->jvm_version : "JVM ?", up, p->user);
     if (!l->cur)
@@ -323,4 +324,42 @@ void tui_report_stack(const tui_live *l, size_t thread, tui_lines *ls)
         jp_lock_ref_format(&t->held[h], lock, sizeof lock);
         tui_lines_add(ls, TUI_STYLE_DIM, 0, "    owns %s", lock);
     }
+}
+
+void tui_report_status(const tui_live *l, tui_lines *ls)
+{
+    static const char *const how[][2] = {
+        {"pid", "attach on this machine (jcmd protocol, src/jvm)"},
+        {"kubectl", "kubectl exec into the pod, jprof-probe in the container"},
+        {"server", "jprof-server: what the agents recorded and uploaded"},
+    };
+    const char *name = l->ops->name, *words = "";
+    for (size_t i = 0; i < sizeof how / sizeof how[0]; i++)
+        if (!strcmp(how[i][0], name))
+            words = how[i][1];
+    tui_lines_add(ls, TUI_STYLE_TITLE, TUI_F_BOLD, "source: %s%s%s", name, *words ? ", " : "",
+                  words);
+    if (l->where[0])
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "target: %s", l->where);
+    if (l->jvm_vm[0])
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "JVM: %s", l->jvm_vm);
+    if (l->ops->status) {
+        l->ops->status(l, ls);
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s", "");
+    }
+    tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s", "");
+    tui_report_header(l, ls);
+    tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "snapshots: %u taken, every %.3g s", l->nrefresh,
+                  (double)l->opts.interval_ns / 1e9);
+    char label[200];
+    tui_live_prof_label(l, label, sizeof label);
+    const tui_live_prof *p = &l->prof;
+    if (!p->running)
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "profile: not running (the Flame screen starts %s)",
+                      label);
+    else
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "profile: %s; last window read cost %.0f ms",
+                      label, p->cost_ms);
+    if (p->error.code != JP_OK)
+        tui_lines_add(ls, TUI_STYLE_WARN, 0, "profile: %s", p->error.msg);
 }

@@ -56,6 +56,11 @@ void tui_report_deadlocks(const tui_live *l, tui_lines *ls);
  * the locks held at each frame. */
 void tui_report_stack(const tui_live *l, size_t thread, tui_lines *ls);
 
+/* The Status screen: where the data comes from (the source and the
+ * target) and what the source itself says (source.h status), then the
+ * header's numbers, the snapshots and the profile window with their cost. */
+void tui_report_status(const tui_live *l, tui_lines *ls);
+
 /* Writes the lines as plain text; JP_ERR_IO when the stream fails. */
 jp_err tui_lines_write(const tui_lines *ls, FILE *out);
 

@@ -18,7 +18,6 @@
 /* The first CPU% comes sooner than a long interval: half a second after
  * the first snapshot, so the first screen is useful at once. */
 #define FIRST_DELTA_NS (JP_NS_PER_SEC / 2)
-#define LIST_EVERY_NS (2 * JP_NS_PER_SEC)
 
 static const char *const sort_names[TUI_SORT_COUNT] = {"CPU%", "total CPU", "state", "name"};
 
@@ -33,27 +32,29 @@ void tui_live_view_message(tui_live_view *v, bool error, const char *fmt, ...)
 
 static void list_scan(tui_live_view *v)
 {
-    jvm_proc_list_cleanup(&v->procs);
     jp_error err;
     jp_error_init(&err);
-    if (jvm_proc_list_local(&v->procs, &err) != JP_OK)
+    v->picks.count = 0;
+    if (v->picker->scan(v->picker, &v->picks, &err) != JP_OK)
         tui_live_view_message(v, true, "%s", err.msg);
-    if (v->pick_sel >= (int)v->procs.count)
-        v->pick_sel = (int)v->procs.count - 1;
+    if (v->pick_sel >= (int)v->picks.count)
+        v->pick_sel = (int)v->picks.count - 1;
     if (v->pick_sel < 0)
         v->pick_sel = 0;
-    v->next_list = jp_time_mono_ns() + LIST_EVERY_NS;
+    v->next_list = v->picker->rescan_ns > 0 ? jp_time_mono_ns() + v->picker->rescan_ns : INT64_MAX;
 }
 
-tui_live_view *tui_live_view_new(tui_live *live, const tui_live_opts *opts)
+static tui_live_view *view_new(tui_live *live, tui_picker *picker, const tui_live_opts *opts)
 {
     tui_live_view *v = jp_xcalloc(1, sizeof *v);
     v->live = live;
+    v->picker = picker;
     v->opts = *opts;
     v->rows = 24;
     v->cols = 80;
     v->sel_id = INT64_MIN;
     tui_lines_init(&v->lines);
+    tui_pick_list_init(&v->picks);
     if (!live) {
         v->picking = true;
         list_scan(v);
@@ -63,13 +64,24 @@ tui_live_view *tui_live_view_new(tui_live *live, const tui_live_opts *opts)
     return v;
 }
 
+tui_live_view *tui_live_view_new(tui_live *live, const tui_live_opts *opts)
+{
+    return view_new(live, tui_picker_local(), opts);
+}
+
+tui_live_view *tui_live_view_new_with(tui_live *live, tui_picker *picker, const tui_live_opts *opts)
+{
+    return view_new(live, picker, opts);
+}
+
 void tui_live_view_free(tui_live_view *v)
 {
     if (!v)
         return;
     tui_view_free(v->flame);
     tui_live_free(v->live);
-    jvm_proc_list_cleanup(&v->procs);
+    tui_picker_free(v->picker);
+    tui_pick_list_cleanup(&v->picks);
     tui_lines_cleanup(&v->lines);
     free(v->order);
     free(v->pct);
@@ -195,7 +207,7 @@ static void threads_build(tui_live_view *v)
 static void text_build(tui_live_view *v)
 {
     tui_lines_reset(&v->lines);
-    if (!v->live || !v->live->cur)
+    if (!v->live || (!v->live->cur && v->screen != TUI_LSCR_STATUS))
         return;
     if (v->stack) {
         const jp_snapshot *s = v->live->cur;
@@ -211,6 +223,8 @@ static void text_build(tui_live_view *v)
         tui_report_locks_idle(v->live, v->idle_expanded, &v->lines);
     } else if (v->screen == TUI_LSCR_DEADLOCKS) {
         tui_report_deadlocks(v->live, &v->lines);
+    } else if (v->screen == TUI_LSCR_STATUS) {
+        tui_report_status(v->live, &v->lines);
     }
 }
 
@@ -348,7 +362,7 @@ static bool tick_refresh(tui_live_view *v, int64_t now)
     v->next_refresh = now + (first && v->opts.interval_ns > FIRST_DELTA_NS ? FIRST_DELTA_NS
                                                                            : v->opts.interval_ns);
     if (rc != JP_OK) {
-        if (rc == JP_ERR_EXITED || rc == JP_ERR_NOT_FOUND) {
+        if (rc == JP_ERR_EXITED) { /* the source says the target is gone */
             v->exited = true;
             tui_live_view_message(v, true,
                                   "the JVM has exited; showing its last snapshot (q quits)");
@@ -369,10 +383,13 @@ static bool tick_dump(tui_live_view *v, int64_t now)
     jp_error err;
     jp_error_init(&err);
     v->next_dump = now + v->opts.interval_ns;
+    int64_t before = v->live->prof.dumped_mono;
     if (tui_live_prof_dump(v->live, &err) != JP_OK) {
         tui_live_view_message(v, true, "profile window: %s", err.msg);
         return true;
     }
+    if (v->live->prof.dumped_mono == before && v->flame)
+        return false; /* unchanged */
     flame_rebuild(v);
     return true;
 }
@@ -420,21 +437,19 @@ static tui_action picker_key(tui_live_view *v, int key)
         v->pick_sel = 0;
         break;
     case TUI_KEY_END:
-        v->pick_sel = (int)v->procs.count - 1;
+        v->pick_sel = (int)v->picks.count - 1;
         break;
     case TUI_KEY_ENTER: {
-        if (!v->procs.count)
+        if (!v->picks.count)
             break;
-        tui_live_opts o = v->opts;
-        o.pid = v->procs.items[v->pick_sel].pid;
         jp_error err;
         jp_error_init(&err);
         tui_live *l = NULL;
-        if (tui_live_open(&o, &l, &err) != JP_OK) {
+        if (v->picker->open(v->picker, (size_t)v->pick_sel, &v->opts, &l, &err) != JP_OK) {
             tui_live_view_message(v, true, "%s", err.msg);
             break;
         }
-        v->opts = o;
+        v->opts = l->opts;
         v->live = l;
         v->picking = false;
         v->next_refresh = 0;
@@ -442,14 +457,19 @@ static tui_action picker_key(tui_live_view *v, int key)
         tui_live_view_tick(v);
         break;
     }
+    case '?':
+    case 'h':
+    case TUI_KEY_F1:
+        v->help = true;
+        break;
     case 'q':
     case TUI_KEY_F10:
         return TUI_ACTION_QUIT;
     default:
         return TUI_ACTION_NONE;
     }
-    if (v->pick_sel >= (int)v->procs.count)
-        v->pick_sel = (int)v->procs.count - 1;
+    if (v->pick_sel >= (int)v->picks.count)
+        v->pick_sel = (int)v->picks.count - 1;
     if (v->pick_sel < 0)
         v->pick_sel = 0;
     return TUI_ACTION_REDRAW;
@@ -522,9 +542,7 @@ static tui_action threads_key(tui_live_view *v, int key)
         }
         break;
     case 's':
-    case 'S':
-        v->sort =
-            (tui_thread_sort)((v->sort + (key == 's' ? 1 : TUI_SORT_COUNT - 1)) % TUI_SORT_COUNT);
+        v->sort = (tui_thread_sort)((v->sort + 1) % TUI_SORT_COUNT);
         threads_build(v);
         tui_live_view_message(v, false, "sorted by %s", sort_names[v->sort]);
         break;
@@ -598,9 +616,48 @@ static bool screen_key(tui_live_view *v, int key)
     case 'F':
         set_screen(v, TUI_LSCR_FLAME);
         return true;
+    case TUI_KEY_F9:
+    case 'S':
+        set_screen(v, TUI_LSCR_STATUS);
+        return true;
     default:
         return false;
     }
+}
+
+/* o: back to the list the target was opened from (its recording stops) */
+static tui_action back_to_list(tui_live_view *v)
+{
+    if (!v->picker) {
+        tui_live_view_message(v, false, "no list to go back to (this target was named)");
+        return TUI_ACTION_REDRAW;
+    }
+    tui_view_free(v->flame);
+    v->flame = NULL;
+    tui_live_free(v->live);
+    v->live = NULL;
+    v->exited = v->paused = v->stack = false;
+    v->screen = TUI_LSCR_THREADS;
+    v->norder = 0;
+    tui_lines_reset(&v->lines);
+    v->picking = true;
+    list_scan(v);
+    return TUI_ACTION_REDRAW;
+}
+
+/* Flame keys a source handles itself (the server's range and pod scope):
+ * the window is read again at once. */
+static bool source_flame_key(tui_live_view *v, int key)
+{
+    const tui_source_ops *ops = v->live->ops;
+    char msg[200] = "";
+    if (!ops->flame_key || !ops->flame_key(v->live, key, msg, sizeof msg))
+        return false;
+    v->next_dump = 0;
+    tui_live_view_message(v, false, "%s", msg);
+    if (v->flame)
+        tui_view_message(v->flame, false, "%s (reading)", msg);
+    return true;
 }
 
 tui_action tui_live_view_key(tui_live_view *v, int key)
@@ -618,6 +675,13 @@ tui_action tui_live_view_key(tui_live_view *v, int key)
     v->msg[0] = '\0';
     if (screen_key(v, key))
         return TUI_ACTION_REDRAW;
+    if (key == 'o')
+        return back_to_list(v);
+    if (key == 'R') { /* everything again now: snapshot and window */
+        v->next_refresh = v->next_dump = 0;
+        tui_live_view_message(v, false, "reading again");
+        return TUI_ACTION_REDRAW;
+    }
     if (key == 'p' || key == 'P') {
         v->paused = !v->paused;
         tui_live_view_message(v, false, "%s",
@@ -628,6 +692,8 @@ tui_action tui_live_view_key(tui_live_view *v, int key)
         return TUI_ACTION_REDRAW;
     }
     if (v->screen == TUI_LSCR_FLAME && !v->stack) {
+        if (source_flame_key(v, key))
+            return TUI_ACTION_REDRAW;
         if (!v->flame) {
             if (key == 'q' || key == TUI_KEY_F10)
                 return TUI_ACTION_QUIT;

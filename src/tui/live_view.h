@@ -29,6 +29,7 @@ typedef enum tui_live_screen {
     TUI_LSCR_LOCKS,
     TUI_LSCR_DEADLOCKS,
     TUI_LSCR_FLAME,
+    TUI_LSCR_STATUS,
     TUI_LSCR_COUNT
 } tui_live_screen;
 
@@ -49,9 +50,10 @@ typedef struct tui_live_view {
     bool help;
     char msg[256];
     bool msg_error;
-    /* the JVM list */
+    /* the list of targets (the JVMs of this machine, the pods of a service) */
     bool picking;
-    jvm_proc_list procs;
+    tui_picker *picker;
+    tui_pick_list picks;
     int pick_sel;
     /* screens */
     tui_live_screen screen;
@@ -86,8 +88,11 @@ typedef struct tui_live_view {
 } tui_live_view;
 
 /* live may be NULL: the view starts with the list of local JVMs and opens
- * the one picked with opts. */
+ * the one picked with opts; o goes back to that list. */
 tui_live_view *tui_live_view_new(tui_live *live, const tui_live_opts *opts);
+/* The same with another list (picker, taken over; NULL: none, o says so):
+ * live NULL starts with the list. */
+tui_live_view *tui_live_view_new_with(tui_live *live, tui_picker *picker, const tui_live_opts *opts);
 void tui_live_view_free(tui_live_view *v);
 
 void tui_live_view_resize(tui_live_view *v, int rows, int cols);

@@ -13,10 +13,11 @@ libjptui_a_SOURCES = \
 	src/tui/live_report.c src/tui/live_report.h \
 	src/tui/live_view.c src/tui/live_view.h src/tui/live_render.c \
 	src/tui/load.c src/tui/load.h \
+	src/tui/picker.c src/tui/source.h \
+	src/tui/source_server.c src/tui/source_server.h \
 	src/tui/remote.c src/tui/remote.h \
 	src/tui/remote_batch.c src/tui/remote_batch.h \
 	src/tui/remote_report.c src/tui/remote_report.h \
-	src/tui/remote_view.c src/tui/remote_view.h \
 	src/tui/table_panel.c src/tui/table_panel.h \
 	src/tui/view.c src/tui/view.h
 libjptui_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)

@@ -11,6 +11,14 @@
 
 const char *const tui_range_names[TUI_RANGE_COUNT] = {"5m", "15m", "1h", "6h", "24h"};
 
+int tui_range_parse(const char *s)
+{
+    for (int i = 0; i < TUI_RANGE_COUNT; i++)
+        if (!strcmp(s, tui_range_names[i]))
+            return i;
+    return -1;
+}
+
 #define TOKEN_MAX 4096
 
 static char *dup_or_null(const char *s)
@@ -370,6 +378,12 @@ static jp_err get_into(tui_remote *r, const char *path, const char *pod, const c
 
 jp_err tui_remote_refresh(tui_remote *r, const char *pod, jp_error *err)
 {
+    return tui_remote_refresh_pod(r, pod, pod, err);
+}
+
+jp_err tui_remote_refresh_pod(tui_remote *r, const char *pod, const char *status_pod,
+                              jp_error *err)
+{
     double took = 0;
     r->fail = TUI_RFAIL_NONE;
     jp_err rc = fetch_service(r, &took, err);
@@ -384,8 +398,8 @@ jp_err tui_remote_refresh(tui_remote *r, const char *pod, jp_error *err)
     else
         json_decref(dl);
     if (rc == JP_OK)
-        rc = get_into(r, "/api/v1/targets", pod, "from=-24h&history_limit=30", &r->targets, &took,
-                      err);
+        rc = get_into(r, "/api/v1/targets", status_pod, "from=-24h&history_limit=30", &r->targets,
+                      &took, err);
     if (rc == JP_OK) {
         json_t *ing = NULL;
         rc = remote_get(r, "/api/v1/ingestion?from=-1h", &ing, &took, err);

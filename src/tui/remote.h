@@ -59,6 +59,8 @@ typedef enum tui_remote_fail {
 /* The flame ranges the keys step through. */
 #define TUI_RANGE_COUNT 5
 extern const char *const tui_range_names[TUI_RANGE_COUNT]; /* "5m" ... "24h" */
+/* Index of a range name ("5m", "15m", "1h", "6h", "24h"), or -1. */
+int tui_range_parse(const char *s);
 
 typedef struct tui_remote {
     char *base, *ns, *svc;
@@ -89,6 +91,11 @@ jp_err tui_remote_connect(tui_remote *r, jp_error *err);
 /* Reads threads, deadlocks, targets and ingestion. pod NULL: every pod. On
  * failure the previous answers stay. */
 jp_err tui_remote_refresh(tui_remote *r, const char *pod, jp_error *err);
+
+/* The same with the pods and status history of status_pod (NULL: every
+ * pod of the service) while threads and deadlocks are pod's. */
+jp_err tui_remote_refresh_pod(tui_remote *r, const char *pod, const char *status_pod,
+                              jp_error *err);
 
 /* What a flame query covered. */
 typedef struct tui_remote_flame_meta {

@@ -11,8 +11,10 @@
 #include "tui/live.h"
 #include "tui/remote.h"
 #include "tui/remote_batch.h"
-#include "tui/remote_view.h"
+#include "tui/interactive.h"
+#include "tui/live_view.h"
 #include "tui/screen.h"
+#include "tui/source_server.h"
 
 enum {
     OPT_SERVER = 2000,
@@ -59,7 +61,7 @@ typedef struct rargs {
     bool batch, has_format;
     int range;
     int64_t interval_ns;
-    tui_rscreen screen;
+    int screen; /* index into "TLDFS" */
 } rargs;
 
 static void usage(void)
@@ -126,9 +128,9 @@ static int parse_opt(int c, rargs *a)
         return -1;
     case OPT_SCREEN: {
         static const char *const names[] = {"threads", "locks", "deadlocks", "flame", "status"};
-        for (int i = 0; i < TUI_RSCR_COUNT; i++)
+        for (int i = 0; i < 5; i++)
             if (!strcmp(optarg, names[i])) {
-                a->screen = (tui_rscreen)i;
+                a->screen = i;
                 return -1;
             }
         return tui_usage_error("--screen must be threads, locks, deadlocks, flame or status");
@@ -235,16 +237,30 @@ static int parse(int argc, char **argv, rargs *a)
     return check_args(a);
 }
 
-TUI_APP_CALLBACKS(tui_remote_view)
-
+/* The screens every source has, on the service's newest snapshot (or
+ * --pod's); o lists the service's pods and JVMs. */
 static int interactive(tui_remote *r, const rargs *a)
 {
     tui_live_signals_install();
-    tui_remote_view *v = tui_remote_view_new(r, a->interval_ns, a->range, a->bo.pod, a->screen);
-    tui_app app = TUI_APP_INIT(tui_remote_view, v, 200);
-    int rc = tui_app_run(&app);
-    tui_remote_view_free(v);
-    return rc;
+    tui_live_opts o;
+    tui_live_opts_init(&o);
+    o.interval_ns = a->interval_ns > 0 ? a->interval_ns : 5 * JP_NS_PER_SEC;
+    char pod[256];
+    long long pid = -1;
+    jp_error err;
+    jp_error_init(&err);
+    tui_live *l = NULL;
+    bool found = tui_server_first(r, a->bo.pod, pod, sizeof pod, &pid, &err) == JP_OK;
+    if (found && tui_server_open(&a->ro, pod, pid, a->range, &o, &l, &err) != JP_OK)
+        found = false;
+    tui_live_view *v = tui_live_view_new_with(l, tui_picker_server(r, &a->ro, a->range), &o);
+    if (!found)
+        tui_live_view_message(v, true, "%s", err.msg);
+    if (l)
+        tui_live_view_tick(v); /* the first snapshot before the first screen */
+    if (l && a->screen)
+        tui_live_view_key(v, "TLDFS"[a->screen]);
+    return tui_interactive_live_view(v, "the service (jprof-server is only read)");
 }
 
 int tui_remote_main(int argc, char **argv)
@@ -270,5 +286,5 @@ int tui_remote_main(int argc, char **argv)
         tui_remote_free(r);
         return rc;
     }
-    return interactive(r, &a); /* the view frees r */
+    return interactive(r, &a); /* the view's list frees r */
 }

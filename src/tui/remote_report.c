@@ -334,32 +334,44 @@ void tui_rreport_deadlocks(const tui_remote *r, tui_lines *ls)
     json_array_foreach(list, i, d) deadlock_entry(d, ls);
 }
 
+void tui_rreport_target_head(char *buf, size_t len)
+{
+    snprintf(buf, len, "%-28s %7s  %-9s %-18s %-20s %8s %9s", "POD", "PID", "STATE", "REASON",
+             "KINDS", "WINDOWS", "LAST SEEN");
+}
+
+bool tui_rreport_target_row(const json_t *t, char *buf, size_t len)
+{
+    const json_t *id = json_object_get(t, "target");
+    char kinds[64] = "", age[24];
+    size_t k, n = 0;
+    json_t *x;
+    json_array_foreach(json_object_get(t, "kinds"), k, x)
+    {
+        if (json_is_string(x) && n < sizeof kinds)
+            n += (size_t)snprintf(kinds + n, sizeof kinds - n, "%s%s", n ? "," : "",
+                                  json_string_value(x));
+    }
+    tui_format_age(age_of(jp_query_str(t, "last_seen")), age, sizeof age);
+    const char *st = jp_query_str(t, "state"), *why = jp_query_str(t, "reason");
+    snprintf(buf, len, "%-28s %7lld  %-9s %-18s %-20s %8lld %8s", nz(jp_query_str(id, "pod"), "?"),
+             jp_query_int(id, "pid", 0), st ? st : "-", why ? why : "-", *kinds ? kinds : "-",
+             jp_query_int(t, "windows", 0), age);
+    return st && strcmp(st, "active");
+}
+
 static void status_targets(const tui_remote *r, tui_lines *ls)
 {
     tui_lines_add(ls, TUI_STYLE_TITLE, TUI_F_BOLD, "pods and JVMs (last day)");
-    tui_lines_add(ls, TUI_STYLE_TABLEHEAD, 0, "%-28s %7s  %-9s %-18s %-20s %8s %9s", "POD", "PID",
-                  "STATE", "REASON", "KINDS", "WINDOWS", "LAST SEEN");
+    char row[512];
+    tui_rreport_target_head(row, sizeof row);
+    tui_lines_add(ls, TUI_STYLE_TABLEHEAD, 0, "%s", row);
     size_t i;
     json_t *t;
     json_array_foreach(json_object_get(r->targets, "targets"), i, t)
     {
-        const json_t *id = json_object_get(t, "target");
-        char kinds[64] = "", age[24];
-        size_t k, n = 0;
-        json_t *x;
-        json_array_foreach(json_object_get(t, "kinds"), k, x)
-        {
-            if (json_is_string(x) && n < sizeof kinds)
-                n += (size_t)snprintf(kinds + n, sizeof kinds - n, "%s%s", n ? "," : "",
-                                      json_string_value(x));
-        }
-        tui_format_age(age_of(jp_query_str(t, "last_seen")), age, sizeof age);
-        const char *st = jp_query_str(t, "state"), *why = jp_query_str(t, "reason");
-        bool bad = st && strcmp(st, "active");
-        tui_lines_add(ls, bad ? TUI_STYLE_WARN : TUI_STYLE_NORMAL, 0,
-                      "%-28s %7lld  %-9s %-18s %-20s %8lld %8s", nz(jp_query_str(id, "pod"), "?"),
-                      jp_query_int(id, "pid", 0), st ? st : "-", why ? why : "-",
-                      *kinds ? kinds : "-", jp_query_int(t, "windows", 0), age);
+        bool bad = tui_rreport_target_row(t, row, sizeof row);
+        tui_lines_add(ls, bad ? TUI_STYLE_WARN : TUI_STYLE_NORMAL, 0, "%s", row);
     }
     if (!json_array_size(json_object_get(r->targets, "targets")))
         tui_lines_add(ls, TUI_STYLE_DIM, 0, "no target reported in the last day");

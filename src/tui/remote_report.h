@@ -9,6 +9,7 @@
 #define JP_TUI_REMOTE_REPORT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "tui/live_report.h"
@@ -29,6 +30,12 @@ void tui_rreport_deadlocks(const tui_remote *r, tui_lines *ls);
 /* Pods and JVMs with state and reason, the status history, and the
  * ingestion health of each collector. */
 void tui_rreport_status(const tui_remote *r, tui_lines *ls);
+
+/* One target of /api/v1/targets as a table row, and the table's header
+ * (the Status screen and the list of targets); true when its state is not
+ * "active". */
+void tui_rreport_target_head(char *buf, size_t len);
+bool tui_rreport_target_row(const json_t *target, char *buf, size_t len);
 
 /* "12s", "3m04s", "2h05m" for an age in seconds (negative: "?"). */
 void tui_format_age(double seconds, char *buf, size_t len);

@@ -134,6 +134,8 @@ static int translate_key(int rc, wint_t wch)
             return TUI_KEY_F7;
         case KEY_F(8):
             return TUI_KEY_F8;
+        case KEY_F(9):
+            return TUI_KEY_F9;
         default:
             return 0;
         }

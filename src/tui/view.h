@@ -51,6 +51,7 @@ enum {
     TUI_KEY_F6,
     TUI_KEY_F7,
     TUI_KEY_F8,
+    TUI_KEY_F9,
 };
 
 typedef enum tui_action {

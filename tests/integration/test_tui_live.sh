@@ -110,13 +110,23 @@ first_thread_row() {
     awk '/^ +CPU% +CPU STATE/ { getline; print; exit }' "$work/screen"
 }
 wait_exit() { # NAME WANT-STATUS DESCRIPTION
-    for _ in $(seq 50); do
+    local deadline=$((SECONDS + timeout))
+    while [ $SECONDS -le $deadline ]; do
         [ -s "$work/$1.rc" ] && break
         sleep 0.2
     done
     local st
     st=$(cat "$work/$1.rc" 2>/dev/null)
     if [ "$st" = "$2" ]; then pass "$3 (status $2)"; else fail "$3: status '$st', want $2"; fi
+}
+
+# wait_clean HOME PID: until the target has no jprof recording and no jprof
+# file (bounded); the checks after it say what is left
+wait_clean() {
+    local deadline=$((SECONDS + timeout))
+    while [ $SECONDS -le $deadline ] && [ -n "$(recordings "$1" "$2")$(leftovers "$2")" ]; do
+        sleep 0.3
+    done
 }
 
 run_jdk() {
@@ -167,14 +177,13 @@ run_jdk() {
     step "$w" "JDK $v: s sorts by total CPU" "sort: total CPU"
     press_step "$w" F6 "JDK $v: Locks shows the contended monitor's owner and blocks" \
         'live\.Contention\$Ledger@[0-9a-f]+ \(monitor\): owner "ledger-owner" .* blocks 3 threads'
-    grep -qE '^ +enter +"ledger-waiter-1" \(BLOCKED\)' "$work/screen" && pass "JDK $v: Locks lists the waiters" ||
-        fail "JDK $v: Locks waiters"
+    step "$w" "JDK $v: Locks lists the waiters" '^ +enter +"ledger-waiter-1" \(BLOCKED\)'
     press_step "$w" F8 "JDK $v: Flame shows the hot method after a window" 'Contention\$Hot\.spin' 20
     [ -n "$(recordings "$home" "$cpid")" ] && pass "JDK $v: the Flame screen records with JFR" ||
         fail "JDK $v: no jprof recording while on Flame"
     keys "$w" q
     wait_exit "$w" 0 "JDK $v: q quits from Flame"
-    sleep 0.3
+    wait_clean "$home" "$cpid"
     [ -z "$(recordings "$home" "$cpid")$(leftovers "$cpid")" ] &&
         pass "JDK $v: after q no recording and no file in the target" ||
         fail "JDK $v: left after q: $(recordings "$home" "$cpid") $(leftovers "$cpid")"
@@ -187,7 +196,7 @@ run_jdk() {
         grep -qE 'waits for java\.util\.concurrent\.locks\.ReentrantLock\$NonfairSync@[0-9a-f]+ +held by "rl-deadlock-' "$work/screen" &&
         pass "JDK $v: Deadlocks shows the ReentrantLock cycle, where each waits and who holds" ||
         fail "JDK $v: ReentrantLock cycle"
-    grep -q 'F7Deadlocks(2)' "$work/screen" && pass "JDK $v: the tab says 2 deadlocks" || fail "JDK $v: deadlock tab"
+    step "$w" "JDK $v: the tab says 2 deadlocks" 'F7Deadlocks\(2\)'
     keys "$w" q
 
     # SIGTERM while the Flame screen records
@@ -199,6 +208,7 @@ run_jdk() {
     while [ -z "$(recordings "$home" "$cpid")" ] && [ $n -lt 25 ]; do sleep 0.2; n=$((n + 1)); done
     kill -TERM "$(cat "$work/$w.pid")"
     wait_exit "$w" 143 "JDK $v: SIGTERM while recording ends jprof-top"
+    wait_clean "$home" "$cpid"
     [ -z "$(recordings "$home" "$cpid")$(leftovers "$cpid")" ] &&
         pass "JDK $v: after SIGTERM JFR.check lists no jprof recording, /tmp has no jprof file" ||
         fail "JDK $v: left after SIGTERM: $(recordings "$home" "$cpid") $(leftovers "$cpid")"
@@ -214,7 +224,7 @@ run_jdk() {
     jp=$(cat "$work/$w.pid")
     tmux -L "$sock" kill-session -t "$w"
     n=0
-    while kill -0 "$jp" 2>/dev/null && [ $n -lt 50 ]; do sleep 0.2; n=$((n + 1)); done
+    while kill -0 "$jp" 2>/dev/null && [ $n -lt $((timeout * 5)) ]; do sleep 0.2; n=$((n + 1)); done
     ! kill -0 "$jp" 2>/dev/null && [ -z "$(recordings "$home" "$cpid")$(leftovers "$cpid")" ] &&
         pass "JDK $v: the terminal closing (SIGHUP) stops the recording and leaves no file" ||
         fail "JDK $v: after SIGHUP: alive=$(kill -0 "$jp" 2>/dev/null && echo yes) $(recordings "$home" "$cpid") $(leftovers "$cpid")"

@@ -107,4 +107,4 @@ check_PROGRAMS += tests/unit/test_tui_remote
 TESTS += tests/unit/test_tui_remote
 tests_unit_test_tui_remote_SOURCES = tests/unit/test_tui_remote.c
 tests_unit_test_tui_remote_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
-tests_unit_test_tui_remote_LDADD = libjptui.a libjpwire.a $(UNIT_LDADD) $(JANSSON_LIBS) $(CURL_LIBS) $(ZLIB_LIBS)
+tests_unit_test_tui_remote_LDADD = libjptui.a libjpjvm.a libjpwire.a $(UNIT_LDADD) $(JANSSON_LIBS) $(CURL_LIBS) $(ZLIB_LIBS)

@@ -39,10 +39,61 @@ static jp_snapshot *load(const char *name, int64_t taken_ns)
     return s;
 }
 
+/* A source of the tests: snapshots come from files (tui_live_accept), a
+ * profile window cannot be started. */
+static jp_err test_refresh(tui_live *l, jp_snapshot **out, jp_error *err)
+{
+    (void)l;
+    *out = NULL;
+    return jp_error_set(err, JP_ERR_USAGE, "test source: no refresh");
+}
+
+static jp_err test_prof_start(tui_live *l, jp_error *err)
+{
+    (void)l;
+    return jp_error_set(err, JP_ERR_USAGE, "test source: no profile");
+}
+
+static jp_err test_prof_read(tui_live *l, jp_profile **out, jfr_report *rep, bool *tail,
+                             jp_error *err)
+{
+    (void)l, (void)rep, (void)tail;
+    *out = NULL;
+    return jp_error_set(err, JP_ERR_USAGE, "test source: no profile");
+}
+
+static void test_prof_stop(tui_live *l)
+{
+    (void)l;
+}
+
+static void test_prof_label(const tui_live *l, char *buf, size_t len)
+{
+    (void)l;
+    snprintf(buf, len, "test window");
+}
+
+static void test_status(const tui_live *l, tui_lines *ls)
+{
+    (void)l;
+    tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "test source: 2 files read");
+}
+
+static const tui_source_ops test_ops = {
+    .name = "test",
+    .status = test_status,
+    .refresh = test_refresh,
+    .prof_start = test_prof_start,
+    .prof_read = test_prof_read,
+    .prof_stop = test_prof_stop,
+    .prof_label = test_prof_label,
+};
+
 static tui_live *fake_live(const char *file)
 {
-    tui_live *l = jp_xcalloc(1, sizeof *l);
-    tui_live_opts_init(&l->opts);
+    tui_live_opts o;
+    tui_live_opts_init(&o);
+    tui_live *l = tui_live_new(&o, &test_ops, NULL);
     l->proc.pid = 4242;
     snprintf(l->proc.main_class, sizeof l->proc.main_class, "live.Test");
     snprintf(l->proc.user, sizeof l->proc.user, "alice");
@@ -256,6 +307,35 @@ static void test_locks_screen(void **state)
     tui_canvas_cleanup(&s.c);
 }
 
+/* S or F9: the Status screen says where the data comes from, then what the
+ * source adds; o without a list to go back to says so */
+static void test_status_screen(void **state)
+{
+    (void)state;
+    screen s;
+    tui_live_view *v = open_view("threadprint-deadlocks-jdk25.txt", &s);
+    tui_live_view_key(v, 'S');
+    assert_int_equal(v->screen, TUI_LSCR_STATUS);
+    const char *t = draw(v, &s);
+    assert_non_null(strstr(t, "F9Status"));
+    assert_non_null(strstr(t, "source: test"));
+    assert_non_null(strstr(t, "pid 4242  live.Test  JDK 17.0.99"));
+    assert_non_null(strstr(t, "profile: not running (the Flame screen starts test window)"));
+    assert_non_null(strstr(t, "test source: 2 files read"));
+    tui_live_view_key(v, TUI_KEY_F5);
+    assert_int_equal(v->screen, TUI_LSCR_THREADS);
+    tui_live_view_key(v, TUI_KEY_F9);
+    assert_int_equal(v->screen, TUI_LSCR_STATUS);
+    tui_live_view_key(v, 'o'); /* back to the list of this machine's JVMs */
+    t = draw(v, &s);
+    assert_null(v->live);
+    assert_true(v->picking);
+    assert_non_null(strstr(t, "jprof-top: Java virtual machines on this machine ("));
+    assert_non_null(strstr(t, "PID  USER"));
+    tui_live_view_free(v);
+    tui_canvas_cleanup(&s.c);
+}
+
 static void test_deadlocks_screen(void **state)
 {
     (void)state;
@@ -310,7 +390,7 @@ int main(void)
         cmocka_unit_test(test_exit_status),    cmocka_unit_test(test_heap_parse),
         cmocka_unit_test(test_threads_screen), cmocka_unit_test(test_hot_first_and_stack),
         cmocka_unit_test(test_locks_screen),   cmocka_unit_test(test_deadlocks_screen),
-        cmocka_unit_test(test_help_and_tiny),
+        cmocka_unit_test(test_help_and_tiny),  cmocka_unit_test(test_status_screen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,7 +15,8 @@
 #include "tui/remote.h"
 #include "tui/remote_batch.h"
 #include "tui/remote_report.h"
-#include "tui/remote_view.h"
+#include "tui/live_view.h"
+#include "tui/source_server.h"
 #include "wire/http_client.h"
 #include "wire/query_json.h"
 
@@ -217,38 +218,55 @@ static bool canvas_has(const tui_canvas *c, const char *needle)
     return false;
 }
 
+/* The server as a source of the screens every source has: the stored
+ * snapshot opens at once, the Status screen has the server's words, the
+ * Flame keys < > step the range, a failed read keeps the last data. */
 static void test_view_keys_and_unreachable_server(void **state)
 {
     (void)state;
     tui_remote *r = offline_remote();
-    tui_remote_view *v = tui_remote_view_new(r, 0, 1, NULL, TUI_RSCR_THREADS);
-    tui_remote_view_resize(v, 30, 120);
+    tui_live_opts o;
+    tui_live_opts_init(&o);
+    tui_live *l = tui_server_open_on(r, "p-1", -1, 1, &o);
+    assert_non_null(l->cur);
+    assert_int_equal(l->proc.pid, 42);
+    tui_live_view *v = tui_live_view_new_with(l, NULL, &o);
+    tui_live_view_resize(v, 30, 120);
     tui_canvas c;
     tui_canvas_init(&c, 1, 1);
-    v->refreshed = true;
-    tui_remote_view_render(v, &c);
-    assert_true(canvas_has(&c, "range 15m  pod all"));
+    tui_live_view_render(v, &c);
+    assert_true(canvas_has(&c, "jprof-top  shop/checkout pod p-1 pid 42"));
     assert_true(canvas_has(&c, "w-1"));
-    assert_int_equal(tui_remote_view_key(v, 'D'), TUI_ACTION_REDRAW);
-    tui_remote_view_render(v, &c);
-    assert_true(canvas_has(&c, "DEADLOCK in p-1"));
-    tui_remote_view_key(v, '>');
-    tui_remote_view_key(v, '>');
-    tui_remote_view_render(v, &c);
-    assert_true(canvas_has(&c, "range 6h"));
-    tui_remote_view_key(v, '>');
-    tui_remote_view_key(v, '>'); /* stays at the longest */
-    tui_remote_view_render(v, &c);
-    assert_true(canvas_has(&c, "range 24h"));
+    assert_true(canvas_has(&c, "97.5")); /* the stored snapshot's CPU between two snapshots */
+    assert_true(canvas_has(&c, "F9Status"));
+    assert_int_equal(tui_live_view_key(v, 'S'), TUI_ACTION_REDRAW);
+    tui_live_view_render(v, &c);
+    assert_true(canvas_has(&c, "source: server"));
+    assert_true(canvas_has(&c, "flame range 15m (this pod)"));
+    assert_true(canvas_has(&c, "conflict"));
+    /* the range keys belong to the source on the Flame screen */
+    assert_true(l->ops->flame_key(l, '>', (char[64]){0}, 64));
+    assert_true(l->ops->flame_key(l, '>', (char[64]){0}, 64));
+    char label[200];
+    tui_live_prof_label(l, label, sizeof label);
+    assert_string_equal(label, "shop/checkout last 6h, pod p-1");
+    assert_true(l->ops->flame_key(l, '>', (char[64]){0}, 64));
+    char msg[64];
+    assert_false(l->ops->flame_key(l, '>', msg, sizeof msg)); /* stays at the longest */
+    assert_string_equal(msg, "range stays 24h (5m 15m 1h 6h 24h)");
+    assert_true(l->ops->flame_key(l, 'a', msg, sizeof msg));
+    tui_live_prof_label(l, label, sizeof label);
+    assert_string_equal(label, "shop/checkout last 24h, all pods");
     /* the timed refresh meets no server: the last data stays, the error shows */
-    tui_remote_view_tick(v);
-    tui_remote_view_render(v, &c);
+    tui_live_view_key(v, 'T');
+    v->next_refresh = 0;
+    tui_live_view_tick(v);
+    tui_live_view_render(v, &c);
     assert_true(canvas_has(&c, "cannot reach jprof-server at http://127.0.0.1:1 (--server)"));
-    assert_true(canvas_has(&c, "DEADLOCK in p-1"));
-    assert_int_equal(tui_remote_exit_status(r), TUI_EXIT_UNREACHABLE);
-    assert_int_equal(tui_remote_view_key(v, 'q'), TUI_ACTION_QUIT);
+    assert_true(canvas_has(&c, "w-1"));
+    assert_int_equal(tui_live_view_key(v, 'q'), TUI_ACTION_QUIT);
     tui_canvas_cleanup(&c);
-    tui_remote_view_free(v); /* frees r */
+    tui_live_view_free(v); /* frees l and r */
 }
 
 int main(void)

@@ -1,0 +1,112 @@
+/* source.h - where the data of jprof-top's screens comes from.
+ *
+ * The screens (live_view.h: picker, Threads, Locks, Deadlocks, Flame) and
+ * the batch output (live_batch.h) draw one model, a tui_live: the current
+ * and previous thread snapshots with their analyses, the header numbers and
+ * the last profile window. They never know where it came from. A source
+ * fills it through a small table of operations:
+ *
+ *   refresh     take a thread snapshot (a new jp_snapshot) and update the
+ *               header numbers it knows (JVM version, process CPU, heap);
+ *   prof_start  start a rolling profile window (the Flame screen);
+ *   prof_read   read the current window as a parsed profile;
+ *   prof_stop   stop it and remove everything it left in the target;
+ *   prof_label  the Flame title's words for the engine and span;
+ *   close       free the source's own state (after prof_stop);
+ * and, where the source has them (NULL otherwise):
+ *   busy        the snapshot evidence of busy threads when it does not come
+ *               from two snapshots taken here (a stored snapshot carries
+ *               its own CPU deltas);
+ *   cpu         the profile evidence of busy threads when it is not the
+ *               window of the Flame screen (the server's newest windows);
+ *   status      lines for the Status screen after the common ones;
+ *   flame_key   keys of the Flame screen the source handles (the server's
+ *               range and pod scope); true reads the window again.
+ *
+ * A picker (tui_picker) lists what a source can open - the JVMs of this
+ * machine, the pods of a service - and opens the row chosen.
+ *
+ * Sources: the local pid (live.c: attach, src/jvm), a target of a service
+ * on jprof-server (source_server.c) and a pod through `kubectl exec` and
+ * jprof-probe (source_kubectl.c). A .jfr file is one finished profile and
+ * is drawn by the flame view directly (view.h), with the same keys.
+ *
+ * Every operation reports failure through jp_error with a message that says
+ * what to do; JP_ERR_EXITED from refresh means the
+ * target is gone (the screens keep its last snapshot). Not thread-safe. */
+#ifndef JP_TUI_SOURCE_H
+#define JP_TUI_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "jfr/jfr.h"
+#include "model/analyze.h"
+#include "model/busy.h"
+#include "model/profile.h"
+#include "model/snapshot.h"
+
+typedef struct tui_live tui_live;
+struct tui_lines;
+typedef struct tui_live_opts tui_live_opts;
+
+typedef struct tui_source_ops {
+    const char *name; /* "pid", "kubectl": in the JSON output and messages */
+    /* *out: a new snapshot the caller takes over */
+    jp_err (*refresh)(tui_live *l, jp_snapshot **out, jp_error *err);
+    jp_err (*prof_start)(tui_live *l, jp_error *err);
+    /* *out: a new profile of the window (events older than the window
+     * dropped), or NULL when nothing changed since the last read (the
+     * screen keeps it); *rep says what was read (start/end, partial);
+     * *tail: damage only in a chunk still being written (not an error) */
+    jp_err (*prof_read)(tui_live *l, jp_profile **out, jfr_report *rep, bool *tail,
+                        jp_error *err);
+    void (*prof_stop)(tui_live *l);
+    void (*prof_label)(const tui_live *l, char *buf, size_t len);
+    void (*close)(tui_live *l);
+    void (*busy)(const tui_live *l, jp_busy_list *out);
+    void (*cpu)(const tui_live *l, jp_cpu_evidence *out);
+    void (*status)(const tui_live *l, struct tui_lines *out);
+    bool (*flame_key)(tui_live *l, int key, char *msg, size_t len);
+} tui_source_ops;
+
+/* ---- pickers ---- */
+
+#define TUI_PICK_TEXT 512
+
+typedef struct tui_pick_row {
+    char text[TUI_PICK_TEXT];
+    bool disabled; /* shown dim; Enter explains instead of opening */
+} tui_pick_row;
+
+typedef struct tui_pick_list {
+    tui_pick_row *rows;
+    size_t count, cap;
+} tui_pick_list;
+
+void tui_pick_list_init(tui_pick_list *l);
+void tui_pick_list_cleanup(tui_pick_list *l);
+tui_pick_row *tui_pick_list_add(tui_pick_list *l);
+
+typedef struct tui_picker tui_picker;
+struct tui_picker {
+    char title[160]; /* "Java virtual machines on this machine" */
+    char head[160];  /* the column header line */
+    char empty[200]; /* said when the list is empty */
+    int64_t rescan_ns; /* scan again this often while shown; 0: once */
+    /* fills *out (reset first) */
+    jp_err (*scan)(tui_picker *p, tui_pick_list *out, jp_error *err);
+    /* opens row i of the last scan with the view's options */
+    jp_err (*open)(tui_picker *p, size_t i, const tui_live_opts *o, tui_live **out,
+                   jp_error *err);
+    void (*free)(tui_picker *p);
+    void *ctx;
+};
+
+/* The picker of the JVMs on this machine (source_pid.c). */
+tui_picker *tui_picker_local(void);
+void tui_picker_free(tui_picker *p);
+
+#endif

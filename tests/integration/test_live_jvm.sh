@@ -292,10 +292,13 @@ engine_window() {
     fi
     "$probe" engine "$cpid" "$engine" 60 "$kinds" >"$out.kill" 2>&1 &
     local p=$! n=0
-    while ! grep -q '^started' "$out.kill" 2>/dev/null && kill -0 "$p" 2>/dev/null && [ $n -lt 100 ]; do
+    # attaching takes seconds on a loaded machine: a generous bound
+    while ! grep -q '^started' "$out.kill" 2>/dev/null && kill -0 "$p" 2>/dev/null && [ $n -lt 600 ]; do
         sleep 0.1
         n=$((n + 1))
     done
+    grep -q '^started' "$out.kill" ||
+        fail "JDK $v $name engine: the window to kill never started" "$(head -c 400 "$out.kill")"
     kill -KILL "$p"
     wait "$p" 2>/dev/null
     [ -e "/proc/$cpid/root/tmp/jprof/probe-dev-session-$cpid" ] &&

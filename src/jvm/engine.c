@@ -160,6 +160,10 @@ static void marker_write(jvm_engine *e)
     /* a fresh file each time: never written through a planted link */
     unlink(file);
     int fd = text ? open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644) : -1;
+    /* another jprof program removes /tmp/jprof when it finds it empty:
+     * made again once */
+    if (fd < 0 && text && errno == ENOENT && jvm_engine_dir_ensure(e, NULL) == JP_OK)
+        fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd >= 0) {
         size_t n = strlen(text);
         if (write(fd, text, n) != (ssize_t)n) {

@@ -58,6 +58,8 @@ json_t *tui_live_json(const tui_live *l)
     jp_snapjson_opts jo;
     jp_snapjson_opts_init(&jo);
     jo.cpu = &l->cpu;
+    if (l->ops->busy)
+        jo.busy = &l->busy; /* the source's own snapshot evidence */
     jo.now_ns = jp_time_now_ns();
     json_t *j = jp_snapshot_json(l->cur, l->prev, &tg, &jo);
     json_t *proc = json_object();
@@ -77,7 +79,7 @@ json_t *tui_live_json(const tui_live *l)
     return j;
 }
 
-static jp_err write_sample(const tui_live *l, tui_format format, long n, FILE *out)
+jp_err tui_live_write_sample(const tui_live *l, tui_format format, long n, FILE *out)
 {
     if (format == TUI_FORMAT_JSON) {
         json_t *j = tui_live_json(l);
@@ -166,7 +168,7 @@ int tui_live_batch_samples(tui_live *l, long count, tui_format format, FILE *out
             status = fail(errout, &err);
             goto out;
         }
-        if (write_sample(l, format, n, out) != JP_OK) {
+        if (tui_live_write_sample(l, format, n, out) != JP_OK) {
             fprintf(errout, "jprof-top: cannot write the output\n");
             status = TUI_EXIT_ERROR;
             goto out;

@@ -27,6 +27,10 @@ int tui_live_batch_run(const tui_args *a, FILE *out, FILE *errout);
  * pending cleanups. The caller installed the signal handlers. */
 int tui_live_batch_samples(tui_live *l, long count, tui_format format, FILE *out, FILE *errout);
 
+/* One sample of l as the text report (header, busy threads, locks,
+ * deadlocks; n > 0 puts an empty line first) or as one JSON line. */
+jp_err tui_live_write_sample(const tui_live *l, tui_format format, long n, FILE *out);
+
 /* One sample as JSON: jp_snapshot_json plus "process" (cpu_pct, heap),
  * "jprof" (cost_ms, snapshot_ms) and "fallback" (why the helper was not
  * used, or null). New reference. */

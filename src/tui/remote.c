@@ -63,7 +63,6 @@ void tui_remote_free(tui_remote *r)
     }
     json_decref(r->service);
     json_decref(r->threads);
-    json_decref(r->deadlocks);
     json_decref(r->targets);
     json_decref(r->ingestion);
     clear_pods(r);
@@ -329,34 +328,6 @@ jp_err tui_remote_connect(tui_remote *r, jp_error *err)
     return rc;
 }
 
-/* Keeps the newest deadlock event of each target. */
-static json_t *newest_deadlocks(json_t *answer)
-{
-    json_t *keep = json_array(), *d;
-    size_t i;
-    json_array_foreach(json_object_get(answer, "deadlocks"), i, d)
-    {
-        const json_t *t = json_object_get(d, "target");
-        const char *time = jp_query_str(d, "time");
-        bool older = false;
-        size_t k;
-        json_t *e;
-        /* newest first: a later entry of a target already kept is older,
-         * unless it has the same time (several cycles in one snapshot) */
-        json_array_foreach(keep, k, e)
-        {
-            const char *et = jp_query_str(e, "time");
-            if (json_equal(json_object_get(e, "target"), (json_t *)t) && et && time &&
-                strcmp(et, time))
-                older = true;
-        }
-        if (!older)
-            json_array_append(keep, d);
-    }
-    json_object_set_new(answer, "deadlocks", keep);
-    return answer;
-}
-
 static jp_err get_into(tui_remote *r, const char *path, const char *pod, const char *extra,
                        json_t **slot, double *took, jp_error *err)
 {
@@ -390,13 +361,6 @@ jp_err tui_remote_refresh_pod(tui_remote *r, const char *pod, const char *status
     if (rc == JP_OK)
         rc =
             get_into(r, "/api/v1/threads", pod, "full=1&thread_limit=100", &r->threads, &took, err);
-    json_t *dl = NULL;
-    if (rc == JP_OK)
-        rc = get_into(r, "/api/v1/deadlocks", pod, "from=-1h&limit=200", &dl, &took, err);
-    if (rc == JP_OK)
-        set_json(&r->deadlocks, newest_deadlocks(dl));
-    else
-        json_decref(dl);
     if (rc == JP_OK)
         rc = get_into(r, "/api/v1/targets", status_pod, "from=-24h&history_limit=30", &r->targets,
                       &took, err);

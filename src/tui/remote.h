@@ -2,10 +2,10 @@
  *
  * One tui_remote reads one service of one namespace from the server's query
  * API (docs/API.md): the service's targets (pods and JVMs) with their
- * status, the latest thread snapshot of each target with the summaries the
- * server computes (busy threads, blocked threads and lock owners, locks,
- * deadlocks), the deadlock events, the status history, ingestion health,
- * and flame graphs over a time range, for the whole service or one pod.
+ * status, the latest whole thread snapshot of each target with the server's
+ * busy evidence (source_server.c rebuilds the model from it), the status
+ * history, ingestion health, and flame graphs over a time range, for the
+ * whole service or one pod.
  *
  * Every failure carries a one-line message that says what to do (server
  * unreachable, token missing or refused, namespace out of the token's
@@ -71,7 +71,6 @@ typedef struct tui_remote {
     /* latest answers (NULL until read) */
     json_t *service;   /* the /services entry: targets, pods, kinds, last_seen */
     json_t *threads;   /* /threads: latest snapshot per target with summaries */
-    json_t *deadlocks; /* /deadlocks, only the newest event per target */
     json_t *targets;   /* /targets: targets and status history */
     json_t *ingestion; /* /ingestion */
     double cost_ms;    /* the last refresh, all requests */
@@ -88,12 +87,12 @@ void tui_remote_free(tui_remote *r);
  * days). */
 jp_err tui_remote_connect(tui_remote *r, jp_error *err);
 
-/* Reads threads, deadlocks, targets and ingestion. pod NULL: every pod. On
+/* Reads threads (whole snapshots), targets and ingestion. pod NULL: every pod. On
  * failure the previous answers stay. */
 jp_err tui_remote_refresh(tui_remote *r, const char *pod, jp_error *err);
 
 /* The same with the pods and status history of status_pod (NULL: every
- * pod of the service) while threads and deadlocks are pod's. */
+ * pod of the service) while the threads are pod's. */
 jp_err tui_remote_refresh_pod(tui_remote *r, const char *pod, const char *status_pod,
                               jp_error *err);
 

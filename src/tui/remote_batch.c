@@ -5,7 +5,9 @@
 #include "base/timeutil.h"
 #include "model/units.h"
 #include "tui/batch.h"
+#include "tui/live_batch.h"
 #include "tui/remote_report.h"
+#include "tui/source_server.h"
 #include "wire/query_json.h"
 
 static json_t *copy_of(const json_t *obj, const char *key)
@@ -14,111 +16,33 @@ static json_t *copy_of(const json_t *obj, const char *key)
     return v ? json_deep_copy(v) : json_null();
 }
 
-static const json_t *snapshot_threads(const json_t *summary)
+/* The JVMs of the service that have a stored snapshot, each in the shape
+ * of `jprof-top -b -p PID --format json` (the same model, the same
+ * analyses, the same printer whatever the source). */
+static json_t *jvms_json(tui_remote *r)
 {
-    const json_t *snap = json_object_get(summary, "snapshot");
-    const json_t *inner = json_object_get(snap, "snapshot");
-    return json_object_get(json_is_object(inner) ? inner : snap, "threads");
-}
-
-/* A thread as scripts want it: id, name, state, cpu_ns, cpu_pct (the busy
- * ranking's), its evidence and stack (the snapshot's when there is one). */
-static json_t *thread_json(const json_t *t, const json_t *snap)
-{
-    json_t *o = json_object();
-    static const char *const keys[] = {"id",
-                                       "name",
-                                       "state",
-                                       "cpu_ns",
-                                       "cpu_pct",
-                                       "cpu_confidence",
-                                       "evidence",
-                                       "profile_cpu_pct",
-                                       "snapshot_cpu_pct",
-                                       "why"};
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
-        json_object_set_new(o, keys[i], copy_of(t, keys[i]));
-    const json_t *stack = json_object_get(t, "stack"), *st;
-    const char *name = jp_query_str(t, "name");
-    size_t k;
-    json_array_foreach(snap, k, st)
-    {
-        const char *n = jp_query_str(st, "name");
-        if (!json_is_array(stack) && n && name && !strcmp(n, name))
-            stack = json_object_get(st, "stack");
-    }
-    json_object_set_new(o, "stack",
-                        json_is_array(stack) ? json_deep_copy(stack) : copy_of(t, "stack_top"));
-    return o;
-}
-
-static void per_target(const tui_remote *r, json_t *threads, json_t *locks)
-{
+    tui_live_opts o;
+    tui_live_opts_init(&o);
+    json_t *out = json_array(), *e;
     size_t i;
-    json_t *e;
     json_array_foreach(json_object_get(r->threads, "targets"), i, e)
     {
-        const json_t *sum = json_object_get(e, "summary");
-        const json_t *snap = snapshot_threads(sum);
-        /* the server's ranking, whatever order the agent listed threads in */
-        const json_t *list = json_object_get(json_object_get(sum, "busy"), "threads");
-        if (!json_array_size(list) && json_is_array(snap))
-            list = snap;
-        json_t *ts = json_array(), *t;
-        size_t k;
-        json_array_foreach(list, k, t) json_array_append_new(ts, thread_json(t, snap));
-        json_array_append_new(threads, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "target",
-                                                 copy_of(e, "target"), "time", copy_of(e, "time"),
-                                                 "age_seconds", copy_of(e, "age_seconds"),
-                                                 "threads_total", copy_of(sum, "threads_total"),
-                                                 "states", copy_of(sum, "states"), "busy",
-                                                 copy_of(sum, "busy"), "threads", ts));
-        json_array_append_new(locks, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "target",
-                                               copy_of(e, "target"), "time", copy_of(e, "time"),
-                                               "contention", copy_of(sum, "contention"), "locks",
-                                               copy_of(sum, "locks"), "idle", copy_of(sum, "idle"),
-                                               "blocked", copy_of(sum, "blocked")));
-    }
-}
-
-/* Deadlocks as {target, time, threads: [{name, id, waits_for, holds, stack}]}
- * with locks as "Class@id" text, whichever form the agent sent. */
-static json_t *deadlocks_json(const tui_remote *r)
-{
-    json_t *out = json_array(), *d;
-    size_t i;
-    json_array_foreach(json_object_get(r->deadlocks, "deadlocks"), i, d)
-    {
-        const json_t *dl = json_object_get(d, "deadlock");
-        if (!json_is_object(dl))
-            dl = d;
-        json_t *ts = json_array(), *t;
-        size_t k;
-        json_array_foreach(json_object_get(dl, "threads"), k, t)
-        {
-            char w[256], h[256];
-            tui_lock_text(json_object_get(t, "waits_for"), w, sizeof w);
-            tui_lock_text(json_object_get(t, "holds"), h, sizeof h);
-            json_array_append_new(ts, json_pack("{s:o,s:o,s:s,s:s,s:o}", "name", copy_of(t, "name"),
-                                                "id", copy_of(t, "id"), "waits_for", w, "holds", h,
-                                                "stack", copy_of(t, "stack")));
-        }
-        json_array_append_new(out, json_pack("{s:o,s:o,s:o}", "target", copy_of(d, "target"),
-                                             "time", copy_of(d, "time"), "threads", ts));
+        tui_live *l = tui_server_target(r, e, &o);
+        if (!l)
+            continue;
+        json_array_append_new(out, tui_live_json(l));
+        tui_live_free(l);
     }
     return out;
 }
 
-json_t *tui_remote_json(const tui_remote *r, const char *pod)
+json_t *tui_remote_json(tui_remote *r, const char *pod)
 {
-    json_t *threads = json_array(), *locks = json_array();
-    per_target(r, threads, locks);
-    return json_pack("{s:s,s:s,s:s,s:s,s:s?,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "source", "server",
-                     "server", r->base, "namespace", r->ns, "service", r->svc, "pod", pod, "kinds",
+    return json_pack("{s:s,s:s,s:s,s:s,s:s?,s:o,s:o,s:o,s:o,s:o}", "via", "server", "server",
+                     r->base, "namespace", r->ns, "service", r->svc, "pod", pod, "kinds",
                      copy_of(r->service, "kinds"), "targets", copy_of(r->targets, "targets"),
-                     "history", copy_of(r->targets, "history"), "threads", threads, "locks", locks,
-                     "deadlocks", deadlocks_json(r), "ingestion",
-                     copy_of(r->ingestion, "collectors"));
+                     "history", copy_of(r->targets, "history"), "ingestion",
+                     copy_of(r->ingestion, "collectors"), "jvms", jvms_json(r));
 }
 
 static int snapshot_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE *errout)
@@ -141,15 +65,26 @@ static int snapshot_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FIL
     tui_rreport_header(r, &ls);
     tui_lines_add(&ls, TUI_STYLE_NORMAL, 0, "%s", "");
     tui_rreport_status(r, &ls);
-    tui_lines_add(&ls, TUI_STYLE_NORMAL, 0, "%s", "");
-    tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "== threads (latest snapshot per pod)");
-    tui_rreport_threads(r, 20, 1, &ls);
-    tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "== locks");
-    tui_rreport_locks(r, &ls);
-    tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "== deadlocks");
-    tui_rreport_deadlocks(r, &ls);
     jp_err rc = tui_lines_write(&ls, out);
     tui_lines_cleanup(&ls);
+    /* each JVM as `jprof-top -b -p PID` prints one */
+    tui_live_opts lo;
+    tui_live_opts_init(&lo);
+    json_t *e;
+    size_t i, n = 0;
+    json_array_foreach(json_object_get(r->threads, "targets"), i, e)
+    {
+        tui_live *l = rc == JP_OK ? tui_server_target(r, e, &lo) : NULL;
+        if (!l)
+            continue;
+        fputc('\n', out);
+        rc = tui_live_write_sample(l, TUI_FORMAT_TEXT, 0, out);
+        tui_live_free(l);
+        n++;
+    }
+    if (rc == JP_OK && !n)
+        fprintf(errout, "jprof-top: no thread snapshot of %s/%s%s%s in the last day\n", r->ns,
+                r->svc, o->pod ? " pod " : "", o->pod ? o->pod : "");
     return rc == JP_OK ? TUI_EXIT_OK : TUI_EXIT_ERROR;
 }
 

@@ -1,9 +1,11 @@
 /* remote_batch.h - jprof-top -b -n NS -s SVC: what the server knows about a
  * service, printed for scripts.
  *
- * Without an event: the Status, Threads, Locks and Deadlocks screens as
- * text, or one JSON object with "targets", "history", "threads", "locks",
- * "deadlocks" and "ingestion". With an event (kind): the service's profile
+ * Without an event: the service's status (pods and JVMs, history,
+ * ingestion), then each JVM with a stored snapshot as `-b -p PID` prints
+ * one; or one JSON object with "via": "server", "targets", "history",
+ * "ingestion" and "jvms", each JVM in the shape of `-b -p PID --format
+ * json` (live_batch.h). With an event (kind): the service's profile
  * over the range in the formats of the --jfr batch mode (collapsed and
  * json from the server's flame trees, top from its exact top table). Output on out, one-line
  * messages on errout; returns a TUI_EXIT_* status (batch.h, remote.h). */
@@ -31,6 +33,6 @@ typedef struct tui_rbatch_opts {
 int tui_remote_batch_run(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE *errout);
 
 /* The JSON object of the snapshot view (new reference), for tests. */
-json_t *tui_remote_json(const tui_remote *r, const char *pod);
+json_t *tui_remote_json(tui_remote *r, const char *pod);
 
 #endif

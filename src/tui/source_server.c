@@ -33,6 +33,7 @@ typedef struct sctx {
     bool dirty;
     int64_t read_mono;
     json_t *snap; /* the stored snapshot shown */
+    bool borrowed; /* r is the caller's (batch output) */
 } sctx;
 
 static sctx *ctx_of(const tui_live *l)
@@ -246,7 +247,8 @@ static void s_close(tui_live *l)
     sctx *k = ctx_of(l);
     if (!k)
         return;
-    tui_remote_free(k->r);
+    if (!k->borrowed)
+        tui_remote_free(k->r);
     json_decref(k->snap);
     free(k);
     l->src = NULL;
@@ -313,6 +315,22 @@ tui_live *tui_server_open_on(tui_remote *r, const char *pod, long long pid, int 
         header_from(l, e, snap);
         snapshot_uptime(l, s);
         tui_live_accept(l, s);
+    }
+    return l;
+}
+
+tui_live *tui_server_target(tui_remote *r, const json_t *entry, const tui_live_opts *o)
+{
+    const json_t *t = json_object_get(entry, "target");
+    const char *pod = jp_query_str(t, "pod");
+    const json_t *snap = json_object_get(json_object_get(entry, "summary"), "snapshot");
+    if (!pod || !json_is_object(snap))
+        return NULL;
+    tui_live *l = tui_server_open_on(r, pod, jp_query_int(t, "pid", -1), 1, o);
+    ctx_of(l)->borrowed = true;
+    if (!l->cur) {
+        tui_live_free(l);
+        return NULL;
     }
     return l;
 }

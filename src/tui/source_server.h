@@ -21,6 +21,10 @@ jp_err tui_server_open(const tui_remote_opts *ro, const char *pod, long long pid
 tui_live *tui_server_open_on(tui_remote *r, const char *pod, long long pid, int range,
                              const tui_live_opts *o);
 
+/* The JVM of one entry of r's /threads answer (r borrowed: it must outlive
+ * the target), for batch output; NULL when the entry has no snapshot. */
+tui_live *tui_server_target(tui_remote *r, const json_t *entry, const tui_live_opts *o);
+
 /* The picker of the service's targets; r is connected and taken over. */
 tui_picker *tui_picker_server(tui_remote *r, const tui_remote_opts *ro, int range);
 

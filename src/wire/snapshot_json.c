@@ -15,6 +15,7 @@ void jp_snapjson_opts_init(jp_snapjson_opts *o)
     o->max_frames = 0;
     o->include_vm = 1;
     o->cpu = NULL;
+    o->busy = NULL;
     o->now_ns = 0;
     o->busy_limit = 20;
 }
@@ -358,12 +359,21 @@ json_t *jp_snapshot_json(const jp_snapshot *cur, const jp_snapshot *prev,
     json_object_set_new(root, "source", json_string(cur->source));
     json_object_set_new(root, "taken_at", time_json(cur->taken_ns));
     jp_busy_list bl;
-    jp_analyze_busy(prev, cur, &bl);
+    if (o->busy) {
+        /* the caller's snapshot evidence (a stored snapshot carries its own) */
+        bl = *o->busy;
+        bl.items = jp_xcalloc(bl.count ? bl.count : 1, sizeof *bl.items);
+        if (bl.count)
+            memcpy(bl.items, o->busy->items, bl.count * sizeof *bl.items);
+    } else {
+        jp_analyze_busy(prev, cur, &bl);
+    }
     jp_busy_summary rank;
     jp_busy_rank(cur, &bl, o->cpu, &rank);
     json_object_set_new(root, "interval_ms",
-                        prev && bl.interval_ns > 0 ? json_integer(bl.interval_ns / 1000000)
-                                                   : json_null());
+                        (prev || o->busy) && bl.interval_ns > 0
+                            ? json_integer(bl.interval_ns / 1000000)
+                            : json_null());
     json_object_set_new(root, "truncated", json_boolean(cur->truncated));
     size_t counts[JP_TSTATE_COUNT];
     jp_snapshot_count_states(cur, counts);

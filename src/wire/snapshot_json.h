@@ -54,6 +54,7 @@ typedef struct jp_snapjson_opts {
     size_t max_frames;          /* frames per thread stack; 0 = all */
     int include_vm;             /* include VM-internal threads (GC, compiler); default 1 */
     const jp_cpu_evidence *cpu; /* profile evidence for the busy ranking; NULL none */
+    const jp_busy_list *busy;   /* snapshot evidence; NULL: from prev and cur */
     int64_t now_ns;             /* ages are counted from here; 0 = the snapshot's time */
     size_t busy_limit;          /* rows of "busy"; default 20 */
 } jp_snapjson_opts;

@@ -123,7 +123,7 @@ R() { "$top_bin" -n local "$@"; }
 have_snap=0
 for _ in $(seq 60); do
     R -s Bootstrap -b --format json >"$work/remote0.json" 2>/dev/null &&
-        python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["threads"] else 1)' \
+        python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["jvms"] else 1)' \
             "$work/remote0.json" && have_snap=1 && break
     sleep 1
 done
@@ -173,7 +173,7 @@ while [ "$(date +%s)" -le $deadline ]; do
         python3 - "$work/remote.json" "$busy_checks" "$load_t0" <<'EOF' >"$work/remote.check" 2>&1; then
 import calendar, json, re, sys, time
 d = json.load(open(sys.argv[1]))
-busy = d["threads"][0]["busy"]
+busy = d["jvms"][0]["busy"]
 w = busy["window"]
 assert w and busy["ranked_by"] == "profile", busy.get("description")
 end = calendar.timegm(time.strptime(w["end"][:19], "%Y-%m-%dT%H:%M:%S"))
@@ -235,7 +235,7 @@ R -s Bootstrap -b --format json >"$work/remote-locks.json" 2>&1
 if python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-e = d["locks"][0]
+e = d["jvms"][0]
 assert e["locks"] == [] and e["contention"]["locks"] == 0, e
 assert any(i["pool"].startswith("http-nio-") and i["where"] in ("TaskQueue.poll", "TaskQueue.take")
            for i in e["idle"]), e["idle"]
@@ -271,7 +271,7 @@ grep -q "^2 contended locks, 5 threads waiting" "$work/contention.txt" &&
     pass "local text: 2 contended locks, 5 threads waiting" ||
     fail "local text: Contention" "$(grep -A3 '^LOCKS' "$work/contention.txt")"
 R -s Contention -b --format json >"$work/remote-contention.json" 2>&1
-if python3 -c 'import json, sys; e = json.load(open(sys.argv[1]))["locks"][0]; exec(sys.argv[2])' \
+if python3 -c 'import json, sys; e = json.load(open(sys.argv[1]))["jvms"][0]; exec(sys.argv[2])' \
     "$work/remote-contention.json" "$contention_checks" 2>"$work/remote-contention.err"; then
     pass "server: exactly the contended monitor and ReentrantLock, with owners and waiters"
 else

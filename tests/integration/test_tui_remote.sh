@@ -107,9 +107,9 @@ for _ in $(seq 60); do
         python3 - "$tmp/view.json" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
-ts = [t for e in d["threads"] for t in e["threads"]]
+ts = [t for e in d["jvms"] for t in e["threads"]]
 ok = any(t["name"] == "http-worker-1" and t.get("cpu_pct") is not None for t in ts)
-sys.exit(0 if ok and d["deadlocks"] else 1)
+sys.exit(0 if ok and any(e["deadlocks"] for e in d["jvms"]) else 1)
 EOF
     then
         if R -b --event cpu --format top 2>/dev/null | grep -q applyDiscounts; then
@@ -130,17 +130,18 @@ fi
 if python3 - "$tmp/view.json" <<'EOF'; then pass "batch json: the deadlock cycle (who waits for what the other holds)"; else fail "batch json: deadlock" "$(head -c 1500 "$tmp/view.json")"; fi
 import json, sys
 d = json.load(open(sys.argv[1]))
-th = {t["name"]: t for t in d["deadlocks"][0]["threads"]}
+th = {t["name"]: t for e in d["jvms"] for dl in e["deadlocks"] for t in dl["threads"]}
 assert set(th) == {"order-sync", "stock-sync"}, th
-assert th["order-sync"]["waits_for"] == th["stock-sync"]["holds"]
-assert th["stock-sync"]["waits_for"] == th["order-sync"]["holds"]
-assert "Stock@" in th["order-sync"]["waits_for"]
+assert th["order-sync"]["waits_for"]["id"] == th["stock-sync"]["holds"]["id"]
+assert th["stock-sync"]["waits_for"]["id"] == th["order-sync"]["holds"]["id"]
+assert th["order-sync"]["waits_for"]["class"].endswith("Stock"), th["order-sync"]
 assert any("syncBoth" in f for f in th["order-sync"]["stack"])
 EOF
 if python3 - "$tmp/view.json" <<'EOF'; then pass "batch json: the hot threads first, with CPU% and stacks"; else fail "batch json: hot threads" "$(head -c 1500 "$tmp/view.json")"; fi
 import json, sys
 d = json.load(open(sys.argv[1]))
-e = d["threads"][0]
+e = d["jvms"][0]
+assert d["via"] == "server" and e["via"] == "server" and e["where"].startswith("local/DemoService pod vm:"), e["where"]
 names = [t["name"] for t in e["threads"][:4]]
 assert "http-worker-1" in names and "http-worker-2" in names, names
 w = [t for t in e["threads"] if t["name"] == "http-worker-1"][0]
@@ -150,13 +151,13 @@ if python3 - "$tmp/view.json" $demo_pid $idle_pid <<'EOF'; then pass "batch json
 import json, sys
 d = json.load(open(sys.argv[1]))
 demo, idle = int(sys.argv[2]), int(sys.argv[3])
-locks = [l for e in d["locks"] for l in e["locks"]]
+locks = [l for e in d["jvms"] for l in e["locks"]]
 assert any((l["owner"] or {}).get("name", "").startswith(("inventory-", "order-sync", "stock-sync"))
            and l["owner_blocks"] >= 1 for l in locks), locks
 t = {x["target"].get("pid"): x for x in d["targets"]}
 assert t[demo]["state"] == "active", t[demo]
 assert t[idle]["reason"] == "not_enabled", t[idle]
-assert d["source"] == "server" and d["namespace"] == "local" and d["service"] == "DemoService"
+assert d["via"] == "server" and d["namespace"] == "local" and d["service"] == "DemoService"
 EOF
 out=$(R -b --event cpu --format top)
 first=$(printf '%s\n' "$out" | sed -n 3p)
@@ -190,14 +191,14 @@ else
     fail "--event cpu --format json"
 fi
 out=$(R -b)
-if printf '%s\n' "$out" | grep -q 'DEADLOCK in' && printf '%s\n' "$out" | grep -q 'http-worker-1' &&
+if printf '%s\n' "$out" | grep -q 'DEADLOCK 1: 2 threads' && printf '%s\n' "$out" | grep -q 'http-worker-1' &&
     printf '%s\n' "$out" | grep -q 'not_enabled' && printf '%s\n' "$out" | grep -q 'batches accepted'; then
     pass "batch text: status, threads, locks, deadlocks, ingestion"
 else
     fail "batch text" "$out"
 fi
 if R -b --format json --pod "vm:$idle_pid" |
-    python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["pod"].endswith(sys.argv[1]) and d["threads"] == [] and d["deadlocks"] == [], d' "$idle_pid"; then
+    python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["pod"].endswith(sys.argv[1]) and d["jvms"] == [], d' "$idle_pid"; then
     pass "--pod: only that pod's data"
 else
     fail "--pod filter"
@@ -313,7 +314,7 @@ JPROF_BUILD_DIR=$build DEMO_NO_BUILD=1 DEMO_WINDOW=5s DEMO_WAIT=100 \
     timeout 170 sh "$srcdir/scripts/demo" </dev/null >"$tmp/demo.out" 2>&1
 rc=$?
 dtmp=$(sed -n 's/.*embedded store in \(.*\)\/data.*/\1/p' "$tmp/demo.out" | head -n 1)
-if [ $rc = 0 ] && grep -q 'DEADLOCK in' "$tmp/demo.out" && grep -q 'applyDiscounts' "$tmp/demo.out"; then
+if [ $rc = 0 ] && grep -q 'DEADLOCK 1: 2 threads' "$tmp/demo.out" && grep -q 'applyDiscounts' "$tmp/demo.out"; then
     pass "scripts/demo without a terminal prints the batch view and exits 0"
 else
     fail "scripts/demo without a terminal (exit $rc)" "$(tail -n 30 "$tmp/demo.out")"

@@ -138,12 +138,6 @@ static const char *threads_answer =
     "\"snapshot\":{\"threads\":[{\"id\":1,\"name\":\"w-1\",\"state\":\"RUNNABLE\",\"cpu_ns\":"
     "2000000000,\"cpu_pct\":97.5,\"stack\":[\"shop.Tax.compute(Tax.java:9)\"]},"
     "{\"id\":2,\"name\":\"w-2\",\"state\":\"BLOCKED\",\"stack\":[\"shop.Cart.add\"]}]}}}]}";
-static const char *deadlocks_answer =
-    "{\"deadlocks\":[{\"time\":\"2026-11-21T10:00:00Z\",\"target\":{\"pod\":\"p-1\",\"pid\":42},"
-    "\"deadlock\":{\"threads\":[{\"name\":\"a\",\"waits_for\":{\"id\":\"2\",\"class\":\"L\"},"
-    "\"holds\":{\"id\":\"1\",\"class\":\"L\"},\"stack\":[\"x.Y.f\"]},{\"name\":\"b\","
-    "\"waits_for\":\"L@1\",\"holds\":\"L@2\"}]}}]}";
-
 static tui_remote *offline_remote(void)
 {
     tui_remote_opts o = {.server = "http://127.0.0.1:1/",
@@ -152,7 +146,6 @@ static tui_remote *offline_remote(void)
                          .svc = "checkout"};
     tui_remote *r = tui_remote_new(&o);
     r->threads = load(threads_answer);
-    r->deadlocks = load(deadlocks_answer);
     r->targets = load("{\"targets\":[{\"target\":{\"pod\":\"p-1\",\"pid\":42},\"state\":"
                       "\"skipped\",\"reason\":\"conflict\",\"kinds\":[],\"windows\":0}],"
                       "\"history\":[]}");
@@ -176,33 +169,23 @@ static void test_reports(void **state)
     assert_string_equal(r->base, "http://127.0.0.1:1"); /* trailing / dropped */
     tui_lines ls;
     tui_lines_init(&ls);
-    tui_rreport_threads(r, 0, 1, &ls);
-    assert_true(lines_have(&ls, "p-1 (pid 42)  snapshot 3s ago  3 threads: RUNNABLE 1, BLOCKED 2"));
-    assert_true(lines_have(&ls, "97.5"));
-    assert_true(lines_have(&ls, "shop.Tax.compute(Tax.java:9)"));
-    tui_lines_reset(&ls);
-    tui_rreport_locks(r, &ls);
-    assert_true(lines_have(&ls, "java.lang.Object@ff01  held by w-1, blocks 2 threads"));
-    assert_true(lines_have(&ls, "waiting: w-3 (BLOCKED)"));
-    tui_lines_reset(&ls);
-    tui_rreport_deadlocks(r, &ls);
-    assert_true(lines_have(&ls, "DEADLOCK in p-1 (pid 42), 2 threads"));
-    /* both lock forms: object and text */
-    assert_true(lines_have(&ls, "waits for L@2 (held by b)"));
-    assert_true(lines_have(&ls, "waits for L@1 (held by a)"));
-    tui_lines_reset(&ls);
     tui_rreport_status(r, &ls);
     assert_true(lines_have(&ls, "conflict"));
     assert_true(lines_have(&ls, "no agent sent anything in the last hour"));
     tui_lines_cleanup(&ls);
+    /* the batch JSON: each JVM in the shape every source prints */
     json_t *j = tui_remote_json(r, NULL);
-    json_t *t0 = json_array_get(
-        json_object_get(json_array_get(json_object_get(j, "threads"), 0), "threads"), 0);
+    assert_string_equal(json_string_value(json_object_get(j, "via")), "server");
+    json_t *jvm = json_array_get(json_object_get(j, "jvms"), 0);
+    assert_non_null(jvm);
+    assert_string_equal(json_string_value(json_object_get(jvm, "via")), "server");
+    assert_string_equal(json_string_value(json_object_get(jvm, "where")),
+                        "shop/checkout pod p-1");
+    json_t *t0 = json_array_get(json_object_get(jvm, "threads"), 0);
     assert_string_equal(json_string_value(json_object_get(t0, "name")), "w-1");
-    json_t *d0 = json_array_get(json_object_get(j, "deadlocks"), 0);
-    assert_string_equal(json_string_value(json_object_get(
-                            json_array_get(json_object_get(d0, "threads"), 0), "waits_for")),
-                        "L@2");
+    assert_true(json_number_value(json_object_get(t0, "cpu_pct")) > 97);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(jvm, "target"), "pid")),
+                     42);
     json_decref(j);
     tui_remote_free(r);
 }

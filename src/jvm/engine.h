@@ -39,6 +39,9 @@
  *   jvm_engine_finish(e, &jo, prof, &rep, &err);   (a jp_profile of the window)
  *   jvm_engine_release(e); jvm_engine_free(e);
  *
+ * `jprof-probe-dev engine PID jfr|LIB SECONDS [KINDS]` (src/jvm/probe_dev.c)
+ * runs exactly this from a shell.
+ *
  * Errors: every function that can fail returns a jp_err and fills err (may
  * be NULL) with a one-line message naming the pid and what failed. Attach
  * errors keep their codes (JP_ERR_PERMISSION, JP_ERR_TIMEOUT,
@@ -53,15 +56,16 @@
  * nothing waits for a window to pass - the caller owns the clock.
  *
  * Memory and lifetime: jvm_engine is heap, made by jvm_engine_new and freed
- * by jvm_engine_free (NULL is a no-op); it must not be freed while a signal
- * could run jvm_cleanup_run_all() without going through jvm_engine_stop
- * first - it registers an undo action (jvm/cleanup.h) for its running
- * session and every file it leaves, so an interrupted program still stops
- * the session and removes the files. Strings in jvm_engine_opts are
- * borrowed and must outlive the engine. Profiles are the caller's
- * (jp_profile_new before the call). Not thread-safe: one thread drives an
- * engine; several engines may be driven from one thread one after the
- * other (attach forks). */
+ * by jvm_engine_free (NULL is a no-op), which stops what runs and removes
+ * what the engine left in the target. While a session runs the engine
+ * holds an undo action in jvm/cleanup.h (stop quietly; a collector also
+ * removes its files and marker) and every file it leaves is registered
+ * there too, so a program that calls jvm_cleanup_run_all() on a signal
+ * leaves the target as it was. Strings in jvm_engine_opts are borrowed
+ * and must outlive the engine. Profiles are the caller's: pass an empty
+ * one from jp_profile_new(); the engine adds the window to it. Not
+ * thread-safe (nor is jvm/cleanup.h): one thread drives its engines, one
+ * after the other (attach forks). */
 #ifndef JP_JVM_ENGINE_H
 #define JP_JVM_ENGINE_H
 
@@ -142,8 +146,10 @@ bool jvm_engine_records_cputime(const jvm_engine *e, const jvm_engine_window *w)
 uint32_t jvm_engine_unsupported(const jvm_engine *e, uint32_t kinds);
 
 /* JP_ERR_CONFLICT (with a message naming the library) when someone else's
- * async-profiler is mapped in the target (/proc/PID/maps); our own copy is
- * not a conflict. Reads the maps only: no attach. */
+ * async-profiler is mapped in the target (/proc/PID/maps). For the
+ * async-profiler engine its own copy (this session's name) is not a
+ * conflict; for the JFR engine any async-profiler is, as jprof-agent has
+ * always treated it. Reads the maps only: no attach. */
 jp_err jvm_engine_foreign(jvm_engine *e, jp_error *err);
 
 /* COLLECTOR, once before the first start: finds a session of an earlier

@@ -10,7 +10,7 @@ bench-jfr: jprof-top
 	$(srcdir)/bench/jfr/run
 bench-jfr-asprof: jprof-top
 	$(srcdir)/bench/jfr/asprof
-bench-live: jprof-top jprof-probe-dev
+bench-live: jprof-top jprof-probe
 	$(srcdir)/bench/live/run
 bench-agent: jprof-agent jprof-server
 	$(srcdir)/bench/agent/run

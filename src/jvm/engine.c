@@ -84,6 +84,11 @@ bool jvm_engine_running(const jvm_engine *e)
     return e->running;
 }
 
+const char *jvm_engine_session_name(const jvm_engine *e)
+{
+    return e->rec.name[0] ? e->rec.name : e->session;
+}
+
 uint32_t jvm_engine_unsupported(const jvm_engine *e, uint32_t kinds)
 {
     return kinds & e->ops->unsupported;
@@ -224,7 +229,7 @@ static void stop_on_cleanup(void *arg)
     e->guard = 0; /* the registry dropped the slot */
     if (!e->running)
         return;
-    e->ops->stop(e);
+    e->ops->stop(e, NULL);
     e->running = false;
     if (e->opts.role == JVM_ENGINE_COLLECTOR) {
         e->ops->release(e);
@@ -389,17 +394,17 @@ jp_err jvm_engine_peek(jvm_engine *e, const jfr_options *jo, jp_profile *out, jf
     return JP_OK;
 }
 
-void jvm_engine_stop(jvm_engine *e)
+jp_err jvm_engine_stop(jvm_engine *e, jp_error *err)
 {
     jvm_engine_guard_off(e);
-    if (e->running)
-        e->ops->stop(e);
+    jp_err rc = e->running ? e->ops->stop(e, err) : JP_OK;
     e->running = false;
+    return rc;
 }
 
 void jvm_engine_release(jvm_engine *e)
 {
-    jvm_engine_stop(e);
+    jvm_engine_stop(e, NULL);
     if (!e->touched)
         return;
     e->ops->release(e);

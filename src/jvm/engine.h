@@ -39,7 +39,7 @@
  *   jvm_engine_finish(e, &jo, prof, &rep, &err);   (a jp_profile of the window)
  *   jvm_engine_release(e); jvm_engine_free(e);
  *
- * `jprof-probe-dev engine PID jfr|LIB SECONDS [KINDS]` (src/jvm/probe_dev.c)
+ * `jprof-probe engine PID jfr|LIB SECONDS [KINDS]` (src/probe/probe_dev.c)
  * runs exactly this from a shell.
  *
  * Errors: every function that can fail returns a jp_err and fills err (may
@@ -114,8 +114,9 @@ typedef struct jvm_engine_window {
     uint32_t kinds;          /* bit (1 << jp_kind); the engine records what it can */
     int jdk_major;           /* from VM.version (jvm_jdk_major), 0 unknown */
     int64_t cpu_interval_ns; /* cpu sampling period; 0: the engine's default */
-    /* async-profiler only: 0 takes jprof's defaults (wall 20 ms, alloc every
-     * 512 KiB, lock 1 ms); < 0 asks for async-profiler's own defaults */
+    /* > 0 the value; 0 jprof's defaults (wall 20 ms, alloc every 512 KiB,
+     * lock 1 ms with async-profiler, 10 ms with JFR); < 0 async-profiler's
+     * own defaults. Wall and alloc are async-profiler's only. */
     int64_t wall_interval_ns;
     int64_t alloc_interval_bytes;
     int64_t lock_threshold_ns;
@@ -139,6 +140,10 @@ jvm_engine_kind jvm_engine_kind_of(const jvm_engine *e);
 const char *jvm_engine_name(const jvm_engine *e);
 /* A session of ours runs (between start and finish/stop). */
 bool jvm_engine_running(const jvm_engine *e);
+/* The running session's name in the engine's own terms (a JFR recording:
+ * the collector's session name, or a viewer's "jprof-<ourpid>-<n>"); the
+ * session name for async-profiler. Valid until the next call. */
+const char *jvm_engine_session_name(const jvm_engine *e);
 /* JFR on JDK 25+: jdk.CPUTimeSample is recorded too (kind cputime). */
 bool jvm_engine_records_cputime(const jvm_engine *e, const jvm_engine_window *w);
 /* Kinds this engine cannot record (bit mask of those asked for in kinds):
@@ -182,8 +187,9 @@ jp_err jvm_engine_finish(jvm_engine *e, const jfr_options *jo, jp_profile *out, 
 jp_err jvm_engine_peek(jvm_engine *e, const jfr_options *jo, jp_profile *out, jfr_report *rep,
                        bool *live_tail, jp_error *err);
 
-/* Stops the running session without reading it (no-op when none runs). */
-void jvm_engine_stop(jvm_engine *e);
+/* Stops the running session without reading it (JP_OK when none runs);
+ * afterwards no session runs, whatever the result. */
+jp_err jvm_engine_stop(jvm_engine *e, jp_error *err);
 
 /* Stops any session and removes everything this engine put in the target
  * (library copy, logs, output, lock, marker, an empty /tmp/jprof). The
@@ -196,6 +202,12 @@ void jvm_engine_release(jvm_engine *e);
  * talking to it, drops every cleanup registration, and removes what can
  * still be reached (files on a root shared with us, the marker). */
 void jvm_engine_forget(jvm_engine *e);
+
+/* Stops what a viewer of process `owner` (gone: a crash, SIGKILL) left
+ * running in t: its JFR recordings "jprof-<owner>-<n>". A viewer's
+ * async-profiler session needs nothing here: the next viewer holding the
+ * lock stops it. Returns how many it stopped; errors count as none. */
+int jvm_engine_stop_orphans(const jvm_proc *t, const jvm_attach_opts *ao, pid_t owner);
 
 /* ---- pure helpers, exposed for tests ---- */
 

@@ -548,11 +548,12 @@ static jp_err ap_fetch(jvm_engine *e, uint8_t **data, size_t *len, bool *tail, j
     return JP_OK;
 }
 
-static void ap_stop(jvm_engine *e)
+static jp_err ap_stop(jvm_engine *e, jp_error *err)
 {
     /* a viewer only talks to the profiler while it holds the lock */
     if (e->opts.role == JVM_ENGINE_COLLECTOR || e->lock_fd >= 0)
-        stop_cmd(e, true, NULL);
+        return stop_cmd(e, true, err);
+    return JP_OK;
 }
 
 static void ap_release(jvm_engine *e)

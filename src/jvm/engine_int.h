@@ -30,8 +30,8 @@ typedef struct jvm_engine_ops {
     /* VIEWER: the session's data so far (heap); *tail: it ends in the
      * chunk still being written */
     jp_err (*fetch)(jvm_engine *e, uint8_t **data, size_t *len, bool *tail, jp_error *err);
-    /* stops the session quietly, without reading it */
-    void (*stop)(jvm_engine *e);
+    /* stops the session without reading it (err may be NULL: quietly) */
+    jp_err (*stop)(jvm_engine *e, jp_error *err);
     /* removes the engine's own files in the target (the session is stopped) */
     void (*release)(jvm_engine *e);
     /* the JVM is gone: drops registrations, removes files still reachable */

@@ -56,6 +56,8 @@ static jp_err write_own_jfc(jvm_engine *e, const jvm_engine_window *w, jvm_tfile
     jo.jdk_major = w->jdk_major;
     if (w->cpu_interval_ns > 0)
         jo.cpu_period_ns = w->cpu_interval_ns;
+    if (w->lock_threshold_ns > 0)
+        jo.lock_threshold_ns = w->lock_threshold_ns;
     jp_strbuf xml;
     jp_strbuf_init(&xml, 0);
     jp_err rc = jvm_jfc_build(&jo, &xml, err);
@@ -134,16 +136,36 @@ static jp_err jfr_fetch(jvm_engine *e, uint8_t **data, size_t *len, bool *tail, 
     return jvm_jfr_dump(&e->rec, data, len, err);
 }
 
-static void jfr_stop(jvm_engine *e)
+static jp_err jfr_stop(jvm_engine *e, jp_error *err)
 {
-    if (e->opts.role == JVM_ENGINE_VIEWER) {
-        if (e->rec.name[0])
-            jvm_jfr_stop(&e->rec, NULL);
-        return;
-    }
+    if (e->opts.role == JVM_ENGINE_VIEWER)
+        return e->rec.name[0] ? jvm_jfr_stop(&e->rec, err) : JP_OK;
     char line[128];
     snprintf(line, sizeof line, "JFR.stop name=%s", e->session);
-    jvm_jfr_cmd(&e->proc, &e->opts.attach, line, NULL, NULL);
+    return jvm_jfr_cmd(&e->proc, &e->opts.attach, line, NULL, err);
+}
+
+int jvm_engine_stop_orphans(const jvm_proc *t, const jvm_attach_opts *ao, pid_t owner)
+{
+    char *text = NULL;
+    if (jvm_jfr_check(t, ao, &text, NULL) != JP_OK)
+        return 0;
+    /* recorder.c names a viewer's recordings jprof-<pid>-<n> */
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "name=jprof-%d-", (int)owner);
+    int stopped = 0;
+    for (const char *q = strstr(text, prefix); q; q = strstr(q + 1, prefix)) {
+        const char *name = q + 5;
+        size_t n = strcspn(name, " \n\t");
+        char line[128];
+        if (n > 64)
+            continue;
+        snprintf(line, sizeof line, "JFR.stop name=%.*s", (int)n, name);
+        if (jvm_jfr_cmd(t, ao, line, NULL, NULL) == JP_OK)
+            stopped++;
+    }
+    free(text);
+    return stopped;
 }
 
 static void jfr_release(jvm_engine *e)

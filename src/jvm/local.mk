@@ -2,6 +2,7 @@
 noinst_LIBRARIES += libjpjvm.a
 libjpjvm_a_SOURCES = \
 	src/jvm/proc.c src/jvm/proc.h \
+	src/jvm/username.c src/jvm/username.h \
 	src/jvm/attach.c src/jvm/attach.h \
 	src/jvm/cleanup.c src/jvm/cleanup.h \
 	src/jvm/targetfs.c src/jvm/targetfs.h \
@@ -13,13 +14,6 @@ libjpjvm_a_SOURCES = \
 	src/jvm/engine_jfr.c src/jvm/engine_asprof.c
 libjpjvm_a_CPPFLAGS = $(AM_CPPFLAGS) -DJP_BUILD_HELPER_JAR='"$(abs_top_builddir)/jprof-helper.jar"'
 libjpjvm_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
-
-# A developer tool to exercise the layers from the shell (not installed;
-# jprof-top -p and jprof-agent probe replace it).
-noinst_PROGRAMS += jprof-probe-dev
-jprof_probe_dev_SOURCES = src/jvm/probe_dev.c
-jprof_probe_dev_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
-jprof_probe_dev_LDADD = libjpjvm.a libjpwire.a libjpjfr.a libjpmodel.a libjpbase.a $(JANSSON_LIBS) -lm
 
 # The helper agent jar (ThreadMXBean -> JSON), installed to $(pkgdatadir).
 JPROF_HELPER_SRC = src/jvm/helper/JprofHelper.java

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 
 #include "base/timeutil.h"
 #include "base/xalloc.h"
+#include "jvm/username.h"
 
 #define CMDLINE_CAP (64 * 1024)
 #define ENVIRON_CAP (256 * 1024)
@@ -257,12 +257,7 @@ static int64_t read_start_ns(pid_t pid)
 
 static void fill_user(jvm_proc *out)
 {
-    struct passwd pw, *res = NULL;
-    char buf[1024];
-    if (getpwuid_r(out->euid, &pw, buf, sizeof buf, &res) == 0 && res)
-        snprintf(out->user, sizeof out->user, "%s", pw.pw_name);
-    else
-        snprintf(out->user, sizeof out->user, "%lu", (unsigned long)out->euid);
+    jvm_user_name(out->euid, out->user, sizeof out->user);
 }
 
 jp_err jvm_proc_read(pid_t pid, jvm_proc *out, jp_error *err)

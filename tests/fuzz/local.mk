@@ -1,7 +1,8 @@
 # libFuzzer targets are built and run by scripts/fuzz (they need clang), not
 # by make: fuzz_jfr (JFR reader), fuzz_threadprint (Thread.print text),
 # fuzz_k8s_pods (Kubernetes pod JSON, cgroup lines, kubeconfig),
-# fuzz_batch_json (the server's ingest body). Seeds in tests/fuzz/corpus/.
+# fuzz_batch_json (the server's ingest body), fuzz_probe_req (jprof-probe's
+# request lines). Seeds in tests/fuzz/corpus/.
 EXTRA_DIST += tests/fuzz/fuzz_jfr.c tests/fuzz/fuzz_threadprint.c tests/fuzz/fuzz_k8s_pods.c \
-	tests/fuzz/fuzz_batch_json.c tests/fuzz/gen_jfr_corpus.c tests/fuzz/jfr.dict \
+	tests/fuzz/fuzz_batch_json.c tests/fuzz/fuzz_probe_req.c tests/fuzz/gen_jfr_corpus.c tests/fuzz/jfr.dict \
 	tests/fuzz/batch.dict tests/fuzz/corpus

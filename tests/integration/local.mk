@@ -68,9 +68,9 @@ EXTRA_DIST += tests/integration/lib.sh
 INTEGRATION_TEST_LIST += tests/integration/test_live_jvm.sh
 JPROF_LIVE_LOG = tests/integration/test_live_jvm.sh.log
 if HAVE_JAVAC
-$(JPROF_LIVE_LOG): jprof-probe-dev jprof-helper.jar
+$(JPROF_LIVE_LOG): jprof-probe jprof-helper.jar
 else
-$(JPROF_LIVE_LOG): jprof-probe-dev
+$(JPROF_LIVE_LOG): jprof-probe
 endif
 EXTRA_DIST += tests/integration/test_live_jvm.sh tests/java/Deadlocks.java \
 	tests/java/Contention.java
@@ -187,3 +187,15 @@ clean-local: clean-local-web
 clean-local-web:
 	rm -rf tests/integration/web-test.d
 .PHONY: clean-local-web
+
+# kubectl-jprof and the kubectl-exec source against a FAKE kubectl
+# (fake-kubectl.py: no API server runs here) whose "pods" are real JVMs in
+# their own pid and mount namespaces with a private /tmp (needs root).
+INTEGRATION_TEST_LIST += tests/integration/test_kubectl_jprof.sh
+JPROF_KUBE_LOG = tests/integration/test_kubectl_jprof.sh.log
+$(JPROF_KUBE_LOG): kubectl-jprof jprof-probe jprof-top
+EXTRA_DIST += tests/integration/test_kubectl_jprof.sh tests/integration/fake-kubectl.py
+clean-local: clean-local-kube
+clean-local-kube:
+	rm -rf tests/integration/kubectl-jprof.d
+.PHONY: clean-local-kube

@@ -1,6 +1,6 @@
 #!/bin/bash
 # test_live_jvm.sh - src/jvm against real JDK 17 and JDK 25 JVMs, through the
-# developer tool jprof-probe-dev (exit code = 10 + jp_err on failure).
+# developer tool jprof-probe (exit code = 10 + jp_err on failure).
 #
 # Per JDK: tests/java/Deadlocks.java -> both deadlock cycles with the right
 # thread names and lock classes, from the helper jar and from Thread.print;
@@ -14,13 +14,13 @@
 # mid-window and its recovery; the same with async-profiler when
 # JPROF_ASPROF_LIB names a libasyncProfiler.so (else a loud SKIPPED line).
 #
-# Environment: JPROF_PROBE (default ./jprof-probe-dev), JPROF_HELPER_JAR
+# Environment: JPROF_PROBE (default ./jprof-probe), JPROF_HELPER_JAR
 # (default ./jprof-helper.jar), JDK17_HOME, JDK25_HOME; CI=true turns a
 # missing JDK into a failure. Exit: 0 pass, 1 fail, 77 skipped (not in CI).
 set -u
 
 . "$(dirname "$0")/lib.sh"
-probe=${JPROF_PROBE:-$builddir/jprof-probe-dev}
+probe=${JPROF_PROBE:-$builddir/jprof-probe}
 export JPROF_HELPER_JAR=${JPROF_HELPER_JAR:-$builddir/jprof-helper.jar}
 work=$builddir/tests/integration/live-jvm.d
 classes=$work/classes

@@ -1,4 +1,6 @@
-/* jprof-probe-dev - exercises src/jvm from the shell (developer tool). */
+/* jprof-probe's developer commands: exercise src/jvm from the shell
+ * (`jprof-probe list`, `snapshot PID`, `jfr PID S`, ...; what the former
+ * jprof-probe did). Exit code 10 + jp_err on failure. */
 #include <signal.h>
 #include <stdio.h>
 #include <time.h>
@@ -18,18 +20,19 @@
 #include "model/analyze.h"
 #include "model/snapshot.h"
 #include "wire/snapshot_json.h"
+#include "probe/probe_dev.h"
 
-static int usage(void)
+int probe_dev_usage(void)
 {
-    fprintf(stderr, "usage: jprof-probe-dev list\n"
-                    "       jprof-probe-dev raw PID CMD [ARG0 [ARG1 [ARG2]]]\n"
-                    "       jprof-probe-dev parse FILE   (Thread.print text)\n"
-                    "       jprof-probe-dev snapshot PID [auto|helper|thread-print]\n"
-                    "       jprof-probe-dev busy PID [auto|helper|thread-print] [MS]\n"
-                    "       jprof-probe-dev json PID [auto|helper|thread-print] [MS]\n"
-                    "       jprof-probe-dev jfr PID SECONDS [OUT.jfr]\n"
-                    "       jprof-probe-dev jfr-check PID\n"
-                    "       jprof-probe-dev engine PID jfr|LIBASYNCPROFILER SECONDS [KIND,...]\n");
+    fprintf(stderr, "usage: jprof-probe list\n"
+                    "       jprof-probe raw PID CMD [ARG0 [ARG1 [ARG2]]]\n"
+                    "       jprof-probe parse FILE   (Thread.print text)\n"
+                    "       jprof-probe snapshot PID [auto|helper|thread-print]\n"
+                    "       jprof-probe busy PID [auto|helper|thread-print] [MS]\n"
+                    "       jprof-probe json PID [auto|helper|thread-print] [MS]\n"
+                    "       jprof-probe jfr PID SECONDS [OUT.jfr]\n"
+                    "       jprof-probe jfr-check PID\n"
+                    "       jprof-probe engine PID jfr|LIBASYNCPROFILER SECONDS [KIND,...]\n");
     return 3;
 }
 
@@ -83,7 +86,7 @@ static void print_analysis(const jp_snapshot *s)
 
 static int fail(const jp_error *e)
 {
-    fprintf(stderr, "jprof-probe-dev: %s (%s)\n", e->msg, jp_strerror(e->code));
+    fprintf(stderr, "jprof-probe: %s (%s)\n", e->msg, jp_strerror(e->code));
     return 10 + (int)e->code;
 }
 
@@ -122,12 +125,12 @@ static int cmd_snapshot(const jvm_proc *t, int argc, char **argv, int mode)
     jvm_snap_opts o;
     jvm_snap_opts_init(&o);
     if (argc > 3 && !jvm_snap_source_parse(argv[3], &o.source))
-        return usage();
+        return probe_dev_usage();
     jp_snapshot *a = NULL, *b = NULL;
     if (jvm_snapshot_take(t, NULL, &o, &a, &why, &err) != JP_OK)
         return fail(&err);
     if (why.code != JP_OK)
-        fprintf(stderr, "jprof-probe-dev: helper failed, used thread-print: %s\n", why.msg);
+        fprintf(stderr, "jprof-probe: helper failed, used thread-print: %s\n", why.msg);
     if (mode == 0) {
         print_analysis(a);
         jp_snapshot_free(a);
@@ -258,7 +261,7 @@ static int engine_window(jvm_engine *e, const jvm_proc *t, long secs, uint32_t k
 static int cmd_engine(const jvm_proc *t, int argc, char **argv)
 {
     if (argc < 5)
-        return usage();
+        return probe_dev_usage();
     jp_error err;
     jp_error_init(&err);
     jvm_engine_opts eo;
@@ -277,7 +280,7 @@ static int cmd_engine(const jvm_proc *t, int argc, char **argv)
         for (char *k = strtok_r(list, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
             jp_kind kind;
             if (!jp_kind_parse(k, &kind))
-                return usage();
+                return probe_dev_usage();
             kinds |= 1u << kind;
         }
     }
@@ -289,10 +292,10 @@ static int cmd_engine(const jvm_proc *t, int argc, char **argv)
     return rc;
 }
 
-int main(int argc, char **argv)
+int probe_dev_main(int argc, char **argv)
 {
     if (argc < 2)
-        return usage();
+        return probe_dev_usage();
     jp_error err;
     jp_error_init(&err);
     if (strcmp(argv[1], "list") == 0) {
@@ -306,7 +309,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc < 3)
-        return usage();
+        return probe_dev_usage();
     if (strcmp(argv[1], "parse") == 0) {
         FILE *f = fopen(argv[2], "rb");
         if (!f)
@@ -358,5 +361,15 @@ int main(int argc, char **argv)
         jvm_reply_cleanup(&r);
         return 0;
     }
-    return usage();
+    return probe_dev_usage();
+}
+
+bool probe_dev_is_command(const char *name)
+{
+    static const char *const cmds[] = {"list", "raw", "parse",     "snapshot", "busy",
+                                       "json", "jfr", "jfr-check", "engine"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (strcmp(name, cmds[i]) == 0)
+            return true;
+    return false;
 }

@@ -1,0 +1,140 @@
+/* kube.h - the kubectl-exec source: pods through kubectl, and a session
+ * with jprof-probe streamed into one container (docs/PROBE.md).
+ *
+ * Every kubectl call is a child process with a deadline (kube_opts
+ * .timeout_ns): when it runs out the child is killed and the call fails
+ * with JP_ERR_TIMEOUT and a message naming the command, never hangs. The
+ * global options (--context, --kubeconfig, -n) go to every call.
+ *
+ * A session: `kubectl exec -i POD -c C -- sh -c LOADER` where the loader
+ * (a few lines of POSIX sh, kube_loader_script) makes a private directory
+ * (mktemp -d under /tmp, else /dev/shm when /tmp is read-only or noexec),
+ * reads the probe's size line and that many bytes of stdin into it, checks
+ * that it runs, and execs it; the rest of stdin/stdout is the protocol. The
+ * client sends nothing after the probe's bytes until the probe's hello
+ * arrives, so the loader can never read protocol bytes as part of the
+ * binary. A container without sh fails with JP_ERR_UNSUPPORTED and a
+ * message giving the `kubectl debug` command that would work (attempted
+ * when kube_opts.debug is set).
+ *
+ * Results are the model types the local-pid source gives: jp_snapshot
+ * (model/snapshot.h, rebuilt with wire/snapshot_json.h) and jp_profile
+ * (model/profile.h, from the probe's aggregated stacks).
+ *
+ * SIGPIPE: kube_session_open sets it to SIG_IGN (a dead kubectl must turn
+ * into an error, not kill the caller).
+ *
+ * Ownership: kube_session is heap (kube_session_open / kube_session_close,
+ * close(NULL) is a no-op); snapshots and profiles returned belong to the
+ * caller. Not thread-safe: one thread per session. */
+#ifndef JP_KUBE_KUBE_H
+#define JP_KUBE_KUBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/k8s_pod.h"
+#include "base/error.h"
+#include "base/strbuf.h"
+#include "model/profile.h"
+#include "model/snapshot.h"
+
+#define KUBE_DEFAULT_TIMEOUT_NS (30LL * 1000000000LL)
+#define KUBE_OUTPUT_MAX (64u << 20)                       /* bytes of one kubectl call's stdout */
+#define KUBE_REPLY_MAX (256u << 20)                       /* bytes of one probe reply line */
+#define KUBE_DEFAULT_IMAGE "jprof/jprof:" PACKAGE_VERSION /* has jprof-probe on its PATH */
+
+typedef struct kube_opts {
+    const char *kubectl;    /* NULL: $KUBECTL, else "kubectl" */
+    const char *context;    /* --context, or NULL */
+    const char *kubeconfig; /* --kubeconfig, or NULL */
+    const char *ns;         /* -n, or NULL (kubectl's current namespace) */
+    int64_t timeout_ns;     /* each kubectl call and each probe answer; 0 = default 30 s */
+    const char *probe;      /* the jprof-probe binary; NULL: kube_probe_find */
+    bool debug;             /* no sh in the container: try kubectl debug */
+    const char *image;      /* image for kubectl debug; NULL: KUBE_DEFAULT_IMAGE */
+    bool verbose;           /* log kubectl command lines to stderr */
+} kube_opts;
+
+void kube_opts_init(kube_opts *o);
+
+/* Runs `kubectl GLOBAL-OPTIONS args...` (args NULL-terminated), stdin from
+ * /dev/null, stdout into out (capped at KUBE_OUTPUT_MAX). A non-zero exit
+ * fails with JP_ERR_PROTOCOL (JP_ERR_PERMISSION when kubectl says
+ * "forbidden", JP_ERR_NOT_FOUND for "NotFound") and kubectl's own message. */
+jp_err kube_run(const kube_opts *o, const char *const *args, jp_strbuf *out, jp_error *err);
+
+/* The pods of a service: its selector (`get service S -o json`), or when
+ * the service does not exist the pods labelled app.kubernetes.io/name=S,
+ * else app=S. JP_ERR_NOT_FOUND when none match. Parsed by the agent's pod
+ * parser (agent/k8s_pod.h); out must be initialised (agent_pod_list_init). */
+jp_err kube_pods_for_service(const kube_opts *o, const char *service, agent_pod_list *out,
+                             jp_error *err);
+
+/* One pod by name (a list of one). */
+jp_err kube_pod_get(const kube_opts *o, const char *pod, agent_pod_list *out, jp_error *err);
+
+/* The probe binary: o->probe, $JPROF_PROBE, next to this program, the build
+ * tree. JP_ERR_NOT_FOUND with what was tried. */
+jp_err kube_probe_find(const kube_opts *o, char *buf, size_t len, jp_error *err);
+
+/* The loader script run by `sh -c` in the container (static text). */
+const char *kube_loader_script(void);
+
+/* What the probe said in its hello. */
+typedef struct kube_hello {
+    int protocol;
+    char probe_version[64];
+    int probe_pid;
+    char dir[256];
+    bool has_jvm;         /* a JVM was found and answered VM.version */
+    int jvm_pid;          /* inside the container */
+    char main_class[256]; /* "" unknown */
+    char user[64];
+    char jvm_version[128]; /* "JDK 17.0.16" */
+    int64_t jvm_start_ns;
+    int64_t jvm_uptime_ns; /* at the hello */
+    char error[512];       /* why there is no JVM, "" when there is one */
+} kube_hello;
+
+typedef struct kube_session kube_session;
+
+/* Streams the probe into container (NULL: the pod's first container that
+ * runs a JVM, asking each container's probe in turn) of pod, waits for its
+ * hello. Fails with JP_ERR_NOT_JVM when no container runs a JVM,
+ * JP_ERR_UNSUPPORTED when the container has no sh (message: the kubectl
+ * debug command), JP_ERR_TIMEOUT, or kubectl's error. `p` (may be NULL)
+ * names the containers to try when container is NULL. */
+jp_err kube_session_open(const kube_opts *o, const char *pod, const char *container,
+                         const agent_pod *p, kube_session **out, jp_error *err);
+
+const kube_hello *kube_session_hello(const kube_session *s);
+/* The container the session runs in. */
+const char *kube_session_container(const kube_session *s);
+
+/* One thread snapshot (Thread.print in the container); *out is the
+ * caller's (jp_snapshot_free). */
+jp_err kube_session_snapshot(kube_session *s, jp_snapshot **out, jp_error *err);
+
+/* Starts a JFR recording of kinds (bit 1 << jp_kind) in the container;
+ * interval_ns: cpu period (0 = 10 ms); window_ns: history kept (0 = 30 s). */
+jp_err kube_session_profile_start(kube_session *s, uint32_t kinds, int64_t interval_ns,
+                                  int64_t window_ns, jp_error *err);
+/* The recording's window so far as a profile; *out is the caller's
+ * (jp_profile_free). */
+jp_err kube_session_profile_read(kube_session *s, jp_profile **out, jp_error *err);
+jp_err kube_session_profile_stop(kube_session *s, jp_error *err);
+
+/* False once the probe's output has ended (the probe or kubectl died);
+ * never blocks. For callers that wait between requests (a recording). */
+bool kube_session_alive(kube_session *s);
+
+/* Sends bye, waits (bounded) for the probe to clean up and kubectl to
+ * exit, kills kubectl when it does not. NULL is a no-op. */
+void kube_session_close(kube_session *s);
+
+/* The ms from kube_session_open's start to the hello (for PERFORMANCE.md). */
+double kube_session_open_ms(const kube_session *s);
+
+#endif

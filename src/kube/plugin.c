@@ -1,0 +1,546 @@
+/* kubectl-jprof - `kubectl jprof ...`: which thread, which lock, which stack
+ * in a pod, through kubectl exec and jprof-probe, with nothing installed in
+ * the cluster (man/kubectl-jprof.1). */
+#include "kube/plugin.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/timeutil.h"
+#include "base/xalloc.h"
+#include "model/analyze.h"
+#include "tui/batch.h"
+#include "tui/live.h"
+#include "tui/live_batch.h"
+#include "tui/live_report.h"
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+    stop_signal = sig;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: kubectl jprof COMMAND [-n NS] (POD | -s SERVICE) [-c CONTAINER] [options]\n"
+            "\n"
+            "Answers from a Java pod through kubectl exec (jprof-probe is streamed into the\n"
+            "container and removes itself); nothing needs to be installed in the cluster.\n"
+            "\n"
+            "commands:\n"
+            "  threads | locks | deadlocks   one answer: busy threads, contended locks, cycles\n"
+            "      [-o text|json] [--interval 1s]\n"
+            "  flame     a bounded recording: [--event cpu|alloc|lock|park] [-d 30s]\n"
+            "            [-o collapsed|top|json] [-f FILE]\n"
+            "  top       jprof-top's screens for the pod or service\n"
+            "  enable | disable              jprof.io/ annotations for the jprof agent\n"
+            "  profile --for 15m [--events cpu,lock]   a temporary profiling window (max 24h)\n"
+            "      --workload: annotate the pod template instead (rolls the pods)\n"
+            "  status    per pod: JVM found, annotations in force\n"
+            "\n"
+            "options: -n/--namespace NS, --context CTX, --kubeconfig FILE (passed to every\n"
+            "kubectl call; KUBECTL names the kubectl binary), -s/--service SVC, -c/--container C,\n"
+            "--timeout 30s (each kubectl call), --probe FILE, --debug-image IMAGE (kubectl debug\n"
+            "fallback when the container has no sh), -v/--verbose, -h/--help, -V/--version.\n"
+            "See kubectl-jprof(1).\n");
+}
+
+int plugin_fail(const jp_error *err)
+{
+    fprintf(stderr, "kubectl-jprof: %s\n", err->msg);
+    switch (err->code) {
+    case JP_ERR_NOT_FOUND:
+    case JP_ERR_NOT_JVM:
+        return PLUGIN_EXIT_NOT_FOUND;
+    case JP_ERR_USAGE:
+        return PLUGIN_EXIT_USAGE;
+    default:
+        return PLUGIN_EXIT_ERROR;
+    }
+}
+
+int plugin_pods(const plugin_args *a, agent_pod_list *out)
+{
+    jp_error err;
+    jp_error_init(&err);
+    jp_err rc = a->service ? kube_pods_for_service(&a->kube, a->service, out, &err)
+                           : kube_pod_get(&a->kube, a->pod, out, &err);
+    return rc == JP_OK ? PLUGIN_EXIT_OK : plugin_fail(&err);
+}
+
+/* Sleeps ns; false when a signal asked to stop. Returns early (true) when
+ * the session s (may be NULL) ends: the next request reports why. */
+static bool sleep_bounded(int64_t ns, kube_session *s)
+{
+    int64_t end = jp_time_mono_ns() + ns;
+    while (!stop_signal) {
+        if (s && !kube_session_alive(s))
+            return true;
+        int64_t left = end - jp_time_mono_ns();
+        if (left <= 0)
+            return true;
+        if (left > 100 * JP_NS_PER_MS)
+            left = 100 * JP_NS_PER_MS;
+        struct timespec ts = {0, (long)left};
+        nanosleep(&ts, NULL);
+    }
+    return false;
+}
+
+/* The local-pid source's tui_live, filled from the probe's snapshots, so the
+ * answer is printed by the same code as `jprof-top -b -p PID`. */
+static tui_live *live_from(const kube_session *s)
+{
+    const kube_hello *h = kube_session_hello(s);
+    tui_live *l = jp_xcalloc(1, sizeof *l);
+    tui_live_opts_init(&l->opts);
+    l->proc.pid = h->jvm_pid;
+    l->proc.start_ns = h->jvm_start_ns;
+    l->proc.uptime_ns = h->jvm_uptime_ns;
+    snprintf(l->proc.main_class, sizeof l->proc.main_class, "%s", h->main_class);
+    snprintf(l->proc.user, sizeof l->proc.user, "%s", h->user);
+    snprintf(l->jvm_version, sizeof l->jvm_version, "%s", h->jvm_version);
+    l->proc_cpu_pct = -1;
+    jp_error_init(&l->fallback);
+    return l;
+}
+
+static void add_pod(json_t *j, const plugin_args *a, const agent_pod *p, const kube_session *s)
+{
+    json_t *tg = json_object_get(j, "target");
+    if (!json_is_object(tg))
+        return;
+    json_object_set_new(tg, "namespace", p->ns ? json_string(p->ns) : json_null());
+    json_object_set_new(tg, "pod", json_string(p->name));
+    json_object_set_new(tg, "container", json_string(kube_session_container(s)));
+    json_object_set_new(tg, "node", p->node ? json_string(p->node) : json_null());
+    (void)a;
+}
+
+static int print_answer(const plugin_args *a, const agent_pod *p, const kube_session *s,
+                        tui_live *l, bool several)
+{
+    bool json = a->output && strcmp(a->output, "json") == 0;
+    if (json) {
+        json_t *j = tui_live_json(l);
+        add_pod(j, a, p, s);
+        int rc = json_dumpf(j, stdout, JSON_COMPACT | JSON_ENSURE_ASCII);
+        json_decref(j);
+        fputc('\n', stdout);
+        return rc == 0 ? PLUGIN_EXIT_OK : PLUGIN_EXIT_ERROR;
+    }
+    tui_lines ls;
+    tui_lines_init(&ls);
+    if (several)
+        tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "== pod %s, container %s", p->name,
+                      kube_session_container(s));
+    tui_report_header(l, &ls);
+    tui_lines_add(&ls, TUI_STYLE_NORMAL, 0, "%s", "");
+    if (strcmp(a->cmd, "threads") == 0) {
+        tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "BUSY THREADS (top 20)");
+        tui_report_busy(l, 20, &ls);
+    } else if (strcmp(a->cmd, "locks") == 0) {
+        tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "LOCKS");
+        tui_report_locks_idle(l, true, &ls);
+    } else {
+        tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "DEADLOCKS");
+        tui_report_deadlocks(l, &ls);
+    }
+    jp_err rc = tui_lines_write(&ls, stdout);
+    tui_lines_cleanup(&ls);
+    return rc == JP_OK ? PLUGIN_EXIT_OK : PLUGIN_EXIT_ERROR;
+}
+
+static int snapshot_pod(const plugin_args *a, const agent_pod *p, bool several)
+{
+    jp_error err;
+    jp_error_init(&err);
+    kube_session *s = NULL;
+    if (kube_session_open(&a->kube, p->name, a->container, p, &s, &err) != JP_OK)
+        return plugin_fail(&err);
+    if (!kube_session_hello(s)->has_jvm) {
+        jp_error_set(&err, JP_ERR_NOT_JVM, "pod %s: %s", p->name, kube_session_hello(s)->error);
+        kube_session_close(s);
+        return plugin_fail(&err);
+    }
+    tui_live *l = live_from(s);
+    int status = PLUGIN_EXIT_OK;
+    /* threads ranks by CPU: two snapshots an interval apart */
+    int n = strcmp(a->cmd, "threads") == 0 ? 2 : 1;
+    for (int i = 0; i < n; i++) {
+        if (i && !sleep_bounded(a->interval_ns, s)) {
+            status = 128 + (int)stop_signal;
+            goto out;
+        }
+        jp_snapshot *snap = NULL;
+        if (kube_session_snapshot(s, &snap, &err) != JP_OK) {
+            status = plugin_fail(&err);
+            goto out;
+        }
+        tui_live_accept(l, snap);
+    }
+    status = print_answer(a, p, s, l, several);
+    if (status == PLUGIN_EXIT_OK && strcmp(a->cmd, "deadlocks") == 0 && l->deadlocks.count)
+        status = PLUGIN_EXIT_DEADLOCK;
+out:
+    tui_live_free(l);
+    kube_session_close(s);
+    return status;
+}
+
+static int cmd_snapshot(const plugin_args *a)
+{
+    agent_pod_list pods;
+    agent_pod_list_init(&pods);
+    int status = plugin_pods(a, &pods);
+    bool deadlock = false;
+    /* every pod answers, even after one failed; any failure fails the whole */
+    for (size_t i = 0; status == PLUGIN_EXIT_OK && i < pods.count && !stop_signal; i++) {
+        int st = snapshot_pod(a, &pods.items[i], pods.count > 1);
+        if (st == PLUGIN_EXIT_DEADLOCK)
+            deadlock = true;
+        else if (st != PLUGIN_EXIT_OK)
+            status = st;
+    }
+    if (status == PLUGIN_EXIT_OK && deadlock)
+        status = PLUGIN_EXIT_DEADLOCK;
+    agent_pod_list_cleanup(&pods);
+    return status;
+}
+
+static int write_flame(const plugin_args *a, const jp_profile *prof, jp_kind kind)
+{
+    FILE *out = stdout;
+    if (a->file && !(out = fopen(a->file, "w"))) {
+        fprintf(stderr, "kubectl-jprof: %s: %s\n", a->file, strerror(errno));
+        return PLUGIN_EXIT_ERROR;
+    }
+    jp_error err;
+    jp_error_init(&err);
+    jfr_report rep;
+    jfr_report_init(&rep);
+    rep.start_ns = prof->start_ns;
+    rep.end_ns = prof->end_ns;
+    const char *o = a->output ? a->output : "collapsed";
+    jp_err rc = strcmp(o, "top") == 0    ? tui_write_top(out, prof, &rep, kind, false, true, &err)
+                : strcmp(o, "json") == 0 ? tui_write_json(out, prof, &rep, kind, false, true, &err)
+                                         : tui_write_collapsed(out, prof, kind, false, true, &err);
+    if (out != stdout && fclose(out) != 0 && rc == JP_OK)
+        rc = jp_error_set(&err, JP_ERR_IO, "%s: %s", a->file, strerror(errno));
+    if (rc != JP_OK)
+        return plugin_fail(&err);
+    if (!jp_profile_has_kind(prof, kind))
+        fprintf(stderr, "kubectl-jprof: no %s samples in the window (the JVM was idle?)\n",
+                jp_kind_name(kind));
+    return PLUGIN_EXIT_OK;
+}
+
+static int cmd_flame(const plugin_args *a)
+{
+    jp_kind kind = JP_KIND_CPU;
+    if (a->event && !jp_kind_parse(a->event, &kind)) {
+        fprintf(stderr, "kubectl-jprof: --event %s: not one of cpu, wall, alloc, lock, park\n",
+                a->event);
+        return PLUGIN_EXIT_USAGE;
+    }
+    agent_pod_list pods;
+    agent_pod_list_init(&pods);
+    int status = plugin_pods(a, &pods);
+    if (status != PLUGIN_EXIT_OK)
+        goto done;
+    if (pods.count > 1)
+        fprintf(stderr, "kubectl-jprof: %zu pods; recording in %s (name one pod for another)\n",
+                pods.count, pods.items[0].name);
+    jp_error err;
+    jp_error_init(&err);
+    kube_session *s = NULL;
+    if (kube_session_open(&a->kube, pods.items[0].name, a->container, &pods.items[0], &s, &err) !=
+        JP_OK) {
+        status = plugin_fail(&err);
+        goto done;
+    }
+    jp_profile *prof = NULL;
+    if (kube_session_profile_start(s, 1u << kind, a->interval_ns, a->duration_ns + JP_NS_PER_SEC,
+                                   &err) != JP_OK) {
+        status = plugin_fail(&err);
+    } else {
+        fprintf(stderr, "kubectl-jprof: recording %s in %s for %.0f s\n", jp_kind_name(kind),
+                pods.items[0].name, (double)a->duration_ns / 1e9);
+        bool done = sleep_bounded(a->duration_ns, s);
+        if (!done)
+            status = 128 + (int)stop_signal;
+        else if (kube_session_profile_read(s, &prof, &err) != JP_OK)
+            status = plugin_fail(&err);
+        jp_error e2;
+        jp_error_init(&e2);
+        kube_session_profile_stop(s, &e2);
+    }
+    kube_session_close(s);
+    if (prof) {
+        status = write_flame(a, prof, kind);
+        jp_profile_free(prof);
+    }
+done:
+    agent_pod_list_cleanup(&pods);
+    return status;
+}
+
+static int cmd_top(const plugin_args *a)
+{
+    const char *argv[32];
+    size_t n = 0;
+    char self[512], top[600];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    const char *prog = "jprof-top";
+    if (len > 0) {
+        self[len] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(top, sizeof top, "%s/jprof-top", self);
+            if (access(top, X_OK) == 0)
+                prog = top;
+        }
+    }
+    argv[n++] = prog;
+    if (a->kube.context)
+        argv[n++] = "--context", argv[n++] = a->kube.context;
+    if (a->kube.kubeconfig)
+        argv[n++] = "--kubeconfig", argv[n++] = a->kube.kubeconfig;
+    if (a->kube.ns)
+        argv[n++] = "-n", argv[n++] = a->kube.ns;
+    if (a->service)
+        argv[n++] = "-s", argv[n++] = a->service;
+    if (a->pod)
+        argv[n++] = "--pod", argv[n++] = a->pod;
+    if (a->container)
+        argv[n++] = "-c", argv[n++] = a->container;
+    if (a->server)
+        argv[n++] = "--server", argv[n++] = a->server;
+    else
+        argv[n++] = "--via", argv[n++] = "kubectl";
+    argv[n] = NULL;
+    execvp(prog, (char *const *)argv);
+    fprintf(stderr, "kubectl-jprof: cannot run %s: %s\n", prog, strerror(errno));
+    return PLUGIN_EXIT_ERROR;
+}
+
+static bool parse_duration(const char *opt, const char *s, int64_t *ns)
+{
+    jp_error err;
+    jp_error_init(&err);
+    if (jp_duration_parse(s, ns, &err) != JP_OK || *ns <= 0) {
+        fprintf(stderr, "kubectl-jprof: %s %s: not a duration (like 30s, 15m, 2h)\n", opt, s);
+        return false;
+    }
+    return true;
+}
+
+enum {
+    OPT_CONTEXT = 256,
+    OPT_KUBECONFIG,
+    OPT_EVENT,
+    OPT_FOR,
+    OPT_EVENTS,
+    OPT_WORKLOAD,
+    OPT_TIMEOUT,
+    OPT_PROBE,
+    OPT_IMAGE,
+    OPT_INTERVAL,
+    OPT_SERVER,
+    OPT_POD
+};
+
+static int parse_args(int argc, char **argv, plugin_args *a)
+{
+    static const struct option longopts[] = {
+        {"namespace", required_argument, NULL, 'n'},
+        {"service", required_argument, NULL, 's'},
+        {"container", required_argument, NULL, 'c'},
+        {"output", required_argument, NULL, 'o'},
+        {"duration", required_argument, NULL, 'd'},
+        {"file", required_argument, NULL, 'f'},
+        {"context", required_argument, NULL, OPT_CONTEXT},
+        {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+        {"event", required_argument, NULL, OPT_EVENT},
+        {"for", required_argument, NULL, OPT_FOR},
+        {"events", required_argument, NULL, OPT_EVENTS},
+        {"workload", no_argument, NULL, OPT_WORKLOAD},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"probe", required_argument, NULL, OPT_PROBE},
+        {"debug-image", required_argument, NULL, OPT_IMAGE},
+        {"interval", required_argument, NULL, OPT_INTERVAL},
+        {"server", required_argument, NULL, OPT_SERVER},
+        {"pod", required_argument, NULL, OPT_POD},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0}};
+    memset(a, 0, sizeof *a);
+    kube_opts_init(&a->kube);
+    a->duration_ns = 30 * JP_NS_PER_SEC;
+    a->interval_ns = JP_NS_PER_SEC;
+    a->server = getenv("JPROF_SERVER") && *getenv("JPROF_SERVER") ? getenv("JPROF_SERVER") : NULL;
+    while (optind < argc) {
+        /* "+": stop at each word; words are the command, then the pod */
+        int c = getopt_long(argc, argv, "+n:s:c:o:d:f:vhV", longopts, NULL);
+        if (c == -1)
+            c = 1;
+        switch (c) {
+        case 1:
+            if (!a->cmd)
+                a->cmd = argv[optind];
+            else if (!a->pod)
+                a->pod = argv[optind];
+            else {
+                fprintf(stderr, "kubectl-jprof: unexpected argument %s\n", argv[optind]);
+                return PLUGIN_EXIT_USAGE;
+            }
+            optind++;
+            break;
+        case 'n':
+            a->kube.ns = optarg;
+            break;
+        case 's':
+            a->service = optarg;
+            break;
+        case 'c':
+            a->container = optarg;
+            break;
+        case 'o':
+            a->output = optarg;
+            break;
+        case 'f':
+            a->file = optarg;
+            break;
+        case 'd':
+            if (!parse_duration("-d", optarg, &a->duration_ns))
+                return PLUGIN_EXIT_USAGE;
+            break;
+        case OPT_CONTEXT:
+            a->kube.context = optarg;
+            break;
+        case OPT_KUBECONFIG:
+            a->kube.kubeconfig = optarg;
+            break;
+        case OPT_EVENT:
+            a->event = optarg;
+            break;
+        case OPT_EVENTS:
+            a->events = optarg;
+            break;
+        case OPT_WORKLOAD:
+            a->workload = true;
+            break;
+        case OPT_PROBE:
+            a->kube.probe = optarg;
+            break;
+        case OPT_IMAGE:
+            a->kube.image = optarg;
+            a->kube.debug = true;
+            break;
+        case OPT_SERVER:
+            a->server = optarg;
+            break;
+        case OPT_POD:
+            a->pod = optarg;
+            break;
+        case OPT_FOR:
+            if (!parse_duration("--for", optarg, &a->for_ns))
+                return PLUGIN_EXIT_USAGE;
+            break;
+        case OPT_TIMEOUT:
+            if (!parse_duration("--timeout", optarg, &a->kube.timeout_ns))
+                return PLUGIN_EXIT_USAGE;
+            break;
+        case OPT_INTERVAL:
+            if (!parse_duration("--interval", optarg, &a->interval_ns))
+                return PLUGIN_EXIT_USAGE;
+            break;
+        case 'v':
+            a->kube.verbose = true;
+            break;
+        case 'h':
+            usage(stdout);
+            exit(0);
+        case 'V':
+            printf("kubectl-jprof (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+            exit(0);
+        default:
+            usage(stderr);
+            return PLUGIN_EXIT_USAGE;
+        }
+    }
+    if (!a->cmd) {
+        usage(stderr);
+        return PLUGIN_EXIT_USAGE;
+    }
+    return PLUGIN_EXIT_OK;
+}
+
+static bool needs_target(const plugin_args *a)
+{
+    if (a->pod && a->service) {
+        fprintf(stderr, "kubectl-jprof: name a pod or -s SERVICE, not both\n");
+        return false;
+    }
+    if (!a->pod && !a->service) {
+        fprintf(stderr, "kubectl-jprof: %s: name a pod (POD) or a service (-s SERVICE)\n", a->cmd);
+        return false;
+    }
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    plugin_args a;
+    int st = parse_args(argc, argv, &a);
+    if (st != PLUGIN_EXIT_OK)
+        return st;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    if (strcmp(a.cmd, "top") == 0)
+        return cmd_top(&a);
+    if (!needs_target(&a))
+        return PLUGIN_EXIT_USAGE;
+    if (strcmp(a.cmd, "threads") == 0 || strcmp(a.cmd, "locks") == 0 ||
+        strcmp(a.cmd, "deadlocks") == 0) {
+        if (a.output && strcmp(a.output, "json") && strcmp(a.output, "text")) {
+            fprintf(stderr, "kubectl-jprof: -o %s: use text or json\n", a.output);
+            return PLUGIN_EXIT_USAGE;
+        }
+        return cmd_snapshot(&a);
+    }
+    if (strcmp(a.cmd, "flame") == 0) {
+        if (a.output && strcmp(a.output, "collapsed") && strcmp(a.output, "top") &&
+            strcmp(a.output, "json")) {
+            fprintf(stderr, "kubectl-jprof: -o %s: use collapsed, top or json\n", a.output);
+            return PLUGIN_EXIT_USAGE;
+        }
+        if (a.duration_ns > 3600 * JP_NS_PER_SEC) {
+            fprintf(stderr, "kubectl-jprof: -d: at most 1h in one recording\n");
+            return PLUGIN_EXIT_USAGE;
+        }
+        return cmd_flame(&a);
+    }
+    if (strcmp(a.cmd, "enable") == 0 || strcmp(a.cmd, "disable") == 0 ||
+        strcmp(a.cmd, "profile") == 0)
+        return plugin_annotate(&a);
+    if (strcmp(a.cmd, "status") == 0)
+        return plugin_status(&a);
+    fprintf(stderr, "kubectl-jprof: unknown command %s (see kubectl jprof --help)\n", a.cmd);
+    return PLUGIN_EXIT_USAGE;
+}

@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# test_kubectl_jprof.sh - kubectl-jprof and jprof-probe end to end, against
+# a FAKE kubectl (tests/integration/fake-kubectl.py; no API server or cluster
+# runs here). Each "pod" is a real JVM (tests/java Deadlocks / Contention,
+# JDK 17, and JDK 25 when present) started in its own pid and mount
+# namespaces with a private tmpfs on /tmp, as a container would be; the fake
+# maps `kubectl exec` to nsenter into them. Covers threads/locks/deadlocks
+# (-o json, same shape as jprof-top -b -p PID --format json), -s over two
+# pods, flame of the hot method, a container without sh, the probe killed
+# with SIGKILL and kubectl killed mid-session (nothing left in the pod's
+# /tmp, no recording left: jcmd 1 JFR.check inside), annotations round
+# trip, and the time to the first answer. Needs root, unshare, nsenter,
+# python3.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+work=$builddir/tests/integration/kubectl-jprof.d
+classes=$work/classes
+plugin=$builddir/kubectl-jprof
+mkdir -p "$work"
+
+if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null || ! command -v nsenter >/dev/null; then
+    skip_or_fail "kubectl-jprof test needs root, unshare and nsenter (namespaced JVMs)"
+fi
+command -v python3 >/dev/null || skip_or_fail "python3 not found (the FAKE kubectl)"
+compile_live_workloads
+
+export FAKE_KUBE_DIR=$work KUBECTL=$here/fake-kubectl.py JPROF_PROBE=$builddir/jprof-probe
+rm -f "$work/calls.log"
+
+# start_pod NAME JAVA_HOME CLASS: the JVM as pid 1 of new pid+mount
+# namespaces with /tmp a private tmpfs; the classes come in through a pipe
+# (the checkout may live under /tmp, which the tmpfs hides). Sets pod_pid
+# (the JVM's pid as the host sees it).
+start_pod() {
+    local name=$1 home=$2 cls=$3 mark="-Djprof.test.pod=$1.$$" out="$work/$1.out"
+    tar -C "$classes" -cf - . | unshare -p -f -m --mount-proc sh -c "mount -t tmpfs tmpfs /tmp &&
+        mkdir /tmp/classes && tar -C /tmp/classes -xf - && cd / &&
+        exec '$home/bin/java' -Xmx64m $mark -cp /tmp/classes live.$cls 600 </dev/null" >"$out" 2>&1 &
+    pids+=("$!")
+    pod_pid=
+    for _ in $(seq 200); do
+        grep -q ready "$out" 2>/dev/null && pod_pid=$(pgrep -f -- "$mark" | while read -r p; do
+            [ "$(readlink "/proc/$p/exe")" != "$(readlink -f "$home/bin/java")" ] || echo "$p"
+        done | head -1) && [ -n "$pod_pid" ] && break
+        sleep 0.1
+    done
+    [ -n "$pod_pid" ] || { fail "pod $name: JVM did not start: $(cat "$out")"; return 1; }
+    pids+=("$pod_pid")
+}
+
+# in_pod PID CMD...: runs CMD inside the pod's namespaces
+in_pod() {
+    local p=$1
+    shift
+    nsenter -t "$p" -p -m -- "$@"
+}
+
+# leftovers PID: jprof files in the pod's /tmp (the JVM's own JFR repository
+# directory, named by date, and its attach socket are not ours)
+leftovers() {
+    in_pod "$1" sh -c 'ls -A /tmp /dev/shm 2>/dev/null' | grep -E 'jprof' || true
+}
+
+# recordings PID: jprof recordings the JVM still runs
+recordings() {
+    in_pod "$1" "$jdk17/bin/jcmd" 1 JFR.check 2>&1 | grep -o 'name=jprof[^ ]*' || true
+}
+
+jdk_b=$jdk17
+have_jdk25 && jdk_b=$jdk25
+start_pod dl-1 "$jdk17" Deadlocks || summary "kubectl-jprof"
+dl=$pod_pid
+start_pod hot-1 "$jdk17" Contention || summary "kubectl-jprof"
+hot1=$pod_pid
+start_pod hot-2 "$jdk_b" Contention || summary "kubectl-jprof"
+hot2=$pod_pid
+
+cat >"$work/state.json" <<JSON
+{"pods": [
+ {"name": "dl-1", "namespace": "shop", "labels": {"app.kubernetes.io/name": "ledger"},
+  "owner": "ReplicaSet/ledger-5d8f7c9b4", "containers": [{"name": "app", "pid": $dl}]},
+ {"name": "hot-1", "namespace": "shop", "labels": {"app": "hot"},
+  "containers": [{"name": "sidecar-nosh", "pid": $hot1, "nosh": true}, {"name": "app", "pid": $hot1}]},
+ {"name": "hot-2", "namespace": "shop", "labels": {"app": "hot"},
+  "containers": [{"name": "app", "pid": $hot2}]},
+ {"name": "nosh-1", "namespace": "shop", "labels": {},
+  "containers": [{"name": "distroless", "pid": $dl, "nosh": true}]}],
+ "services": [{"name": "ledger-svc", "namespace": "shop",
+               "selector": {"app.kubernetes.io/name": "ledger"}}]}
+JSON
+
+"$KUBECTL" version | grep -q FAKE && pass "the fake kubectl says it is a FAKE" || fail "fake kubectl"
+
+echo "--- help, version, probe size"
+"$plugin" --help | grep -q "kubectl jprof COMMAND" && pass "kubectl-jprof --help" || fail "--help"
+"$plugin" --version | grep -q "^kubectl-jprof (jprof)" && pass "kubectl-jprof --version" || fail "--version"
+"$builddir/jprof-probe" --version | grep -q "protocol 1" && pass "jprof-probe --version" || fail "probe --version"
+size=$(stat -c %s "$builddir/jprof-probe")
+file "$builddir/jprof-probe" | grep -q "statically linked" && pass "jprof-probe is static" ||
+    echo "note: jprof-probe is not static (sanitizer build?)"
+[ "$size" -lt 2097152 ] && pass "jprof-probe is $size bytes (< 2 MB)" || fail "jprof-probe is $size bytes"
+
+echo "--- deadlocks, threads, locks (-o json)"
+t0=$(date +%s%N)
+"$plugin" -n shop deadlocks dl-1 -o json >"$work/dl.json" 2>"$work/dl.err"
+st=$?
+t1=$(date +%s%N)
+first_ms=$(((t1 - t0) / 1000000))
+echo "time from start to the first answer (deadlocks, one snapshot, FAKE kubectl): $first_ms ms"
+[ "$st" = 5 ] && pass "deadlocks exits 5 when there is one" || fail "deadlocks exit $st" "$(cat "$work/dl.err")"
+names=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(sorted(t["name"] for c in d["deadlocks"] for t in c["threads"])))' "$work/dl.json" 2>&1)
+[ "$names" = "mon-deadlock-1 mon-deadlock-2 rl-deadlock-1 rl-deadlock-2" ] &&
+    pass "deadlocks: the monitor and the ReentrantLock cycle, right names" || fail "deadlock names: $names"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); t=d["target"]; assert t["pod"]=="dl-1" and t["container"]=="app" and t["namespace"]=="shop", t' "$work/dl.json" &&
+    pass "the answer names pod, container and namespace" || fail "target of the answer"
+# the same JSON shape as jprof-top -b -p PID --format json
+"$builddir/jprof-top" -b -p "$dl" --format json -d 0.2 --count 1 >"$work/local.json" 2>"$work/local.err"
+shape=$(python3 - "$work/local.json" "$work/dl.json" <<'PY'
+import json, sys
+a = json.loads(open(sys.argv[1]).readline())
+b = json.load(open(sys.argv[2]))
+missing = sorted(set(a) - set(b))
+ta = set(a["threads"][0]); tb = set(b["threads"][0])
+print("ok" if not missing and ta == tb else "missing %s threads %s" % (missing, sorted(ta ^ tb)))
+PY
+)
+[ "$shape" = ok ] && pass "-o json has jprof-top -b -p PID --format json's shape" || fail "JSON shape: $shape" "$(head -c 300 "$work/local.err")"
+
+"$plugin" -n shop threads -s ledger-svc -o json >"$work/th.json" 2>"$work/th.err" &&
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); n={t["name"] for t in d["threads"]}; assert {"bystander","mon-deadlock-1","rl-deadlock-2"} <= n, n' "$work/th.json" &&
+    pass "threads -s SVC (service selector): the workload's thread names" || fail "threads -s" "$(cat "$work/th.err")"
+"$plugin" -n shop locks dl-1 -o json >"$work/lk.json" 2>"$work/lk.err" &&
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); w={x["name"] for l in d["locks"] for x in l["waiters"]}; assert "mon-deadlock-1" in w, w' "$work/lk.json" &&
+    pass "locks: contended monitors with their waiters" || fail "locks" "$(cat "$work/lk.err")"
+"$plugin" -n shop locks dl-1 >"$work/lk.txt" 2>&1 && grep -q "^LOCKS" "$work/lk.txt" &&
+    pass "locks -o text" || fail "locks text" "$(head -5 "$work/lk.txt")"
+
+echo "--- -s over two pods (labels app=hot, no service); busy threads"
+"$plugin" -n shop threads -s hot -o json --interval 1s >"$work/hot.json" 2>"$work/hot.err"
+res=$(python3 - "$work/hot.json" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+pods = sorted(r["target"]["pod"] for r in rows)
+tops = [r["threads"][0]["name"] for r in rows]
+cont = [r["target"]["container"] for r in rows]
+print("pods=%s top=%s containers=%s" % (",".join(pods), ",".join(tops), ",".join(cont)))
+PY
+)
+[ "$res" = "pods=hot-1,hot-2 top=hot-spinner,hot-spinner containers=app,app" ] &&
+    pass "-s hot: two pods, the first container with a JVM (a shell-less sidecar skipped), hot-spinner busiest" ||
+    fail "two pods: $res" "$(cat "$work/hot.err")"
+
+echo "--- flame of the hot method"
+"$plugin" -n shop flame hot-2 -d 3s -o collapsed -f "$work/hot.collapsed" 2>"$work/fl.err"
+grep -q "live.Contention\$Hot.spin" "$work/hot.collapsed" &&
+    pass "flame -o collapsed: live.Contention\$Hot.spin is sampled" || fail "flame" "$(cat "$work/fl.err")"
+"$plugin" -n shop flame hot-2 -d 2s -o top 2>/dev/null | grep -q "Hot.spin" &&
+    pass "flame -o top" || fail "flame -o top"
+[ -z "$(leftovers "$hot2")" ] && [ -z "$(recordings "$hot2")" ] &&
+    pass "after flame: nothing in the pod's /tmp, no recording" || fail "after flame: $(leftovers "$hot2") $(recordings "$hot2")"
+
+echo "--- a container without sh"
+"$plugin" -n shop threads nosh-1 >"$work/nosh.out" 2>&1
+st=$?
+[ "$st" != 0 ] && grep -q 'has no shell (sh)' "$work/nosh.out" && grep -q 'kubectl debug -n shop nosh-1' "$work/nosh.out" &&
+    pass "no sh: a clear message and the kubectl debug command (exit $st)" || fail "no sh" "$(cat "$work/nosh.out")"
+"$plugin" -n shop threads nosh-1 -c distroless --debug-image jprof/jprof:test >"$work/nosh2.out" 2>&1
+grep -q 'kubectl debug failed too' "$work/nosh2.out" && grep -q '"debug",' "$work/calls.log" &&
+    pass "no sh with --debug-image: kubectl debug attempted, its failure reported" || fail "debug fallback" "$(cat "$work/nosh2.out")"
+
+# wait_for COND-CMD...: polls up to 20 s
+wait_for() {
+    for _ in $(seq 200); do
+        "$@" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+probe_running() { leftovers "$1" | grep -q 'jprof-probe-'; }
+recording_running() { [ -n "$(recordings "$1")" ]; }
+clean() { [ -z "$(leftovers "$1")" ] && [ -z "$(recordings "$1")" ]; }
+
+echo "--- the probe killed with SIGKILL mid-recording"
+"$plugin" -n shop flame hot-1 -c app -d 60s >"$work/k1.out" 2>&1 &
+cl=$!
+pids+=("$cl")
+if wait_for recording_running "$hot1"; then
+    ppid_ns=$(leftovers "$hot1" | sed -n 's/^jprof-probe-\([0-9]*\).*/\1/p' | head -1)
+    in_pod "$hot1" kill -9 "$ppid_ns"
+    wait_for clean "$hot1" && pass "probe SIGKILLed: its watchdog stopped the recording and removed its files" ||
+        fail "after SIGKILL: left $(leftovers "$hot1") $(recordings "$hot1")"
+    wait_for sh -c "! kill -0 $cl 2>/dev/null" && pass "the client ends when the probe dies" || fail "client hangs"
+    grep -q "kubectl-jprof:" "$work/k1.out" && pass "the client says why: $(grep kubectl-jprof: "$work/k1.out" | tail -1 | cut -c1-100)" || fail "no message"
+else
+    fail "recording never started" "$(cat "$work/k1.out")"
+fi
+
+echo "--- kubectl killed mid-session"
+"$plugin" -n shop flame hot-1 -c app -d 60s >"$work/k2.out" 2>&1 &
+cl=$!
+pids+=("$cl")
+if wait_for recording_running "$hot1"; then
+    kpid=$(pgrep -f "fake-kubectl.py -n shop exec -i hot-1" | head -1)
+    kill -9 "$kpid"
+    wait_for clean "$hot1" && pass "kubectl killed: the probe saw its input close, stopped the recording, removed its files" ||
+        fail "after kubectl died: left $(leftovers "$hot1") $(recordings "$hot1")"
+    wait_for sh -c "! kill -0 $cl 2>/dev/null" && pass "the client ends when kubectl dies" || fail "client hangs after kubectl died"
+else
+    fail "recording never started (2)" "$(cat "$work/k2.out")"
+fi
+
+echo "--- SIGTERM to the client mid-recording"
+"$plugin" -n shop flame hot-1 -c app -d 60s >"$work/k3.out" 2>&1 &
+cl=$!
+pids+=("$cl")
+if wait_for recording_running "$hot1"; then
+    kill -TERM "$cl"
+    wait_for clean "$hot1" && pass "client SIGTERMed: bye sent, nothing left in the pod" ||
+        fail "after SIGTERM: left $(leftovers "$hot1") $(recordings "$hot1")"
+else
+    fail "recording never started (3)" "$(cat "$work/k3.out")"
+fi
+
+echo "--- a leftover of an earlier probe is removed, a live one is kept"
+in_pod "$dl" sh -c 'mkdir /tmp/jprof-probe-99999.AbCdEf && touch /tmp/jprof-probe-99999.AbCdEf/jprof-probe'
+"$plugin" -n shop locks dl-1 >/dev/null 2>&1
+[ -z "$(leftovers "$dl")" ] && pass "stale probe directory of a gone probe removed" || fail "stale dir: $(leftovers "$dl")"
+
+echo "--- annotations round trip (agent precedence)"
+ann() { python3 -c 'import json,sys; d=json.loads(sys.stdin.readline()); print(d["mode"], d["reason"], " ".join("%s=%s" % kv for kv in sorted(d["annotations"].items())))'; }
+"$plugin" -n shop enable dl-1 >/dev/null && r=$("$plugin" -n shop status dl-1 -o json | ann)
+[ "$r" = "continuous None jprof.io/profile=continuous" ] && pass "enable -> continuous" || fail "enable: $r"
+"$plugin" -n shop profile dl-1 --for 15m --events cpu,lock >/dev/null && r=$("$plugin" -n shop status dl-1 -o json | ann)
+case $r in "temporary None jprof.io/events=cpu,lock jprof.io/profile=continuous jprof.io/profile-until="*Z) pass "profile --for 15m: the window wins over continuous" ;; *) fail "profile --for: $r" ;; esac
+"$plugin" -n shop disable dl-1 >/dev/null && r=$("$plugin" -n shop status dl-1 -o json | ann)
+[ "$r" = "disabled disabled jprof.io/events=cpu,lock jprof.io/profile=disabled" ] && pass "disable wins and drops the window" || fail "disable: $r"
+"$plugin" -n shop profile dl-1 --for 15m 2>"$work/p.err" >/dev/null
+grep -q "disabled, which wins" "$work/p.err" && pass "profile on a disabled pod says disabled wins" || fail "profile on disabled: $(cat "$work/p.err")"
+"$plugin" -n shop profile dl-1 --for 25h >/dev/null 2>&1
+[ $? = 2 ] && pass "--for longer than 24h is refused" || fail "--for 25h accepted"
+"$plugin" -n shop profile dl-1 >/dev/null 2>&1
+[ $? = 2 ] && pass "profile without --for is refused" || fail "profile without --for"
+"$plugin" -n shop enable -s ledger-svc --workload >"$work/wl.out" 2>&1 && grep -q "rolls its pods" "$work/wl.out" &&
+    python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); p=s["patches"][-1]; assert p["ref"]=="deployment/ledger" and p["patch"]["spec"]["template"]["metadata"]["annotations"]["jprof.io/profile"]=="continuous", p' "$work/state.json" &&
+    pass "--workload patches the Deployment's pod template and says it rolls the pods" || fail "--workload: $(cat "$work/wl.out")"
+"$plugin" --context ctx-a --kubeconfig /nonexistent/kc -n shop status dl-1 >/dev/null 2>&1
+grep -- '"--context", "ctx-a", "--kubeconfig", "/nonexistent/kc", "-n", "shop", "exec"' "$work/calls.log" >/dev/null &&
+    pass "--context/--kubeconfig/-n reach every kubectl call" || fail "global options: $(tail -2 "$work/calls.log")"
+
+echo "--- errors"
+"$plugin" -n shop threads no-such-pod >/dev/null 2>"$work/e1"
+[ $? = 4 ] && grep -q "no pod no-such-pod" "$work/e1" && pass "unknown pod: exit 4, message" || fail "unknown pod: $(cat "$work/e1")"
+KUBECTL=/nonexistent/kubectl "$plugin" -n shop threads dl-1 >/dev/null 2>"$work/e2"
+grep -q "cannot run /nonexistent/kubectl" "$work/e2" && pass "missing kubectl named" || fail "missing kubectl: $(cat "$work/e2")"
+printf '#!/bin/sh\nsleep 30\n' >"$work/slow-kubectl" && chmod +x "$work/slow-kubectl"
+t0=$(date +%s)
+KUBECTL=$work/slow-kubectl "$plugin" -n shop --timeout 1s threads dl-1 >/dev/null 2>"$work/e3"
+t1=$(date +%s)
+grep -q "no answer within 1 s" "$work/e3" && [ $((t1 - t0)) -lt 5 ] && pass "a hanging kubectl is killed after --timeout" || fail "timeout: $(cat "$work/e3")"
+
+for p in "$dl" "$hot1" "$hot2"; do
+    [ -z "$(leftovers "$p")" ] || fail "pod pid $p: left $(leftovers "$p")"
+done
+summary "kubectl-jprof"

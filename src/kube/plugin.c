@@ -20,6 +20,7 @@
 #include "tui/live.h"
 #include "tui/live_batch.h"
 #include "tui/live_report.h"
+#include "tui/source_kubectl.h"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -96,24 +97,6 @@ static bool sleep_bounded(int64_t ns, kube_session *s)
     return false;
 }
 
-/* The local-pid source's tui_live, filled from the probe's snapshots, so the
- * answer is printed by the same code as `jprof-top -b -p PID`. */
-static tui_live *live_from(const kube_session *s)
-{
-    const kube_hello *h = kube_session_hello(s);
-    tui_live *l = jp_xcalloc(1, sizeof *l);
-    tui_live_opts_init(&l->opts);
-    l->proc.pid = h->jvm_pid;
-    l->proc.start_ns = h->jvm_start_ns;
-    l->proc.uptime_ns = h->jvm_uptime_ns;
-    snprintf(l->proc.main_class, sizeof l->proc.main_class, "%s", h->main_class);
-    snprintf(l->proc.user, sizeof l->proc.user, "%s", h->user);
-    snprintf(l->jvm_version, sizeof l->jvm_version, "%s", h->jvm_version);
-    l->proc_cpu_pct = -1;
-    jp_error_init(&l->fallback);
-    return l;
-}
-
 static void add_pod(json_t *j, const plugin_args *a, const agent_pod *p, const kube_session *s)
 {
     json_t *tg = json_object_get(j, "target");
@@ -164,15 +147,14 @@ static int snapshot_pod(const plugin_args *a, const agent_pod *p, bool several)
 {
     jp_error err;
     jp_error_init(&err);
-    kube_session *s = NULL;
-    if (kube_session_open(&a->kube, p->name, a->container, p, &s, &err) != JP_OK)
+    /* the kubectl source of jprof-top's screens: the answer is the model
+     * and the printers of `jprof-top -b -p PID` */
+    tui_live_opts o;
+    tui_live_opts_init(&o);
+    tui_live *l = NULL;
+    if (tui_kubectl_open(&a->kube, p->name, a->container, p, &o, &l, &err) != JP_OK)
         return plugin_fail(&err);
-    if (!kube_session_hello(s)->has_jvm) {
-        jp_error_set(&err, JP_ERR_NOT_JVM, "pod %s: %s", p->name, kube_session_hello(s)->error);
-        kube_session_close(s);
-        return plugin_fail(&err);
-    }
-    tui_live *l = live_from(s);
+    kube_session *s = tui_kubectl_session(l);
     int status = PLUGIN_EXIT_OK;
     /* threads ranks by CPU: two snapshots an interval apart */
     int n = strcmp(a->cmd, "threads") == 0 ? 2 : 1;
@@ -181,19 +163,16 @@ static int snapshot_pod(const plugin_args *a, const agent_pod *p, bool several)
             status = 128 + (int)stop_signal;
             goto out;
         }
-        jp_snapshot *snap = NULL;
-        if (kube_session_snapshot(s, &snap, &err) != JP_OK) {
+        if (tui_live_refresh(l, &err) != JP_OK) {
             status = plugin_fail(&err);
             goto out;
         }
-        tui_live_accept(l, snap);
     }
     status = print_answer(a, p, s, l, several);
     if (status == PLUGIN_EXIT_OK && strcmp(a->cmd, "deadlocks") == 0 && l->deadlocks.count)
         status = PLUGIN_EXIT_DEADLOCK;
 out:
-    tui_live_free(l);
-    kube_session_close(s);
+    tui_live_free(l); /* bye: the probe stops, removes itself */
     return status;
 }
 

@@ -14,6 +14,7 @@ libjptui_a_SOURCES = \
 	src/tui/live_view.c src/tui/live_view.h src/tui/live_render.c \
 	src/tui/load.c src/tui/load.h \
 	src/tui/picker.c src/tui/source.h \
+	src/tui/source_kubectl.c src/tui/source_kubectl.h \
 	src/tui/source_server.c src/tui/source_server.h \
 	src/tui/remote.c src/tui/remote.h \
 	src/tui/remote_batch.c src/tui/remote_batch.h \
@@ -29,4 +30,4 @@ jprof_top_SOURCES = src/tui/main.c \
 	src/tui/remote_cli.c src/tui/remote_cli.h \
 	src/tui/screen.c src/tui/screen.h
 jprof_top_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(JANSSON_CFLAGS)
-jprof_top_LDADD = libjptui.a libjpjvm.a libjpwire.a libjpjfr.a libjpmodel.a libjpbase.a $(NCURSES_LIBS) $(JANSSON_LIBS) $(CURL_LIBS) $(ZLIB_LIBS) -lm
+jprof_top_LDADD = libjptui.a libjpkube.a libjpagent.a libjpjvm.a libjpwire.a libjpjfr.a libjpmodel.a libjpbase.a $(NCURSES_LIBS) $(JANSSON_LIBS) $(CURL_LIBS) $(ZLIB_LIBS) -lm

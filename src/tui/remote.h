@@ -33,7 +33,8 @@
 #define TUI_EXIT_UNREACHABLE 20  /* server unreachable, timed out, or failing */
 #define TUI_EXIT_UNAUTHORIZED 21 /* 401: token missing or unknown */
 #define TUI_EXIT_FORBIDDEN 22    /* 403: namespace outside the token's scope */
-#define TUI_EXIT_NO_SERVICE 23   /* the server has no such service */
+#define TUI_EXIT_NO_SERVICE 23   /* the server has no such service (kubectl: no pod) */
+#define TUI_EXIT_KUBECTL 24      /* kubectl failed, or the pod cannot take the probe */
 
 #define TUI_REMOTE_DEFAULT_SERVER "http://127.0.0.1:8480"
 

@@ -6,14 +6,17 @@
 #include <string.h>
 
 #include "base/timeutil.h"
+#include "jvm/cleanup.h"
 #include "tui/app_common.h"
 #include "tui/batch.h"
+#include "tui/interactive.h"
 #include "tui/live.h"
+#include "tui/live_batch.h"
+#include "tui/live_view.h"
 #include "tui/remote.h"
 #include "tui/remote_batch.h"
-#include "tui/interactive.h"
-#include "tui/live_view.h"
 #include "tui/screen.h"
+#include "tui/source_kubectl.h"
 #include "tui/source_server.h"
 
 enum {
@@ -23,6 +26,10 @@ enum {
     OPT_POD,
     OPT_RANGE,
     OPT_SCREEN,
+    OPT_VIA,
+    OPT_CONTEXT,
+    OPT_KUBECONFIG,
+    OPT_WINDOW,
 };
 
 static const struct option remote_options[] = {
@@ -34,6 +41,11 @@ static const struct option remote_options[] = {
     {"pod", required_argument, NULL, OPT_POD},
     {"range", required_argument, NULL, OPT_RANGE},
     {"screen", required_argument, NULL, OPT_SCREEN},
+    {"via", required_argument, NULL, OPT_VIA},
+    {"container", required_argument, NULL, 'c'},
+    {"context", required_argument, NULL, OPT_CONTEXT},
+    {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+    {"window", required_argument, NULL, OPT_WINDOW},
     TUI_COMMON_OPTIONS,
     {NULL, 0, NULL, 0},
 };
@@ -55,7 +67,12 @@ bool tui_remote_wanted(int argc, char **argv)
     return false;
 }
 
+typedef enum via { VIA_AUTO = 0, VIA_SERVER, VIA_KUBECTL } via;
+
 typedef struct rargs {
+    via via;
+    const char *container, *context, *kubeconfig;
+    int64_t window_ns;
     tui_remote_opts ro;
     tui_rbatch_opts bo;
     bool batch, has_format;
@@ -71,12 +88,21 @@ static void usage(void)
           "       jprof-top -b -n NS -s SVC [--format text|json] [--pod POD]\n"
           "       jprof-top -b -n NS -s SVC --event KIND [--format collapsed|top|json]\n"
           "                 [--value samples|total] [--from TIME] [--to TIME] [--pod POD]\n"
+          "       jprof-top -n NS (-s SVC | --pod POD) --via kubectl [-c CONTAINER]\n"
+          "                 [--context CTX] [--kubeconfig FILE] [-d SECONDS] [--window S]\n"
+          "       jprof-top -b -n NS (-s SVC | --pod POD) --via kubectl [--format text|json]\n"
           "\n"
           "A service as jprof-server knows it: pods and JVMs with their status, threads,\n"
           "locks and deadlocks of the latest snapshots, flame graphs over a time range.\n"
+          "With no server configured (no --server, no JPROF_SERVER), or with --via\n"
+          "kubectl, a pod of the service is inspected through `kubectl exec` instead:\n"
+          "jprof-probe is streamed into the container and removed again on the way out;\n"
+          "nothing needs to be installed in the cluster.\n"
           "\n"
           "  -n, --namespace NS     the namespace (host-mode agents use 'local')\n"
           "  -s, --service SVC      the service\n"
+          "      --via WAY          server or kubectl (default: server when one is\n"
+          "                         configured, else kubectl)\n"
           "      --server URL       jprof-server (default $JPROF_SERVER, else\n"
           "                         http://127.0.0.1:8480)\n"
           "      --token-file FILE  a file holding a read token (default $JPROF_TOKEN_FILE)\n"
@@ -84,7 +110,13 @@ static void usage(void)
           "      --pod POD          only this pod (keys p/P change it interactively)\n"
           "      --range R          the flame range shown first (default 15m)\n"
           "      --screen NAME      threads, locks, deadlocks, flame or status\n"
-          "  -d, --delay SECONDS    refresh interval (default 5)\n"
+          "  -d, --delay SECONDS    refresh interval (default 5; kubectl: 2)\n"
+          "  -c, --container C      kubectl: the container (default: the first that\n"
+          "                         runs a JVM)\n"
+          "      --context CTX, --kubeconfig FILE\n"
+          "                         kubectl: passed to every kubectl call ($KUBECTL\n"
+          "                         names another kubectl binary)\n"
+          "      --window SECONDS   kubectl: the Flame screen's window (default 30)\n"
           "  -b, --batch            print instead of the interactive view\n"
           "  -f, --format FMT       text (default) or json; with --event: collapsed\n"
           "                         (default), top or json\n"
@@ -93,9 +125,10 @@ static void usage(void)
           "      --from, --to TIME  the profile's range: -15m, -2h, now, @EPOCH or RFC 3339\n"
           "                         (default: the last --range)\n"
           "\n"
-          "Exit status: 0 ok, 1 error, 2 usage error, 3 partial answer, 20 server\n"
-          "unreachable or failing, 21 token missing or refused, 22 namespace outside\n"
-          "the token's scope, 23 unknown service. See jprof-top(1), REMOTE MODE.\n",
+          "Exit status: 0 ok, 1 error, 2 usage error, 3 partial answer, 4-11 as for -p\n"
+          "(kubectl: the JVM in the pod), 20 server unreachable or failing, 21 token\n"
+          "missing or refused, 22 namespace outside the token's scope, 23 unknown\n"
+          "service, 24 kubectl failed. See jprof-top(1), REMOTE MODE and KUBECTL.\n",
           stdout);
 }
 
@@ -122,6 +155,30 @@ static int parse_opt(int c, rargs *a)
     case OPT_POD:
         a->bo.pod = optarg;
         return -1;
+    case OPT_VIA:
+        if (!strcmp(optarg, "server"))
+            a->via = VIA_SERVER;
+        else if (!strcmp(optarg, "kubectl"))
+            a->via = VIA_KUBECTL;
+        else
+            return tui_usage_error("--via must be server or kubectl, not '%s'", optarg);
+        return -1;
+    case 'c':
+        a->container = optarg;
+        return -1;
+    case OPT_CONTEXT:
+        a->context = optarg;
+        return -1;
+    case OPT_KUBECONFIG:
+        a->kubeconfig = optarg;
+        return -1;
+    case OPT_WINDOW: {
+        jp_error err;
+        jp_error_init(&err);
+        if (jp_duration_parse(optarg, &a->window_ns, &err) != JP_OK || a->window_ns <= 0)
+            return tui_usage_error("--window: '%s' is not a positive number of seconds", optarg);
+        return -1;
+    }
     case OPT_RANGE:
         if ((a->range = tui_range_parse(optarg)) < 0)
             return tui_usage_error("--range must be 5m, 15m, 1h, 6h or 24h, not '%s'", optarg);
@@ -178,8 +235,40 @@ static int parse_opt(int c, rargs *a)
     }
 }
 
+/* kubectl when asked, or when no server is configured */
+static bool use_kubectl(const rargs *a)
+{
+    if (a->via != VIA_AUTO)
+        return a->via == VIA_KUBECTL;
+    return !strcmp(a->ro.server_from, "default");
+}
+
+static int check_kubectl_args(rargs *a)
+{
+    if (!a->ro.svc && !a->bo.pod)
+        return tui_usage_error("%s", "through kubectl: give -s SERVICE or --pod POD");
+    if (a->has_format && !a->batch)
+        return tui_usage_error("%s", "--format is for batch mode: add -b");
+    if (a->bo.has_kind || a->bo.from || a->bo.to || a->bo.by_value)
+        return tui_usage_error("%s", "--event, --value, --from and --to read a server; through "
+                                     "kubectl use the Flame screen, or `kubectl jprof flame`");
+    if (a->range != 1)
+        return tui_usage_error("%s", "--range reads a server (--server URL); through kubectl the "
+                                     "Flame screen shows the last --window seconds");
+    if (!a->has_format)
+        a->bo.format = TUI_FORMAT_TEXT;
+    else if (a->bo.format != TUI_FORMAT_TEXT && a->bo.format != TUI_FORMAT_JSON)
+        return tui_usage_error("%s", "through kubectl --format is text or json");
+    return -1;
+}
+
 static int check_args(rargs *a)
 {
+    if (use_kubectl(a))
+        return check_kubectl_args(a);
+    if (a->container || a->context || a->kubeconfig || a->window_ns)
+        return tui_usage_error("%s", "-c, --context, --kubeconfig and --window are for "
+                                     "kubectl (--via kubectl)");
     if (!a->ro.ns || !*a->ro.ns || !a->ro.svc || !*a->ro.svc)
         return tui_usage_error("%s", "the remote view needs both -n NAMESPACE and -s SERVICE");
     if (a->has_format && !a->batch)
@@ -217,7 +306,7 @@ static int parse(int argc, char **argv, rargs *a)
     opterr = 0;
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, ":bn:s:f:e:d:h", remote_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":bn:s:c:f:e:d:h", remote_options, NULL)) != -1) {
         if (c == ':')
             return tui_usage_error("option '%s' needs a value", argv[optind - 1]);
         int rc = parse_opt(c, a);
@@ -263,6 +352,135 @@ static int interactive(tui_remote *r, const rargs *a)
     return tui_interactive_live_view(v, "the service (jprof-server is only read)");
 }
 
+/* ---- through kubectl ---- */
+
+static int kube_status(const jp_error *err)
+{
+    if (err->code == JP_ERR_PROTOCOL || err->code == JP_ERR_UNSUPPORTED)
+        return TUI_EXIT_KUBECTL;
+    if (err->code == JP_ERR_NOT_FOUND)
+        return TUI_EXIT_NO_SERVICE;
+    return tui_live_exit_status(err->code);
+}
+
+static int kube_fail(const jp_error *err)
+{
+    fprintf(stderr, "jprof-top: %s\n", err->msg);
+    return kube_status(err);
+}
+
+static bool pod_running(const agent_pod *p)
+{
+    return !p->phase || !strcmp(p->phase, "Running");
+}
+
+/* -b through kubectl: every running pod of the service (or --pod), each
+ * JVM as `-b -p PID` prints one (two snapshots one interval apart, for
+ * CPU%); JSON: one object with "via": "kubectl" and jvms[] in that shape,
+ * as the server's batch output has. */
+static int kube_batch(const rargs *a, const kube_opts *ko, agent_pod_list *pods,
+                      const tui_live_opts *o)
+{
+    int status = TUI_EXIT_OK;
+    json_t *jvms = json_array();
+    size_t n = 0;
+    for (size_t i = 0; i < pods->count && !tui_live_stop_signal; i++) {
+        const agent_pod *p = &pods->items[i];
+        if (!pod_running(p)) {
+            fprintf(stderr, "jprof-top: pod %s is %s; left out\n", p->name, p->phase);
+            continue;
+        }
+        jp_error err;
+        jp_error_init(&err);
+        tui_live *l = NULL;
+        jp_err rc = tui_kubectl_open(ko, p->name, a->container, p, o, &l, &err);
+        if (rc == JP_OK)
+            rc = tui_live_refresh(l, &err);
+        if (rc == JP_OK) {
+            tui_live_sleep(o->interval_ns);
+            rc = tui_live_refresh(l, &err);
+        }
+        if (rc != JP_OK) {
+            fprintf(stderr, "jprof-top: pod %s: %s\n", p->name, err.msg);
+            status = status == TUI_EXIT_OK ? kube_status(&err) : status;
+        } else if (a->bo.format == TUI_FORMAT_JSON) {
+            json_array_append_new(jvms, tui_live_json(l));
+        } else if (tui_live_write_sample(l, TUI_FORMAT_TEXT, (long)n, stdout) != JP_OK) {
+            status = TUI_EXIT_ERROR;
+        }
+        n += rc == JP_OK;
+        tui_live_free(l); /* bye: the probe removes itself */
+    }
+    if (a->bo.format == TUI_FORMAT_JSON) {
+        json_t *j = json_pack("{s:s,s:s?,s:s?,s:s?,s:o}", "via", "kubectl", "namespace", ko->ns,
+                              "service", a->ro.svc, "pod", a->bo.pod, "jvms", jvms);
+        if (json_dumpf(j, stdout, JSON_COMPACT) != 0 || fputc('\n', stdout) == EOF)
+            status = TUI_EXIT_ERROR;
+        json_decref(j);
+    } else {
+        json_decref(jvms);
+    }
+    if (fflush(stdout) != 0)
+        status = TUI_EXIT_ERROR;
+    jvm_cleanup_run_all();
+    if (tui_live_stop_signal) {
+        fprintf(stderr, "jprof-top: interrupted (signal %d); nothing left in the pod\n",
+                (int)tui_live_stop_signal);
+        return 128 + (int)tui_live_stop_signal;
+    }
+    return status;
+}
+
+static int kube_main(const rargs *a)
+{
+    kube_opts ko;
+    kube_opts_init(&ko);
+    ko.ns = a->ro.ns;
+    ko.context = a->context;
+    ko.kubeconfig = a->kubeconfig;
+    tui_live_opts o;
+    tui_live_opts_init(&o);
+    if (a->interval_ns > 0)
+        o.interval_ns = a->interval_ns;
+    if (a->window_ns > 0)
+        o.window_ns = a->window_ns;
+    jp_error err;
+    jp_error_init(&err);
+    tui_live_signals_install();
+    agent_pod_list pods;
+    agent_pod_list_init(&pods);
+    jp_err rc = a->bo.pod ? kube_pod_get(&ko, a->bo.pod, &pods, &err)
+                          : kube_pods_for_service(&ko, a->ro.svc, &pods, &err);
+    if (rc != JP_OK) {
+        agent_pod_list_cleanup(&pods);
+        return kube_fail(&err);
+    }
+    if (a->batch) {
+        int st = kube_batch(a, &ko, &pods, &o);
+        agent_pod_list_cleanup(&pods);
+        return st;
+    }
+    /* one pod: open it at once; several: the list first */
+    tui_live *l = NULL;
+    if (pods.count == 1) {
+        rc = tui_kubectl_open(&ko, pods.items[0].name, a->container, &pods.items[0], &o, &l, &err);
+        if (rc != JP_OK) {
+            agent_pod_list_cleanup(&pods);
+            return kube_fail(&err);
+        }
+    }
+    /* o lists the service's pods (a pod named with --pod has no list) */
+    tui_picker *pk = a->ro.svc ? tui_picker_kubectl(&ko, a->ro.svc, a->container, &pods) : NULL;
+    agent_pod_list_cleanup(&pods);
+    tui_live_view *v = tui_live_view_new_with(l, pk, &o);
+    if (l)
+        tui_live_view_tick(v); /* the first snapshot before the first screen */
+    if (l && a->screen)
+        tui_live_view_key(v, "TLDFS"[a->screen]);
+    /* freeing the view says bye: the probe stops its recording, removes itself */
+    return tui_interactive_live_view(v, "the pod");
+}
+
 int tui_remote_main(int argc, char **argv)
 {
     rargs a;
@@ -271,6 +489,8 @@ int tui_remote_main(int argc, char **argv)
         return rc;
     if (!a.batch && !tui_have_terminal())
         return TUI_EXIT_USAGE;
+    if (use_kubectl(&a))
+        return kube_main(&a);
     jp_http_global_init();
     tui_remote *r = tui_remote_new(&a.ro);
     jp_error err;

@@ -259,6 +259,84 @@ KUBECTL=$work/slow-kubectl "$plugin" -n shop --timeout 1s threads dl-1 >/dev/nul
 t1=$(date +%s)
 grep -q "no answer within 1 s" "$work/e3" && [ $((t1 - t0)) -lt 5 ] && pass "a hanging kubectl is killed after --timeout" || fail "timeout: $(cat "$work/e3")"
 
+echo "--- jprof-top through kubectl: the screens and the batch output every source has"
+top=$builddir/jprof-top
+unset JPROF_SERVER # no server configured: -n/-s goes through kubectl
+"$top" -b -n shop -s hot --format json -d 0.5 >"$work/top-hot.json" 2>"$work/top-hot.err"
+res=$(python3 - "$work/top-hot.json" <<'PY' 2>&1
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["via"] == "kubectl" and d["namespace"] == "shop" and d["service"] == "hot", d.keys()
+where = sorted(j["where"] for j in d["jvms"])
+tops = [j["threads"][0]["name"] for j in d["jvms"]]
+via = sorted({j["via"] for j in d["jvms"]})
+pct = all(j["threads"][0]["cpu_pct"] > 20 for j in d["jvms"])
+print("where=%s top=%s via=%s busy=%s" % (",".join(where), ",".join(tops), ",".join(via), pct))
+PY
+)
+[ "$res" = "where=pod shop/hot-1/app,pod shop/hot-2/app top=hot-spinner,hot-spinner via=kubectl busy=True" ] &&
+    pass "jprof-top -b -n -s (no server): every pod's JVM in the shape of -b -p, hot-spinner busiest" ||
+    fail "jprof-top -b through kubectl: $res" "$(cat "$work/top-hot.err")"
+"$top" -b -n shop --pod dl-1 -d 0.2 >"$work/top-dl.txt" 2>"$work/top-dl.err" &&
+    grep -q '^DEADLOCK 1: 2 threads' "$work/top-dl.txt" && grep -q 'pod shop/dl-1/app' "$work/top-dl.txt" &&
+    pass "jprof-top -b --pod: the text of -b -p (deadlocks, the pod named)" ||
+    fail "jprof-top -b --pod" "$(head -20 "$work/top-dl.txt"; cat "$work/top-dl.err")"
+"$top" -b -n shop -s hot --range 1h >/dev/null 2>"$work/top-range.err"
+[ $? = 2 ] && grep -q -- "--range reads a server" "$work/top-range.err" &&
+    pass "jprof-top: --range through kubectl is a usage error that says why" || fail "--range: $(cat "$work/top-range.err")"
+for p in "$dl" "$hot1" "$hot2"; do
+    wait_for clean "$p" || fail "after jprof-top -b: pod pid $p left $(leftovers "$p") $(recordings "$p")"
+done
+
+if command -v tmux >/dev/null; then
+    sock=jprof-kube-$$
+    tscreen() { tmux -L "$sock" capture-pane -p -t "$1:" 2>/dev/null; }
+    # tstep NAME DESCRIPTION PATTERN: until the screen matches (30 s)
+    tstep() {
+        for _ in $(seq 150); do
+            tscreen "$1" | grep -qE -- "$3" && { pass "$2"; return 0; }
+            sleep 0.2
+        done
+        fail "$2 (no /$3/ on screen)" "$(tscreen "$1")"
+        return 1
+    }
+    tmux -L "$sock" new-session -d -s kt -x 160 -y 45 \
+        "'$top' -n shop -s hot -d 1; echo \$? >'$work/kt.rc'; sleep 600"
+    tstep kt "jprof-top -n -s (kubectl): the list of the service's pods" 'pods of service shop/hot \(2\)'
+    tstep kt "the list names each pod" '^hot-1 '
+    tmux -L "$sock" send-keys -t kt: Home Enter
+    tstep kt "Enter opens the pod: the title names pod, container and JVM" 'jprof-top +pod shop/hot-1/app pid 1 live\.Contention'
+    tstep kt "Threads through kubectl: hot-spinner with its CPU%" '^ +[0-9.]+ .* RUNNABLE .* hot-spinner '
+    tmux -L "$sock" send-keys -t kt: L
+    tstep kt "Locks through kubectl: the contended monitor's owner" 'owner "ledger-owner" .* blocks 3 threads'
+    tmux -L "$sock" send-keys -t kt: F
+    tstep kt "Flame through kubectl: the hot method after a window recorded in the pod" 'Contention\$Hot\.spin'
+    wait_for recording_running "$hot1" && pass "the Flame screen records with JFR inside the pod" ||
+        fail "no recording in the pod while on Flame"
+    tmux -L "$sock" send-keys -t kt: S
+    tstep kt "Status: the source is kubectl" 'source: kubectl, kubectl exec into the pod'
+    tmux -L "$sock" send-keys -t kt: o
+    tstep kt "o: back to the pods of the service" 'pods of service shop/hot'
+    wait_for clean "$hot1" && pass "leaving the pod: its probe stopped the recording and removed itself" ||
+        fail "after o: left $(leftovers "$hot1") $(recordings "$hot1")"
+    tmux -L "$sock" send-keys -t kt: q
+    wait_for test -s "$work/kt.rc" && [ "$(cat "$work/kt.rc")" = 0 ] && pass "q quits (status 0)" ||
+        fail "q: status $(cat "$work/kt.rc" 2>/dev/null)"
+
+    # kubectl jprof top: the same screens, through the plugin
+    tmux -L "$sock" new-session -d -s kp -x 160 -y 45 \
+        "'$plugin' -n shop top dl-1; echo \$? >'$work/kp.rc'; sleep 600"
+    tstep kp "kubectl jprof top POD opens jprof-top on the pod" 'jprof-top +pod shop/dl-1/app pid 1 live\.Deadlocks'
+    tmux -L "$sock" send-keys -t kp: D
+    tstep kp "kubectl jprof top: Deadlocks with the monitor cycle" '^DEADLOCK [12]: 2 threads.*"mon-deadlock-1" -> "mon-deadlock-2"'
+    tmux -L "$sock" send-keys -t kp: q
+    wait_for test -s "$work/kp.rc" && wait_for clean "$dl" && pass "kubectl jprof top: q leaves nothing in the pod" ||
+        fail "kubectl jprof top: rc $(cat "$work/kp.rc" 2>/dev/null), left $(leftovers "$dl")"
+    tmux -L "$sock" kill-server 2>/dev/null
+else
+    skip_or_fail "tmux not found: the interactive kubectl screens are not tested"
+fi
+
 for p in "$dl" "$hot1" "$hot2"; do
     [ -z "$(leftovers "$p")" ] || fail "pod pid $p: left $(leftovers "$p")"
 done

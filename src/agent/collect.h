@@ -1,37 +1,29 @@
 /* collect.h - the collection loop of one target (one JVM), as a state
  * machine the agent's main loop steps once per tick.
  *
- * Engine: the JDK's Flight Recorder over jcmd, or async-profiler when
- * opts.asprof_lib names a libasyncProfiler.so (agent/asprof.h: copied into
- * the target's /tmp/jprof/, loaded over the attach socket, JFR output to a
- * file there, `stop` + read + delete + `start` every window; the steps
- * below are the same). Every window (jittered by
- * +-10 % so many JVMs do not all stop at once) the agent runs
- * `JFR.stop name=jprof-agent filename=F` in the target, reads F through
- * /proc/PID/root, deletes it, parses it in-process (jfr/jfr.h, only the
- * kinds the policy asks for), queues the aggregated windows for upload, and
- * starts the next recording.
+ * The engine (jvm/engine.h, role COLLECTOR, session "jprof-agent"): the
+ * JDK's Flight Recorder with jprof's own settings, or async-profiler when
+ * opts.asprof_lib names a libasyncProfiler.so. Every window (jittered by
+ * +-10 % so many JVMs do not all stop at once) the agent finishes the
+ * engine's window (stop, read through /proc/PID/root, parse in-process
+ * only the kinds the policy asks for, delete), queues the aggregated
+ * windows for upload, and starts the next one.
  *
- * Ownership of a session: the recording name is fixed ("jprof-agent") and a
- * marker /tmp/jprof/agent-session-<nspid> (JSON: collector, recording,
- * engine, start; for async-profiler also the library and the output file)
- * is left in the target's temp dir while it runs (per JVM: in host mode the
- * JVMs share one /tmp). When the agent meets a JVM that already runs
- * "jprof-agent" (an agent restarted after a crash or kill -9), it stops
- * that recording, salvages its data as a window, and starts over: its own
- * session, not a conflict. With async-profiler, "its own" is its library
- * copy for this JVM mapped in /proc/PID/maps, and the marker names the file
- * to salvage. An async-profiler someone else loaded (any other
- * libasyncProfiler mapping) is a `conflict` and the JVM is left alone.
+ * An earlier run of the agent (a crash, kill -9) may have left its session
+ * running: the engine recognises it (its recording name or its library
+ * copy, and the session marker it leaves in the target) and the agent
+ * takes it over once per run - its data is uploaded as a window - instead
+ * of calling it a conflict. Someone else's async-profiler is a `conflict`
+ * and the JVM is left alone.
  *
  * Failures never stop other targets: each one is a status reason
  * (attach_permission, attach_timeout, attach_disabled, agent_refused,
  * exited, recording_failed, read_failed, ...) and a per-target back-off
  * (window/4 doubling up to 10 minutes).
  *
- * Ownership: agent_target is caller storage that must not move while a
- * recording runs (the cleanup registry points at it). Not thread-safe: the
- * main loop steps targets one after the other (attach forks). */
+ * Ownership: agent_target is caller storage; its engine is heap and freed
+ * by agent_target_cleanup. Not thread-safe: the main loop steps targets one
+ * after the other (attach forks). */
 #ifndef JP_AGENT_COLLECT_H
 #define JP_AGENT_COLLECT_H
 
@@ -39,31 +31,28 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/asprof.h"
 #include "agent/metrics.h"
 #include "agent/policy.h"
 #include "agent/upload.h"
+#include "jvm/engine.h"
 #include "jvm/proc.h"
 #include "jvm/snapshot_take.h"
 #include "model/snapshot.h"
 #include "wire/batch.h"
 
-#define AGENT_RECORDING_NAME "jprof-agent"
-#define AGENT_JFR_SETTINGS_OWN "jprof" /* only the events jprof reads (jvm/jfc.h) */
-#define AGENT_MARKER_DIR "/tmp/jprof"
-#define AGENT_MARKER_NAME "agent-session"
-#define AGENT_DOCS_MAX 8 /* pending snapshot/deadlock documents per target */
+#define AGENT_SESSION "jprof-agent" /* the engine's session name */
+#define AGENT_DOCS_MAX 8            /* pending snapshot/deadlock documents per target */
 
 typedef struct agent_collect_opts {
     int64_t window_ns;             /* default 60 s */
-    const char *jfr_settings;      /* AGENT_JFR_SETTINGS_OWN, or a .jfc name/path in the target */
+    const char *jfr_settings;      /* JVM_ENGINE_JFR_OWN, or a .jfc name/path in the target */
     int64_t cpu_interval_ns;       /* cpu sampling, continuous targets: 50 ms */
     int64_t dense_cpu_interval_ns; /* cpu sampling in a temporary window: 10 ms */
     const char *asprof_lib;        /* --asprof-lib: host path, or NULL for JFR */
     int64_t snapshot_low_ns;       /* threads: low  -> every 60 s */
     int64_t snapshot_high_ns;      /* threads: high -> every 15 s */
     jvm_snap_source snap_source;   /* auto */
-    const char *collector;         /* written into the session marker */
+    const char *collector;         /* written into the engine's session marker */
     agent_uploader *uploader;      /* may be NULL (dry run) */
     agent_metrics *metrics;
 } agent_collect_opts;
@@ -80,9 +69,8 @@ typedef struct agent_target {
     const char *state;  /* "active", "waiting", "skipped", "failed", "stopped", "exited" */
     const char *reason; /* NULL when active and fine */
     char message[320];
-    /* recording */
-    bool recording;
-    int cleanup; /* jvm_cleanup handle while recording */
+    /* the engine's windows */
+    jvm_engine *engine; /* made on the first step: fixed for the agent's run */
     int64_t window_start_ns, window_end_mono;
     int64_t seen_mono; /* when discovery first found it */
     unsigned failures;
@@ -91,9 +79,6 @@ typedef struct agent_target {
     char jvm[128];      /* "OpenJDK 64-Bit Server VM 17.0.15+6", from VM.version */
     int jdk_major;      /* 17, from VM.version; 0 unknown */
     bool recovered;     /* took over such a session */
-    bool asprof;        /* the engine is async-profiler (set on the first step) */
-    bool marker_shared; /* the marker was written where our / sees it too (host mode) */
-    agent_asprof ap;    /* its files in the target */
     uint64_t windows;   /* windows uploaded */
     /* thread snapshots */
     int64_t next_snapshot_mono;
@@ -116,6 +101,12 @@ void agent_target_mark_gone(agent_target *t);
 /* Agent shutdown: stop the recording (its data is uploaded when the
  * uploader is there) and remove the marker. */
 void agent_target_shutdown(agent_target *t, const agent_collect_opts *o);
+
+/* A window of the engine is running. */
+bool agent_target_recording(const agent_target *t);
+
+/* "jfr" or "async-profiler" once the target was profiled, else NULL. */
+const char *agent_target_engine(const agent_target *t);
 
 /* Maps an attach/recorder error to a status reason word. */
 const char *agent_reason_for_error(jp_err e);

@@ -11,7 +11,6 @@ libjpagent_a_SOURCES = \
 	src/agent/upload.c src/agent/upload.h \
 	src/agent/k8s_conn.c src/agent/k8s_conn.h \
 	src/agent/k8s_watch.c src/agent/k8s_watch.h \
-	src/agent/asprof.c src/agent/asprof.h \
 	src/agent/collect.c src/agent/collect.h \
 	src/agent/run.c src/agent/run.h
 AGENT_LIBS = libjpagent.a libjpjvm.a libjpwire.a libjpjfr.a libjpmodel.a libjpbase.a \

@@ -209,7 +209,7 @@ static void step_all(run_state *rs, int64_t now_mono)
         }
         agent_target_step(&s->t, &o->collect, now_mono);
         eligible += s->t.policy.profile;
-        active += s->t.recording;
+        active += agent_target_recording(&s->t);
     }
     atomic_store(&o->metrics->jvms_eligible, eligible);
     atomic_store(&o->metrics->jvms_active, active);
@@ -229,8 +229,7 @@ static void status_add(jp_batch *b, const agent_target *t, int64_t now)
     st->state = jp_xstrdup(t->state ? t->state : "skipped");
     st->reason = dup0(t->reason);
     st->message = dup0(t->message);
-    st->engine =
-        t->recording || t->windows ? jp_xstrdup(t->asprof ? AGENT_ASPROF_ENGINE : "jfr") : NULL;
+    st->engine = agent_target_engine(t) ? jp_xstrdup(agent_target_engine(t)) : NULL;
 }
 
 /* Moves the target's pending documents into the batch. */
@@ -311,15 +310,16 @@ static json_t *targets_json(run_state *rs)
     json_t *a = json_array();
     for (size_t i = 0; i < rs->n; i++) {
         const agent_target *t = &rs->slots[i]->t;
-        json_t *o = json_pack(
-            "{s:i, s:o, s:o, s:o, s:o, s:s, s:o, s:s, s:s, s:b, s:I, s:s}", "pid", (int)t->proc.pid,
-            "namespace", jstr_or_null(t->id.ns), "service", jstr_or_null(t->id.service), "pod",
-            jstr_or_null(t->id.pod), "container", jstr_or_null(t->id.container), "state",
-            t->state ? t->state : "skipped", "reason", jstr_or_null(t->reason), "message",
-            t->message, "mode", agent_mode_name(t->policy.mode), "recording", t->recording,
-            "windows", (json_int_t)t->windows, "main_class", t->proc.main_class);
-        if (o && (t->recording || t->windows))
-            json_object_set_new(o, "engine", json_string(t->asprof ? AGENT_ASPROF_ENGINE : "jfr"));
+        json_t *o =
+            json_pack("{s:i, s:o, s:o, s:o, s:o, s:s, s:o, s:s, s:s, s:b, s:I, s:s}", "pid",
+                      (int)t->proc.pid, "namespace", jstr_or_null(t->id.ns), "service",
+                      jstr_or_null(t->id.service), "pod", jstr_or_null(t->id.pod), "container",
+                      jstr_or_null(t->id.container), "state", t->state ? t->state : "skipped",
+                      "reason", jstr_or_null(t->reason), "message", t->message, "mode",
+                      agent_mode_name(t->policy.mode), "recording", agent_target_recording(t),
+                      "windows", (json_int_t)t->windows, "main_class", t->proc.main_class);
+        if (o && agent_target_engine(t))
+            json_object_set_new(o, "engine", json_string(agent_target_engine(t)));
         if (o)
             json_array_append_new(a, o);
     }

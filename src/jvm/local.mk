@@ -9,7 +9,9 @@ libjpjvm_a_SOURCES = \
 	src/jvm/threadprint.c src/jvm/threadprint.h \
 	src/jvm/snapshot_take.c src/jvm/snapshot_take.h \
 	src/jvm/recorder.c src/jvm/recorder.h \
-	src/jvm/jfc.c src/jvm/jfc.h
+	src/jvm/jfc.c src/jvm/jfc.h \
+	src/jvm/engine.c src/jvm/engine.h src/jvm/engine_int.h \
+	src/jvm/engine_jfr.c src/jvm/engine_asprof.c
 libjpjvm_a_CPPFLAGS = $(AM_CPPFLAGS) -DJP_BUILD_HELPER_JAR='"$(abs_top_builddir)/jprof-helper.jar"'
 libjpjvm_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 

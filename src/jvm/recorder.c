@@ -21,18 +21,18 @@ jp_err jvm_recorder_check_conflict(const jvm_proc *t, jp_error *err)
     return JP_OK;
 }
 
-/* JFR answers most failures with result code 0 and a sentence. */
-static jp_err jfr_cmd(const jvm_proc *t, const jvm_attach_opts *ao, const char *line,
-                      const char *ok_marker, jp_error *err)
+jp_err jvm_jfr_cmd(const jvm_proc *t, const jvm_attach_opts *ao, const char *line,
+                   const char *ok_marker, jp_error *err)
 {
     jvm_reply r;
     jp_err rc = jvm_jcmd(t, ao, line, &r, err);
     if (rc != JP_OK)
         return rc;
-    if (ok_marker && !strstr(r.text, ok_marker)) {
-        size_t n = strcspn(r.text, "\n");
+    const char *text = r.text ? r.text : "";
+    if (ok_marker && !strstr(text, ok_marker)) {
+        size_t n = strcspn(text, "\n");
         rc = jp_error_set(err, JP_ERR_PROTOCOL, "pid %d: %s: %.*s", (int)t->pid, line,
-                          (int)(n > 300 ? 300 : n), r.text);
+                          (int)(n > 300 ? 300 : n), text);
     }
     jvm_reply_cleanup(&r);
     return rc;
@@ -68,7 +68,7 @@ jp_err jvm_jfr_start(const jvm_proc *t, const jvm_attach_opts *ao, const char *s
     if (!rec->cleanup)
         return jp_error_set(err, JP_ERR_LIMIT, "too many pending cleanup actions");
     rec->running = true;
-    rc = jfr_cmd(t, &rec->attach, line, "Started recording", err);
+    rc = jvm_jfr_cmd(t, &rec->attach, line, "Started recording", err);
     if (rc != JP_OK) {
         jvm_cleanup_unregister(rec->cleanup);
         rec->cleanup = 0;
@@ -91,7 +91,7 @@ jp_err jvm_jfr_dump(jvm_recording *rec, uint8_t **data, size_t *len, jp_error *e
         return rc;
     char line[JVM_ATTACH_ARG_MAX];
     snprintf(line, sizeof line, "JFR.dump name=%s filename=%s", rec->name, f.inner);
-    rc = jfr_cmd(&rec->target, &rec->attach, line, "Dumped recording", err);
+    rc = jvm_jfr_cmd(&rec->target, &rec->attach, line, "Dumped recording", err);
     if (rc == JP_OK) {
         char *buf = NULL;
         rc = jvm_tfile_read(&f, JVM_JFR_MAX_DUMP, &buf, len, err);
@@ -111,7 +111,7 @@ jp_err jvm_jfr_stop(jvm_recording *rec, jp_error *err)
         return JP_OK;
     char line[128];
     snprintf(line, sizeof line, "JFR.stop name=%s", rec->name);
-    jp_err rc = jfr_cmd(&rec->target, &rec->attach, line, "Stopped recording", err);
+    jp_err rc = jvm_jfr_cmd(&rec->target, &rec->attach, line, "Stopped recording", err);
     /* a JVM that has gone away has no recording left either */
     if (rc == JP_ERR_EXITED || rc == JP_ERR_NOT_FOUND)
         rc = JP_OK;

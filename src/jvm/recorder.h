@@ -1,4 +1,5 @@
 /* recorder.h - JDK Flight Recorder control over jcmd, for live profiles.
+ * The JFR engine of jvm/engine.h is built on it; programs use the engine.
  *
  * A live view keeps one recording running with a rolling window:
  *   jvm_jfr_start()  JFR.start name=jprof-<ourpid>-<n> settings=S maxage=W disk=true
@@ -53,6 +54,12 @@ jp_err jvm_jfr_dump(jvm_recording *rec, uint8_t **data, size_t *len, jp_error *e
 
 /* Stops the recording (no file is written). Safe to call twice. */
 jp_err jvm_jfr_stop(jvm_recording *rec, jp_error *err);
+
+/* One JFR.* command line; JFR answers most failures with result code 0 and
+ * a sentence, so a reply without ok_marker (when given) is
+ * JP_ERR_PROTOCOL with the reply's first line. ao may be NULL. */
+jp_err jvm_jfr_cmd(const jvm_proc *t, const jvm_attach_opts *ao, const char *line,
+                   const char *ok_marker, jp_error *err);
 
 /* Raw `JFR.check` output (heap, the caller frees). */
 jp_err jvm_jfr_check(const jvm_proc *t, const jvm_attach_opts *ao, char **text, jp_error *err);

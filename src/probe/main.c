@@ -241,16 +241,13 @@ static void do_profile_start(probe *p, const probe_req *q)
         return;
     jp_error err;
     jp_error_init(&err);
-    char dir[256];
-    /* run by hand, the settings go to the JVM's /tmp */
-    snprintf(dir, sizeof dir, "%s", p->dir ? p->dir : "/tmp");
-    if (probe_profile_start(&p->prof, &p->jvm, dir, p->jdk_major, q->kinds, q->interval_ns,
-                            q->window_ns, &err) != JP_OK) {
+    if (probe_profile_start(&p->prof, &p->jvm, p->jdk_major, q->kinds, q->interval_ns, q->window_ns,
+                            &err) != JP_OK) {
         send_error(p, "profile_start", q->id, &err);
         return;
     }
     json_t *j = reply_new("profile_start", q->id);
-    json_object_set_new(j, "recording", json_string(p->prof.rec.name));
+    json_object_set_new(j, "recording", json_string(probe_profile_name(&p->prof)));
     json_object_set_new(j, "engine", json_string("jfr"));
     json_object_set_new(j, "interval_ns", json_integer(p->prof.interval_ns));
     send_json(p, j);

@@ -11,6 +11,8 @@
 #include "base/error.h"
 #include "jvm/attach.h"
 #include "jvm/cleanup.h"
+#include "jvm/engine.h"
+#include "jvm/jfc.h"
 #include "jvm/proc.h"
 #include "jvm/recorder.h"
 #include "jvm/snapshot_take.h"
@@ -29,7 +31,8 @@ int probe_dev_usage(void)
                     "       jprof-probe busy PID [auto|helper|thread-print] [MS]\n"
                     "       jprof-probe json PID [auto|helper|thread-print] [MS]\n"
                     "       jprof-probe jfr PID SECONDS [OUT.jfr]\n"
-                    "       jprof-probe jfr-check PID\n");
+                    "       jprof-probe jfr-check PID\n"
+                    "       jprof-probe engine PID jfr|LIBASYNCPROFILER SECONDS [KIND,...]\n");
     return 3;
 }
 
@@ -193,6 +196,102 @@ static int cmd_jfr(const jvm_proc *t, int argc, char **argv)
     return rc;
 }
 
+/* Sleeps up to secs; false when a signal asked us to stop. */
+static bool wait_secs(long secs)
+{
+    for (long i = 0; i < secs * 10 && !stop_requested; i++) {
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = 100000000};
+        nanosleep(&ts, NULL);
+    }
+    return !stop_requested;
+}
+
+static int engine_window(jvm_engine *e, const jvm_proc *t, long secs, uint32_t kinds)
+{
+    jp_error err;
+    jp_error_init(&err);
+    jfr_options jo;
+    jfr_options_init(&jo);
+    jo.kinds = kinds;
+    jfr_report rep;
+    jfr_report_init(&rep);
+    jp_profile *p = jp_profile_new();
+    bool found = false, salvaged = false;
+    jp_err rc = jvm_engine_foreign(e, &err);
+    if (rc == JP_OK)
+        rc = jvm_engine_recover(e, &jo, p, &rep, &found, &salvaged, &err);
+    if (rc == JP_OK && found)
+        printf("recovered an earlier session%s\n", salvaged ? " and its data" : "");
+    jvm_engine_window w;
+    jvm_engine_window_init(&w);
+    w.kinds = kinds;
+    jvm_reply r;
+    if (rc == JP_OK && jvm_jcmd(t, NULL, "VM.version", &r, NULL) == JP_OK) {
+        w.jdk_major = jvm_jdk_major(r.text);
+        jvm_reply_cleanup(&r);
+    }
+    if (rc == JP_OK)
+        rc = jvm_engine_start(e, &w, &err);
+    if (rc == JP_OK) {
+        printf("started %s\n", jvm_engine_name(e));
+        fflush(stdout);
+        if (!wait_secs(secs)) {
+            jvm_cleanup_run_all(); /* the handler only set the flag */
+            printf("interrupted, cleaned up\n");
+            jp_profile_free(p);
+            return 130;
+        }
+        jp_profile_free(p);
+        p = jp_profile_new();
+        jfr_report_init(&rep);
+        rc = jvm_engine_finish(e, &jo, p, &rep, &err);
+    }
+    for (int k = 0; rc == JP_OK && k < JP_KIND_COUNT; k++)
+        if (p->kinds[k].events)
+            printf("kind=%s events=%llu stacks=%zu\n", jp_kind_name((jp_kind)k),
+                   (unsigned long long)p->kinds[k].events, p->kinds[k].count);
+    if (rc == JP_OK && rep.partial)
+        printf("partial: %s\n", rep.error.msg);
+    jp_profile_free(p);
+    return rc == JP_OK ? 0 : fail(&err);
+}
+
+/* One collector window of the engine interface (jvm/engine.h), the way
+ * jprof-agent and jprof-probe drive it; everything is removed afterwards. */
+static int cmd_engine(const jvm_proc *t, int argc, char **argv)
+{
+    if (argc < 5)
+        return probe_dev_usage();
+    jp_error err;
+    jp_error_init(&err);
+    jvm_engine_opts eo;
+    jvm_engine_opts_init(&eo);
+    eo.session = "jprof-probe-dev";
+    if (strcmp(argv[3], "jfr") != 0) {
+        eo.kind = JVM_ENGINE_ASPROF;
+        eo.asprof_lib = argv[3];
+    }
+    uint32_t kinds = 1u << JP_KIND_CPU | 1u << JP_KIND_ALLOC | 1u << JP_KIND_LOCK;
+    if (argc > 5) {
+        kinds = 0;
+        char list[128];
+        snprintf(list, sizeof list, "%s", argv[5]);
+        char *save = NULL;
+        for (char *k = strtok_r(list, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+            jp_kind kind;
+            if (!jp_kind_parse(k, &kind))
+                return probe_dev_usage();
+            kinds |= 1u << kind;
+        }
+    }
+    jvm_engine *e = NULL;
+    if (jvm_engine_new(t, &eo, &e, &err) != JP_OK)
+        return fail(&err);
+    int rc = engine_window(e, t, strtol(argv[4], NULL, 10), kinds);
+    jvm_engine_free(e); /* stops what still runs, removes our files */
+    return rc;
+}
+
 int probe_dev_main(int argc, char **argv)
 {
     if (argc < 2)
@@ -243,6 +342,8 @@ int probe_dev_main(int argc, char **argv)
         return cmd_snapshot(&t, argc, argv, 2);
     if (strcmp(argv[1], "jfr") == 0)
         return cmd_jfr(&t, argc, argv);
+    if (strcmp(argv[1], "engine") == 0)
+        return cmd_engine(&t, argc, argv);
     if (strcmp(argv[1], "jfr-check") == 0) {
         char *text = NULL;
         if (jvm_jfr_check(&t, NULL, &text, &err) != JP_OK)
@@ -265,8 +366,8 @@ int probe_dev_main(int argc, char **argv)
 
 bool probe_dev_is_command(const char *name)
 {
-    static const char *const cmds[] = {"list", "raw",  "parse", "snapshot",
-                                       "busy", "json", "jfr",   "jfr-check"};
+    static const char *const cmds[] = {"list", "raw", "parse",     "snapshot", "busy",
+                                       "json", "jfr", "jfr-check", "engine"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (strcmp(name, cmds[i]) == 0)
             return true;

@@ -1,5 +1,6 @@
 /* probe_dev.h - jprof-probe's developer commands (list, raw, parse,
- * snapshot, busy, json, jfr, jfr-check), run from a shell on the node. */
+ * snapshot, busy, json, jfr, jfr-check, engine), run from a shell on the
+ * node. */
 #ifndef JP_PROBE_PROBE_DEV_H
 #define JP_PROBE_PROBE_DEV_H
 

@@ -1,14 +1,11 @@
 #include "tui/live.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/timeutil.h"
@@ -17,17 +14,6 @@
 #include "jvm/jfc.h"
 #include "model/units.h"
 #include "tui/live_report.h"
-
-/* async-profiler in the target: a directory shared with jprof-agent, whose
- * copy is libasyncProfiler-jprof-<nspid>.so. Ours keeps "libasyncProfiler"
- * in its name so the agent and every other tool see a profiler there, and a
- * stable path, so a later jprof-top re-loading it gets the copy the JVM
- * already has (dlopen matches loaded libraries by path). */
-#define ASPROF_DIR "/tmp/jprof"
-#define ASPROF_LIB_FMT "jprof/libasyncProfiler-jprof-top-%d.so"
-#define ASPROF_LOCK_FMT "jprof/jprof-top-%d.lock"
-/* wall-clock sampling of every thread costs more than cpu: a coarse period */
-#define ASPROF_EVENTS "event=cpu,alloc,lock,wall=50ms"
 
 volatile sig_atomic_t tui_live_stop_signal;
 
@@ -233,7 +219,6 @@ tui_live *tui_live_new(const tui_live_opts *o, const tui_source_ops *ops, void *
     l->snap.source = o->source;
     jp_error_init(&l->fallback);
     jp_error_init(&l->prof.error);
-    l->prof.lock_fd = -1;
     return l;
 }
 
@@ -355,193 +340,49 @@ jp_err tui_live_refresh(tui_live *l, jp_error *err)
 
 /* ---- live profile ---- */
 
-/* One async-profiler command: `load <lib> true <args>`. Every command says
- * "quiet": the profiler otherwise prints "Profiling started/stopped" into
- * the service's own stdout on every window. */
-static jp_err asprof_cmd(tui_live *l, const char *args, jp_error *err)
+/* The engine behind the Flame screen: a viewer (jvm/engine.h) of the JDK
+ * Flight Recorder with the JDK's "profile" settings, or of async-profiler
+ * with --asprof, sampling cpu, allocations, locks and wall clock (every
+ * 50 ms: wall-clock sampling of every thread costs more than cpu). */
+static jp_err prof_engine(tui_live *l, jp_error *err)
 {
-    jvm_reply r;
-    jp_err rc = jvm_attach_load(&l->proc, &l->attach, l->prof.lib.inner, true, args, &r, err);
-    if (rc == JP_OK)
-        jvm_reply_cleanup(&r);
-    return rc;
+    if (l->prof.engine)
+        return JP_OK;
+    jvm_engine_opts eo;
+    jvm_engine_opts_init(&eo);
+    eo.role = JVM_ENGINE_VIEWER;
+    eo.kind = l->opts.asprof ? JVM_ENGINE_ASPROF : JVM_ENGINE_JFR;
+    eo.asprof_lib = l->opts.asprof;
+    eo.jfr_settings = "profile";
+    eo.attach = l->attach;
+    return jvm_engine_new(&l->proc, &eo, &l->prof.engine, err);
 }
 
-static void asprof_stop_on_cleanup(void *arg)
+static void prof_window(const tui_live *l, jvm_engine_window *w)
 {
-    tui_live *l = arg;
-    l->prof.cleanup = 0; /* the registry dropped the slot */
-    asprof_cmd(l, "stop,quiet", NULL);
-}
-
-static jp_err asprof_start_session(tui_live *l, jp_error *err)
-{
-    jp_err rc = jvm_tfile_name(&l->proc, ".jfr", &l->prof.out, err);
-    if (rc != JP_OK)
-        return rc;
-    char args[JVM_ATTACH_ARG_MAX];
-    snprintf(args, sizeof args, "start,%s,jfr,file=%s,quiet", ASPROF_EVENTS, l->prof.out.inner);
-    /* registered before the start: an interrupt right after it still stops it */
-    l->prof.cleanup = jvm_cleanup_register(asprof_stop_on_cleanup, l);
-    if (!l->prof.cleanup)
-        return jp_error_set(err, JP_ERR_LIMIT, "too many pending cleanup actions");
-    rc = asprof_cmd(l, args, err);
-    if (rc != JP_OK) {
-        jvm_cleanup_unregister(l->prof.cleanup);
-        l->prof.cleanup = 0;
-        asprof_cmd(l, "stop,quiet", NULL);
-        jvm_tfile_remove(&l->prof.out);
-        return rc;
-    }
-    l->prof.started_mono = jp_time_mono_ns();
-    return JP_OK;
-}
-
-/* Creates /tmp/jprof in the target when missing (owned by the JVM's user,
- * as jprof-agent accepts), never through a symlink. */
-static jp_err asprof_dir_ensure(tui_live *l, jp_error *err)
-{
-    char dir[96];
-    snprintf(dir, sizeof dir, "/proc/%d/root%s", (int)l->proc.pid, ASPROF_DIR);
-    bool made = mkdir(dir, 0755) == 0;
-    if (made)
-        l->prof.made_dir = true;
-    else if (errno != EEXIST)
-        return jp_error_set(err, errno == EACCES || errno == EPERM ? JP_ERR_PERMISSION : JP_ERR_IO,
-                            "%s in pid %d: %s", ASPROF_DIR, (int)l->proc.pid, strerror(errno));
-    if (made && geteuid() == 0 && chown(dir, l->proc.euid, l->proc.egid) != 0)
-        return jp_error_set(err, JP_ERR_IO, "chown %s: %s", dir, strerror(errno));
-    struct stat st;
-    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return jp_error_set(err, JP_ERR_IO, "%s in pid %d is not a directory", ASPROF_DIR,
-                            (int)l->proc.pid);
-    return JP_OK;
-}
-
-/* Takes the per-JVM lock every jprof-top driving async-profiler holds: the
- * profiler is one per process, so a second one's start, dump or stop would
- * act on the first one's session. The lock file is unlinked by its holder
- * when done, so a lock taken on a file no longer at that path is retried. */
-static jp_err asprof_lock(tui_live *l, jp_error *err)
-{
-    if (l->prof.lock_fd >= 0)
-        return JP_OK; /* restarting after a failed roll: still ours */
-    char name[64];
-    snprintf(name, sizeof name, ASPROF_LOCK_FMT, (int)l->proc.nspid);
-    jvm_tfile_fixed(&l->proc, name, &l->prof.lock);
-    for (int tries = 0; tries < 5; tries++) {
-        int fd = open(l->prof.lock.host, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0)
-            return jp_error_set(err, errno == EACCES ? JP_ERR_PERMISSION : JP_ERR_IO, "%s: %s",
-                                l->prof.lock.host, strerror(errno));
-        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-            close(fd);
-            return jp_error_set(err, JP_ERR_CONFLICT,
-                                "another jprof-top is profiling pid %d with async-profiler; "
-                                "quit it first, or run without --asprof for a JFR flame graph",
-                                (int)l->proc.pid);
-        }
-        struct stat a, b;
-        if (fstat(fd, &a) == 0 && stat(l->prof.lock.host, &b) == 0 && a.st_dev == b.st_dev &&
-            a.st_ino == b.st_ino) {
-            l->prof.lock_fd = fd;
-            l->prof.lock.cleanup = jvm_cleanup_register_file(l->prof.lock.host);
-            return JP_OK;
-        }
-        close(fd);
-    }
-    return jp_error_set(err, JP_ERR_CONFLICT, "%s keeps changing", l->prof.lock.inner);
-}
-
-static void asprof_unlock(tui_live *l)
-{
-    if (l->prof.lock_fd < 0)
-        return;
-    /* unlinked while still held: whoever waits retries on a fresh file */
-    jvm_tfile_remove(&l->prof.lock);
-    close(l->prof.lock_fd);
-    l->prof.lock_fd = -1;
-}
-
-/* Which async-profiler the target maps: 0 none, 1 only our copy, -1 someone
- * else's (its path in `other`). */
-static int asprof_mapped(tui_live *l, char *other, size_t olen)
-{
-    char path[64], line[4096 + 256];
-    snprintf(path, sizeof path, "/proc/%d/maps", (int)l->proc.pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return 0;
-    int who = 0;
-    size_t ol = strlen(l->prof.lib.inner);
-    while (who >= 0 && fgets(line, sizeof line, f)) {
-        const char *p = strchr(line, '/');
-        if (!p)
-            continue;
-        size_t n = strcspn(p, "\n");
-        static const char deleted[] = " (deleted)";
-        if (n >= sizeof deleted - 1 &&
-            memcmp(p + n - (sizeof deleted - 1), deleted, sizeof deleted - 1) == 0)
-            n -= sizeof deleted - 1;
-        if (n == ol && memcmp(p, l->prof.lib.inner, n) == 0) {
-            who = 1;
-        } else if (memmem(p, n, "libasyncProfiler", 16)) {
-            snprintf(other, olen, "%.*s", (int)(n > 200 ? 200 : n), p);
-            who = -1;
-        }
-    }
-    fclose(f);
-    return who;
-}
-
-static jp_err asprof_start(tui_live *l, jp_error *err)
-{
-    char name[64], other[224];
-    snprintf(name, sizeof name, ASPROF_LIB_FMT, (int)l->proc.nspid);
-    jvm_tfile_fixed(&l->proc, name, &l->prof.lib);
-    jp_err rc = asprof_dir_ensure(l, err);
-    if (rc == JP_OK)
-        rc = asprof_lock(l, err);
-    int mapped = rc == JP_OK ? asprof_mapped(l, other, sizeof other) : 0;
-    if (mapped < 0)
-        rc = jp_error_set(err, JP_ERR_CONFLICT,
-                          "pid %d already has an async-profiler loaded by someone else (%s); "
-                          "jprof leaves it alone: run without --asprof for a JFR flame graph",
-                          (int)l->proc.pid, other);
-    if (rc != JP_OK) {
-        asprof_unlock(l); /* the library path may be another jprof-top's: untouched */
-        return rc;
-    }
-    rc = jvm_tfile_copy_in(&l->proc, l->opts.asprof, &l->prof.lib, err);
-    /* our copy left running by a jprof-top that died: we hold the lock, so
-     * nobody else owns that session */
-    if (rc == JP_OK && mapped > 0)
-        asprof_cmd(l, "stop,quiet", NULL);
-    if (rc == JP_OK)
-        rc = asprof_start_session(l, err);
-    if (rc != JP_OK) {
-        jvm_tfile_remove(&l->prof.lib);
-        asprof_unlock(l);
-    }
-    return rc;
+    jvm_engine_window_init(w);
+    w->kinds = 1u << JP_KIND_CPU | 1u << JP_KIND_ALLOC | 1u << JP_KIND_LOCK | 1u << JP_KIND_WALL;
+    w->jdk_major = jvm_jdk_major(l->jvm_version);
+    w->wall_interval_ns = 50 * JP_NS_PER_MS;
+    w->alloc_interval_bytes = -1; /* async-profiler's own: every TLAB */
+    w->lock_threshold_ns = -1;
+    w->span_ns = l->opts.window_ns;
 }
 
 static jp_err pid_prof_start(tui_live *l, jp_error *err)
 {
-    jp_err rc;
-    l->prof.asprof = l->opts.asprof != NULL;
-    /* JDK 25's CPU-time sampler (JEP 509) counts the CPU each sample stands
-     * for; off in every .jfc, so asked for by name (JFR.start takes event
-     * settings since JDK 17). */
-    l->prof.cputime = !l->prof.asprof && jvm_jdk_major(l->jvm_version) >= 25;
-    if (l->prof.asprof)
-        rc = asprof_start(l, err);
-    else
-        rc = jvm_jfr_start(&l->proc, &l->attach,
-                           l->prof.cputime ? "profile jdk.CPUTimeSample#enabled=true "
-                                             "jdk.CPUTimeSample#throttle=10ms"
-                                           : "profile",
-                           l->opts.window_ns, &l->prof.jfr, err);
+    jvm_engine_window w;
+    prof_window(l, &w);
+    jp_err rc = prof_engine(l, err);
+    if (rc == JP_OK)
+        rc = jvm_engine_start(l->prof.engine, &w, err);
+    if (rc == JP_ERR_CONFLICT && l->opts.asprof && err) {
+        size_t n = strlen(err->msg);
+        snprintf(err->msg + n, sizeof err->msg - n,
+                 "; or run without --asprof for a JFR flame graph");
+    }
+    if (rc == JP_OK)
+        l->prof.cputime = jvm_engine_records_cputime(l->prof.engine, &w);
     return rc;
 }
 
@@ -560,129 +401,23 @@ jp_err tui_live_prof_start(tui_live *l, jp_error *err)
     return JP_OK;
 }
 
-/* Reads the async-profiler session: `dump` while younger than the window,
- * else `stop`, read, and a fresh session. *rolled says the session just
- * read is finished. */
-static jp_err asprof_dump(tui_live *l, uint8_t **data, size_t *len, bool *rolled, jp_error *err)
-{
-    bool roll = jp_time_mono_ns() - l->prof.started_mono >= l->opts.window_ns;
-    *rolled = roll;
-    /* No file= here: async-profiler writes JFR to the file named at start
-     * (dump finishes a chunk in it, stop finishes it), and a file= would
-     * open that file for other output. */
-    if (roll) {
-        jvm_cleanup_unregister(l->prof.cleanup);
-        l->prof.cleanup = 0;
-    }
-    jp_err rc = asprof_cmd(l, roll ? "stop,quiet" : "dump,jfr,quiet", err);
-    char *buf = NULL;
-    if (rc == JP_OK)
-        rc = jvm_tfile_read(&l->prof.out, JVM_JFR_MAX_DUMP, &buf, len, err);
-    *data = (uint8_t *)buf;
-    if (roll) {
-        jvm_tfile_remove(&l->prof.out);
-        jp_error serr;
-        jp_error_init(&serr);
-        if (asprof_start_session(l, &serr) != JP_OK) {
-            l->prof.running = false;
-            if (rc == JP_OK)
-                rc = jp_error_set(err, serr.code, "%s", serr.msg);
-        }
-    }
-    return rc;
-}
-
-/* The previous finished session followed by the current one: a JFR file is
- * a sequence of chunks, so the two files joined are one file to the reader,
- * which then keeps the last window of both. */
-static uint8_t *asprof_join(const tui_live *l, const uint8_t *cur, size_t cur_len, size_t *len)
-{
-    *len = l->prof.prev_len + cur_len;
-    uint8_t *all = jp_xmalloc(*len ? *len : 1);
-    if (l->prof.prev_len)
-        memcpy(all, l->prof.prev_data, l->prof.prev_len);
-    if (cur_len)
-        memcpy(all + l->prof.prev_len, cur, cur_len);
-    return all;
-}
-
-static jp_err prof_fetch(tui_live *l, uint8_t **data, size_t *len, bool *tail, jp_error *err)
-{
-    *tail = false;
-    if (!l->prof.asprof)
-        return jvm_jfr_dump(&l->prof.jfr, data, len, err);
-    uint8_t *cur = NULL;
-    size_t cur_len = 0;
-    bool rolled = false;
-    jp_err rc = asprof_dump(l, &cur, &cur_len, &rolled, err);
-    if (rc != JP_OK) {
-        free(cur);
-        return rc;
-    }
-    if (cur_len + l->prof.prev_len > JVM_JFR_MAX_DUMP) {
-        free(cur);
-        return jp_error_set(err, JP_ERR_LIMIT, "async-profiler window larger than %u MiB",
-                            JVM_JFR_MAX_DUMP >> 20);
-    }
-    *data = asprof_join(l, cur, cur_len, len);
-    /* a running session's file ends in the chunk it is still writing */
-    *tail = !rolled;
-    if (rolled) {
-        free(l->prof.prev_data);
-        l->prof.prev_data = cur;
-        l->prof.prev_len = cur_len;
-    } else {
-        free(cur);
-    }
-    return JP_OK;
-}
-
-/* Damage only in the last chunk of a file that ends in a chunk being
- * written is no damage: that chunk is finished at the next dump. */
-static bool tail_in_progress(const jfr_report *rep)
-{
-    return rep->partial && rep->chunks_read > 0 && rep->chunks_read + 1 >= rep->chunks_total;
-}
-
-/* The pid source's window: a dump of the recording, parsed here. */
-static jp_err pid_prof_read(tui_live *l, jp_profile **out, jfr_report *repo, bool *tailo,
+/* The pid source's window: the engine's last span, parsed. */
+static jp_err pid_prof_read(tui_live *l, jp_profile **out, jfr_report *rep, bool *tail,
                             jp_error *err)
 {
-    uint8_t *data = NULL;
-    size_t len = 0;
-    bool tail = false;
-    jp_err rc = prof_fetch(l, &data, &len, &tail, err);
-    if (rc != JP_OK) {
-        free(data);
-        return rc;
-    }
     jfr_options opt;
     jfr_options_init(&opt);
     opt.threads = true;
-    /* a dump holds whole chunks: keep only the window's events */
-    opt.has_from = true;
-    opt.from = (jp_timespec_arg){.relative = true, .from_end = true, .value = l->opts.window_ns};
     jp_profile *p = jp_profile_new();
-    jfr_report rep;
-    jfr_report_init(&rep);
-    rc = jfr_read_buffer(data, len, "live window", &opt, p, &rep);
-    free(data);
-    bool live_tail = tail && tail_in_progress(&rep);
-    /* real damage part way still shows what was read, marked PARTIAL */
-    if (rc != JP_OK && !live_tail && !(rep.partial && rep.events_used > 0)) {
+    jp_err rc = jvm_engine_peek(l->prof.engine, &opt, p, rep, tail, err);
+    /* async-profiler starts a fresh session every window; one that did not
+     * start leaves the screen to start it again */
+    l->prof.running = jvm_engine_running(l->prof.engine);
+    if (rc != JP_OK) {
         jp_profile_free(p);
-        *err = rep.error;
-        if (err->code == JP_OK)
-            jp_error_set(err, rc, "live window: %s", jp_strerror(rc));
         return rc;
     }
-    if (live_tail) {
-        rep.partial = false;
-        jp_error_init(&rep.error);
-    }
     *out = p;
-    *repo = rep;
-    *tailo = live_tail;
     return JP_OK;
 }
 
@@ -720,29 +455,8 @@ jp_err tui_live_prof_dump(tui_live *l, jp_error *err)
 
 static void pid_prof_stop(tui_live *l)
 {
-    if (l->prof.asprof && l->prof.lock_fd >= 0) {
-        if (l->prof.cleanup) {
-            jvm_cleanup_unregister(l->prof.cleanup);
-            l->prof.cleanup = 0;
-            asprof_cmd(l, "stop,quiet", NULL);
-        }
-        jvm_tfile_remove(&l->prof.out);
-        jvm_tfile_remove(&l->prof.lib);
-        asprof_unlock(l);
-    }
-    if (l->prof.asprof) {
-        if (l->prof.made_dir) {
-            char dir[96];
-            snprintf(dir, sizeof dir, "/proc/%d/root%s", (int)l->proc.pid, ASPROF_DIR);
-            rmdir(dir); /* only when empty: jprof-agent may use it too */
-            l->prof.made_dir = false;
-        }
-    } else if (l->prof.jfr.name[0]) {
-        jvm_jfr_stop(&l->prof.jfr, NULL);
-    }
-    free(l->prof.prev_data);
-    l->prof.prev_data = NULL;
-    l->prof.prev_len = 0;
+    jvm_engine_free(l->prof.engine); /* stops it, removes its files */
+    l->prof.engine = NULL;
 }
 
 void tui_live_prof_stop(tui_live *l)
@@ -754,6 +468,11 @@ void tui_live_prof_stop(tui_live *l)
     l->prof.profile = l->prof.prev_profile = NULL;
 }
 
+const char *tui_live_prof_engine(const tui_live *l)
+{
+    return l->opts.asprof ? "async-profiler" : "the JDK Flight Recorder";
+}
+
 void tui_live_prof_label(const tui_live *l, char *buf, size_t len)
 {
     l->ops->prof_label(l, buf, len);
@@ -762,7 +481,7 @@ void tui_live_prof_label(const tui_live *l, char *buf, size_t len)
 static void pid_prof_label(const tui_live *l, char *buf, size_t len)
 {
     double w = (double)l->opts.window_ns / 1e9;
-    if (l->prof.asprof)
+    if (l->opts.asprof)
         snprintf(buf, len, "async-profiler live, last %.0fs", w);
     else if (l->prof.cputime)
         snprintf(buf, len, "JFR window %.0fs, cpu also as cputime (JDK 25 CPU-time sampling)", w);
@@ -782,8 +501,9 @@ static void pid_status(const tui_live *l, tui_lines *ls)
     if (l->opts.asprof)
         tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "Flame engine: async-profiler %s", l->opts.asprof);
     else
-        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "Flame engine: JDK Flight Recorder (JFR.start, "
-                                               "settings \"profile\")");
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0,
+                      "Flame engine: JDK Flight Recorder (JFR.start, "
+                      "settings \"profile\")");
 }
 
 static const tui_source_ops pid_ops = {

@@ -4,25 +4,21 @@
  * (helper jar or Thread.print, src/jvm/snapshot_take.h), keeps the previous
  * one for CPU deltas, runs the analyses (model/analyze.h) and reads the
  * header numbers (process CPU from /proc/PID/stat, heap from GC.heap_info).
- * A live profile (the Flame screen) is a rolling window recorded by the JDK
- * Flight Recorder over jcmd, or by async-profiler when --asprof is given.
- * async-profiler has no maxage, so its sessions are rolled once a window
- * old and the shown profile is the previous finished session plus the
- * current one, cut to the last --window seconds. Its library is copied to
- * /tmp/jprof/libasyncProfiler-jprof-top-<nspid>.so (an async-profiler by
- * name, so other tools see it; ours by exact path), and a lock file next to
- * it lets only one jprof-top drive it at a time. Someone else's profiler
- * only refuses the async-profiler engine (prof.error says so on the Flame
+ * A live profile (the Flame screen) is a rolling window of a profiling
+ * engine in the viewer role (jvm/engine.h): the JDK Flight Recorder with
+ * the JDK's "profile" settings, or async-profiler when --asprof is given
+ * (the engine rolls its sessions, copies the library into the target and
+ * keeps one jprof-top at a time driving it). Someone else's profiler only
+ * refuses the async-profiler engine (prof.error says so on the Flame
  * screen); JFR and the snapshot screens coexist with it.
  * Every undo it needs (stop the recording, delete files in the target) is
  * registered with jvm/cleanup.h while it exists, so a signal handler that
  * only sets a flag plus jvm_cleanup_run_all() in the main loop leave the
  * target as it was.
  *
- * Ownership: tui_live_open() returns a heap object (it must not move: the
- * cleanup registry points into it) freed by tui_live_free(), which stops
- * the profile first. Snapshots and analyses belong to the tui_live and are
- * replaced by the next refresh. Not thread-safe (see jvm/attach.h). */
+ * Ownership: tui_live_open() returns a heap object freed by
+ * tui_live_free(), which stops the profile first. Snapshots and analyses belong to the tui_live and
+ * are replaced by the next refresh. Not thread-safe (see jvm/attach.h). */
 #ifndef JP_TUI_LIVE_H
 #define JP_TUI_LIVE_H
 
@@ -36,9 +32,8 @@
 #include "jfr/jfr.h"
 #include "jvm/attach.h"
 #include "jvm/proc.h"
-#include "jvm/recorder.h"
+#include "jvm/engine.h"
 #include "jvm/snapshot_take.h"
-#include "jvm/targetfs.h"
 #include "model/analyze.h"
 #include "model/busy.h"
 #include "model/profile.h"
@@ -71,18 +66,10 @@ void tui_live_opts_init(tui_live_opts *o);
 /* The Flame screen's recording. */
 typedef struct tui_live_prof {
     bool running;
-    bool asprof;
-    jvm_recording jfr;  /* JDK Flight Recorder (asprof == false) */
-    bool cputime;       /* JFR on JDK 25+: jdk.CPUTimeSample too (kind cputime) */
-    jvm_tfile lib, out; /* async-profiler: its library and JFR file in the target */
-    jvm_tfile lock;     /* async-profiler: held (flock) while we drive it */
-    int lock_fd;        /* -1 when not held */
-    bool made_dir;      /* we created /tmp/jprof (removed again when empty) */
-    int cleanup;        /* async-profiler: "stop" on the way out */
-    uint8_t *prev_data; /* async-profiler: the last finished session's JFR */
-    size_t prev_len;
-    bool live_tail; /* the last read ended in the chunk being written (no damage) */
-    int64_t started_mono;
+    jvm_engine *engine;       /* made at the first start, freed by tui_live_prof_stop */
+    bool cputime;             /* JFR on JDK 25+: jdk.CPUTimeSample too (kind cputime) */
+    bool live_tail;           /* the last read ended in the chunk being written (no damage) */
+    int64_t started_mono;     /* when the profile started */
     jp_profile *profile;      /* the last window read, or NULL */
     jp_profile *prev_profile; /* the one before, freed at the next dump */
     jfr_report rep;
@@ -97,7 +84,7 @@ typedef struct tui_live_prof {
  * header. */
 struct tui_live {
     const tui_source_ops *ops;
-    void *src; /* the source's own state (ops->close frees it) */
+    void *src;       /* the source's own state (ops->close frees it) */
     char where[192]; /* where the target is, for a source other than pid
                       * ("pod shop/checkout-7d9f container app"); "" */
     tui_live_opts opts;
@@ -154,6 +141,9 @@ jp_err tui_live_prof_start(tui_live *l, jp_error *err);
 jp_err tui_live_prof_dump(tui_live *l, jp_error *err);
 /* Stops it and removes its files; safe to call when not running. */
 void tui_live_prof_stop(tui_live *l);
+/* The engine's name in a sentence ("async-profiler", "the JDK Flight
+ * Recorder"). */
+const char *tui_live_prof_engine(const tui_live *l);
 /* The Flame title's label: engine and the span shown ("async-profiler
  * live, last 30s" or "JFR window 30s"). */
 void tui_live_prof_label(const tui_live *l, char *buf, size_t len);

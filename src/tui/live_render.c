@@ -154,8 +154,7 @@ static void flame_render(tui_live_view *v, tui_canvas *c, int top)
             tui_canvas_printf(c, row, 2, TUI_STYLE_DIM, 0,
                               "recording a %.0f s window with %s; the first flame graph comes "
                               "after %.3g s",
-                              (double)v->opts.window_ns / 1e9,
-                              p->asprof ? "async-profiler" : "the JDK Flight Recorder",
+                              (double)v->opts.window_ns / 1e9, tui_live_prof_engine(v->live),
                               (double)v->opts.interval_ns / 1e9);
         return;
     }

@@ -346,8 +346,7 @@ static void flame_enter(tui_live_view *v)
     /* the first window after one interval, later ones every interval */
     v->next_dump = jp_time_mono_ns() + v->opts.interval_ns;
     tui_live_view_message(v, false, "recording started (%s); first window in %.0f s",
-                          v->live->prof.asprof ? "async-profiler" : "JDK Flight Recorder",
-                          (double)v->opts.interval_ns / 1e9);
+                          tui_live_prof_engine(v->live), (double)v->opts.interval_ns / 1e9);
 }
 
 /* ---- timed work ---- */

@@ -40,7 +40,6 @@ static jp_err k_prof_start(tui_live *l, jp_error *err)
     jp_err rc = kube_session_profile_start(k->s, KUBE_PROF_KINDS, 0, l->opts.window_ns, err);
     if (rc == JP_OK) {
         k->recording = true;
-        l->prof.asprof = false;
         l->prof.started_mono = jp_time_mono_ns();
     }
     return rc;

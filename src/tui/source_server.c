@@ -158,7 +158,6 @@ static jp_err s_prof_start(tui_live *l, jp_error *err)
 {
     (void)err;
     ctx_of(l)->dirty = true; /* nothing to start: the agents record */
-    l->prof.asprof = false;
     l->prof.started_mono = jp_time_mono_ns();
     return JP_OK;
 }

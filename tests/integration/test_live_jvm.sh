@@ -10,6 +10,9 @@
 # left alive, attach disabled, agent loading refused on JDK 25, not
 # permitted, attach timeout, JVM exited during attach); and afterwards no
 # jprof file in the target's /tmp and no jprof recording in JFR.check.
+# The engine interface (jvm/engine.h) as a collector: a JFR window, kill -9
+# mid-window and its recovery; the same with async-profiler when
+# JPROF_ASPROF_LIB names a libasyncProfiler.so (else a loud SKIPPED line).
 #
 # Environment: JPROF_PROBE (default ./jprof-probe), JPROF_HELPER_JAR
 # (default ./jprof-helper.jar), JDK17_HOME, JDK25_HOME; CI=true turns a
@@ -271,7 +274,68 @@ agent_refused() {
     [ -z "$(leftovers "$jvm_pid")" ] && pass "refused agent leaves no jar behind"
 }
 
+# engine_window V ENGINE KINDS: a Contention JVM profiled through the engine
+# interface (jvm/engine.h, collector role, as jprof-agent and jprof-probe
+# use it): one window read, then kill -9 mid-window and a second run that
+# takes the orphaned session over; nothing left afterwards.
+engine_window() {
+    local v=$1 home=$2 engine=$3 kinds=$4 name=$5
+    start_jvm "$home" Contention || { fail "JDK $v $name: Contention workload"; return; }
+    local cpid=$jvm_pid out="$work/engine-$v-$name.out"
+    # the workload's monitors stay held: no lock is entered within a window
+    if "$probe" engine "$cpid" "$engine" 2 "$kinds" >"$out" 2>&1 &&
+        grep -q "^started $name\$" "$out" && grep -qE '^kind=cpu events=[1-9]' "$out" &&
+        { [ "$name" = jfr ] || grep -qE '^kind=wall events=[1-9]' "$out"; }; then
+        pass "JDK $v $name engine: a window with cpu events$([ "$name" = jfr ] || echo " and wall")"
+    else
+        fail "JDK $v $name engine: window" "$(head -c 400 "$out")"
+    fi
+    "$probe" engine "$cpid" "$engine" 60 "$kinds" >"$out.kill" 2>&1 &
+    local p=$! n=0
+    # attaching takes seconds on a loaded machine: a generous bound
+    while ! grep -q '^started' "$out.kill" 2>/dev/null && kill -0 "$p" 2>/dev/null && [ $n -lt 600 ]; do
+        sleep 0.1
+        n=$((n + 1))
+    done
+    grep -q '^started' "$out.kill" ||
+        fail "JDK $v $name engine: the window to kill never started" "$(head -c 400 "$out.kill")"
+    kill -KILL "$p"
+    wait "$p" 2>/dev/null
+    [ -e "/proc/$cpid/root/tmp/jprof/probe-dev-session-$cpid" ] &&
+        pass "JDK $v $name engine: kill -9 mid-window leaves the session marker" ||
+        fail "JDK $v $name engine: no marker after kill -9" "$(ls "/proc/$cpid/root/tmp/jprof" 2>&1)"
+    if "$probe" engine "$cpid" "$engine" 1 "$kinds" >"$out.again" 2>&1 &&
+        grep -q '^recovered an earlier session and its data' "$out.again"; then
+        pass "JDK $v $name engine: the next run takes the orphaned session over"
+    else
+        fail "JDK $v $name engine: recovery" "$(head -c 400 "$out.again")"
+    fi
+    local check
+    check=$("$probe" jfr-check "$cpid" 2>&1)
+    # /tmp/jprof is shared with whatever else runs here: only ours count
+    local ours
+    ours=$(ls "/proc/$cpid/root/tmp/jprof" 2>/dev/null | grep -E -- "-$cpid(\.|-|\$)" || true)
+    [ -z "$(leftovers "$cpid")$ours" ] && ! grep -q 'name=jprof-probe-dev' <<<"$check" &&
+        pass "JDK $v $name engine: no recording and no file of this JVM left" ||
+        fail "JDK $v $name engine: left $(leftovers "$cpid") $ours $check"
+    kill "$cpid"
+}
+
+engine_case() {
+    local v=$1 home=$2
+    echo "--- JDK $v: the engine interface"
+    engine_window "$v" "$home" jfr cpu,alloc,lock jfr
+    if [ -n "${JPROF_ASPROF_LIB:-}" ]; then
+        engine_window "$v" "$home" "$JPROF_ASPROF_LIB" cpu,wall,alloc,lock async-profiler
+    else
+        echo "**********************************************************************"
+        echo "SKIPPED: JPROF_ASPROF_LIB not set: the async-profiler engine was not tested here"
+        echo "**********************************************************************"
+    fi
+}
+
 run_jdk 17 "$jdk17"
+engine_case 17 "$jdk17"
 error_cases "$jdk17"
 container_case "$jdk17"
 if have_jdk25; then

@@ -57,7 +57,7 @@ check_PROGRAMS += tests/unit/test_agent_asprof
 TESTS += tests/unit/test_agent_asprof
 tests_unit_test_agent_asprof_SOURCES = tests/unit/test_agent_asprof.c
 tests_unit_test_agent_asprof_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_agent_asprof_LDADD = libjpagent.a libjpjvm.a $(UNIT_LDADD)
+tests_unit_test_agent_asprof_LDADD = libjpjvm.a $(UNIT_LDADD) $(JANSSON_LIBS)
 
 # jprof-server: tokens and the batch codec; the embedded store through store.h
 check_PROGRAMS += tests/unit/test_server tests/unit/test_store_sqlite

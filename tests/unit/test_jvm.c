@@ -1,6 +1,7 @@
 /* Unit tests of src/jvm pieces that need no live JVM: command-line naming,
  * attach reply parsing, the cleanup registry, the helper's JSON decoding,
- * JFR.check parsing and /proc reading of this very process. */
+ * JFR.check parsing, /proc reading of this very process and the engine
+ * interface's contract before anything is sent to a JVM. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 
 #include "jvm/attach.h"
 #include "jvm/cleanup.h"
+#include "jvm/engine.h"
 #include "jvm/jfc.h"
 #include "jvm/proc.h"
 #include "jvm/recorder.h"
@@ -313,10 +315,110 @@ static void test_jdk_major(void **state)
     assert_int_equal(jvm_jdk_major(NULL), 0);
 }
 
+static jp_err engine_for(const jvm_proc *t, jvm_engine_kind kind, jvm_engine_role role,
+                         const char *session, const char *lib, jvm_engine **e)
+{
+    jvm_engine_opts o;
+    jvm_engine_opts_init(&o);
+    o.kind = kind;
+    o.role = role;
+    o.session = session;
+    o.asprof_lib = lib;
+    jp_error err;
+    jp_error_init(&err);
+    return jvm_engine_new(t, &o, e, &err);
+}
+
+static void test_engine_contract(void **state)
+{
+    (void)state;
+    jvm_proc self;
+    jp_error err;
+    jp_error_init(&err);
+    assert_int_equal(jvm_proc_read(getpid(), &self, &err), JP_OK);
+    jvm_engine *e = NULL;
+    /* session names end up in file names in the target */
+    const char *bad[] = {"agent", "jprof-", "jprof-Agent", "jprof-a/b", "jprof-a b"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(engine_for(&self, JVM_ENGINE_JFR, JVM_ENGINE_COLLECTOR, bad[i], NULL, &e),
+                         JP_ERR_USAGE);
+    assert_null(e);
+    assert_int_equal(engine_for(&self, JVM_ENGINE_ASPROF, JVM_ENGINE_COLLECTOR, NULL, NULL, &e),
+                     JP_ERR_USAGE);
+
+    assert_int_equal(engine_for(&self, JVM_ENGINE_JFR, JVM_ENGINE_COLLECTOR, NULL, NULL, &e),
+                     JP_OK);
+    assert_string_equal(jvm_engine_name(e), "jfr");
+    assert_int_equal(jvm_engine_kind_of(e), JVM_ENGINE_JFR);
+    assert_false(jvm_engine_running(e));
+    uint32_t all = (1u << JP_KIND_COUNT) - 1;
+    assert_int_equal(jvm_engine_unsupported(e, all), 1u << JP_KIND_WALL | 1u << JP_KIND_NATIVEMEM |
+                                                         1u << JP_KIND_LIVE |
+                                                         1u << JP_KIND_NATIVELOCK);
+    jvm_engine_window w;
+    jvm_engine_window_init(&w);
+    w.jdk_major = 25;
+    assert_true(jvm_engine_records_cputime(e, &w)); /* jprof's settings on JDK 25 */
+    w.jdk_major = 17;
+    assert_false(jvm_engine_records_cputime(e, &w));
+    /* no async-profiler in this process: no conflict; nothing to finish or peek */
+    assert_int_equal(jvm_engine_foreign(e, &err), JP_OK);
+    jfr_options jo;
+    jfr_options_init(&jo);
+    jfr_report rep;
+    jfr_report_init(&rep);
+    jp_profile *p = jp_profile_new();
+    bool tail;
+    assert_int_equal(jvm_engine_finish(e, &jo, p, &rep, &err), JP_ERR_USAGE);
+    assert_int_equal(jvm_engine_peek(e, &jo, p, &rep, &tail, &err), JP_ERR_USAGE);
+    int pending = jvm_cleanup_pending();
+    jvm_engine_free(e); /* never touched the target: nothing to undo */
+    assert_int_equal(jvm_cleanup_pending(), pending);
+
+    assert_int_equal(engine_for(&self, JVM_ENGINE_ASPROF, JVM_ENGINE_VIEWER, NULL,
+                                "/nonexistent/libasyncProfiler.so", &e),
+                     JP_OK);
+    assert_string_equal(jvm_engine_name(e), "async-profiler");
+    assert_int_equal(jvm_engine_unsupported(e, all), 1u << JP_KIND_CPUTIME);
+    assert_false(jvm_engine_records_cputime(e, &w));
+    assert_int_equal(jvm_engine_foreign(e, &err), JP_OK);
+    /* a viewer never finishes a window: it peeks */
+    assert_int_equal(jvm_engine_finish(e, &jo, p, &rep, &err), JP_ERR_USAGE);
+    jvm_engine_free(e);
+    jvm_engine_free(NULL);
+    jp_profile_free(p);
+}
+
+static void test_engine_asprof_viewer_args(void **state)
+{
+    (void)state;
+    /* jprof-top's window: wall every 50 ms, async-profiler's own alloc and lock */
+    jvm_engine_window w;
+    jvm_engine_window_init(&w);
+    w.kinds |= 1u << JP_KIND_WALL;
+    w.wall_interval_ns = 50 * 1000000LL;
+    w.alloc_interval_bytes = -1;
+    w.lock_threshold_ns = -1;
+    char buf[256];
+    assert_int_equal(jvm_asprof_start_args(&w, "/tmp/jprof-1.jfr", NULL, buf, sizeof buf, NULL),
+                     JP_OK);
+    assert_string_equal(buf,
+                        "start,event=cpu,wall=50ms,alloc,lock,jfr,file=/tmp/jprof-1.jfr,quiet");
+    w.kinds = 1u << JP_KIND_ALLOC | 1u << JP_KIND_LOCK;
+    w.alloc_interval_bytes = 1000;
+    w.lock_threshold_ns = 2500;
+    assert_int_equal(jvm_asprof_start_args(&w, "/f", NULL, buf, sizeof buf, NULL), JP_OK);
+    assert_string_equal(buf, "start,alloc=1000,lock=2500,jfr,file=/f,quiet");
+    w.kinds = 1u << JP_KIND_CPUTIME; /* JDK 25's sampler only: nothing async-profiler records */
+    assert_int_equal(jvm_asprof_start_args(&w, "/f", NULL, buf, sizeof buf, NULL), JP_ERR_USAGE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cmdline_main),
+        cmocka_unit_test(test_engine_contract),
+        cmocka_unit_test(test_engine_asprof_viewer_args),
         cmocka_unit_test(test_jfc_settings),
         cmocka_unit_test(test_jdk_major),
         cmocka_unit_test(test_tfile_remove_after_exit),

@@ -381,8 +381,7 @@ static jp_err batch_write(const tui_args *a, FILE *out, const jp_profile *p, con
         return tui_write_json(out, p, rep, k, a->threads, a->by_value, err);
     case TUI_FORMAT_PPROF:
         return tui_write_pprof(out, p, k, a->threads, err);
-    case TUI_FORMAT_HTML:
-    {
+    case TUI_FORMAT_HTML: {
         const char *name = a->jfr_path ? strrchr(a->jfr_path, '/') : NULL;
         name = name ? name + 1 : a->jfr_path;
         return tui_write_html(out, p, rep, k, a->threads, a->by_value, name, err);

@@ -360,8 +360,8 @@ void tui_report_status(const tui_live *l, tui_lines *ls)
         tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "profile: not running (the Flame screen starts %s)",
                       label);
     else
-        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "profile: %s; last window read cost %.0f ms",
-                      label, p->cost_ms);
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "profile: %s; last window read cost %.0f ms", label,
+                      p->cost_ms);
     if (p->error.code != JP_OK)
         tui_lines_add(ls, TUI_STYLE_WARN, 0, "profile: %s", p->error.msg);
 }

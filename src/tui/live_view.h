@@ -92,7 +92,8 @@ typedef struct tui_live_view {
 tui_live_view *tui_live_view_new(tui_live *live, const tui_live_opts *opts);
 /* The same with another list (picker, taken over; NULL: none, o says so):
  * live NULL starts with the list. */
-tui_live_view *tui_live_view_new_with(tui_live *live, tui_picker *picker, const tui_live_opts *opts);
+tui_live_view *tui_live_view_new_with(tui_live *live, tui_picker *picker,
+                                      const tui_live_opts *opts);
 void tui_live_view_free(tui_live_view *v);
 
 void tui_live_view_resize(tui_live_view *v, int rows, int cols);

@@ -84,8 +84,7 @@ tui_picker *tui_picker_local(void)
 {
     tui_picker *p = jp_xcalloc(1, sizeof *p);
     snprintf(p->title, sizeof p->title, "Java virtual machines on this machine");
-    snprintf(p->head, sizeof p->head, "%8s  %-12s %8s  %s", "PID", "USER", "UPTIME",
-             "MAIN CLASS");
+    snprintf(p->head, sizeof p->head, "%8s  %-12s %8s  %s", "PID", "USER", "UPTIME", "MAIN CLASS");
     snprintf(p->empty, sizeof p->empty,
              "no JVM found that this user may inspect (run as its user or as root)");
     p->rescan_ns = 2 * JP_NS_PER_SEC;

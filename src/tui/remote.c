@@ -352,8 +352,7 @@ jp_err tui_remote_refresh(tui_remote *r, const char *pod, jp_error *err)
     return tui_remote_refresh_pod(r, pod, pod, err);
 }
 
-jp_err tui_remote_refresh_pod(tui_remote *r, const char *pod, const char *status_pod,
-                              jp_error *err)
+jp_err tui_remote_refresh_pod(tui_remote *r, const char *pod, const char *status_pod, jp_error *err)
 {
     double took = 0;
     r->fail = TUI_RFAIL_NONE;

@@ -61,8 +61,7 @@ typedef struct tui_source_ops {
      * dropped), or NULL when nothing changed since the last read (the
      * screen keeps it); *rep says what was read (start/end, partial);
      * *tail: damage only in a chunk still being written (not an error) */
-    jp_err (*prof_read)(tui_live *l, jp_profile **out, jfr_report *rep, bool *tail,
-                        jp_error *err);
+    jp_err (*prof_read)(tui_live *l, jp_profile **out, jfr_report *rep, bool *tail, jp_error *err);
     void (*prof_stop)(tui_live *l);
     void (*prof_label)(const tui_live *l, char *buf, size_t len);
     void (*close)(tui_live *l);
@@ -92,15 +91,14 @@ tui_pick_row *tui_pick_list_add(tui_pick_list *l);
 
 typedef struct tui_picker tui_picker;
 struct tui_picker {
-    char title[160]; /* "Java virtual machines on this machine" */
-    char head[160];  /* the column header line */
-    char empty[200]; /* said when the list is empty */
+    char title[160];   /* "Java virtual machines on this machine" */
+    char head[160];    /* the column header line */
+    char empty[200];   /* said when the list is empty */
     int64_t rescan_ns; /* scan again this often while shown; 0: once */
     /* fills *out (reset first) */
     jp_err (*scan)(tui_picker *p, tui_pick_list *out, jp_error *err);
     /* opens row i of the last scan with the view's options */
-    jp_err (*open)(tui_picker *p, size_t i, const tui_live_opts *o, tui_live **out,
-                   jp_error *err);
+    jp_err (*open)(tui_picker *p, size_t i, const tui_live_opts *o, tui_live **out, jp_error *err);
     void (*free)(tui_picker *p);
     void *ctx;
 };

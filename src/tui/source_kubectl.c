@@ -31,7 +31,7 @@ static jp_err k_refresh(tui_live *l, jp_snapshot **out, jp_error *err)
 }
 
 /* The kinds of the Flame screen: what the JDK's "profile" settings give. */
-#define KUBE_PROF_KINDS                                                                       \
+#define KUBE_PROF_KINDS                                                                            \
     ((1u << JP_KIND_CPU) | (1u << JP_KIND_ALLOC) | (1u << JP_KIND_LOCK) | (1u << JP_KIND_PARK))
 
 static jp_err k_prof_start(tui_live *l, jp_error *err)
@@ -45,8 +45,7 @@ static jp_err k_prof_start(tui_live *l, jp_error *err)
     return rc;
 }
 
-static jp_err k_prof_read(tui_live *l, jp_profile **out, jfr_report *rep, bool *tail,
-                          jp_error *err)
+static jp_err k_prof_read(tui_live *l, jp_profile **out, jfr_report *rep, bool *tail, jp_error *err)
 {
     *tail = false;
     jp_err rc = kube_session_profile_read(ctx_of(l)->s, out, err);
@@ -112,8 +111,8 @@ jp_err tui_kubectl_open(const kube_opts *ko, const char *pod, const char *contai
         return rc;
     const kube_hello *h = kube_session_hello(s);
     if (!h->has_jvm) {
-        rc = jp_error_set(err, JP_ERR_NOT_JVM, "pod %s, container %s: no JVM to inspect%s%s",
-                          pod, kube_session_container(s), h->error[0] ? ": " : "", h->error);
+        rc = jp_error_set(err, JP_ERR_NOT_JVM, "pod %s, container %s: no JVM to inspect%s%s", pod,
+                          kube_session_container(s), h->error[0] ? ": " : "", h->error);
         kube_session_close(s);
         return rc;
     }
@@ -126,8 +125,8 @@ jp_err tui_kubectl_open(const kube_opts *ko, const char *pod, const char *contai
     l->proc.start_ns = h->jvm_start_ns;
     l->proc.uptime_ns = h->jvm_uptime_ns;
     snprintf(l->jvm_version, sizeof l->jvm_version, "%s", h->jvm_version);
-    snprintf(l->where, sizeof l->where, "pod %s%s%s/%s", ko->ns ? ko->ns : "",
-             ko->ns ? "/" : "", pod, kube_session_container(s));
+    snprintf(l->where, sizeof l->where, "pod %s%s%s/%s", ko->ns ? ko->ns : "", ko->ns ? "/" : "",
+             pod, kube_session_container(s));
     /* the probe picks the snapshot source; only Thread.print in a pod */
     l->snap.source = JVM_SNAP_THREAD_PRINT;
     *out = l;
@@ -173,8 +172,7 @@ static jp_err kp_open(tui_picker *p, size_t i, const tui_live_opts *o, tui_live 
         return jp_error_set(err, JP_ERR_NOT_FOUND, "no such pod in the list");
     const agent_pod *pod = &k->pods.items[i];
     if (pod->phase && strcmp(pod->phase, "Running") != 0)
-        return jp_error_set(err, JP_ERR_USAGE, "pod %s is %s, not Running", pod->name,
-                            pod->phase);
+        return jp_error_set(err, JP_ERR_USAGE, "pod %s is %s, not Running", pod->name, pod->phase);
     return tui_kubectl_open(&k->ko, pod->name, k->container, pod, o, out, err);
 }
 

@@ -32,7 +32,7 @@ typedef struct sctx {
     bool all_pods; /* Flame: the whole service */
     bool dirty;
     int64_t read_mono;
-    json_t *snap; /* the stored snapshot shown */
+    json_t *snap;  /* the stored snapshot shown */
     bool borrowed; /* r is the caller's (batch output) */
 } sctx;
 
@@ -162,8 +162,7 @@ static jp_err s_prof_start(tui_live *l, jp_error *err)
     return JP_OK;
 }
 
-static jp_err s_prof_read(tui_live *l, jp_profile **out, jfr_report *rep, bool *tail,
-                          jp_error *err)
+static jp_err s_prof_read(tui_live *l, jp_profile **out, jfr_report *rep, bool *tail, jp_error *err)
 {
     sctx *k = ctx_of(l);
     *tail = false;
@@ -237,7 +236,8 @@ static void s_status(const tui_live *l, tui_lines *ls)
     if (e)
         tui_format_age(json_number_value(json_object_get(e, "age_seconds")), age, sizeof age);
     tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "server: %s, snapshot %s old, flame range %s (%s)",
-                  k->r->base, age, tui_range_names[k->range], k->all_pods ? "all pods" : "this pod");
+                  k->r->base, age, tui_range_names[k->range],
+                  k->all_pods ? "all pods" : "this pod");
     tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s", "");
     tui_rreport_status(k->r, ls);
 }

@@ -179,8 +179,7 @@ static void test_reports(void **state)
     json_t *jvm = json_array_get(json_object_get(j, "jvms"), 0);
     assert_non_null(jvm);
     assert_string_equal(json_string_value(json_object_get(jvm, "via")), "server");
-    assert_string_equal(json_string_value(json_object_get(jvm, "where")),
-                        "shop/checkout pod p-1");
+    assert_string_equal(json_string_value(json_object_get(jvm, "where")), "shop/checkout pod p-1");
     json_t *t0 = json_array_get(json_object_get(jvm, "threads"), 0);
     assert_string_equal(json_string_value(json_object_get(t0, "name")), "w-1");
     assert_true(json_number_value(json_object_get(t0, "cpu_pct")) > 97);

@@ -10,16 +10,20 @@
   const data = JSON.parse(document.getElementById('jprof-data').textContent);
   const meta = data.meta || {};
   const kind = meta.kind || 'cpu';
-  const unit = meta.value === 'total' ? meta.unit : 'samples';
+  /* jprof-top: unit is the kind's, value says the measure; jprof-server:
+   * unit is the measure's, value_unit the kind's */
+  const unit = meta.value ? (meta.value === 'total' ? meta.unit : 'samples') : meta.unit;
+  const valueUnit = meta.value_unit || meta.unit;
   const sampleWord = (JP.SAMPLE_WORDS && JP.SAMPLE_WORDS[kind]) || 'samples';
 
   document.getElementById('export-title').textContent = data.title + ' — ' + kind;
   const head = document.getElementById('export-meta');
-  const span = meta.start && meta.end ? ', ' + meta.start + ' – ' + meta.end : '';
+  const start = meta.start || meta.first, end = meta.end || meta.last;
+  const span = start && end ? ', ' + start + ' – ' + end : '';
   head.append(el('p', { class: 'dim', text:
     kind + ': ' + JP.int(meta.samples) + ' ' + sampleWord + ', ' +
-    JP.fmtUnit(meta.total, meta.unit) + ' in all' + span +
-    (meta.value === 'total' ? '; widths by ' + meta.unit : '; widths by ' + sampleWord) }));
+    JP.fmtUnit(meta.total, valueUnit) + ' in all' + span +
+    '; widths by ' + (unit === 'samples' ? sampleWord : unit) }));
   if (meta.partial) head.append(JP.notice('partial', 'Partial: the recording is damaged; what was read is shown. ' + (meta.error || '')));
   for (const w of meta.warnings || []) head.append(JP.notice('info', w));
   if (!meta.samples) head.append(JP.notice('empty', 'Empty: no ' + kind + ' data in this profile.'));

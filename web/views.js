@@ -81,6 +81,42 @@
     return f;
   }
 
+  /* Download the flame query as one offline HTML file or a pprof profile
+   * (format= on /api/v1/flamegraph); the token goes in the header, so the
+   * answer is fetched and saved from memory. */
+  function exportButtons(p, notes) {
+    const box = el('p', { class: 'export' }, 'Download: ');
+    for (const [fmt, label] of [['html', 'HTML (offline flame graph)'], ['pprof', 'pprof']]) {
+      const b = el('button', { type: 'button', class: 'secondary', text: label, dataset: { export: fmt } });
+      b.addEventListener('click', async () => {
+        const q = new URLSearchParams();
+        for (const [k, v] of Object.entries(p)) if (v !== undefined && v !== null && v !== '' && k !== 'max_nodes') q.set(k, v);
+        q.set('format', fmt);
+        const headers = {};
+        const tok = JP.token.get();
+        if (tok) headers.Authorization = 'Bearer ' + tok;
+        b.disabled = true;
+        try {
+          const resp = await fetch('/api/v1/flamegraph?' + q, { headers, cache: 'no-store', credentials: 'omit' });
+          if (!resp.ok) throw new Error('HTTP ' + resp.status);
+          const blob = await resp.blob();
+          const m = /filename="([^"]+)"/.exec(resp.headers.get('content-disposition') || '');
+          const a = el('a', { href: URL.createObjectURL(blob), download: m ? m[1] : 'jprof-profile.' + fmt });
+          document.body.append(a);
+          a.click();
+          a.remove();
+          setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+        } catch (e) {
+          notes.append(JP.notice('error', 'The ' + fmt + ' download failed: ' + e.message));
+        } finally {
+          b.disabled = false;
+        }
+      });
+      box.append(b, ' ');
+    }
+    return box;
+  }
+
   function topCols(kind, unit) {
     const w = sampleWord(kind);
     return [
@@ -168,6 +204,7 @@
         JP.UNIT_WORDS[kind] ? JP.UNIT_WORDS[kind][0].toUpperCase() + JP.UNIT_WORDS[kind].slice(1) + ': ' : '',
         JP.fmtUnit(meta.total, unit), ' in ', JP.int(meta.samples), ' ' + sampleWord(kind), ', ', JP.int(meta.windows), ' windows of ', whoText(s),
         meta.last ? ['; last data ', JP.time(meta.last), ' (' + JP.ago(meta.last) + ')'] : '', '.'));
+      if (meta.samples) head.append(exportButtons(p, notes));
       if (!meta.samples && meta.partial) {
         notes.append(JP.notice('empty', 'Nothing was read before the query budget ran out: no ' + kind + ' data to show. Try a shorter range.'));
         return;

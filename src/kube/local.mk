@@ -12,6 +12,6 @@ libjpkube_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 bin_PROGRAMS += kubectl-jprof
 kubectl_jprof_SOURCES = src/kube/plugin.c src/kube/plugin_annotate.c src/kube/plugin.h
 kubectl_jprof_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
-kubectl_jprof_LDADD = libjpkube.a libjptui.a libjpweb.a libjpagent.a libjpjvm.a libjpwire.a libjpjfr.a \
+kubectl_jprof_LDADD = libjpkube.a libjptui.a libjpagent.a libjpjvm.a libjpwire.a libjpweb.a libjpjfr.a \
 	libjpmodel.a libjpbase.a $(JANSSON_LIBS) $(CURL_LIBS) $(ZLIB_LIBS) $(ZSTD_LIBS) -lpthread -lm
 EXTRA_DIST += contrib/krew/jprof.yaml

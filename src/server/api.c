@@ -1,5 +1,6 @@
 /* api.c - the query API: parameters, scope checks, budgets, and the flame
  * tree / top table built from the store's stack rows. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,6 +8,8 @@
 #include "base/xalloc.h"
 #include "model/flame.h"
 #include "server/api_int.h"
+#include "wire/html.h"
+#include "wire/pprof.h"
 
 /* ---- parameters ---- */
 
@@ -328,6 +331,72 @@ bool api_by_value(srv_req *r, srv_resp *o, bool *by_value)
     return false;
 }
 
+/* format=: json (default), pprof (gzipped protobuf) or html (one offline
+ * file with the page's flame graph), the last two as downloads. */
+typedef enum api_fmt { API_FMT_JSON, API_FMT_PPROF, API_FMT_HTML } api_fmt;
+
+static bool api_format(srv_req *r, srv_resp *o, api_fmt *f)
+{
+    const char *s = srv_arg(r, "format");
+    *f = API_FMT_JSON;
+    if (!s || !*s || !strcmp(s, "json"))
+        return true;
+    if (!strcmp(s, "pprof")) {
+        *f = API_FMT_PPROF;
+        return true;
+    }
+    if (!strcmp(s, "html")) {
+        *f = API_FMT_HTML;
+        return true;
+    }
+    srv_error(o, 400, "malformed", "format must be 'json', 'pprof' or 'html'");
+    return false;
+}
+
+/* "jprof-SERVICE-KIND.EXT" with only [A-Za-z0-9._-] from the service name */
+static void api_download(srv_resp *o, const api_q *q, const char *ext)
+{
+    char name[96];
+    size_t n = 0;
+    for (const char *s = q->f.service; s && *s && n < 48; s++)
+        name[n++] = isalnum((unsigned char)*s) || *s == '.' || *s == '-' ? *s : '_';
+    name[n] = '\0';
+    snprintf(o->disposition, sizeof o->disposition, "attachment; filename=\"jprof-%s-%s.%s\"",
+             name, jp_kind_name((jp_kind)q->f.kind), ext);
+}
+
+/* The whole tree of the query as a pprof or an HTML file. */
+static void api_flame_export(srv_resp *o, const api_q *q, const jp_profile *p, bool threads,
+                             api_fmt fmt, jp_strbuf *json)
+{
+    jp_error err;
+    jp_error_init(&err);
+    jp_err rc;
+    jp_strbuf_reset(&o->body);
+    if (fmt == API_FMT_PPROF) {
+        rc = jp_pprof_encode(p, (jp_kind)q->f.kind, threads, &o->body, &err);
+        o->ctype = "application/octet-stream";
+        api_download(o, q, "pb.gz");
+    } else {
+        json_error_t je;
+        json_t *doc = json_loadb(json->data, json->len, 0, &je);
+        char title[300];
+        snprintf(title, sizeof title, "%s/%s %s", q->f.ns ? q->f.ns : "", q->f.service,
+                 jp_kind_name((jp_kind)q->f.kind));
+        if (doc)
+            json_object_set_new(doc, "threads", json_boolean(threads));
+        rc = doc ? jp_html_encode(doc, title, &o->body, &err)
+                 : jp_error_set(&err, JP_ERR_INTERNAL, "flame JSON: %s", je.text);
+        json_decref(doc);
+        o->ctype = "text/html; charset=utf-8";
+        api_download(o, q, "html");
+    }
+    if (rc != JP_OK) {
+        o->disposition[0] = '\0';
+        srv_error(o, 500, "internal", "%s", err.msg);
+    }
+}
+
 void api_flamegraph(srv_req *r, srv_resp *o)
 {
     int64_t t0 = jp_time_mono_ns();
@@ -336,6 +405,9 @@ void api_flamegraph(srv_req *r, srv_resp *o)
     bool by_value = true;
     const char *by = srv_arg(r, "by");
     bool both = by && !strcmp(by, "both");
+    api_fmt fmt;
+    if (!api_format(r, o, &fmt))
+        return;
     if (!api_parse(r, o, &q, API_NEED_NS | API_NEED_SERVICE | API_NEED_KIND) ||
         !api_limit(r, o, "max_nodes", 2000, 200000, &max_nodes) ||
         (!both && !api_by_value(r, o, &by_value)))
@@ -361,6 +433,12 @@ void api_flamegraph(srv_req *r, srv_resp *o)
                      kept, max_nodes, kept < f->count ? "true" : "false", f->count - kept);
     api_flame_tree(&o->body, f, keep, by_value, both);
     jp_strbuf_puts(&o->body, "}\n");
+    if (fmt != API_FMT_JSON) {
+        jp_strbuf json = o->body; /* the answer above becomes the file's data */
+        jp_strbuf_init(&o->body, 0);
+        api_flame_export(o, &q, p, threads, fmt, &json);
+        jp_strbuf_cleanup(&json);
+    }
     free(keep);
     jp_flame_free(f);
     jp_profile_free(p);

@@ -203,6 +203,8 @@ static enum MHD_Result http_send(struct MHD_Connection *c, conn_state *cs, srv_r
                             o->cache_control ? o->cache_control : "no-store");
     if (o->etag)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, o->etag);
+    if (o->disposition[0])
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION, o->disposition);
     if (o->status == 401)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
     if (o->retry_after) {

@@ -16,8 +16,8 @@ libjpserver_a_SOURCES += \
 bin_PROGRAMS += jprof-server
 jprof_server_SOURCES = src/server/main.c
 jprof_server_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JANSSON_CFLAGS)
-jprof_server_LDADD = libjpserver.a libjpweb.a libjpwire.a libjpjfr.a libjpmodel.a libjpbase.a \
-	$(MHD_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(ZSTD_LIBS) -lpthread -lm
+jprof_server_LDADD = libjpserver.a libjpwire.a libjpweb.a libjpjfr.a libjpmodel.a libjpbase.a \
+	$(MHD_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(ZSTD_LIBS) $(ZLIB_LIBS) -lpthread -lm
 
 # The web page (web/): compiled into jprof-server by web_gen, a tiny build
 # tool, so `make install` installs nothing else; --web-dir DIR serves a

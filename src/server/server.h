@@ -77,6 +77,7 @@ typedef struct srv_resp {
     const unsigned char *static_body;
     size_t static_len;
     const char *etag, *cache_control;
+    char disposition[160]; /* Content-Disposition ("attachment; filename=..."), "" none */
 } srv_resp;
 
 /* A query-string argument, or NULL. */

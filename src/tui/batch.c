@@ -16,7 +16,7 @@
 #include "model/units.h"
 #include "wire/snapshot_json.h"
 #include "tui/flame_json.h"
-#include "tui/html.h"
+#include "wire/html.h"
 #include "wire/pprof.h"
 
 #define UNKNOWN_THREAD "[unknown thread]"
@@ -323,6 +323,21 @@ jp_err tui_write_json(FILE *out, const jp_profile *p, const jfr_report *rep, jp_
 }
 
 /* ---- pprof ---- */
+
+jp_err tui_write_html(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k,
+                      bool threads, bool by_value, const char *title, jp_error *err)
+{
+    json_t *doc = tui_profile_doc(p, rep, k, threads, by_value);
+    json_object_set_new(doc, "threads", json_boolean(threads));
+    jp_strbuf b;
+    jp_strbuf_init(&b, 0);
+    jp_err rc = jp_html_encode(doc, title, &b, err);
+    json_decref(doc);
+    if (!rc && (fwrite(b.data, 1, b.len, out) != b.len || fflush(out)))
+        rc = jp_error_set(err, JP_ERR_IO, "writing the html output failed");
+    jp_strbuf_cleanup(&b);
+    return rc;
+}
 
 jp_err tui_write_pprof(FILE *out, const jp_profile *p, jp_kind k, bool threads, jp_error *err)
 {

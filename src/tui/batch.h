@@ -40,6 +40,9 @@ jp_err tui_write_json(FILE *out, const jp_profile *p, const jfr_report *rep, jp_
                       bool threads, bool by_value, jp_error *err);
 
 /* A gzipped pprof Profile (wire/pprof.h); refuses a terminal. */
+/* One offline HTML file: flame graph and top table (wire/html.h). */
+jp_err tui_write_html(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k,
+                      bool threads, bool by_value, const char *title, jp_error *err);
 jp_err tui_write_pprof(FILE *out, const jp_profile *p, jp_kind k, bool threads, jp_error *err);
 
 /* Runs `jprof-top -b --jfr NEW --diff OLD`: collapsed "stack OLD NEW" lines

@@ -7,7 +7,6 @@ libjptui_a_SOURCES = \
 	src/tui/chrome.c src/tui/chrome.h \
 	src/tui/flame_json.c src/tui/flame_json.h \
 	src/tui/flame_panel.c src/tui/flame_panel.h \
-	src/tui/html.c src/tui/html.h \
 	src/tui/layout.c src/tui/layout.h \
 	src/tui/live.c src/tui/live.h \
 	src/tui/live_batch.c src/tui/live_batch.h \
@@ -31,4 +30,4 @@ jprof_top_SOURCES = src/tui/main.c \
 	src/tui/remote_cli.c src/tui/remote_cli.h \
 	src/tui/screen.c src/tui/screen.h
 jprof_top_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(JANSSON_CFLAGS)
-jprof_top_LDADD = libjptui.a libjpweb.a libjpkube.a libjpagent.a libjpjvm.a libjpwire.a libjpjfr.a libjpmodel.a libjpbase.a $(NCURSES_LIBS) $(JANSSON_LIBS) $(CURL_LIBS) $(ZLIB_LIBS) -lm
+jprof_top_LDADD = libjptui.a libjpkube.a libjpagent.a libjpjvm.a libjpwire.a libjpweb.a libjpjfr.a libjpmodel.a libjpbase.a $(NCURSES_LIBS) $(JANSSON_LIBS) $(CURL_LIBS) $(ZLIB_LIBS) -lm

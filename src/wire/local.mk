@@ -18,3 +18,7 @@ libjpwire_a_SOURCES += \
 # exports other tools read (gzipped pprof; callers link $(ZLIB_LIBS))
 libjpwire_a_SOURCES += \
 	src/wire/pprof.c src/wire/pprof.h
+# one offline HTML file with the web page's flame graph (callers link
+# libjpweb.a, the page's files, after libjpwire.a)
+libjpwire_a_SOURCES += \
+	src/wire/html.c src/wire/html.h

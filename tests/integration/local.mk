@@ -93,8 +93,8 @@ EXTRA_DIST += tests/integration/test_server_api.sh tests/integration/server_api.
 check_PROGRAMS += tests/unit/test_store_clickhouse
 tests_unit_test_store_clickhouse_SOURCES = tests/unit/test_store_clickhouse.c
 tests_unit_test_store_clickhouse_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-tests_unit_test_store_clickhouse_LDADD = libjpserver.a libjpweb.a libjpwire.a libjpmodel.a libjpbase.a \
-	$(CMOCKA_LIBS) $(CURL_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(ZSTD_LIBS) -lpthread -lm
+tests_unit_test_store_clickhouse_LDADD = libjpserver.a libjpwire.a libjpweb.a libjpmodel.a libjpbase.a \
+	$(CMOCKA_LIBS) $(CURL_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(ZSTD_LIBS) $(ZLIB_LIBS) -lpthread -lm
 INTEGRATION_TEST_LIST += tests/integration/test_server_clickhouse.sh
 JPROF_SERVER_CH_LOG = tests/integration/test_server_clickhouse.sh.log
 $(JPROF_SERVER_CH_LOG): jprof-server jprof-top jprof-workload tests/unit/test_store_clickhouse

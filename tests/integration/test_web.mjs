@@ -219,7 +219,7 @@ async function testAll(tmp) {
   });
   const pageErrors = [];
   async function newPage(width = 1280, height = 800) {
-    const ctx = await browser.newContext({ viewport: { width, height } });
+    const ctx = await browser.newContext({ viewport: { width, height }, acceptDownloads: true });
     const page = await ctx.newPage();
     page.on('pageerror', (e) => pageErrors.push(e.message));
     page.on('console', (m) => m.type() === 'error' && !/status of 40[13]/.test(m.text()) && pageErrors.push(m.text()));
@@ -534,6 +534,24 @@ async function testAll(tmp) {
     }
     await ctx.close();
   }
+
+  /* the flame graph's downloads: format=html and format=pprof of the same query */
+  await goto(page, { namespace: 'demo', service: 'JprofWorkload', view: 'cpu' });
+  for (const fmt of ['html', 'pprof']) {
+    const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 30000 }), page.click(`button[data-export=${fmt}]`)]);
+    const file = path.join(tmp, 'download.' + fmt);
+    await dl.saveAs(file);
+    const bytes = fs.readFileSync(file);
+    if (fmt === 'html') {
+      const html = bytes.toString('utf8');
+      check(dl.suggestedFilename() === 'jprof-JprofWorkload-cpu.html' && html.includes('<script type="application/json" id="jprof-data">') &&
+        html.includes('"title":"demo/JprofWorkload cpu"') && html.includes("default-src 'none'"), 'the CPU view downloads one offline HTML file of the same flame graph', dl.suggestedFilename());
+    } else {
+      check(dl.suggestedFilename() === 'jprof-JprofWorkload-cpu.pb.gz' && bytes[0] === 0x1f && bytes[1] === 0x8b, 'the CPU view downloads a gzipped pprof profile', dl.suggestedFilename());
+    }
+  }
+  const bad = await fetch(base + '/api/v1/flamegraph?namespace=demo&service=JprofWorkload&kind=cpu&format=svg', { headers: { Authorization: 'Bearer ' + T.read } });
+  check(bad.status === 400 && /format must be/.test((await bad.json()).error.message), 'format=svg is refused with a message');
 
   /* sorting a table */
   await goto(page, { namespace: 'demo', service: 'JprofWorkload', view: 'cpu' });

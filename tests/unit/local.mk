@@ -36,7 +36,7 @@ check_PROGRAMS += tests/unit/test_tui
 TESTS += tests/unit/test_tui
 tests_unit_test_tui_SOURCES = tests/unit/test_tui.c
 tests_unit_test_tui_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
-tests_unit_test_tui_LDADD = libjptui.a libjpweb.a libjpwire.a $(UNIT_LDADD) $(JANSSON_LIBS) $(ZLIB_LIBS)
+tests_unit_test_tui_LDADD = libjptui.a libjpwire.a libjpweb.a $(UNIT_LDADD) $(JANSSON_LIBS) $(ZLIB_LIBS)
 
 check_PROGRAMS += tests/unit/test_jvm
 TESTS += tests/unit/test_jvm
@@ -64,11 +64,11 @@ check_PROGRAMS += tests/unit/test_server tests/unit/test_store_sqlite
 TESTS += tests/unit/test_server tests/unit/test_store_sqlite
 tests_unit_test_server_SOURCES = tests/unit/test_server.c
 tests_unit_test_server_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_server_LDADD = libjpserver.a libjpweb.a libjpwire.a $(UNIT_LDADD) $(JANSSON_LIBS) $(ZSTD_LIBS)
+tests_unit_test_server_LDADD = libjpserver.a libjpwire.a libjpweb.a $(UNIT_LDADD) $(JANSSON_LIBS) $(ZSTD_LIBS) $(ZLIB_LIBS)
 tests_unit_test_store_sqlite_SOURCES = tests/unit/test_store_sqlite.c
 tests_unit_test_store_sqlite_CFLAGS = $(UNIT_CFLAGS) $(SQLITE_CFLAGS)
-tests_unit_test_store_sqlite_LDADD = libjpserver.a libjpweb.a libjpwire.a $(UNIT_LDADD) $(SQLITE_LIBS) \
-	$(JANSSON_LIBS) $(ZSTD_LIBS) -lpthread
+tests_unit_test_store_sqlite_LDADD = libjpserver.a libjpwire.a libjpweb.a $(UNIT_LDADD) $(SQLITE_LIBS) \
+	$(JANSSON_LIBS) $(ZSTD_LIBS) $(ZLIB_LIBS) -lpthread
 
 # JFR reader (owned by the JFR helper): unit tests, a synthetic JFR writer, a dump tool.
 check_PROGRAMS += tests/unit/test_jfr tests/unit/test_jfr_kinds tests/unit/test_jfr_wire tests/unit/jfr_dump
@@ -99,7 +99,7 @@ TESTS += tests/unit/test_tui_live
 tests_unit_test_tui_live_SOURCES = tests/unit/test_tui_live.c
 tests_unit_test_tui_live_CPPFLAGS = $(AM_CPPFLAGS) -DTEST_DATA_DIR='"$(abs_top_srcdir)/tests/unit/data"'
 tests_unit_test_tui_live_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
-tests_unit_test_tui_live_LDADD = libjptui.a libjpweb.a libjpjvm.a libjpwire.a $(UNIT_LDADD) $(JANSSON_LIBS) $(ZLIB_LIBS)
+tests_unit_test_tui_live_LDADD = libjptui.a libjpjvm.a libjpwire.a libjpweb.a $(UNIT_LDADD) $(JANSSON_LIBS) $(ZLIB_LIBS)
 
 # jprof-top's remote view without a server: flame answers folded into a
 # profile, reports and screens from stored answers, an unreachable server.
@@ -107,4 +107,4 @@ check_PROGRAMS += tests/unit/test_tui_remote
 TESTS += tests/unit/test_tui_remote
 tests_unit_test_tui_remote_SOURCES = tests/unit/test_tui_remote.c
 tests_unit_test_tui_remote_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
-tests_unit_test_tui_remote_LDADD = libjptui.a libjpweb.a libjpjvm.a libjpwire.a $(UNIT_LDADD) $(JANSSON_LIBS) $(CURL_LIBS) $(ZLIB_LIBS)
+tests_unit_test_tui_remote_LDADD = libjptui.a libjpjvm.a libjpwire.a libjpweb.a $(UNIT_LDADD) $(JANSSON_LIBS) $(CURL_LIBS) $(ZLIB_LIBS)

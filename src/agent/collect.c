@@ -429,6 +429,9 @@ static const char *active_message(const agent_target *t)
         jvm_engine_unsupported(t->engine, t->policy.kinds))
         return "wall, nativemem, live and nativelock need async-profiler; the JDK engine records "
                "the other kinds";
+    if (jvm_engine_kind_of(t->engine) == JVM_ENGINE_ASPROF &&
+        (t->policy.kinds & (1u << JP_KIND_IO)))
+        return "io comes from the JDK's own I/O events: async-profiler records the other kinds";
     if (jvm_engine_records_cputime(t->engine, &w))
         return "JDK 25: cpu also recorded as cputime (jdk.CPUTimeSample, CPU-time sampling)";
     return t->recovered ? "recovered the session of an earlier agent run" : "";

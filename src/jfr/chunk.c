@@ -221,6 +221,11 @@ static const ev_spec specs[] = {
      KB(JP_KIND_CPUTIME), true},
     {"jdk.CPUTimeSamplesLost", "eventThread", NULL, "lostSamples", NULL, JFR_SLOT_LOST,
      KB(JP_KIND_CPUTIME), false},
+    /* I/O: the time blocked; host, port and path stay in the recording */
+    {"jdk.SocketRead", "eventThread", NULL, "duration", NULL, JFR_SLOT_IO, KB(JP_KIND_IO), true},
+    {"jdk.SocketWrite", "eventThread", NULL, "duration", NULL, JFR_SLOT_IO, KB(JP_KIND_IO), true},
+    {"jdk.FileRead", "eventThread", NULL, "duration", NULL, JFR_SLOT_IO, KB(JP_KIND_IO), true},
+    {"jdk.FileWrite", "eventThread", NULL, "duration", NULL, JFR_SLOT_IO, KB(JP_KIND_IO), true},
 };
 #define NSPECS (sizeof specs / sizeof specs[0])
 #define EV_SETTING NSPECS /* jdk.ActiveSetting */

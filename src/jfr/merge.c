@@ -83,7 +83,7 @@ static jp_kind cell_kind(const jfr_cell *cell, bool ap_states, const periods *pr
         [JFR_SLOT_PARK] = JP_KIND_PARK,       [JFR_SLOT_NMEM] = JP_KIND_NATIVEMEM,
         [JFR_SLOT_LIVE] = JP_KIND_LIVE,       [JFR_SLOT_NLOCK] = JP_KIND_NATIVELOCK,
         [JFR_SLOT_CPUTIME] = JP_KIND_CPUTIME, [JFR_SLOT_FREE] = JP_KIND_NATIVEMEM,
-        [JFR_SLOT_LOST] = JP_KIND_CPUTIME,
+        [JFR_SLOT_LOST] = JP_KIND_CPUTIME,    [JFR_SLOT_IO] = JP_KIND_IO,
     };
     if (cell->slot != JFR_SLOT_EXEC)
         return kinds[cell->slot];

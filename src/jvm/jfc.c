@@ -58,11 +58,11 @@ bool jvm_jfc_cputime(const jvm_jfc_opts *o)
 jp_err jvm_jfc_build(const jvm_jfc_opts *o, jp_strbuf *out, jp_error *err)
 {
     const uint32_t jfr_kinds = (1u << JP_KIND_CPU) | (1u << JP_KIND_ALLOC) | (1u << JP_KIND_LOCK) |
-                               (1u << JP_KIND_PARK) | (1u << JP_KIND_CPUTIME);
+                               (1u << JP_KIND_PARK) | (1u << JP_KIND_CPUTIME) | (1u << JP_KIND_IO);
     if (!(o->kinds & jfr_kinds))
         return jp_error_set(err, JP_ERR_USAGE,
                             "no event kind the JDK engine records (cpu, alloc, lock, park, "
-                            "cputime)");
+                            "cputime, io)");
     if (o->kinds == (1u << JP_KIND_CPUTIME) && o->jdk_major && o->jdk_major < 25)
         return jp_error_set(err, JP_ERR_UNSUPPORTED,
                             "cputime needs JDK 25 (jdk.CPUTimeSample); this is JDK %d",
@@ -105,6 +105,15 @@ jp_err jvm_jfc_build(const jvm_jfc_opts *o, jp_strbuf *out, jp_error *err)
         event(out, &rc, "jdk.JavaMonitorEnter", "threshold", span);
     if (o->kinds & (1u << JP_KIND_PARK))
         event(out, &rc, "jdk.ThreadPark", "threshold", span);
+    /* I/O waits at the locks' threshold (10 ms continuous, lower in a
+     * profile-until window): the stack and the time blocked are read; the
+     * host, port and path stay in the target */
+    if (o->kinds & (1u << JP_KIND_IO)) {
+        event(out, &rc, "jdk.SocketRead", "threshold", span);
+        event(out, &rc, "jdk.SocketWrite", "threshold", span);
+        event(out, &rc, "jdk.FileRead", "threshold", span);
+        event(out, &rc, "jdk.FileWrite", "threshold", span);
+    }
     jp_err r = jp_strbuf_puts(out, "</configuration>\n");
     if (rc == JP_OK)
         rc = r;

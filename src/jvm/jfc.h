@@ -25,7 +25,7 @@ typedef struct jvm_jfc_opts {
                                   not JFR events and are ignored */
     int jdk_major;             /* 0 = unknown (treated as a current JDK) */
     int64_t cpu_period_ns;     /* jdk.ExecutionSample period, > 0 */
-    int64_t lock_threshold_ns; /* jdk.JavaMonitorEnter and jdk.ThreadPark threshold */
+    int64_t lock_threshold_ns; /* jdk.JavaMonitorEnter, jdk.ThreadPark and the I/O events */
     unsigned alloc_per_second; /* jdk.ObjectAllocationSample throttle (JDK 16+) */
 } jvm_jfc_opts;
 

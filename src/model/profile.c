@@ -6,7 +6,7 @@
 #include "base/xalloc.h"
 
 static const char *const jp_kind_names[JP_KIND_COUNT] = {
-    "cpu", "wall", "alloc", "lock", "park", "nativemem", "live", "nativelock", "cputime"};
+    "cpu", "wall", "alloc", "lock", "park", "nativemem", "live", "nativelock", "cputime", "io"};
 
 const char *jp_kind_name(jp_kind k)
 {
@@ -36,7 +36,7 @@ const char *jp_kind_unit(jp_kind k)
 
 const char *jp_kind_list(void)
 {
-    return "cpu, wall, alloc, lock, park, nativemem, live, nativelock or cputime";
+    return "cpu, wall, alloc, lock, park, nativemem, live, nativelock, cputime or io";
 }
 
 static const char *const jp_frame_kind_names[JP_FRAME_KIND_COUNT] = {

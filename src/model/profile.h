@@ -31,6 +31,7 @@ typedef enum jp_kind {
     JP_KIND_LIVE,       /* heap objects still live at the end (async-profiler live) */
     JP_KIND_NATIVELOCK, /* pthread mutex waits (async-profiler nativelock) */
     JP_KIND_CPUTIME,    /* JDK 25 CPU-time samples (jdk.CPUTimeSample, JEP 509) */
+    JP_KIND_IO,         /* socket and file reads/writes, ns blocked (jdk.SocketRead, ...) */
     JP_KIND_COUNT
 } jp_kind;
 

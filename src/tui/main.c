@@ -90,7 +90,7 @@ static void usage(FILE *out)
         "  -b, --batch            print to stdout instead of the interactive view\n"
         "      --jfr FILE         the JFR recording to read\n"
         "  -e, --event KIND       cpu, wall, alloc, lock, park, nativemem, live,\n"
-        "                         nativelock or cputime\n"
+        "                         nativelock, cputime or io (socket and file waits)\n"
         "                         (default: cpu if present, else the first kind present)\n"
         "      --value WHAT       samples (event counts, default) or total (ns or bytes)\n"
         "  -f, --format FMT       batch output: live text (default) or json (one object\n"

@@ -364,8 +364,12 @@ static bool global_key(tui_view *v, int key, tui_action *act)
     case TUI_KEY_RESIZE:
         return true;
     default:
-        if (key >= '1' && key < '1' + JP_KIND_COUNT) {
+        if (key >= '1' && key <= '9' && key - '1' < JP_KIND_COUNT) {
             tui_view_set_kind(v, (jp_kind)(key - '1'));
+            return true;
+        }
+        if (key == '0' && JP_KIND_IO < JP_KIND_COUNT) { /* the tenth kind */
+            tui_view_set_kind(v, JP_KIND_IO);
             return true;
         }
         return false;

@@ -7,7 +7,7 @@ Usage: jfr_oracle.py FILE KIND [--value samples|total] [--threads]
                      [--from-ns NS] [--to-ns NS] [--state S[,S]]
                      [--leak [--tail F]] [--lost]
 
-KIND is cpu|wall|alloc|lock|park|nativemem|live|nativelock|cputime. Prints
+KIND is cpu|wall|alloc|lock|park|nativemem|live|nativelock|cputime|io. Prints
 one line per distinct stack,
 `root;...;leaf VALUE`, sorted. Frame names follow jprof's rule: the class name
 with '/' turned into '.', then '.' and the method; the bare method for C++ and
@@ -67,6 +67,7 @@ EVENTS = {
     "live": ["profiler.LiveObject"],
     "nativelock": ["profiler.NativeLock"],
     "cputime": ["jdk.CPUTimeSample", "jdk.CPUTimeSamplesLost"],
+    "io": ["jdk.SocketRead", "jdk.SocketWrite", "jdk.FileRead", "jdk.FileWrite"],
 }
 
 # Field holding the event's total for kinds whose value is not a duration.

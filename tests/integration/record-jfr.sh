@@ -13,6 +13,9 @@
 #   JPROF_JFR_EXTRA         more comma-separated recording options, e.g.
 #                           "jdk.GCPhaseParallel#enabled=false"
 #   JPROF_JAVA_OPTS         more JVM options (default -Xmx256m)
+#   JPROF_WORKLOAD_IO=1     the workload also does socket and file I/O
+#                           (-Dworkload.io=true), recorded with the four
+#                           I/O events at a 0 ms threshold (kind io)
 # Exit status 0 when OUT.jfr was written, 1 otherwise (the JVM log is shown).
 set -u
 
@@ -49,6 +52,13 @@ settings="$settings,jdk.ObjectAllocationOutsideTLAB#enabled=true"
 settings="$settings,jdk.JavaMonitorEnter#threshold=1ms"
 settings="$settings,jdk.ThreadPark#threshold=1ms"
 settings="$settings,jdk.ExecutionSample#period=10ms"
+io=""
+if [ "${JPROF_WORKLOAD_IO:-0}" = 1 ]; then
+    io=-Dworkload.io=true
+    for e in SocketRead SocketWrite FileRead FileWrite; do
+        settings="$settings,jdk.$e#threshold=0ms"
+    done
+fi
 if [ -n "${JPROF_JFR_EXTRA:-}" ]; then
     settings="$settings,$JPROF_JFR_EXTRA"
 fi
@@ -56,7 +66,7 @@ fi
 rm -f "$out"
 # dumponexit writes the recording when the workload calls System.exit.
 # shellcheck disable=SC2086
-"$jhome/bin/java" ${JPROF_JAVA_OPTS:--Xmx256m} \
+"$jhome/bin/java" ${JPROF_JAVA_OPTS:--Xmx256m} $io \
     "-XX:StartFlightRecording=$settings,dumponexit=true,filename=$out" \
     -cp "$classes" shop.JprofWorkload "$secs" >"$tmp/java.log" 2>&1
 rc=$?

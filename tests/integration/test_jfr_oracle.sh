@@ -232,7 +232,8 @@ for v in $jdks; do
     # here, at the 10 ms the JDK's profile.jfc names.
     extra=""
     [ "$v" = 25 ] && extra="jdk.CPUTimeSample#enabled=true,jdk.CPUTimeSample#throttle=10ms"
-    JPROF_JFR_EXTRA=$extra "$here/record-jfr.sh" "$(jdk_home "$v")" "$work/jdk$v.jfr" "$secs" \
+    # the workload's socket and file I/O too (kind io)
+    JPROF_WORKLOAD_IO=1 JPROF_JFR_EXTRA=$extra "$here/record-jfr.sh" "$(jdk_home "$v")" "$work/jdk$v.jfr" "$secs" \
         2>"$work/record$v.log" &
     recorders="$recorders $!"
 done
@@ -253,7 +254,7 @@ done
 # --json` and its parsing are most of this test's time, and there are 2 cores ----
 warm=""
 for v in $recorded; do
-    (for k in cpu alloc lock park; do
+    (for k in cpu alloc lock park io; do
         python3 "$oracle" --jfr "$(jdk_home "$v")/bin/jfr" "$work/jdk$v.jfr" "$k" --count >/dev/null 2>&1
     done) &
     warm="$warm $!"
@@ -266,7 +267,7 @@ done
 for v in $recorded; do
     f=$work/jdk$v.jfr
     tool=$(jdk_home "$v")/bin/jfr
-    for k in cpu alloc lock park; do
+    for k in cpu alloc lock park io; do
         n=$(python3 "$oracle" --jfr "$tool" "$f" "$k" --count)
         if [ "${n:-0}" -gt 0 ]; then
             pass "JDK $v recording has $n $k events"
@@ -274,7 +275,15 @@ for v in $recorded; do
             fail "JDK $v recording has no $k events (workload or recording settings broken)"
         fi
     done
-    check_file "jdk$v" "$f" "$tool" "cpu alloc lock park" "alloc lock park" "cpu" yes
+    check_file "jdk$v" "$f" "$tool" "cpu alloc lock park io" "alloc lock park io" "cpu" yes
+    # the time blocked in I/O is the workload's: Orders.awaitReply waits for
+    # the peer's answer (JDK 22+ reports I/O events from the caller's frame)
+    if "$top" -b --jfr "$f" --event io --format top 2>/dev/null | sed -n 3,10p |
+        grep -q 'shop\.Orders\.awaitReply\|java\.net\.Socket\$SocketInputStream\.read'; then
+        pass "jdk$v io: the socket read Orders.awaitReply waits in is among the top frames"
+    else
+        fail "jdk$v io: no socket read among the top frames" "$("$top" -b --jfr "$f" --event io --format top 2>&1 | head -10)"
+    fi
     if [ "$v" = 25 ]; then
         n=$(python3 "$oracle" --jfr "$tool" "$f" cputime --count)
         if [ "${n:-0}" -gt 0 ]; then

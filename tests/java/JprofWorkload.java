@@ -10,6 +10,11 @@
  *   park   Payments.settle on one ReentrantLock         (threads "payments-N")
  *          Dispatcher.take waiting on a Condition       (thread  "dispatcher")
  *          Scheduler.tick in LockSupport.parkNanos       (thread  "scheduler")
+ *   io     with -Dworkload.io=true only (thread names stay fixed otherwise):
+ *          Orders.awaitReply blocked in a loopback socket read (thread "orders"),
+ *          the peer answering every 20 ms (thread "orders-peer"), and
+ *          Ledger.append / Ledger.replay writing and reading 1 MiB of a temp
+ *          file every 20 ms (thread "ledger")
  *
  * Usage: java [-Dworkload.heavy=true] [-Dworkload.hot=mix] -cp DIR shop.JprofWorkload [SECONDS]
  * SECONDS defaults to 10. By default the catalog thread rests 1 ms between
@@ -20,6 +25,15 @@
  */
 package shop;
 
+import java.io.File;
+import java.io.FileInputStream;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,6 +64,12 @@ public final class JprofWorkload {
         threads.add(start("dispatcher", dispatcher::consume));
         threads.add(start("producer", dispatcher::produce));
         threads.add(start("scheduler", Scheduler::run));
+        if (Boolean.getBoolean("workload.io")) {
+            Orders orders = new Orders();
+            threads.add(start("orders", orders::run));
+            threads.add(start("orders-peer", orders::peer));
+            threads.add(start("ledger", Ledger::run));
+        }
 
         Thread.sleep(TimeUnit.SECONDS.toMillis(seconds));
         running = false;
@@ -262,5 +282,88 @@ final class Scheduler {
     static void tick() {
         JprofWorkload.sink += System.nanoTime() & 1;
         LockSupport.parkNanos(4_000_000);
+    }
+}
+
+/* I/O on a socket: "orders" asks its peer over loopback and blocks in the
+ * read until the answer comes, 20 ms later (jdk.SocketRead). */
+final class Orders {
+    private final ServerSocket server;
+
+    Orders() {
+        try {
+            server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    void run() {
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort())) {
+            InputStream in = s.getInputStream();
+            OutputStream out = s.getOutputStream();
+            byte[] buf = new byte[512];
+            while (JprofWorkload.running) {
+                out.write(buf, 0, 64);
+                out.flush();
+                JprofWorkload.sink += awaitReply(in, buf);
+            }
+        } catch (IOException e) {
+            if (JprofWorkload.running) throw new IllegalStateException(e);
+        }
+    }
+
+    static int awaitReply(InputStream in, byte[] buf) throws IOException {
+        return in.read(buf);
+    }
+
+    void peer() {
+        try (Socket s = server.accept()) {
+            InputStream in = s.getInputStream();
+            OutputStream out = s.getOutputStream();
+            byte[] buf = new byte[512];
+            while (JprofWorkload.running && in.read(buf) > 0) {
+                Thread.sleep(20);
+                out.write(buf, 0, 256);
+                out.flush();
+            }
+        } catch (IOException | InterruptedException e) {
+            /* the end of the run closes the sockets */
+        }
+    }
+}
+
+/* I/O on a file: "ledger" writes 1 MiB and reads it back (jdk.FileWrite,
+ * jdk.FileRead), then rests 20 ms so the CPU profile stays Checkout's. */
+final class Ledger {
+    static void run() {
+        byte[] block = new byte[1 << 18];
+        try {
+            File f = File.createTempFile("jprof-workload-ledger", ".dat");
+            f.deleteOnExit();
+            while (JprofWorkload.running) {
+                append(f, block);
+                JprofWorkload.sink += replay(f, block);
+                Thread.sleep(20);
+            }
+            f.delete();
+        } catch (IOException | InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static void append(File f, byte[] block) throws IOException {
+        try (FileOutputStream out = new FileOutputStream(f)) {
+            for (int i = 0; i < 4; i++) out.write(block);
+        }
+    }
+
+    static long replay(File f, byte[] block) throws IOException {
+        long n = 0;
+        try (FileInputStream in = new FileInputStream(f)) {
+            int r;
+            while ((r = in.read(block)) > 0) n += r;
+        }
+        return n;
     }
 }

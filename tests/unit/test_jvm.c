@@ -244,6 +244,16 @@ static void test_jfc_settings(void **state)
     assert_int_equal(count(x, "jdk.ExecutionSample"), 0);
     assert_int_equal(count(x, "jdk.ThreadPark"), 1);
     free(x);
+    /* io: the four I/O events, with stacks, at the locks' threshold */
+    x = jfc(1u << JP_KIND_IO, 17, 20 * 1000000LL);
+    assert_int_equal(count(x, "<event "), 5); /* with jdk.ActiveSetting */
+    assert_int_equal(count(x, "jdk.SocketRead"), 1);
+    assert_int_equal(count(x, "jdk.SocketWrite"), 1);
+    assert_int_equal(count(x, "jdk.FileRead"), 1);
+    assert_int_equal(count(x, "jdk.FileWrite"), 1);
+    assert_int_equal(count(x, "<setting name=\"threshold\">10 ms</setting>"), 4);
+    assert_int_equal(count(x, "<setting name=\"stackTrace\">true</setting>"), 4);
+    free(x);
     /* odd periods keep their precision; wall alone is nothing JFR records */
     x = jfc(cpu, 0, 1500000);
     assert_non_null(strstr(x, "1500 us"));
@@ -379,7 +389,7 @@ static void test_engine_contract(void **state)
                                 "/nonexistent/libasyncProfiler.so", &e),
                      JP_OK);
     assert_string_equal(jvm_engine_name(e), "async-profiler");
-    assert_int_equal(jvm_engine_unsupported(e, all), 1u << JP_KIND_CPUTIME);
+    assert_int_equal(jvm_engine_unsupported(e, all), 1u << JP_KIND_CPUTIME | 1u << JP_KIND_IO);
     assert_false(jvm_engine_records_cputime(e, &w));
     assert_int_equal(jvm_engine_foreign(e, &err), JP_OK);
     /* a viewer never finishes a window: it peeks */

@@ -2,9 +2,9 @@
  * contract other tools link to), the token form (sessionStorage only), the
  * service / pod / range pickers, the view tabs, and back/forward.
  *
- * URL parameters: namespace, service, pod, kind (cpu|wall|alloc|lock|park),
+ * URL parameters: namespace, service, pod, kind (cpu|wall|alloc|lock|park|io),
  * from, to (the API's time syntax), view (overview|cpu|memory|locks|
- * deadlocks|wall|status), base_from, base_to, base_pod (the compare
+ * deadlocks|wall|io|status), base_from, base_to, base_pod (the compare
  * baseline: any of them turns comparing on; base_pod= means every pod),
  * and for the flame views search, mode (reverse|sandwich), frame,
  * max_nodes, threads. */
@@ -13,10 +13,10 @@
 (function () {
   const JP = window.JP;
   const el = JP.el;
-  const VIEWS = ['overview', 'cpu', 'memory', 'locks', 'deadlocks', 'wall', 'status'];
-  const VIEW_TITLES = { overview: 'Overview', cpu: 'CPU', memory: 'Memory', locks: 'Locks', deadlocks: 'Deadlocks', wall: 'Wall', status: 'Status' };
-  const KIND_VIEW = { cpu: 'cpu', alloc: 'memory', lock: 'locks', park: 'locks', wall: 'wall' };
-  const VIEW_KIND = { cpu: 'cpu', memory: 'alloc', wall: 'wall' };
+  const VIEWS = ['overview', 'cpu', 'memory', 'locks', 'deadlocks', 'wall', 'io', 'status'];
+  const VIEW_TITLES = { overview: 'Overview', cpu: 'CPU', memory: 'Memory', locks: 'Locks', deadlocks: 'Deadlocks', wall: 'Wall', io: 'I/O', status: 'Status' };
+  const KIND_VIEW = { cpu: 'cpu', alloc: 'memory', lock: 'locks', park: 'locks', wall: 'wall', io: 'io' };
+  const VIEW_KIND = { cpu: 'cpu', memory: 'alloc', wall: 'wall', io: 'io' };
   const KEYS = ['namespace', 'service', 'pod', 'kind', 'from', 'to', 'view', 'base_from', 'base_to', 'base_pod', 'search', 'mode', 'frame', 'max_nodes', 'threads'];
 
   let state = null;
@@ -26,7 +26,7 @@
     const q = new URLSearchParams(location.search);
     const s = {};
     for (const k of KEYS) s[k] = q.has(k) ? q.get(k) : null;
-    if (!['cpu', 'wall', 'alloc', 'lock', 'park'].includes(s.kind)) s.kind = null;
+    if (!['cpu', 'wall', 'alloc', 'lock', 'park', 'io'].includes(s.kind)) s.kind = null;
     if (!VIEWS.includes(s.view)) s.view = s.kind ? KIND_VIEW[s.kind] : 'overview';
     if (VIEW_KIND[s.view]) s.kind = VIEW_KIND[s.view];
     if (s.view === 'locks' && s.kind !== 'park') s.kind = 'lock';

@@ -8,7 +8,7 @@
   const JP = window.JP;
   const el = JP.el;
 
-  const KIND_TITLES = { cpu: 'CPU', wall: 'Wall clock', alloc: 'Allocations', lock: 'Monitor contention (lock)', park: 'Parking (java.util.concurrent)' };
+  const KIND_TITLES = { cpu: 'CPU', wall: 'Wall clock', alloc: 'Allocations', lock: 'Monitor contention (lock)', park: 'Parking (java.util.concurrent)', io: 'I/O waits (sockets and files)' };
   const CONFIDENCE = {
     exact_thread_cpu: 'exact thread CPU over the last interval',
     exact: 'exact thread CPU over the last interval',
@@ -211,7 +211,7 @@
       }
       if (!meta.samples) {
         notes.append(JP.notice('empty', 'Empty: no ' + kind + ' data for ' + whoText(s) + ' in this range. ' +
-          (kind === 'wall' ? 'Wall-clock profiles come from async-profiler; the JDK engine records none.' : 'Is the kind enabled (jprof.io/events) and the service profiled? See Overview.')));
+          (kind === 'wall' ? 'Wall-clock profiles come from async-profiler; the JDK engine records none.' : kind === 'io' ? 'I/O waits come from the JDK engine when jprof.io/events names io (waits longer than 10 ms).' : 'Is the kind enabled (jprof.io/events) and the service profiled? See Overview.')));
         return;
       }
     }
@@ -400,6 +400,14 @@
     if (!needService(ctx)) return;
     const pods = await podsOf(ctx);
     await flameSection(ctx, 'wall', pods);
+  };
+
+  /* the code that waits for the network or the disk; hosts and paths are
+   * never recorded, only the frames and the time blocked */
+  V.io = async (ctx) => {
+    if (!needService(ctx)) return;
+    const pods = await podsOf(ctx);
+    await flameSection(ctx, 'io', pods);
   };
 
   V.locks = async (ctx) => {
@@ -650,7 +658,7 @@
     const s = ctx.s;
     const sec = JP.section('Last data per kind');
     ctx.out.append(sec);
-    const all = ['cpu', 'alloc', 'lock', 'park', 'wall'];
+    const all = ['cpu', 'alloc', 'lock', 'park', 'wall', 'io'];
     const rs = await Promise.all(all.map((k) => (kinds.includes(k) ? JP.api('top', Object.assign(scopeParams(s), { kind: k, limit: 1 }), ctx.signal) : null)));
     const rows = all.map((k, i) => {
       const r = rs[i];

@@ -64,7 +64,7 @@ enum {
     JFR_SLOT_LIVE,
     JFR_SLOT_NLOCK,
     JFR_SLOT_CPUTIME,
-    JFR_SLOT_IO, /* jdk.SocketRead/Write, jdk.FileRead/Write */
+    JFR_SLOT_IO,   /* jdk.SocketRead/Write, jdk.FileRead/Write */
     JFR_SLOT_FREE, /* profiler.Free: only ever a leak event */
     JFR_SLOT_LOST, /* jdk.CPUTimeSamplesLost: only ever a count */
 };

@@ -361,8 +361,8 @@ static void api_download(srv_resp *o, const api_q *q, const char *ext)
     for (const char *s = q->f.service; s && *s && n < 48; s++)
         name[n++] = isalnum((unsigned char)*s) || *s == '.' || *s == '-' ? *s : '_';
     name[n] = '\0';
-    snprintf(o->disposition, sizeof o->disposition, "attachment; filename=\"jprof-%s-%s.%s\"",
-             name, jp_kind_name((jp_kind)q->f.kind), ext);
+    snprintf(o->disposition, sizeof o->disposition, "attachment; filename=\"jprof-%s-%s.%s\"", name,
+             jp_kind_name((jp_kind)q->f.kind), ext);
 }
 
 /* The whole tree of the query as a pprof or an HTML file. */

@@ -270,12 +270,13 @@ async function testAll(tmp) {
 
     await c0.close();
   }
-  const wl = run(tmp, ['java', '-Xmx256m', '-cp', CLASSES, 'shop.JprofWorkload', '400'], 'wl.log');
+  /* with its socket and file I/O: the agent records kind io too */
+  const wl = run(tmp, ['java', '-Xmx256m', '-Dworkload.io=true', '-cp', CLASSES, 'shop.JprofWorkload', '400'], 'wl.log');
   execFileSync('javac', ['-d', path.join(tmp, 'dl'), path.join(SRCDIR, 'tests/java/Deadlocks.java')]);
   const dl = run(tmp, ['java', '-Xmx64m', '-cp', path.join(tmp, 'dl'), 'live.Deadlocks', '400'], 'dl.log');
   const until = new Date(Date.now() + 3600e3).toISOString().replace(/\.\d+Z$/, 'Z');
   fs.writeFileSync(path.join(tmp, 'agent.conf'),
-    `pid ${wl.pid} jprof.io/threads=high jprof.io/events=cpu,alloc,lock,park\n` +
+    `pid ${wl.pid} jprof.io/threads=high jprof.io/events=cpu,alloc,lock,park,io\n` +
     `pid ${dl.pid} jprof.io/threads=high jprof.io/events=cpu jprof.io/profile-until=${until}\n`);
   run(tmp, [path.join(BUILD, 'jprof-agent'), '--mode', 'host', '--config', path.join(tmp, 'agent.conf'), '--namespace', 'demo',
     '--window', WINDOW + 's', '--scan-interval', '1s', '--server', base, '--token-file', path.join(tmp, 'ingest.tok'), '--metrics-listen', '127.0.0.1:0'], 'agent.log');
@@ -338,6 +339,11 @@ async function testAll(tmp) {
     const got = await waitFor(async () => ((await topOf('JprofWorkload', k)) || '').startsWith(want), 3 * WINDOW + 20);
     check(got, `agent data: ${k} on the server, ${want} on top`, await topOf('JprofWorkload', k));
   }
+  /* io: the agent's JFR settings asked for the I/O events (10 ms threshold):
+   * Orders.awaitReply waits 20 ms for its peer on every read */
+  const ioTree = async () => JSON.stringify((await api(base, 'flamegraph?namespace=demo&service=JprofWorkload&kind=io&from=-1h')).body);
+  const io = await waitFor(async () => (await ioTree()).includes('shop.Orders.awaitReply'), 3 * WINDOW + 20);
+  check(io, 'agent data: io on the server, the socket wait of Orders.awaitReply in it', (await ioTree()).slice(0, 300));
   const cycles = await waitFor(async () => {
     const t = JSON.stringify((await api(base, 'deadlocks?namespace=demo&service=Deadlocks&from=-1h')).body);
     return ['mon-deadlock-1', 'mon-deadlock-2', 'rl-deadlock-1', 'rl-deadlock-2'].every((n) => t.includes(n));
@@ -525,7 +531,7 @@ async function testAll(tmp) {
     const { ctx, page: pw } = await newPage(w, h);
     await pw.goto(base + '/');
     await login(pw);
-    for (const v of ['overview', 'cpu', 'memory', 'locks', 'deadlocks', 'status']) {
+    for (const v of ['overview', 'cpu', 'memory', 'locks', 'deadlocks', 'io', 'status']) {
       await goto(pw, { namespace: 'demo', service: v === 'deadlocks' ? 'Deadlocks' : 'JprofWorkload', view: v });
       await pw.waitForTimeout(100);
       const sw2 = await pw.evaluate(() => document.documentElement.scrollWidth);
@@ -534,6 +540,13 @@ async function testAll(tmp) {
     }
     await ctx.close();
   }
+
+  /* the I/O view: the io flame graph of the same service */
+  await goto(page, { namespace: 'demo', service: 'JprofWorkload', view: 'io' });
+  const ioHead = await text(page, '#view h2');
+  const ioTop = await text(page, 'table[data-table=top] tbody');
+  check(/I\/O waits/.test(ioHead) && (await page.locator('canvas.flame-canvas').count()) === 1 && ioTop.length > 0,
+    'the I/O view draws the io flame graph with its top table', ioHead);
 
   /* the flame graph's downloads: format=html and format=pprof of the same query */
   await goto(page, { namespace: 'demo', service: 'JprofWorkload', view: 'cpu' });

@@ -21,5 +21,4 @@ sbin_PROGRAMS += jprof-agent
 jprof_agent_SOURCES = src/agent/main.c
 jprof_agent_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JANSSON_CFLAGS)
 jprof_agent_LDADD = $(AGENT_LIBS)
-EXTRA_DIST += contrib/k8s/jprof-agent.yaml contrib/k8s/jprof-server.yaml contrib/k8s/README.md
 EXTRA_DIST += bench/agent/run bench/agent/Spin.java

@@ -194,7 +194,11 @@ clean-local-web:
 # k8s_check.py, the project's own schema check; broken copies must fail it.
 INTEGRATION_TEST_LIST += tests/integration/test_k8s_manifests.sh
 JPROF_K8S_LOG = tests/integration/test_k8s_manifests.sh.log
-$(JPROF_K8S_LOG): jprof-server jprof-agent
+if HAVE_JAVAC
+$(JPROF_K8S_LOG): jprof-server jprof-agent jprof-top jprof-helper.jar jprof-workload
+else
+$(JPROF_K8S_LOG): jprof-server jprof-agent jprof-top jprof-workload
+endif
 EXTRA_DIST += tests/integration/test_k8s_manifests.sh tests/integration/k8s_check.py
 
 # The container image: make distdir, scripts/build-images (offline base),

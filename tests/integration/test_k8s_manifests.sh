@@ -5,7 +5,8 @@
 # endpoints, non-root, capabilities with reasons, RBAC, NetworkPolicy, image
 # tags as scripts/build-images names them. The real jprof-server runs with
 # the embedded overlay's arguments and answers its probes. Then broken copies
-# of the manifests must fail the check, each for its own reason.
+# of the manifests must fail the check, each for its own reason. Last, the
+# agent's capability list is tried for real on a JVM of another user.
 # No cluster is involved: nothing is applied anywhere.
 # Exit: 0 all passed, 1 some check failed, 77 skipped (no kubectl; a failure
 # under CI=true).
@@ -101,5 +102,56 @@ if [ -s "$work/embedded.yaml" ] && [ -s "$work/clickhouse.yaml" ]; then
     [ $rc -eq 2 ] && grep -q 'bad-yaml.yaml:3: tab' "$work/bad-yaml.out" &&
         pass "malformed input: exit 2 with the file and line ($(head -n 1 "$work/bad-yaml.out"))" ||
         fail "malformed input: exit $rc" "$(head -n 2 "$work/bad-yaml.out")"
+fi
+
+# The agent's capabilities, for real: a JVM of another user (nobody), and
+# jprof-top (the same src/jvm attach and snapshot code as the agent) as root
+# with exactly the capabilities base/agent.yaml adds: a helper snapshot
+# works; without any one of them it fails. Needs root and setpriv.
+caps=$(sed -n '/^ *add:$/,/^ *volumeMounts:$/s/^ *- \([A-Z_]*\)$/\1/p' "$srcdir/contrib/k8s/base/agent.yaml")
+java=$jdk17/bin/java
+classes=$builddir/tests/java/classes
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
+    skip_or_fail "root and setpriv (util-linux) to try the agent's capabilities"
+elif [ ! -x "$java" ] || [ ! -s "$classes/shop/JprofWorkload.class" ]; then
+    skip_or_fail "JDK 17 at $jdk17 and the test workload (make jprof-workload)"
+else
+    echo "the agent's capabilities in base/agent.yaml:" $caps
+    jvmdir=$work/jvm
+    mkdir -p "$jvmdir" && cp -r "$classes" "$jvmdir/" && chmod 755 "$work" && chmod -R a+rX "$jvmdir"
+    # with_caps "CAP CAP...": jprof-top as root bounded to those capabilities
+    with_caps() {
+        local b=-all c
+        for c in $1; do b="$b,+${c,,}"; done
+        timeout 60 setpriv --bounding-set "$b" --inh-caps -all -- "$builddir/jprof-top" -b -p "$jpid" \
+            -d 0.3 --format json --snapshot helper >"$work/caps.out" 2>"$work/caps.err"
+    }
+    # a fresh JVM for each try: the first attach (SIGQUIT) is part of it
+    fresh_jvm() {
+        [ -n "${jpid:-}" ] && kill "$jpid" 2>/dev/null
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$java" -cp "$jvmdir/classes" \
+            shop.JprofWorkload 300 >"$work/jvm.log" 2>&1 &
+        jpid=$!
+        pids+=("$jpid")
+        for _ in $(seq 1 100); do # until the JVM has loaded libjvm and its main class
+            grep -q libjvm.so "/proc/$jpid/maps" 2>/dev/null && [ -e "/tmp/hsperfdata_nobody/$jpid" ] && return 0
+            sleep 0.1
+        done
+        return 1
+    }
+    if fresh_jvm && with_caps "$caps" && grep -q '"state"' "$work/caps.out"; then
+        pass "root with only the manifest's $(wc -w <<<"$caps") capabilities takes a helper snapshot of user nobody's JVM"
+    else
+        fail "the manifest's capabilities do not suffice" "$(head -c 300 "$work/caps.err")"
+    fi
+    for drop in $caps; do
+        fresh_jvm
+        if with_caps "$(tr ' ' '\n' <<<"$caps" | grep -vx "$drop")"; then
+            fail "$drop looks unneeded: the snapshot worked without it (drop it from the manifest?)"
+        else
+            pass "without $drop the attach fails: $(head -n 1 "$work/caps.err")"
+        fi
+    done
+    kill "$jpid" 2>/dev/null
 fi
 summary "k8s manifests"

@@ -18,7 +18,7 @@ EXTRA_DIST += contrib/images/Containerfile \
 # picks the builder (default: the first that works).
 IMAGES_DISTDIR = images-src/$(PACKAGE)-$(VERSION)
 images:
-	rm -rf images-src
+	rm -rf images-src && $(MKDIR_P) images-src
 	$(MAKE) $(AM_MAKEFLAGS) distdir distdir=$(IMAGES_DISTDIR)
 	$(top_srcdir)/scripts/build-images $(IMAGE_BUILDER:%=--builder %) --out images $(IMAGES_DISTDIR); \
 	rc=$$?; rm -rf images-src; exit $$rc

@@ -16,9 +16,8 @@ libjpagent_a_SOURCES = \
 AGENT_LIBS = libjpagent.a libjpjvm.a libjpwire.a libjpjfr.a libjpmodel.a libjpbase.a \
 	$(CURL_LIBS) $(JANSSON_LIBS) $(ZSTD_LIBS) -lpthread -lm
 
-bin_PROGRAMS += jprof-agent
+sbin_PROGRAMS += jprof-agent
 jprof_agent_SOURCES = src/agent/main.c
 jprof_agent_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JANSSON_CFLAGS)
 jprof_agent_LDADD = $(AGENT_LIBS)
-EXTRA_DIST += contrib/k8s/jprof-agent.yaml contrib/k8s/jprof-server.yaml contrib/k8s/README.md
 EXTRA_DIST += bench/agent/run bench/agent/Spin.java

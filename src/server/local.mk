@@ -13,7 +13,7 @@ libjpserver_a_SOURCES += \
 	src/server/ingest.c src/server/api_int.h src/server/api.c \
 	src/server/api_docs.c src/server/api_threads.c src/server/api_diff.c
 
-bin_PROGRAMS += jprof-server
+sbin_PROGRAMS += jprof-server
 jprof_server_SOURCES = src/server/main.c
 jprof_server_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JANSSON_CFLAGS)
 jprof_server_LDADD = libjpserver.a libjpwire.a libjpweb.a libjpjfr.a libjpmodel.a libjpbase.a \

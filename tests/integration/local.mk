@@ -1,6 +1,8 @@
 # Every test here goes into INTEGRATION_TEST_LIST (not TESTS): Makefile.am adds
 # the list to TESTS unless configure --disable-integration-tests (make distcheck).
 INTEGRATION_TEST_LIST =
+# the image test runs after every other one (set here: rules below read it)
+JPROF_IMAGES_LOG = tests/integration/test_images.sh.log
 # Integration tests: real JVMs, the JDK's jfr tool as oracle, tmux.
 # Benchmarks are run by hand (bench/*/run), never by make check.
 
@@ -161,10 +163,10 @@ INTEGRATION_TEST_LIST += tests/integration/test_tomcat_truth.sh
 JPROF_TOMCAT_TRUTH_LOG = tests/integration/test_tomcat_truth.sh.log
 # It loads both cores for half a minute: it runs after every other test of
 # the run (those in TEST_LOGS), so their timing is not its load's.
-JPROF_TOMCAT_AFTER = $(filter-out $(JPROF_TOMCAT_TRUTH_LOG),$(TEST_LOGS))
+JPROF_TOMCAT_AFTER = $(filter-out $(JPROF_TOMCAT_TRUTH_LOG) $(JPROF_IMAGES_LOG),$(TEST_LOGS))
 # The browser test (Chromium, an agent, JVMs) is the other heavy one: it runs
 # after every test but the Tomcat one, which then runs after it.
-JPROF_WEB_AFTER = $(filter-out $(JPROF_TOMCAT_TRUTH_LOG) $(JPROF_WEB_LOG),$(TEST_LOGS))
+JPROF_WEB_AFTER = $(filter-out $(JPROF_TOMCAT_TRUTH_LOG) $(JPROF_WEB_LOG) $(JPROF_IMAGES_LOG),$(TEST_LOGS))
 if HAVE_JAVAC
 $(JPROF_TOMCAT_TRUTH_LOG): jprof-top jprof-server jprof-agent jprof-helper.jar $(JPROF_TOMCAT_AFTER)
 else
@@ -199,3 +201,23 @@ clean-local: clean-local-kube
 clean-local-kube:
 	rm -rf tests/integration/kubectl-jprof.d
 .PHONY: clean-local-kube
+
+# contrib/k8s rendered by `kubectl kustomize` (every overlay) and checked by
+# k8s_check.py, the project's own schema check; broken copies must fail it.
+INTEGRATION_TEST_LIST += tests/integration/test_k8s_manifests.sh
+JPROF_K8S_LOG = tests/integration/test_k8s_manifests.sh.log
+if HAVE_JAVAC
+$(JPROF_K8S_LOG): jprof-server jprof-agent jprof-top jprof-helper.jar jprof-workload
+else
+$(JPROF_K8S_LOG): jprof-server jprof-agent jprof-top jprof-workload
+endif
+EXTRA_DIST += tests/integration/test_k8s_manifests.sh tests/integration/k8s_check.py
+
+# The container image: make distdir, scripts/build-images (offline base),
+# then the programs run inside the archive it wrote. The slowest test, and it
+# loads both cores while compiling: it runs last of all, after the Tomcat one.
+# (Not in make distcheck, which runs unit tests only.)
+INTEGRATION_TEST_LIST += tests/integration/test_images.sh
+JPROF_IMAGES_AFTER = $(filter-out $(JPROF_IMAGES_LOG),$(TEST_LOGS))
+$(JPROF_IMAGES_LOG): $(JPROF_IMAGES_AFTER)
+EXTRA_DIST += tests/integration/test_images.sh

@@ -1,7 +1,8 @@
 #!/bin/bash
 # test_install.sh - `make install DESTDIR=...` as a packager runs it: every
-# program lands in PREFIX/bin and answers --version with the build's version,
-# the man pages and the helper jar are installed, and a program run from the
+# program lands in PREFIX/bin (tools) or PREFIX/sbin (the daemons), answers
+# --version with the build's version and has its man page; the helper jar is
+# installed, and a program run from the
 # staged tree finds the helper jar next to itself (PREFIX/share/jprof), not
 # the one of the build tree, when it takes a thread snapshot.
 # Exit: 0 all passed, 1 some check failed.
@@ -23,17 +24,35 @@ prefix=$(sed -n 's/^prefix = //p' "$builddir/Makefile")
 root=$dest$prefix
 version=$(sed -n 's/^VERSION = //p' "$builddir/Makefile")
 n=0
-for p in "$root"/bin/*; do
+for p in "$root"/bin/* "$root"/sbin/*; do
     [ -x "$p" ] || continue
     n=$((n + 1))
+    name=$(basename "$p")
     out=$("$p" --version 2>&1)
     if [ $? -eq 0 ] && grep -qF -- "$version" <<<"$out"; then
-        pass "$(basename "$p") --version from the staged tree: $out"
+        pass "$name --version from the staged tree: $out"
     else
-        fail "$(basename "$p") --version: '$out' (want $version)"
+        fail "$name --version: '$out' (want $version)"
     fi
+    # every installed program has a man page (section 1 in bin, 8 in sbin)
+    man=$(find "$root/share/man" -name "$name.[1-8]" | head -n 1)
+    [ -n "$man" ] && pass "$name has its man page ${man#"$root"/share/man/}" ||
+        fail "$name has no man page under $prefix/share/man"
 done
-[ $n -ge 3 ] && pass "$n programs installed in $prefix/bin" || fail "only $n programs in $root/bin"
+[ $n -ge 3 ] && pass "$n programs installed in $prefix/bin and $prefix/sbin" ||
+    fail "only $n programs in $root/bin and $root/sbin"
+# the daemons are system programs (man section 8): sbin; the tools: bin
+for p in sbin/jprof-agent sbin/jprof-server bin/jprof-top; do
+    [ -x "$root/$p" ] && pass "$p installed" || fail "$prefix/$p missing"
+done
+# jprof-probe is streamed into foreign containers: it must need no library
+if [ -x "$root/bin/jprof-probe" ]; then
+    if LC_ALL=C ldd "$root/bin/jprof-probe" 2>&1 | grep -Eq 'not a dynamic executable|statically linked'; then
+        pass "jprof-probe is statically linked"
+    else
+        fail "jprof-probe is dynamically linked" "$(ldd "$root/bin/jprof-probe" 2>&1 | head -n 3)"
+    fi
+fi
 for m in man1/jprof-top.1 man7/jprof.7 man8/jprof-agent.8 man8/jprof-server.8; do
     [ -s "$root/share/man/$m" ] && pass "man page $m installed" || fail "man page $m missing"
 done

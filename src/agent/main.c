@@ -15,6 +15,7 @@
 #include "agent/metrics.h"
 #include "agent/run.h"
 #include "agent/upload.h"
+#include "base/stopsig.h"
 #include "base/timeutil.h"
 #include "jvm/cleanup.h"
 
@@ -348,12 +349,7 @@ int main(int argc, char **argv)
     if (parse_args(&c, argc, argv) || settle(&c))
         return JP_ERR_USAGE;
 
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    jp_stop_signals(on_signal);
     curl_global_init(CURL_GLOBAL_DEFAULT);
 
     agent_metrics m;

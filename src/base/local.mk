@@ -5,4 +5,5 @@ libjpbase_a_SOURCES = \
 	src/base/hash.c src/base/hash.h \
 	src/base/strbuf.c src/base/strbuf.h \
 	src/base/timeutil.c src/base/timeutil.h \
-	src/base/datapath.c src/base/datapath.h
+	src/base/datapath.c src/base/datapath.h \
+	src/base/stopsig.c src/base/stopsig.h

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/stopsig.h"
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "model/analyze.h"
@@ -485,12 +486,7 @@ int main(int argc, char **argv)
     int st = parse_args(argc, argv, &a);
     if (st != PLUGIN_EXIT_OK)
         return st;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    jp_stop_signals(on_signal);
     if (strcmp(a.cmd, "top") == 0)
         return cmd_top(&a);
     if (!needs_target(&a))

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/stopsig.h"
 #include "base/error.h"
 #include "base/timeutil.h"
 #include "jvm/attach.h"
@@ -363,14 +364,7 @@ static bool handle(probe *p, const char *line, size_t len, unsigned long lineno)
 
 static void signals_install(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal; /* no SA_RESTART: a blocked read returns EINTR */
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sa.sa_handler = SIG_IGN;
-    sigaction(SIGPIPE, &sa, NULL);
+    jp_stop_signals(on_signal); /* a blocked read returns EINTR */
 }
 
 static int serve(const char *dir, pid_t want)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/stopsig.h"
 #include "base/error.h"
 #include "jvm/attach.h"
 #include "jvm/cleanup.h"
@@ -328,12 +329,7 @@ int probe_dev_main(int argc, char **argv)
     jvm_proc t;
     if (jvm_proc_open(pid, &t, &err) != JP_OK)
         return fail(&err);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    jp_stop_signals(on_signal);
     if (strcmp(argv[1], "snapshot") == 0)
         return cmd_snapshot(&t, argc, argv, 0);
     if (strcmp(argv[1], "busy") == 0)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/stopsig.h"
 #include "base/timeutil.h"
 #include "server/server.h"
 #include "server/store_clickhouse.h"
@@ -355,12 +356,7 @@ int main(int argc, char **argv)
         return 1;
     }
     metrics_init(&s.m);
-    signal(SIGPIPE, SIG_IGN);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    jp_stop_signals(on_signal);
     void *daemon = NULL;
     if (srv_http_start(&s, &daemon, &e) != JP_OK) {
         fprintf(stderr, "jprof-server: %s\n", e.msg);

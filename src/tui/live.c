@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/stopsig.h"
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "jvm/cleanup.h"
@@ -533,14 +534,7 @@ static void on_stop_signal(int sig)
 
 void tui_live_signals_install(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    jp_stop_signals(on_stop_signal);
 }
 
 void tui_live_sleep(int64_t ns)

@@ -152,11 +152,21 @@ PY
     fail "two pods: $res" "$(cat "$work/hot.err")"
 
 echo "--- flame of the hot method"
-"$plugin" -n shop flame hot-2 -d 3s -o collapsed -f "$work/hot.collapsed" 2>"$work/fl.err"
-grep -q "live.Contention\$Hot.spin" "$work/hot.collapsed" &&
-    pass "flame -o collapsed: live.Contention\$Hot.spin is sampled" || fail "flame" "$(cat "$work/fl.err")"
-"$plugin" -n shop flame hot-2 -d 2s -o top 2>/dev/null | grep -q "Hot.spin" &&
-    pass "flame -o top" || fail "flame -o top"
+# flame_has FORMAT FILE: a 4 s recording of hot-2 into FILE holds Hot.spin;
+# on a loaded machine a JVM's first seconds of JFR can come out nearly
+# empty, so a second recording is allowed (and said)
+flame_has() {
+    local fmt=$1 out=$2 try
+    for try in 1 2; do
+        "$plugin" -n shop flame hot-2 -d 4s -o "$fmt" -f "$out" 2>"$work/fl.err"
+        grep -q 'live.Contention$Hot.spin' "$out" && return 0
+        echo "note: flame -o $fmt try $try: no Hot.spin ($(wc -l <"$out") lines)"
+    done
+    return 1
+}
+flame_has collapsed "$work/hot.collapsed" &&
+    pass "flame -o collapsed: live.Contention\$Hot.spin is sampled" || fail "flame" "$(cat "$work/fl.err"; head -5 "$work/hot.collapsed")"
+flame_has top "$work/hot.top" && pass "flame -o top" || fail "flame -o top" "$(cat "$work/fl.err"; head -8 "$work/hot.top")"
 [ -z "$(leftovers "$hot2")" ] && [ -z "$(recordings "$hot2")" ] &&
     pass "after flame: nothing in the pod's /tmp, no recording" || fail "after flame: $(leftovers "$hot2") $(recordings "$hot2")"
 

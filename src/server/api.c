@@ -365,36 +365,45 @@ static void api_download(srv_resp *o, const api_q *q, const char *ext)
              jp_kind_name((jp_kind)q->f.kind), ext);
 }
 
-/* The whole tree of the query as a pprof or an HTML file. */
-static void api_flame_export(srv_resp *o, const api_q *q, const jp_profile *p, bool threads,
-                             api_fmt fmt, jp_strbuf *json)
+/* The export failed: an error answer, not a download. */
+static void api_export_failed(srv_resp *o, const jp_error *err)
+{
+    o->disposition[0] = '\0';
+    jp_strbuf_reset(&o->body);
+    srv_error(o, 500, "internal", "%s", err->msg);
+}
+
+/* The whole profile of the query as a gzipped pprof (no JSON tree built). */
+static void api_flame_pprof(srv_resp *o, const api_q *q, const jp_profile *p, bool threads)
 {
     jp_error err;
     jp_error_init(&err);
-    jp_err rc;
-    jp_strbuf_reset(&o->body);
-    if (fmt == API_FMT_PPROF) {
-        rc = jp_pprof_encode(p, (jp_kind)q->f.kind, threads, &o->body, &err);
-        o->ctype = "application/octet-stream";
-        api_download(o, q, "pb.gz");
-    } else {
-        json_error_t je;
-        json_t *doc = json_loadb(json->data, json->len, 0, &je);
-        char title[300];
-        snprintf(title, sizeof title, "%s/%s %s", q->f.ns ? q->f.ns : "", q->f.service,
-                 jp_kind_name((jp_kind)q->f.kind));
-        if (doc)
-            json_object_set_new(doc, "threads", json_boolean(threads));
-        rc = doc ? jp_html_encode(doc, title, &o->body, &err)
-                 : jp_error_set(&err, JP_ERR_INTERNAL, "flame JSON: %s", je.text);
-        json_decref(doc);
-        o->ctype = "text/html; charset=utf-8";
-        api_download(o, q, "html");
-    }
-    if (rc != JP_OK) {
-        o->disposition[0] = '\0';
-        srv_error(o, 500, "internal", "%s", err.msg);
-    }
+    o->status = 200;
+    o->ctype = "application/octet-stream";
+    api_download(o, q, "pb.gz");
+    if (jp_pprof_encode(p, (jp_kind)q->f.kind, threads, &o->body, &err) != JP_OK)
+        api_export_failed(o, &err);
+}
+
+/* The JSON answer (json) as one offline HTML file. */
+static void api_flame_html(srv_resp *o, const api_q *q, bool threads, jp_strbuf *json)
+{
+    jp_error err;
+    jp_error_init(&err);
+    json_error_t je;
+    json_t *doc = json_loadb(json->data, json->len, 0, &je);
+    char title[300];
+    snprintf(title, sizeof title, "%s/%s %s", q->f.ns ? q->f.ns : "", q->f.service,
+             jp_kind_name((jp_kind)q->f.kind));
+    if (doc)
+        json_object_set_new(doc, "threads", json_boolean(threads));
+    jp_err rc = doc ? jp_html_encode(doc, title, &o->body, &err)
+                    : jp_error_set(&err, JP_ERR_INTERNAL, "flame JSON: %s", je.text);
+    json_decref(doc);
+    o->ctype = "text/html; charset=utf-8";
+    api_download(o, q, "html");
+    if (rc != JP_OK)
+        api_export_failed(o, &err);
 }
 
 void api_flamegraph(srv_req *r, srv_resp *o)
@@ -421,6 +430,11 @@ void api_flamegraph(srv_req *r, srv_resp *o)
     jp_profile *p = api_load(r, o, &q, threads, &tot, &info);
     if (!p)
         return;
+    if (fmt == API_FMT_PPROF) {
+        api_flame_pprof(o, &q, p, threads);
+        jp_profile_free(p);
+        return;
+    }
     jp_flame *f = jp_flame_build(p, (jp_kind)q.f.kind, threads);
     size_t kept;
     uint8_t *keep = api_flame_select(f, by_value, (size_t)max_nodes, &kept);
@@ -433,10 +447,10 @@ void api_flamegraph(srv_req *r, srv_resp *o)
                      kept, max_nodes, kept < f->count ? "true" : "false", f->count - kept);
     api_flame_tree(&o->body, f, keep, by_value, both);
     jp_strbuf_puts(&o->body, "}\n");
-    if (fmt != API_FMT_JSON) {
+    if (fmt == API_FMT_HTML) {
         jp_strbuf json = o->body; /* the answer above becomes the file's data */
         jp_strbuf_init(&o->body, 0);
-        api_flame_export(o, &q, p, threads, fmt, &json);
+        api_flame_html(o, &q, threads, &json);
         jp_strbuf_cleanup(&json);
     }
     free(keep);

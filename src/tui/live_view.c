@@ -651,12 +651,14 @@ static bool source_flame_key(tui_live_view *v, int key)
 {
     const tui_source_ops *ops = v->live->ops;
     char msg[200] = "";
-    if (!ops->flame_key || !ops->flame_key(v->live, key, msg, sizeof msg))
-        return false;
-    v->next_dump = 0;
+    bool changed = ops->flame_key && ops->flame_key(v->live, key, msg, sizeof msg);
+    if (!changed && !msg[0])
+        return false; /* not the source's key */
     tui_live_view_message(v, false, "%s", msg);
     if (v->flame)
-        tui_view_message(v->flame, false, "%s (reading)", msg);
+        tui_view_message(v->flame, false, changed ? "%s (reading)" : "%s", msg);
+    if (changed)
+        v->next_dump = 0;
     return true;
 }
 

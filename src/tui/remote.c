@@ -375,6 +375,16 @@ jp_err tui_remote_refresh_pod(tui_remote *r, const char *pod, const char *status
     return rc;
 }
 
+jp_err tui_remote_refresh_targets(tui_remote *r, jp_error *err)
+{
+    double took = 0;
+    r->fail = TUI_RFAIL_NONE;
+    jp_err rc =
+        get_into(r, "/api/v1/targets", NULL, "from=-24h&history_limit=30", &r->targets, &took, err);
+    r->cost_ms = took;
+    return rc;
+}
+
 uint32_t tui_remote_kinds(const tui_remote *r)
 {
     uint32_t mask = 0;

@@ -97,6 +97,10 @@ jp_err tui_remote_refresh(tui_remote *r, const char *pod, jp_error *err);
 jp_err tui_remote_refresh_pod(tui_remote *r, const char *pod, const char *status_pod,
                               jp_error *err);
 
+/* Reads only the service's targets and their status history (what a list
+ * of the pods and JVMs needs). */
+jp_err tui_remote_refresh_targets(tui_remote *r, jp_error *err);
+
 /* What a flame query covered. */
 typedef struct tui_remote_flame_meta {
     char from[40], to[40]; /* RFC 3339 as the server resolved them */

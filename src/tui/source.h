@@ -21,7 +21,8 @@
  *               window of the Flame screen (the server's newest windows);
  *   status      lines for the Status screen after the common ones;
  *   flame_key   keys of the Flame screen the source handles (the server's
- *               range and pod scope); true reads the window again.
+ *               range and pod scope); true reads the window again, false
+ *               with a message (a range at its end) only says it.
  *
  * A picker (tui_picker) lists what a source can open - the JVMs of this
  * machine, the pods of a service - and opens the row chosen.

@@ -348,7 +348,8 @@ static jp_err sp_scan(tui_picker *p, tui_pick_list *out, jp_error *err)
 {
     spick *k = p->ctx;
     out->count = 0;
-    jp_err rc = tui_remote_refresh(k->r, NULL, err);
+    /* the list needs the targets only, not every pod's whole snapshot */
+    jp_err rc = tui_remote_refresh_targets(k->r, err);
     if (rc != JP_OK)
         return rc;
     json_decref(k->targets);

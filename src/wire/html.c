@@ -1,6 +1,7 @@
 /* html.c - the self-contained flame graph file (html.h). */
 #include "wire/html.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,10 +15,15 @@ static const web_file *web(const char *path)
     return NULL;
 }
 
-/* Our scripts and CSS contain no "</" that could end their element. */
 static void put_file(jp_strbuf *b, const web_file *f)
 {
     jp_strbuf_append(b, f->data, f->len);
+}
+
+/* Inlined in <script> or <style>, a "</" would end the element early. */
+static bool inlinable(const web_file *f)
+{
+    return !memmem(f->data, f->len, "</", 2);
 }
 
 static void put_text(jp_strbuf *b, const char *s)
@@ -59,6 +65,12 @@ jp_err jp_html_encode(const json_t *doc, const char *title, jp_strbuf *out, jp_e
                    *boot = web("/export.js");
     if (!css || !util || !flame || !boot)
         return jp_error_set(err, JP_ERR_INTERNAL, "the page's files are missing from the build");
+    const web_file *all[] = {css, util, flame, boot};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (!inlinable(all[i]))
+            return jp_error_set(err, JP_ERR_INTERNAL,
+                                "web%s holds \"</\": it cannot be inlined in one HTML file",
+                                all[i]->path);
     json_t *d = json_deep_copy(doc);
     if (!d)
         return jp_error_set(err, JP_ERR_NOMEM, "cannot copy the profile");

@@ -161,8 +161,8 @@ typedef struct cq_tentry {
     jp_batch_target t;
     uint32_t kinds;
     uint64_t windows;
-    int64_t first, last, ident_time;
-    char *state, *reason;
+    int64_t first, last, ident_time, until;
+    char *state, *reason, *mode;
 } cq_tentry;
 
 typedef struct cq_tlist {
@@ -236,6 +236,12 @@ static bool cq_tstatus_row(json_t *row, void *ctx)
     }
     e->state = cq_dup(row, 3);
     e->reason = cq_dup(row, 4);
+    e->mode = cq_dup(row, 14);
+    e->until = ch_i64(row, 15);
+    if (e->mode && !*e->mode) {
+        free(e->mode);
+        e->mode = NULL;
+    }
     if (fresh || first < e->first)
         e->first = first;
     if (fresh || last > e->last)
@@ -272,7 +278,8 @@ jp_err ch_targets(store *s, const store_filter *f, const store_budget *b, store_
         jp_strbuf_puts(&q.sql, "SELECT ns, service, pod, argMax(state, time_ns), "
                                "argMax(reason, time_ns), min(time_ns), max(time_ns), ");
         cq_ident_cols(&q.sql, "time_ns");
-        jp_strbuf_puts(&q.sql, " FROM jprof_statuses");
+        jp_strbuf_puts(&q.sql, ", argMax(mode, time_ns), argMax(until_ns, time_ns) "
+                               "FROM jprof_statuses");
         cq_where(&q, "time_ns", false);
         jp_strbuf_puts(&q.sql, " GROUP BY ns, service, pod");
         rc = cq_run(&q, cq_tstatus_row, &l, &res, err);
@@ -287,12 +294,15 @@ jp_err ch_targets(store *s, const store_filter *f, const store_budget *b, store_
                                 .first_ns = e->first,
                                 .last_ns = e->last,
                                 .state = e->state,
-                                .reason = e->reason};
+                                .reason = e->reason,
+                                .mode = e->mode,
+                                .until_ns = e->until};
         if (!rc && !info->stopped && !cb(&row, ctx))
             info->stopped = true;
         jp_batch_target_cleanup(&e->t);
         free(e->state);
         free(e->reason);
+        free(e->mode);
     }
     free(l.e);
     jp_u64map_cleanup(&l.idx);
@@ -432,7 +442,7 @@ typedef struct cq_docs {
 } cq_docs;
 
 /* ns, service, pod, ident(7) at 3, time at 10, then json or state, reason,
- * message, engine */
+ * message, engine, mode, until_ns */
 static bool cq_doc_row(json_t *row, void *ctx)
 {
     cq_docs *d = ctx;
@@ -444,6 +454,10 @@ static bool cq_doc_row(json_t *row, void *ctx)
         r.reason = ch_str(row, 12, NULL);
         r.message = ch_str(row, 13, NULL);
         r.engine = ch_str(row, 14, NULL);
+        r.mode = ch_str(row, 15, NULL);
+        r.until_ns = ch_i64(row, 16);
+        if (r.mode && !*r.mode)
+            r.mode = NULL;
         if (!r.state)
             r.state = "";
     } else {
@@ -488,8 +502,9 @@ static jp_err cq_newest(store *s, const store_filter *f, const store_budget *b, 
     cq_init(&q, s, f, b, info);
     jp_strbuf_puts(&q.sql, "SELECT ns, service, pod, cluster, workload, container, node, pid, "
                            "jvm_start_ns, jvm, time_ns, ");
-    jp_strbuf_puts(&q.sql, status ? "state, reason, message, engine FROM jprof_statuses"
-                                  : "json FROM jprof_deadlocks");
+    jp_strbuf_puts(&q.sql,
+                   status ? "state, reason, message, engine, mode, until_ns FROM jprof_statuses"
+                          : "json FROM jprof_deadlocks");
     cq_where(&q, "time_ns", false);
     jp_strbuf_puts(&q.sql, " ORDER BY time_ns DESC");
     cq_docs d = {.cb = cb, .ctx = ctx, .status = status};

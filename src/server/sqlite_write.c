@@ -268,6 +268,10 @@ static jp_err sq_put_status(sq_day *d, const jp_batch_status *s, int64_t bkey, s
         sq_bind_text(st, 7, s->message);
     if (s->engine)
         sq_bind_text(st, 8, s->engine);
+    if (s->mode)
+        sq_bind_text(st, 9, s->mode);
+    if (s->until_ns)
+        sqlite3_bind_int64(st, 10, s->until_ns);
     return sq_step_done(d, st, "status insert", err);
 }
 

@@ -139,6 +139,8 @@ typedef struct store_target_row {
     uint64_t windows;              /* windows in range */
     int64_t first_ns, last_ns;     /* first window start / last window end (or status time) */
     const char *state, *reason;    /* latest status in range, NULL when none */
+    const char *mode;              /* the latest status's policy mode, NULL unknown */
+    int64_t until_ns;              /* its temporary window's end, 0 none */
 } store_target_row;
 typedef bool (*store_target_cb)(const store_target_row *row, void *ctx);
 
@@ -150,6 +152,8 @@ typedef struct store_doc_row {
     size_t json_len;
     /* statuses only (json == NULL): */
     const char *state, *reason, *message, *engine;
+    const char *mode; /* "continuous", "temporary", "disabled", "off"; NULL unknown */
+    int64_t until_ns; /* end of the temporary window, 0 none */
 } store_doc_row;
 typedef bool (*store_doc_cb)(const store_doc_row *row, void *ctx);
 

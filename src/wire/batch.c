@@ -78,6 +78,7 @@ void jp_batch_cleanup(jp_batch *b)
         free(s->reason);
         free(s->message);
         free(s->engine);
+        free(s->mode);
     }
     free(b->statuses);
     jp_batch_docs_free(b->snapshots, b->nsnapshots);

@@ -69,11 +69,14 @@ typedef struct jp_batch_window {
 typedef struct jp_batch_status {
     jp_batch_target target;
     int64_t time_ns;
-    char *state;   /* "active", "skipped", "failed", "stopped", ... */
-    char *reason;  /* a status reason word, e.g. "disabled", "conflict", "attach_timeout"; may be
-                      NULL */
-    char *message; /* free text for humans; may be NULL */
-    char *engine;  /* "jfr", "async-profiler"; may be NULL */
+    char *state;      /* "active", "skipped", "failed", "stopped", ... */
+    char *reason;     /* a status reason word, e.g. "disabled", "conflict", "attach_timeout"; may be
+                         NULL */
+    char *message;    /* free text for humans; may be NULL */
+    char *engine;     /* "jfr", "async-profiler"; may be NULL */
+    char *mode;       /* what the target's policy asks: "continuous", "temporary", "disabled",
+                         "off"; may be NULL (an older agent) */
+    int64_t until_ns; /* end of a temporary window (also once expired), 0 none */
 } jp_batch_status;
 
 /* A JSON document about one target at one time (a thread snapshot or a

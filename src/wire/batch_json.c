@@ -155,7 +155,9 @@ static jp_err dec_statuses(dec *d, json_t *root, jp_batch *b, size_t *docs)
             (rc = dec_str(d, o, "state", true, &s->state)) ||
             (rc = dec_str(d, o, "reason", false, &s->reason)) ||
             (rc = dec_str(d, o, "message", false, &s->message)) ||
-            (rc = dec_str(d, o, "engine", false, &s->engine)))
+            (rc = dec_str(d, o, "engine", false, &s->engine)) ||
+            (rc = dec_str(d, o, "mode", false, &s->mode)) ||
+            (rc = dec_time(d, o, "until", false, &s->until_ns)))
             return rc;
     }
     d->path[0] = '\0';
@@ -867,14 +869,16 @@ char *jp_batch_json_encode(const jp_batch *b, size_t *len)
         enc_target(&o, &s->target);
         jp_strbuf_printf(&o, ",\"time\":%lld,\"state\":", (long long)s->time_ns);
         enc_str(&o, s->state);
-        const char *keys[] = {"reason", "message", "engine"};
-        const char *vals[] = {s->reason, s->message, s->engine};
-        for (int k = 0; k < 3; k++) {
+        const char *keys[] = {"reason", "message", "engine", "mode"};
+        const char *vals[] = {s->reason, s->message, s->engine, s->mode};
+        for (int k = 0; k < 4; k++) {
             if (!vals[k])
                 continue;
             jp_strbuf_printf(&o, ",\"%s\":", keys[k]);
             enc_str(&o, vals[k]);
         }
+        if (s->until_ns)
+            jp_strbuf_printf(&o, ",\"until\":%lld", (long long)s->until_ns);
         jp_strbuf_putc(&o, '}');
     }
     jp_strbuf_putc(&o, ']');

@@ -125,6 +125,8 @@ static void add_docs(jp_batch *b, int64_t t, const char *pod)
     s->time_ns = t;
     s->state = jp_xstrdup("active");
     s->engine = jp_xstrdup("jfr");
+    s->mode = jp_xstrdup("temporary");
+    s->until_ns = t + 3600 * JP_NS_PER_SEC;
     s = &b->statuses[b->nstatuses++];
     memset(s, 0, sizeof *s);
     s->target = tgt("cart-1", "cart");
@@ -267,10 +269,11 @@ static const char *z(const char *s)
 
 static bool target_cb(const store_target_row *r, void *ctx)
 {
-    jp_strbuf_printf(ctx, "%s|%s|%s|node=%s|pid=%lld|kinds=%u|w=%llu|%lld..%lld|%s|%s\n",
+    jp_strbuf_printf(ctx, "%s|%s|%s|node=%s|pid=%lld|kinds=%u|w=%llu|%lld..%lld|%s|%s|%s|%lld\n",
                      z(r->target->ns), z(r->target->service), z(r->target->pod), z(r->target->node),
                      (long long)r->target->pid, r->kinds, (unsigned long long)r->windows,
-                     (long long)r->first_ns, (long long)r->last_ns, z(r->state), z(r->reason));
+                     (long long)r->first_ns, (long long)r->last_ns, z(r->state), z(r->reason),
+                     z(r->mode), (long long)r->until_ns);
     return true;
 }
 
@@ -281,8 +284,8 @@ static bool doc_cb(const store_doc_row *r, void *ctx)
     if (r->json)
         jp_strbuf_printf(ctx, "%.*s\n", (int)r->json_len, r->json);
     else
-        jp_strbuf_printf(ctx, "%s|%s|%s|%s\n", z(r->state), z(r->reason), z(r->message),
-                         z(r->engine));
+        jp_strbuf_printf(ctx, "%s|%s|%s|%s|%s|%lld\n", z(r->state), z(r->reason), z(r->message),
+                         z(r->engine), z(r->mode), (long long)r->until_ns);
     return true;
 }
 
@@ -510,6 +513,54 @@ static void test_concurrent_duplicates(void **state)
     jp_batch_cleanup(&b);
 }
 
+/* A database made by a schema-1 server (statuses without mode/until_ns) gets
+ * the columns when a newer server opens it, and then answers as the
+ * embedded store does. */
+static void test_old_schema_gains_columns(void **state)
+{
+    (void)state;
+    char cmd[600];
+    const char *drop[] = {"mode", "until_ns"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd,
+                 "curl -sSf --max-time 10 '%s' --data-binary 'ALTER TABLE %s.jprof_statuses "
+                 "DROP COLUMN %s' >/dev/null",
+                 ch_url, dbname, drop[i]);
+        assert_int_equal(system(cmd), 0);
+    }
+    store_close(ch);
+    ch = open_ch(dbname);
+    assert_non_null(ch);
+    jp_batch b;
+    int64_t t = now - 120 * JP_NS_PER_SEC;
+    new_batch(&b, "mig-1");
+    add_docs(&b, t, "p1");
+    write_both(&b, false);
+    /* the rows written before the columns were dropped lost their mode in
+     * ClickHouse only: compare what was written after */
+    store_filter f = wide();
+    f.service = NULL;
+    f.from_ns = t;
+    f.to_ns = t + JP_NS_PER_SEC;
+    jp_strbuf a, c;
+    jp_strbuf_init(&a, 0);
+    jp_strbuf_init(&c, 0);
+    store_query_info qi;
+    assert_int_equal(sq->ops->statuses(sq, &f, NULL, doc_cb, &a, &qi, NULL), JP_OK);
+    assert_int_equal(ch->ops->statuses(ch, &f, NULL, doc_cb, &c, &qi, NULL), JP_OK);
+    assert_non_null(strstr(c.data, "|temporary|"));
+    assert_string_equal(a.data, c.data);
+    jp_strbuf_reset(&a);
+    jp_strbuf_reset(&c);
+    assert_int_equal(sq->ops->targets(sq, &f, NULL, target_cb, &a, &qi, NULL), JP_OK);
+    assert_int_equal(ch->ops->targets(ch, &f, NULL, target_cb, &c, &qi, NULL), JP_OK);
+    assert_non_null(strstr(c.data, "|temporary|"));
+    assert_string_equal(a.data, c.data);
+    jp_strbuf_cleanup(&a);
+    jp_strbuf_cleanup(&c);
+    jp_batch_cleanup(&b);
+}
+
 static void test_unreachable(void **state)
 {
     (void)state;
@@ -560,6 +611,7 @@ int main(void)
         cmocka_unit_test(test_same_answers),
         cmocka_unit_test(test_budgets),
         cmocka_unit_test(test_concurrent_duplicates),
+        cmocka_unit_test(test_old_schema_gains_columns),
         cmocka_unit_test(test_unreachable),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -336,11 +336,12 @@ typedef struct cq_flame {
     void *ctx;
     const char **names;
     size_t *lens;
-    size_t names_cap, lens_cap;
+    uint8_t *kinds;
+    size_t names_cap, lens_cap, kinds_cap;
     uint64_t missing;
 } cq_flame;
 
-/* stack_id, thread, samples, value, found, truncated, frames */
+/* stack_id, thread, samples, value, found, truncated, frames, kinds */
 static bool cq_stack_row(json_t *row, void *ctx)
 {
     cq_flame *c = ctx;
@@ -357,9 +358,18 @@ static bool cq_stack_row(json_t *row, void *ctx)
         c->names[i] = json_is_string(v) ? json_string_value(v) : "?";
         c->lens[i] = json_is_string(v) ? json_string_length(v) : 1;
     }
+    /* the frame kinds when stored for every frame (an older row has []) */
+    json_t *kj = json_array_get(row, 7);
+    bool kinds = json_array_size(kj) == depth && depth;
+    c->kinds = jp_xgrow(c->kinds, &c->kinds_cap, depth + 1, 1);
+    for (size_t i = 0; kinds && i < depth; i++) {
+        json_int_t k = json_integer_value(json_array_get(kj, i));
+        c->kinds[i] = k >= 0 && k < JP_FRAME_KIND_COUNT ? (uint8_t)k : JP_FRAME_UNKNOWN;
+    }
     store_stack_row r = {.stack_id = ch_u64(row, 0),
                          .frames = c->names,
                          .frame_lens = c->lens,
+                         .frame_kinds = kinds ? c->kinds : NULL,
                          .depth = (uint32_t)depth,
                          .truncated = ch_u64(row, 5) != 0,
                          .thread = ch_str(row, 1, NULL),
@@ -397,13 +407,15 @@ jp_err ch_flame(store *s, const store_filter *f, const store_budget *b, store_st
         return cq_done(&q, rc);
     info->windows_scanned = totals->windows;
     jp_strbuf_reset(&q.sql);
-    jp_strbuf_puts(&q.sql, "SELECT stack_id, thread, samples, value, found, truncated, frames "
-                           "FROM (SELECT stack_id, thread, sum(samples) AS samples, "
-                           "sum(value) AS value FROM jprof_samples");
+    jp_strbuf_puts(&q.sql,
+                   "SELECT stack_id, thread, samples, value, found, truncated, frames, kinds "
+                   "FROM (SELECT stack_id, thread, sum(samples) AS samples, "
+                   "sum(value) AS value FROM jprof_samples");
     cq_samples_where(&q);
     jp_strbuf_puts(&q.sql,
                    " GROUP BY stack_id, thread) ANY LEFT JOIN (SELECT stack_id, "
-                   "toUInt8(1) AS found, any(truncated) AS truncated, any(frames) AS frames "
+                   "toUInt8(1) AS found, any(truncated) AS truncated, any(frames) AS frames, "
+                   "any(kinds) AS kinds "
                    "FROM jprof_stacks WHERE day >= '");
     ch_day_str(&q.sql, store_day_of(f->from_ns));
     jp_strbuf_puts(&q.sql, "' AND day <= '");
@@ -430,6 +442,7 @@ jp_err ch_flame(store *s, const store_filter *f, const store_budget *b, store_st
     info->rows_scanned = tot.nrows;
     free(c.names);
     free(c.lens);
+    free(c.kinds);
     return cq_done(&q, rc);
 }
 

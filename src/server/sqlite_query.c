@@ -427,7 +427,8 @@ static void q_flame_rollups(q_flame_ctx *c, sqlite3 *db, sq_agg *a, q_cover *cv)
 static bool q_flame_emit(sq_q *q, sqlite3 *db, sq_agg *a, store_stack_cb cb, void *ctx)
 {
     sqlite3_stmt *ss = NULL, *th = NULL;
-    sqlite3_prepare_v2(db, "SELECT depth,truncated,frames FROM stacks WHERE id=?", -1, &ss, NULL);
+    sqlite3_prepare_v2(db, "SELECT depth,truncated,frames,kinds FROM stacks WHERE id=?", -1, &ss,
+                       NULL);
     sqlite3_prepare_v2(db, "SELECT name FROM threads WHERE id=?", -1, &th, NULL);
     const char **names = NULL;
     size_t *lens = NULL, names_cap = 0, lens_cap = 0;
@@ -464,9 +465,13 @@ static bool q_flame_emit(sq_q *q, sqlite3 *db, sq_agg *a, store_stack_cb cb, voi
             sqlite3_reset(th);
             thread_id = c->thread;
         }
+        const uint8_t *kinds = sqlite3_column_blob(ss, 3);
+        if (kinds && (size_t)sqlite3_column_bytes(ss, 3) != depth)
+            kinds = NULL; /* not this stack's: colour nothing rather than wrongly */
         store_stack_row row = {.stack_id = c->stack,
                                .frames = names,
                                .frame_lens = lens,
+                               .frame_kinds = kinds,
                                .depth = depth,
                                .truncated = sqlite3_column_int(ss, 1) != 0,
                                .thread = c->thread ? (thread ? thread : "[unknown thread]") : NULL,

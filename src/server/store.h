@@ -115,6 +115,7 @@ typedef struct store_stack_row {
     uint64_t stack_id;
     const char *const *frames;
     const size_t *frame_lens;
+    const uint8_t *frame_kinds; /* jp_frame_kind per frame, NULL when not stored */
     uint32_t depth;
     bool truncated;
     const char *thread;

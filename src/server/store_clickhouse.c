@@ -73,7 +73,8 @@ static const char *const ch_schema_v1[] = {
     "truncated UInt8, nrows UInt64, samples UInt64, value UInt64, " CH_IDENT ", attempt UInt64) "
     "ENGINE = MergeTree PARTITION BY day ORDER BY (ns, service, kind, start_ns){TTL}",
     "CREATE TABLE IF NOT EXISTS jprof_stacks (day Date, stack_id UInt64, truncated UInt8, "
-    "depth UInt32, frames Array(String)) ENGINE = ReplacingMergeTree PARTITION BY day "
+    "depth UInt32, frames Array(String), kinds Array(UInt8)) ENGINE = ReplacingMergeTree "
+    "PARTITION BY day "
     "ORDER BY stack_id{TTL}",
     "CREATE TABLE IF NOT EXISTS jprof_statuses (day Date, ns {S}, service {S}, pod {S}, "
     "time_ns Int64, state {S}, reason {S}, message String, engine {S}, " CH_IDENT
@@ -94,12 +95,14 @@ static const char *const ch_schema_v1[] = {
 
 /* Columns added after version 1, in the order they were added (ALTER TABLE
  * ADD COLUMN appends, so a migrated table has the same column order as a new
- * one). Version 2: the policy mode and window end of a status. */
+ * one). Version 2: the policy mode and window end of a status, the frame
+ * kinds of a stack. */
 static const struct {
     const char *table, *column, *type;
 } ch_columns_added[] = {
     {"jprof_statuses", "mode", "{S}"},
     {"jprof_statuses", "until_ns", "Int64"},
+    {"jprof_stacks", "kinds", "Array(UInt8)"},
 };
 
 static void ch_schema_expand(jp_strbuf *q, const char *tpl, const char *str, const char *ttl);
@@ -403,7 +406,12 @@ static jp_err ch_put_stacks(ch_wctx *w, jp_error *err)
         ch_tsv_u64(&w->rows, s->truncated, '\t');
         ch_tsv_u64(&w->rows, s->depth, '\t');
         ch_tsv_str_array(&w->rows, names, s->depth);
-        jp_strbuf_putc(&w->rows, '\n');
+        /* the frame kinds, root first ([] when the agent sent none) */
+        jp_strbuf_puts(&w->rows, "\t[");
+        for (uint32_t f = 0; b->nframe_kinds && f < s->depth; f++)
+            jp_strbuf_printf(&w->rows, "%s%u", f ? "," : "",
+                             (unsigned)jp_batch_frame_kind(b, s->frames[f]));
+        jp_strbuf_puts(&w->rows, "]\n");
         w->res->new_stacks++;
     }
     free(names);

@@ -33,7 +33,7 @@ static const char *const sq_stmt_sql[ST_COUNT] = {
                   "jvm_start,jvm) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10) "
                   "ON CONFLICT(ns,service,pod) DO UPDATE SET cluster=?4,workload=?5,"
                   "container=?6,node=?7,pid=?8,jvm_start=?9,jvm=?10 RETURNING id",
-    [ST_STACK] = "INSERT OR IGNORE INTO stacks(id,truncated,depth,frames) VALUES(?,?,?,?)",
+    [ST_STACK] = "INSERT OR IGNORE INTO stacks(id,truncated,depth,frames,kinds) VALUES(?,?,?,?,?)",
     [ST_THREAD] = "INSERT OR IGNORE INTO threads(id,name) VALUES(?,?)",
     [ST_WINDOW] = "INSERT OR IGNORE INTO windows(batch,idx,target,kind,start,end,period,events,"
                   "flags,nrows,samples,value,data) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -58,7 +58,7 @@ static const char sq_schema[] =
     " service TEXT NOT NULL, pod TEXT NOT NULL, cluster TEXT, workload TEXT, container TEXT,"
     " node TEXT, pid INTEGER, jvm_start INTEGER, jvm TEXT, UNIQUE(ns,service,pod));"
     "CREATE TABLE IF NOT EXISTS stacks(id INTEGER PRIMARY KEY, truncated INTEGER,"
-    " depth INTEGER, frames BLOB);"
+    " depth INTEGER, frames BLOB, kinds BLOB);"
     "CREATE TABLE IF NOT EXISTS threads(id INTEGER PRIMARY KEY, name TEXT);"
     "CREATE TABLE IF NOT EXISTS windows(batch INTEGER, idx INTEGER, target INTEGER,"
     " kind INTEGER, start INTEGER, end INTEGER, period INTEGER, events INTEGER,"
@@ -222,27 +222,43 @@ static bool sq_has_column(sqlite3 *db, const char *tab, const char *col)
     return found;
 }
 
+/* Columns added since schema 1 (version 2: the policy of a status, the frame
+ * kinds of a stack). */
+static const struct {
+    const char *table, *column, *type;
+} sq_columns_added[] = {
+    {"statuses", "mode", "TEXT"},
+    {"statuses", "until_time", "INTEGER"},
+    {"stacks", "kinds", "BLOB"},
+};
+
 /* Brings a day file written by an older server to SQ_SCHEMA_VERSION (the
  * server opens every retained day read-write at start, so readers never see
  * an old file). */
 static jp_err sq_migrate(sqlite3 *db, const char *path, jp_error *err)
 {
-    if (sq_has_column(db, "statuses", "mode"))
-        return JP_OK;
+    jp_strbuf q;
+    jp_strbuf_init(&q, 0);
+    jp_strbuf_puts(&q, "BEGIN;");
+    bool any = false;
+    for (size_t i = 0; i < sizeof sq_columns_added / sizeof *sq_columns_added; i++)
+        if (!sq_has_column(db, sq_columns_added[i].table, sq_columns_added[i].column)) {
+            jp_strbuf_printf(&q, "ALTER TABLE %s ADD COLUMN %s %s;", sq_columns_added[i].table,
+                             sq_columns_added[i].column, sq_columns_added[i].type);
+            any = true;
+        }
+    jp_strbuf_puts(&q, "UPDATE meta SET value='" SQ_SCHEMA_VERSION "' WHERE key='schema_version';"
+                       "COMMIT;");
     char *msg = NULL;
-    if (sqlite3_exec(db,
-                     "BEGIN;ALTER TABLE statuses ADD COLUMN mode TEXT;"
-                     "ALTER TABLE statuses ADD COLUMN until_time INTEGER;"
-                     "UPDATE meta SET value='" SQ_SCHEMA_VERSION "' WHERE key='schema_version';"
-                     "COMMIT;",
-                     NULL, NULL, &msg) != SQLITE_OK) {
-        jp_err rc = jp_error_set(err, JP_ERR_IO, "%s: migrating to schema %s: %s", path,
-                                 SQ_SCHEMA_VERSION, msg ? msg : "?");
+    jp_err rc = JP_OK;
+    if (any && sqlite3_exec(db, q.data, NULL, NULL, &msg) != SQLITE_OK) {
+        rc = jp_error_set(err, JP_ERR_IO, "%s: migrating to schema %s: %s", path, SQ_SCHEMA_VERSION,
+                          msg ? msg : "?");
         sqlite3_free(msg);
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-        return rc;
     }
-    return JP_OK;
+    jp_strbuf_cleanup(&q);
+    return rc;
 }
 
 static jp_err sq_day_open_rw(sq_store *st, int64_t day, sq_day **out, jp_error *err)

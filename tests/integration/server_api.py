@@ -191,6 +191,8 @@ def make_batch(bid, start_ns, ns="shop", service="checkout", pod="checkout-1", k
         "heartbeat": True,
         "queue": {"dropped_batches": 2, "dropped_bytes": 1000, "bytes": 10},
         "frames": frames,
+        "frame_kinds": ["interpreted", "jit", "inlined", "native"][:len(frames)]
+        + ["jit"] * max(0, len(frames) - 4),
         "threads": ["main", "worker-1"],
         "stacks": stacks,
         "windows": [{"target": target(pod, ns, service), "kind": kind, "start": start_ns,
@@ -274,6 +276,10 @@ def case_endpoints(ctx):
     check(tree["name"] == "all" and tree["total"] == 600_000_000, "root %s" % tree["name"])
     run = tree["children"][0]
     check(run["name"] == "java.lang.Thread.run" and run["total"] == 600_000_000, "child")
+    # the frame kinds the agent sent colour the page as they do jprof-top
+    kinds = {c["name"]: c.get("type") for c in run["children"]}
+    check(run.get("type") == "interpreted" and kinds.get("com.shop.Checkout.price") == "jit"
+          and kinds.get("com.shop.Cart.add") == "native", "frame kinds %s %s" % (run.get("type"), kinds))
     fgp = s.getj(q("/api/v1/flamegraph", namespace="shop", service="checkout",
                    pod="checkout-2"))
     check(fgp["meta"]["samples"] == 30, "pod filter %s" % fgp["meta"]["samples"])

@@ -398,6 +398,18 @@ async function testAll(tmp) {
   check(/Self samples/.test(topHead) && /Total samples/.test(topHead) && /Self %/.test(topHead), 'cpu: self/total in samples and in the unit', topHead);
   const busy = await text(page, 'table[data-table=busy]');
   check(busy.includes('checkout-0') && /exact thread CPU|cumulative|RUNNABLE/.test(await page.innerText('#view')), 'cpu: busy threads with their confidence', busy.slice(0, 400));
+  /* the agent sends each frame's kind: the page colours server data as jprof-top does */
+  {
+    const fg = await api(base, 'flamegraph?namespace=demo&service=JprofWorkload&kind=cpu&from=-1h');
+    const types = new Map();
+    const walk = [fg.body.tree];
+    while (walk.length) {
+      const n = walk.pop();
+      if (n.type) types.set(n.type, (types.get(n.type) || 0) + 1);
+      for (const c of n.children || []) walk.push(c);
+    }
+    check(fg.status === 200 && (types.get('jit') || 0) + (types.get('inlined') || 0) > 0, 'cpu: the server answers frame kinds from the agent (jit/inlined frames)', [...types]);
+  }
   await shot(page, 'cpu');
   await page.screenshot({ path: path.join(SHOTS, 'cpu-viewport.png') });
 

@@ -93,7 +93,7 @@ static jp_batch_target tgt(const char *pod, const char *service)
 static void add_window(jp_batch *b, jp_kind kind, int64_t start, const char *pod, int nstacks,
                        uint64_t mult)
 {
-    uint32_t root = jp_batch_add_frame(b, "java.lang.Thread.run", 20);
+    uint32_t root = jp_batch_add_frame_kind(b, "java.lang.Thread.run", 20, JP_FRAME_INTERPRETED);
     jp_batch_window *w = jp_batch_add_window(b);
     w->target = tgt(pod, "checkout");
     w->kind = kind;
@@ -105,8 +105,8 @@ static void add_window(jp_batch *b, jp_kind kind, int64_t start, const char *pod
     for (int k = 0; k < nstacks; k++) {
         char name[64];
         int len = snprintf(name, sizeof name, "com.shop.M%d.it's\\%s", k % 50, k % 2 ? "a" : "b");
-        uint32_t f[3] = {root, jp_batch_add_frame(b, name, (size_t)len),
-                         jp_batch_add_frame(b, "leaf\tx", 6)};
+        uint32_t f[3] = {root, jp_batch_add_frame_kind(b, name, (size_t)len, JP_FRAME_JIT),
+                         jp_batch_add_frame_kind(b, "leaf\tx", 6, JP_FRAME_NATIVE)};
         uint32_t st = jp_batch_add_stack(b, f, (uint32_t)(1 + k % 3), k == 1);
         char th[32];
         int tl = snprintf(th, sizeof th, "worker-%d", k % 3);
@@ -218,7 +218,8 @@ static bool flame_cb(const store_stack_row *r, void *ctx)
     jp_strbuf_printf(&k, "%llx|%s|%d|", (unsigned long long)r->stack_id,
                      r->thread ? r->thread : "(none)", r->truncated);
     for (uint32_t i = 0; i < r->depth; i++)
-        jp_strbuf_printf(&k, "%.*s;", (int)r->frame_lens[i], r->frames[i]);
+        jp_strbuf_printf(&k, "%.*s@%d;", (int)r->frame_lens[i], r->frames[i],
+                         r->frame_kinds ? r->frame_kinds[i] : -1);
     size_t i = 0;
     while (i < a->n && strcmp(a->keys[i], k.data))
         i++;
@@ -520,11 +521,11 @@ static void test_old_schema_gains_columns(void **state)
 {
     (void)state;
     char cmd[600];
-    const char *drop[] = {"mode", "until_ns"};
-    for (int i = 0; i < 2; i++) {
+    const char *drop[] = {"jprof_statuses DROP COLUMN mode", "jprof_statuses DROP COLUMN until_ns",
+                          "jprof_stacks DROP COLUMN kinds"};
+    for (int i = 0; i < 3; i++) {
         snprintf(cmd, sizeof cmd,
-                 "curl -sSf --max-time 10 '%s' --data-binary 'ALTER TABLE %s.jprof_statuses "
-                 "DROP COLUMN %s' >/dev/null",
+                 "curl -sSf --max-time 10 '%s' --data-binary 'ALTER TABLE %s.%s' >/dev/null",
                  ch_url, dbname, drop[i]);
         assert_int_equal(system(cmd), 0);
     }
@@ -535,7 +536,34 @@ static void test_old_schema_gains_columns(void **state)
     int64_t t = now - 120 * JP_NS_PER_SEC;
     new_batch(&b, "mig-1");
     add_docs(&b, t, "p1");
+    {
+        /* stacks no earlier test wrote (a stored stack keeps what it had) */
+        uint32_t fr[2] = {jp_batch_add_frame_kind(&b, "mig.Root", 8, JP_FRAME_INTERPRETED),
+                          jp_batch_add_frame_kind(&b, "mig.Hot", 7, JP_FRAME_JIT)};
+        uint32_t st = jp_batch_add_stack(&b, fr, 2, false);
+        jp_batch_window *w = jp_batch_add_window(&b);
+        w->target = tgt("p9", "checkout");
+        w->kind = JP_KIND_CPU;
+        w->start_ns = t - (t % (60 * JP_NS_PER_SEC));
+        w->end_ns = w->start_ns + 60 * JP_NS_PER_SEC;
+        w->period_ns = 10000000;
+        w->events = 4;
+        jp_batch_window_add_row(w, st, JP_BATCH_NO_THREAD, 4, 40000000);
+    }
     write_both(&b, false);
+    /* the stacks written after the migration keep their frame kinds */
+    jp_strbuf fa, fc;
+    jp_strbuf_init(&fa, 0);
+    jp_strbuf_init(&fc, 0);
+    store_filter ff = wide();
+    ff.pod = "p9";
+    dump_flame(sq, &ff, &fa);
+    dump_flame(ch, &ff, &fc);
+    if (!strstr(fc.data, "@1;")) /* a jit frame */
+        fail_msg("no frame kinds after the migration:\n%s\n-- sqlite:\n%s", fc.data, fa.data);
+    assert_string_equal(fa.data, fc.data);
+    jp_strbuf_cleanup(&fa);
+    jp_strbuf_cleanup(&fc);
     /* the rows written before the columns were dropped lost their mode in
      * ClickHouse only: compare what was written after */
     store_filter f = wide();

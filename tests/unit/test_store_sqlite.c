@@ -212,6 +212,7 @@ static void test_status_mode_and_migration(void **state)
     assert_int_equal(sqlite3_exec(db,
                                   "ALTER TABLE statuses DROP COLUMN mode;"
                                   "ALTER TABLE statuses DROP COLUMN until_time;"
+                                  "ALTER TABLE stacks DROP COLUMN kinds;"
                                   "UPDATE meta SET value='1' WHERE key='schema_version'",
                                   NULL, NULL, NULL),
                      SQLITE_OK);

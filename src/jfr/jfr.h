@@ -31,6 +31,13 @@
  * print as "[unknown]" / "[unknown thread]" with a warning. Frame names follow
  * jfr/frame_name.h.
  *
+ * GC evidence goes into the profile's GC log (model/gc.h) whatever kinds
+ * are asked for: jdk.GarbageCollection (gcId, name, cause, sumOfPauses,
+ * longestPause), jdk.GCPhasePause (gcId, name, duration), jdk.GCHeapSummary
+ * (gcId, when, heapUsed) and jdk.ThreadAllocationStatistics (thread key,
+ * allocated), each within --from/--to like the samples. A field the type
+ * lacks or a label missing from its pool stays unknown.
+ *
  * Chunks are independent, so they decode in parallel (jfr_options.jobs),
  * each into a profile of its own, merged in file order: the result is the
  * same whatever the number of jobs. Memory: the chunks in flight (at most

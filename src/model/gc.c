@@ -331,8 +331,9 @@ void jp_gc_summary_compute(const jp_gc_log *l, int64_t from_ns, int64_t to_ns,
     for (size_t i = 0; i < l->ngcs; i++)
         s->collections += in_window(l->gcs[i].start_ns, from_ns, to_ns);
     summary_pauses(l, s);
-    summary_threads(l, s);
     summary_heap(l, s);
+    if (s->alloc_source == JP_GC_ALLOC_NONE)
+        summary_threads(l, s);
     if (s->alloc_source == JP_GC_ALLOC_NONE && sample_bytes && sample_span_ns > 0) {
         s->alloc_source = JP_GC_ALLOC_SAMPLES;
         s->alloc_bytes = sample_bytes;

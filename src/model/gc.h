@@ -92,10 +92,13 @@ bool jp_gc_log_any(const jp_gc_log *l);
 /* Bytes of heap the log holds. */
 size_t jp_gc_log_memory(const jp_gc_log *l);
 
-/* Where the allocation rate comes from, best first. */
+/* Where the allocation rate comes from. Heap growth between collections
+ * comes first: it counts every thread, while thread statistics miss the
+ * threads that start or end between two of them (a recording dumped at
+ * exit has no last statistic of the main thread). */
 typedef enum jp_gc_alloc_source {
     JP_GC_ALLOC_NONE = 0, /* unknown */
-    JP_GC_ALLOC_THREADS,  /* jdk.ThreadAllocationStatistics deltas (exact per thread) */
+    JP_GC_ALLOC_THREADS,  /* jdk.ThreadAllocationStatistics deltas of threads seen twice */
     JP_GC_ALLOC_HEAP,     /* heap growth between collections (GCHeapSummary) */
     JP_GC_ALLOC_SAMPLES,  /* allocation profile total (sampled estimate) */
 } jp_gc_alloc_source;

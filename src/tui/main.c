@@ -71,8 +71,8 @@ static void usage(FILE *out)
         "       jprof-top --jfr FILE [--event KIND] [--value samples|total] [--threads]\n"
         "                 [--from TIME] [--to TIME]\n"
         "       jprof-top -b --jfr FILE [--event KIND] [--value samples|total]\n"
-        "                 [--format collapsed|top|json|pprof|html] [--threads] [--from TIME] [--to "
-        "TIME]\n"
+        "                 [--format collapsed|top|json|pprof|html|gc] [--threads] [--from TIME]\n"
+        "                 [--to TIME]\n"
         "                 [--state S[,S]] [--leak [--tail F]] [--jobs N]\n"
         "       jprof-top -b --jfr NEW --diff OLD [--normalize sample|second|none]\n"
         "                 [--event KIND] [--value samples|total] [--format collapsed|top|json]\n"
@@ -96,7 +96,8 @@ static void usage(FILE *out)
         "  -f, --format FMT       batch output: live text (default) or json (one object\n"
         "                         per line); --jfr collapsed (default), top, json or\n"
         "                         pprof (gzipped protobuf for go tool pprof), html (one\n"
-        "                         file: flame graph and top table, no network)\n"
+        "                         file: flame graph and top table, no network), gc (GC\n"
+        "                         pauses, heap and allocation rate; json has it as \"gc\")\n"
         "      --threads          thread names as the root frames\n"
         "      --diff OLD         compare with the baseline recording OLD: collapsed\n"
         "                         'stack OLD NEW' lines, top: the biggest changes first\n"
@@ -214,7 +215,7 @@ static int parse(int argc, char **argv, tui_args *a)
         case 'f':
             if (!tui_format_parse(optarg, &a->format))
                 return tui_usage_error(
-                    "unknown format '%s' (use collapsed, top, json, pprof or html)", optarg);
+                    "unknown format '%s' (use collapsed, top, json, pprof, html or gc)", optarg);
             a->has_format = true;
             break;
         case OPT_THREADS:
@@ -304,7 +305,8 @@ static int parse(int argc, char **argv, tui_args *a)
         return tui_usage_error("%s", "--diff OLD.jfr compares with a recording: add --jfr NEW.jfr");
     if (a->diff_path && !a->batch)
         return tui_usage_error("%s", "--diff is for batch mode for now: add -b");
-    if (a->diff_path && (a->format == TUI_FORMAT_PPROF || a->format == TUI_FORMAT_HTML))
+    if (a->diff_path && (a->format == TUI_FORMAT_PPROF || a->format == TUI_FORMAT_HTML ||
+                         a->format == TUI_FORMAT_GC))
         return tui_usage_error("--diff prints collapsed, top or json, not %s",
                                tui_format_name(a->format));
     if (a->jfr_path) {

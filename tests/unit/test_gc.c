@@ -356,6 +356,13 @@ static void test_reader_gc_events(void **state)
     assert_int_equal(s.heap_before, 120 * MB);
     assert_int_equal(s.heap_after, 30 * MB);
     assert_int_equal(s.heap_after_min, 20 * MB);
+    /* heap growth first: 20 -> 90 MB, 25 -> 120 MB between 105 and 800 ms */
+    assert_int_equal(s.alloc_source, JP_GC_ALLOC_HEAP);
+    assert_int_equal(s.alloc_bytes, 165 * MB);
+    assert_int_equal(s.alloc_span_ns, 695 * MS);
+    /* without heap summaries: thread 1 seen twice, thread 2 once */
+    p->gc.nheaps = 0;
+    jp_gc_summary_compute(&p->gc, 0, 0, 0, 0, &s);
     assert_int_equal(s.alloc_source, JP_GC_ALLOC_THREADS);
     assert_int_equal(s.alloc_bytes, 500 * MB);
     assert_true(s.alloc_rate > 499.9e6 && s.alloc_rate < 500.1e6);

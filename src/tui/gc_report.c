@@ -62,8 +62,8 @@ static void lines_pauses(const jp_gc_summary *s, int64_t win, tui_lines *ls)
         jp_rfc3339_format(s->longest_start_ns, when, sizeof when);
         tui_lines_add(ls, TUI_STYLE_NORMAL, 0,
                       "longest: %s at %s: %s of %s, cause: %s (gc id %" PRIu64 ")", mx, when,
-                      known(s->longest_phase), known(s->longest_collector),
-                      known(s->longest_cause), s->longest_gc_id);
+                      known(s->longest_phase), known(s->longest_collector), known(s->longest_cause),
+                      s->longest_gc_id);
     }
 }
 
@@ -107,21 +107,14 @@ static void lines_spark(const jp_profile *p, int width, tui_lines *ls)
     int64_t top = jp_gc_pause_buckets(&p->gc, p->start_ns, p->end_ns, b, (size_t)n);
     if (!top)
         return;
-    static const char *const blocks[8] = {"\u2581", "\u2582", "\u2583", "\u2584",
-                                          "\u2585", "\u2586", "\u2587", "\u2588"};
-    char row[SPARK_MAX * 3 + 1];
-    size_t len = 0;
+    /* ASCII: the same in every locale and in batch text */
+    static const char levels[] = ".:-=+*#@";
+    char row[SPARK_MAX + 1];
     for (int i = 0; i < n; i++) {
-        const char *c = " ";
-        if (b[i] > 0) {
-            int lvl = (int)((double)b[i] * 7.0 / (double)top + 0.5);
-            c = blocks[lvl < 0 ? 0 : lvl > 7 ? 7 : lvl];
-        }
-        size_t cl = strlen(c);
-        memcpy(row + len, c, cl);
-        len += cl;
+        int lvl = (int)((double)b[i] * 7.0 / (double)top + 0.5);
+        row[i] = b[i] > 0 ? levels[lvl < 0 ? 0 : lvl > 7 ? 7 : lvl] : ' ';
     }
-    row[len] = 0;
+    row[n] = 0;
     char col[24], mx[24];
     jp_format_ns((uint64_t)(win / n), col, sizeof col);
     jp_format_ns((uint64_t)top, mx, sizeof mx);

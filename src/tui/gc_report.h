@@ -14,7 +14,7 @@
 
 #include "model/gc.h"
 #include "model/profile.h"
-#include "tui/live_report.h"
+#include "tui/lines.h"
 
 /* The summary of the whole profile; the allocation profile (if any) is the
  * last resort for the rate. */

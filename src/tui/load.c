@@ -7,7 +7,8 @@
 
 #include "base/strbuf.h"
 
-static const char *const format_names[] = {"collapsed", "top", "json", "text", "pprof", "html", "gc"};
+static const char *const format_names[] = {"collapsed", "top",  "json", "text",
+                                           "pprof",     "html", "gc"};
 
 const char *tui_format_name(tui_format f)
 {

@@ -210,7 +210,12 @@ static void threads_build(tui_live_view *v)
 static void gc_build(tui_live_view *v)
 {
     const tui_live_prof *p = &v->live->prof;
-    if (p->profile) {
+    if (p->profile && !jp_gc_log_any(&p->profile->gc) && strcmp(v->live->ops->name, "pid")) {
+        tui_lines_add(&v->lines, TUI_STYLE_WARN, 0,
+                      "the %s source does not carry GC events yet: open a recording (--jfr) "
+                      "or the JVM's pid (-p) for the GC summary",
+                      v->live->ops->name);
+    } else if (p->profile) {
         char label[128];
         tui_live_prof_label(v->live, label, sizeof label);
         tui_lines_add(&v->lines, TUI_STYLE_DIM, 0, "window: %s", label);

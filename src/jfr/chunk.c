@@ -356,7 +356,7 @@ static void chunk_plans(chunk *k)
         chunk_want(k, m->classes[k->set_cls].id, EV_SETTING);
     }
     /* GC evidence is read whatever kinds are wanted: a few events a second. */
-    for (unsigned g = 0; g < GC__COUNT; g++) {
+    for (unsigned g = 0; g < GC__COUNT && k->c->gc; g++) {
         uint32_t cls = jfr_meta_class(m, gc_specs[g].name);
         k->gc_cls[g] = cls;
         if (cls == JFR_NONE)

@@ -32,7 +32,7 @@
  * jfr/frame_name.h.
  *
  * GC evidence goes into the profile's GC log (model/gc.h) whatever kinds
- * are asked for: jdk.GarbageCollection (gcId, name, cause, sumOfPauses,
+ * are asked for, unless skip_gc: jdk.GarbageCollection (gcId, name, cause, sumOfPauses,
  * longestPause), jdk.GCPhasePause (gcId, name, duration), jdk.GCHeapSummary
  * (gcId, when, heapUsed) and jdk.ThreadAllocationStatistics (thread key,
  * allocated), each within --from/--to like the samples. A field the type
@@ -73,6 +73,7 @@ typedef struct jfr_options {
     double tail; /* ... ignoring those in the last `tail` fraction of the
                     malloc/free events' time span (0..1, default 0.1) */
     int jobs;    /* chunks decoded at once; 0 = online CPUs, default 1 */
+    bool skip_gc; /* leave the GC events out of the profile's GC log */
     bool has_from, has_to;
     jp_timespec_arg from; /* keep events that start at or after `from` ... */
     jp_timespec_arg to;   /* ... and before `to`; relative times resolve against

@@ -378,6 +378,15 @@ static void test_reader_gc_events(void **state)
     assert_int_equal(p->gc.gcs[5].start_ns, start + 1800 * MS);
     jp_profile_free(p);
 
+    /* skip_gc: no GC log at all */
+    o.skip_gc = true;
+    p = jp_profile_new();
+    jfr_report_init(&rep);
+    assert_int_equal(jfr_read_buffer(b.data, b.len, "gc.jfr", &o, p, &rep), JP_OK);
+    assert_false(jp_gc_log_any(&p->gc));
+    jp_profile_free(p);
+    o.skip_gc = false;
+
     /* --from/--to keep the GC events of the range only */
     o.jobs = 1;
     o.has_from = o.has_to = true;

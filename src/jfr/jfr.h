@@ -69,10 +69,10 @@ typedef struct jfr_options {
      * Events of types without a state are not affected. */
     uint32_t nstates;
     char states[JFR_MAX_STATES][32];
-    bool leak;   /* nativemem: only mallocs never freed ... */
-    double tail; /* ... ignoring those in the last `tail` fraction of the
-                    malloc/free events' time span (0..1, default 0.1) */
-    int jobs;    /* chunks decoded at once; 0 = online CPUs, default 1 */
+    bool leak;    /* nativemem: only mallocs never freed ... */
+    double tail;  /* ... ignoring those in the last `tail` fraction of the
+                     malloc/free events' time span (0..1, default 0.1) */
+    int jobs;     /* chunks decoded at once; 0 = online CPUs, default 1 */
     bool skip_gc; /* leave the GC events out of the profile's GC log */
     bool has_from, has_to;
     jp_timespec_arg from; /* keep events that start at or after `from` ... */

@@ -61,65 +61,65 @@ static const struct option long_options[] = {
 
 static void usage(FILE *out)
 {
-    fputs(
-        "Usage: jprof-top [-p PID] [-d SECONDS] [--snapshot SRC] [--window SECONDS]\n"
-        "                 [--asprof PATH/libasyncProfiler.so]\n"
-        "       jprof-top -b [-p PID [--count N] [-d SECONDS] [--format text|json]\n"
-        "                 [--snapshot SRC]]\n"
-        "       jprof-top [-b] -n NS -s SVC [--server URL] [--token-file FILE]\n"
-        "                 (a service on jprof-server: jprof-top -n NS -s SVC --help)\n"
-        "       jprof-top --jfr FILE [--event KIND] [--value samples|total] [--threads]\n"
-        "                 [--from TIME] [--to TIME]\n"
-        "       jprof-top -b --jfr FILE [--event KIND] [--value samples|total]\n"
-        "                 [--format collapsed|top|json|pprof|html] [--threads] [--from TIME] [--to "
-        "TIME]\n"
-        "                 [--state S[,S]] [--leak [--tail F]] [--jobs N]\n"
-        "       jprof-top -b --jfr NEW --diff OLD [--normalize sample|second|none]\n"
-        "                 [--event KIND] [--value samples|total] [--format collapsed|top|json]\n"
-        "\n"
-        "Look into a running JVM (threads, locks, deadlocks, a live flame graph),\n"
-        "or explore a Java Flight Recorder file. Without -p and --jfr: the list of\n"
-        "local JVMs to pick from (-b prints it).\n"
-        "\n"
-        "  -p, --pid PID          the JVM to attach to (same user as the JVM, or root)\n"
-        "  -d, --delay SECONDS    refresh interval, and the CPU% interval (default 2)\n"
-        "      --count N          batch: print N samples (default 1)\n"
-        "      --snapshot SRC     auto (default), helper or thread-print\n"
-        "      --window SECONDS   the live flame graph's window (default 30)\n"
-        "      --asprof PATH      profile with this libasyncProfiler.so instead of JFR\n"
-        "  -b, --batch            print to stdout instead of the interactive view\n"
-        "      --jfr FILE         the JFR recording to read\n"
-        "  -e, --event KIND       cpu, wall, alloc, lock, park, nativemem, live,\n"
-        "                         nativelock, cputime or io (socket and file waits)\n"
-        "                         (default: cpu if present, else the first kind present)\n"
-        "      --value WHAT       samples (event counts, default) or total (ns or bytes)\n"
-        "  -f, --format FMT       batch output: live text (default) or json (one object\n"
-        "                         per line); --jfr collapsed (default), top, json or\n"
-        "                         pprof (gzipped protobuf for go tool pprof), html (one\n"
-        "                         file: flame graph and top table, no network)\n"
-        "      --threads          thread names as the root frames\n"
-        "      --diff OLD         compare with the baseline recording OLD: collapsed\n"
-        "                         'stack OLD NEW' lines, top: the biggest changes first\n"
-        "      --normalize HOW    sample (default: the baseline scaled to the same\n"
-        "                         total), second (to the same duration) or none\n"
-        "      --from TIME        only events at or after TIME\n"
-        "      --to TIME          only events before TIME\n"
-        "                         TIME: RFC 3339, @EPOCH, +D or D from the start, -D from\n"
-        "                         the end (D like 30s, 2m, 250ms)\n"
-        "      --state S[,S]      only samples in these thread states (STATE_RUNNABLE,\n"
-        "                         or RUNNABLE; as `jfr print` names them)\n"
-        "      --leak             nativemem: only mallocs never freed in the recording\n"
-        "      --tail F           --leak ignores mallocs in the last F of the time\n"
-        "                         (a fraction, default 0.1)\n"
-        "      --jobs N           chunks read at once (default: every online CPU)\n"
-        "  -h, --help             this help\n"
-        "  -V, --version          the version\n"
-        "\n"
-        "Exit status: 0 ok, 1 error, 2 usage error, 3 damaged file (partial output),\n"
-        "4 no such process, 5 not a JVM, 6 not permitted, 7 attach timed out, 8 the JVM\n"
-        "exited, 9 attach disabled, 10 agent loading refused, 11 profiler conflict.\n"
-        "See jprof-top(1).\n",
-        out);
+    fputs("Usage: jprof-top [-p PID] [-d SECONDS] [--snapshot SRC] [--window SECONDS]\n"
+          "                 [--asprof PATH/libasyncProfiler.so]\n"
+          "       jprof-top -b [-p PID [--count N] [-d SECONDS] [--format text|json]\n"
+          "                 [--snapshot SRC]]\n"
+          "       jprof-top [-b] -n NS -s SVC [--server URL] [--token-file FILE]\n"
+          "                 (a service on jprof-server: jprof-top -n NS -s SVC --help)\n"
+          "       jprof-top --jfr FILE [--event KIND] [--value samples|total] [--threads]\n"
+          "                 [--from TIME] [--to TIME]\n"
+          "       jprof-top -b --jfr FILE [--event KIND] [--value samples|total]\n"
+          "                 [--format collapsed|top|json|pprof|html|gc] [--threads] [--from TIME]\n"
+          "                 [--to TIME]\n"
+          "                 [--state S[,S]] [--leak [--tail F]] [--jobs N]\n"
+          "       jprof-top -b --jfr NEW --diff OLD [--normalize sample|second|none]\n"
+          "                 [--event KIND] [--value samples|total] [--format collapsed|top|json]\n"
+          "\n"
+          "Look into a running JVM (threads, locks, deadlocks, a live flame graph),\n"
+          "or explore a Java Flight Recorder file. Without -p and --jfr: the list of\n"
+          "local JVMs to pick from (-b prints it).\n"
+          "\n"
+          "  -p, --pid PID          the JVM to attach to (same user as the JVM, or root)\n"
+          "  -d, --delay SECONDS    refresh interval, and the CPU% interval (default 2)\n"
+          "      --count N          batch: print N samples (default 1)\n"
+          "      --snapshot SRC     auto (default), helper or thread-print\n"
+          "      --window SECONDS   the live flame graph's window (default 30)\n"
+          "      --asprof PATH      profile with this libasyncProfiler.so instead of JFR\n"
+          "  -b, --batch            print to stdout instead of the interactive view\n"
+          "      --jfr FILE         the JFR recording to read\n"
+          "  -e, --event KIND       cpu, wall, alloc, lock, park, nativemem, live,\n"
+          "                         nativelock, cputime or io (socket and file waits)\n"
+          "                         (default: cpu if present, else the first kind present)\n"
+          "      --value WHAT       samples (event counts, default) or total (ns or bytes)\n"
+          "  -f, --format FMT       batch output: live text (default) or json (one object\n"
+          "                         per line); --jfr collapsed (default), top, json or\n"
+          "                         pprof (gzipped protobuf for go tool pprof), html (one\n"
+          "                         file: flame graph and top table, no network), gc (GC\n"
+          "                         pauses, heap and allocation rate; json has it as \"gc\")\n"
+          "      --threads          thread names as the root frames\n"
+          "      --diff OLD         compare with the baseline recording OLD: collapsed\n"
+          "                         'stack OLD NEW' lines, top: the biggest changes first\n"
+          "      --normalize HOW    sample (default: the baseline scaled to the same\n"
+          "                         total), second (to the same duration) or none\n"
+          "      --from TIME        only events at or after TIME\n"
+          "      --to TIME          only events before TIME\n"
+          "                         TIME: RFC 3339, @EPOCH, +D or D from the start, -D from\n"
+          "                         the end (D like 30s, 2m, 250ms)\n"
+          "      --state S[,S]      only samples in these thread states (STATE_RUNNABLE,\n"
+          "                         or RUNNABLE; as `jfr print` names them)\n"
+          "      --leak             nativemem: only mallocs never freed in the recording\n"
+          "      --tail F           --leak ignores mallocs in the last F of the time\n"
+          "                         (a fraction, default 0.1)\n"
+          "      --jobs N           chunks read at once (default: every online CPU)\n"
+          "  -h, --help             this help\n"
+          "  -V, --version          the version\n"
+          "\n"
+          "Exit status: 0 ok, 1 error, 2 usage error, 3 damaged file (partial output),\n"
+          "4 no such process, 5 not a JVM, 6 not permitted, 7 attach timed out, 8 the JVM\n"
+          "exited, 9 attach disabled, 10 agent loading refused, 11 profiler conflict.\n"
+          "See jprof-top(1).\n",
+          out);
 }
 
 static int parse_seconds(const char *s, const char *opt, int64_t *out)
@@ -214,7 +214,7 @@ static int parse(int argc, char **argv, tui_args *a)
         case 'f':
             if (!tui_format_parse(optarg, &a->format))
                 return tui_usage_error(
-                    "unknown format '%s' (use collapsed, top, json, pprof or html)", optarg);
+                    "unknown format '%s' (use collapsed, top, json, pprof, html or gc)", optarg);
             a->has_format = true;
             break;
         case OPT_THREADS:
@@ -304,7 +304,8 @@ static int parse(int argc, char **argv, tui_args *a)
         return tui_usage_error("%s", "--diff OLD.jfr compares with a recording: add --jfr NEW.jfr");
     if (a->diff_path && !a->batch)
         return tui_usage_error("%s", "--diff is for batch mode for now: add -b");
-    if (a->diff_path && (a->format == TUI_FORMAT_PPROF || a->format == TUI_FORMAT_HTML))
+    if (a->diff_path && (a->format == TUI_FORMAT_PPROF || a->format == TUI_FORMAT_HTML ||
+                         a->format == TUI_FORMAT_GC))
         return tui_usage_error("--diff prints collapsed, top or json, not %s",
                                tui_format_name(a->format));
     if (a->jfr_path) {

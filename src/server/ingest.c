@@ -77,6 +77,10 @@ static void ingest_store_error(srv *s, srv_resp *o, jp_err rc, const jp_error *e
     if (rc == JP_ERR_TIMEOUT) {
         srv_error(o, 429, "overload", "store busy, retry later: %s", e->msg);
         metrics_ingest_count(&s->m, MI_REJ_OVERLOAD);
+    } else if (rc == JP_ERR_NOSPACE) {
+        /* retryable: nothing of the batch is kept, space may come back */
+        srv_error(o, 503, "unavailable", "the store's disk is full, retry later: %s", e->msg);
+        metrics_ingest_count(&s->m, MI_REJ_UNAVAILABLE);
     } else if (rc == JP_ERR_IO || rc == JP_ERR_PROTOCOL) {
         srv_error(o, 503, "unavailable", "store unavailable, retry later: %s", e->msg);
         metrics_ingest_count(&s->m, MI_REJ_UNAVAILABLE);

@@ -333,6 +333,69 @@ def case_agent(tmp):
         s.stop()
 
 
+def case_clock_skew(tmp):
+    """Windows from the future or older than the retention: refused, with a
+    reason; the real agent (its clock ahead of the server's) counts them."""
+    work = os.path.join(tmp, "srv3")
+    os.makedirs(work)
+    s = sa.Server(work, os.path.join(tmp, "data3")).start()
+    now = time.time_ns()
+    try:
+        cases = (("sk-ok", now - 60 * NS, None), ("sk-near", now + 120 * NS, None),
+                 ("sk-future", now + 3600 * NS, "future"),
+                 ("sk-old", now - 9 * 86400 * NS, "retention"))
+        for bid, start, code in cases:
+            st, r, _ = s.ingest(sa.make_batch(bid, start, docs=False))
+            ref = r.get("windows_refused") or []
+            if code:
+                check(st == 200 and r.get("windows") == 0 and len(ref) == 1
+                      and ref[0].get("code") == code and ref[0].get("reason"),
+                      "clock skew: %s window refused with code %s and a reason" % (bid, code), r)
+            else:
+                check(st == 200 and r.get("windows") == 1 and not ref,
+                      "clock skew: %s window accepted (within the tolerance)" % bid, r)
+        ing = s.getj("/api/v1/ingestion")["server_since_start"]
+        check(ing.get("windows_refused_future") == 1 and ing.get("windows_refused_retention") == 1,
+              "/api/v1/ingestion counts refused windows by reason", ing)
+    finally:
+        s.stop()
+    # the agent's clock 2 h ahead of the server's (the server's test clock
+    # offset moves the server back): every window is refused as future
+    s = sa.Server(work, os.path.join(tmp, "data4"), env_extra={"JPROF_TEST_CLOCK_OFFSET": "-2h"})
+    s.start()
+    wl = subprocess.Popen(["java", "-Xmx128m", "-cp", CLASSES, "shop.JprofWorkload", "400"],
+                          stdout=open(os.path.join(tmp, "wl3.log"), "a"), stderr=subprocess.STDOUT)
+    agent = None
+    try:
+        conf = os.path.join(tmp, "agent3.conf")
+        with open(conf, "w") as f:
+            f.write("pid %d jprof.io/events=cpu\n" % wl.pid)
+        agent_env(tmp, s.port)
+        agent = start_agent(tmp, conf, "http://127.0.0.1:%d" % s.port, "agent3.log")
+        ok = wait_for(lambda: metric(agent, "jprof_agent_windows_refused_future") >= 1,
+                      4 * WINDOW + 40)
+        check(ok, "agent ahead of the server: refused windows counted "
+              "(jprof_agent_windows_refused_future)", agent_get(agent, "/metrics")[-600:])
+        # /status is published once per scan: wait for it
+        up = wait_for(lambda: (lambda u: u if u.get("windows_refused_future", 0) >= 1
+                               and "future" in u.get("last_refused", "") else None)(
+                                   agent_get(agent, "/status")["upload"]), 15)
+        check(up, "agent /status says windows were refused as from the future",
+              agent_get(agent, "/status")["upload"])
+        if up:
+            print("     agent /status upload: %s" % json.dumps(up)[:400])
+        check(metric(agent, "jprof_agent_uploads_rejected") == 0
+              and metric(agent, "jprof_agent_uploads_retried") == 0
+              and metric(agent, "jprof_agent_uploads_ok") >= 1,
+              "the batches themselves were accepted (nothing retried forever)")
+    finally:
+        stop(agent)
+        if wl.poll() is None:
+            wl.kill()
+            wl.wait()
+        s.stop()
+
+
 def main():
     if os.environ.get("JPROF_FAULTS_NS") != "1":
         if os.geteuid() != 0 or not shutil.which("unshare"):
@@ -354,7 +417,8 @@ def main():
             mounts.append(os.path.join(tmp, "probe"))
         except (subprocess.CalledProcessError, OSError) as e:
             return skip("cannot mount a tmpfs here: %s" % e)
-        for name, fn in (("disk_full", case_disk_full), ("agent", case_agent)):
+        for name, fn in (("disk_full", case_disk_full), ("agent", case_agent),
+                         ("clock_skew", case_clock_skew)):
             if only and only not in name:
                 continue
             print("---- %s" % name)

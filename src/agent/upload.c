@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "agent/queue.h"
+#include "base/failinj.h"
 #include "base/strbuf.h"
 #include "base/timeutil.h"
 #include "base/xalloc.h"
@@ -299,6 +300,10 @@ static void count_refused(agent_uploader *u, const agent_qitem *it, const char *
  * accepted batch's refused windows are counted (count_refused). */
 static long post(agent_uploader *u, const agent_qitem *it, char *why, size_t whylen)
 {
+    if (jp_fail_inject("upload")) {
+        snprintf(why, whylen, "injected failure (JPROF_FAIL_AT)");
+        return 0;
+    }
     jp_strbuf resp;
     jp_strbuf_init(&resp, 16 * 1024);
     char tok[TOKEN_MAX];

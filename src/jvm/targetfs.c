@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/failinj.h"
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "jvm/cleanup.h"
@@ -139,7 +140,8 @@ jp_err jvm_tfile_write(const jvm_proc *t, const jvm_tfile *f, const void *data, 
     if (rc != JP_OK)
         return rc;
     for (size_t off = 0; off < len && rc == JP_OK;) {
-        ssize_t w = write(fd, (const char *)data + off, len - off);
+        ssize_t w = jp_fail_inject("target write") ? (errno = EIO, -1)
+                                                   : write(fd, (const char *)data + off, len - off);
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "base/failinj.h"
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "server/sqlite_int.h"
@@ -290,6 +291,8 @@ jp_err sq_day_get(sq_store *st, int64_t day, sq_day **out, jp_error *err)
 static jp_err sq_exec(sq_day *d, const char *sql, jp_error *err)
 {
     char *msg = NULL;
+    if (jp_fail_inject("sqlite exec"))
+        return jp_error_set(err, JP_ERR_IO, "sqlite: %s: injected failure (JPROF_FAIL_AT)", sql);
     if (sqlite3_exec(d->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
         jp_err rc = jp_error_set(err, sq_db_code(d->db), "sqlite: %s: %s", sql, msg ? msg : "?");
         sqlite3_free(msg);

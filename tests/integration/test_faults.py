@@ -396,6 +396,40 @@ def case_clock_skew(tmp):
         s.stop()
 
 
+def case_torture_upload(tmp):
+    """The agent's Nth upload fails (JPROF_FAIL_SITE=upload JPROF_FAIL_AT=N,
+    base/failinj.h) for N = 1, 2: the batch stays queued, is retried and
+    delivered; nothing is dropped, and the server accepted exactly what the
+    agent counts as sent."""
+    for n in (1, 2):
+        work = os.path.join(tmp, "srv-t%d" % n)
+        os.makedirs(work)
+        s = sa.Server(work, os.path.join(tmp, "data-t%d" % n)).start()
+        conf = os.path.join(tmp, "agent-t.conf")
+        with open(conf, "w") as f:
+            f.write("# no JVM: heartbeat batches only\npid 999999999\n")
+        agent_env(tmp, s.port)
+        os.environ.update(JPROF_FAIL_SITE="upload", JPROF_FAIL_AT=str(n))
+        try:
+            agent = start_agent(tmp, conf, "http://127.0.0.1:%d" % s.port, "agent-t%d.log" % n)
+        finally:
+            del os.environ["JPROF_FAIL_SITE"], os.environ["JPROF_FAIL_AT"]
+        try:
+            ok = wait_for(lambda: metric(agent, "jprof_agent_uploads_ok") >= n + 1
+                          and metric(agent, "jprof_agent_queue_bytes") == 0, 4 * WINDOW + 20)
+            sent = metric(agent, "jprof_agent_uploads_ok")
+            ing = s.getj("/api/v1/ingestion")["server_since_start"]
+            check(ok and metric(agent, "jprof_agent_uploads_retried") == 1
+                  and metric(agent, "jprof_agent_uploads_dropped") == 0
+                  and ing["accepted"] + ing["duplicate"] >= sent,
+                  "torture: upload %d fails once: retried, delivered, nothing dropped "
+                  "(agent ok %d, server accepted %d)" % (n, sent, ing["accepted"]),
+                  agent_get(agent, "/metrics")[-800:])
+        finally:
+            stop(agent)
+            s.stop()
+
+
 def main():
     if os.environ.get("JPROF_FAULTS_NS") != "1":
         if os.geteuid() != 0 or not shutil.which("unshare"):
@@ -418,7 +452,7 @@ def main():
         except (subprocess.CalledProcessError, OSError) as e:
             return skip("cannot mount a tmpfs here: %s" % e)
         for name, fn in (("disk_full", case_disk_full), ("agent", case_agent),
-                         ("clock_skew", case_clock_skew)):
+                         ("clock_skew", case_clock_skew), ("torture_upload", case_torture_upload)):
             if only and only not in name:
                 continue
             print("---- %s" % name)

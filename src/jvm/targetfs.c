@@ -216,7 +216,7 @@ void jvm_tfile_remove(jvm_tfile *f)
 
 jp_err jvm_tmp_free_bytes(const jvm_proc *t, uint64_t *free_bytes, jp_error *err)
 {
-    jvm_tfile f;
+    jvm_tfile f = {0};
     jvm_tfile_at(t, "/tmp", &f);
     struct statvfs sv;
     if (statvfs(f.host, &sv) != 0)

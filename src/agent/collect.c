@@ -11,6 +11,7 @@
 #include "base/xalloc.h"
 #include "jfr/jfr.h"
 #include "jvm/jfc.h"
+#include "jvm/targetfs.h"
 #include "wire/snapshot_json.h"
 
 #define BACKOFF_MAX_NS (600 * JP_NS_PER_SEC)
@@ -26,6 +27,7 @@ void agent_collect_opts_init(agent_collect_opts *o)
     o->snapshot_high_ns = 15 * JP_NS_PER_SEC;
     o->snap_source = JVM_SNAP_AUTO;
     o->collector = "jprof-agent";
+    o->min_tmp_free = 64 << 20;
 }
 
 void agent_target_init(agent_target *t, const jvm_proc *p, int64_t now_mono)
@@ -74,6 +76,8 @@ const char *agent_reason_for_error(jp_err e)
         return "unsupported_jvm";
     case JP_ERR_PROTOCOL:
         return "recording_failed";
+    case JP_ERR_NOSPACE:
+        return "target_disk_full";
     case JP_ERR_LIMIT:
     case JP_ERR_IO:
     case JP_ERR_FORMAT:
@@ -126,6 +130,26 @@ static void fail(agent_target *t, const agent_collect_opts *o, jp_err rc, const 
     if (d > BACKOFF_MAX_NS)
         d = BACKOFF_MAX_NS;
     t->retry_mono = now_mono + d;
+}
+
+/* JP_ERR_NOSPACE when the target's /tmp is below o->min_tmp_free. A running
+ * session is stopped then, its window lost: a JFR repository that cannot be
+ * written makes the JDK shut the JVM down ("irrecoverable error in Jfr"). */
+static jp_err check_tmp_space(agent_target *t, const agent_collect_opts *o, jp_error *err)
+{
+    uint64_t avail;
+    if (!o->min_tmp_free || jvm_tmp_free_bytes(&t->proc, &avail, NULL) != JP_OK ||
+        avail >= o->min_tmp_free)
+        return JP_OK; /* a statvfs that fails is not a full disk: the steps say what fails */
+    bool was = agent_target_recording(t);
+    if (was)
+        jvm_engine_stop(t->engine, NULL);
+    return jp_error_set(err, JP_ERR_NOSPACE,
+                        "no space left: the target's /tmp has %llu KiB free, below %llu KiB: %s "
+                        "(the JDK stops the JVM when its recording cannot be written)",
+                        (unsigned long long)(avail / 1024),
+                        (unsigned long long)(o->min_tmp_free / 1024),
+                        was ? "recording stopped, this window is lost" : "not recording");
 }
 
 /* ---- the engine's windows ---- */
@@ -452,6 +476,8 @@ void agent_target_step(agent_target *t, const agent_collect_opts *o, int64_t now
         return;
     if (rc == JP_OK && !t->checked)
         rc = check_earlier(t, o, &err);
+    if (rc == JP_OK)
+        rc = check_tmp_space(t, o, &err);
     if (rc == JP_OK && agent_target_recording(t) && now_mono >= t->window_end_mono)
         rc = finish_window(t, o, &err);
     if (rc == JP_OK && !agent_target_recording(t))

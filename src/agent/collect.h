@@ -55,6 +55,10 @@ typedef struct agent_collect_opts {
     const char *collector;         /* written into the engine's session marker */
     agent_uploader *uploader;      /* may be NULL (dry run) */
     agent_metrics *metrics;
+    /* the target's /tmp must keep this much free, or no recording runs there:
+     * the JDK shuts the JVM down when its Flight Recorder cannot write its
+     * repository (default 64 MiB; 0 switches the check off) */
+    uint64_t min_tmp_free;
 } agent_collect_opts;
 
 void agent_collect_opts_init(agent_collect_opts *o);

@@ -37,6 +37,8 @@ static void usage(FILE *f)
           "  --window DURATION       profile window (default 60s)\n"
           "  --queue-bytes SIZE      upload queue limit (default 64M)\n"
           "  --batch-max-bytes SIZE  split batches above this JSON size (default 8M)\n"
+          "  --min-tmp-free SIZE     no recording while the target's /tmp has less free\n"
+          "                          (default 64M; 0: no check)\n"
           "  --metrics-listen A:P    /metrics and /status (default 127.0.0.1:9464, 'off')\n"
           "  --collector-id ID       default jprof-agent@NODE\n"
           "  --cluster NAME          cluster name put on every target\n"
@@ -93,6 +95,7 @@ enum {
     O_CA,
     O_WINDOW,
     O_QUEUE,
+    O_MIN_TMP,
     O_BATCH,
     O_METRICS,
     O_COLLECTOR,
@@ -169,6 +172,7 @@ static const struct option long_opts[] = {{"mode", 1, 0, O_MODE},
                                           {"server-ca", 1, 0, O_CA},
                                           {"window", 1, 0, O_WINDOW},
                                           {"queue-bytes", 1, 0, O_QUEUE},
+                                          {"min-tmp-free", 1, 0, O_MIN_TMP},
                                           {"batch-max-bytes", 1, 0, O_BATCH},
                                           {"metrics-listen", 1, 0, O_METRICS},
                                           {"collector-id", 1, 0, O_COLLECTOR},
@@ -204,6 +208,14 @@ static int parse_args(cli *c, int argc, char **argv)
                         ch == O_QUEUE ? "queue-bytes" : "batch-max-bytes", optarg);
                 return -1;
             }
+        } else if (ch == O_MIN_TMP) {
+            size_t v;
+            if (parse_size(optarg, &v)) {
+                fprintf(stderr, "jprof-agent: --min-tmp-free %s: expected a size such as 64M\n",
+                        optarg);
+                return -1;
+            }
+            c->run.collect.min_tmp_free = v;
         } else if (ch == O_ALL) {
             c->run.all = true;
         } else if (ch == O_VERSION) {

@@ -30,6 +30,8 @@ typedef struct agent_metrics {
     atomic_uint_fast64_t attach_failures, recording_failures, windows_collected;
     atomic_uint_fast64_t snapshots_taken, snapshot_failures;
     atomic_uint_fast64_t uploads_ok, uploads_retried, uploads_rejected, uploads_dropped;
+    /* windows of accepted batches the server refused (clock ahead, too old) */
+    atomic_uint_fast64_t windows_refused_future, windows_refused_retention;
     atomic_uint_fast64_t upload_dropped_bytes, batches_queued, batches_split, too_large;
     atomic_uint_fast64_t queue_bytes;      /* gauge */
     atomic_int_fast64_t last_upload_ok_ns; /* gauge, 0 never */

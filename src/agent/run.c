@@ -341,16 +341,22 @@ static void publish_status(run_state *rs)
         uint64_t db = 0, dbytes = 0;
         int64_t oldest = 0;
         size_t qb = 0;
-        char errbuf[256], od[40] = "";
+        char errbuf[256], refbuf[384], od[40] = "";
         agent_uploader_stats(o->uploader, &db, &dbytes, &oldest, &qb);
         agent_uploader_last_error(o->uploader, errbuf, sizeof errbuf);
+        agent_uploader_last_refused(o->uploader, refbuf, sizeof refbuf);
         if (oldest)
             jp_rfc3339_format(oldest, od, sizeof od);
-        json_object_set_new(root, "upload",
-                            json_pack("{s:I, s:I, s:I, s:o, s:s}", "queue_bytes", (json_int_t)qb,
-                                      "dropped_batches", (json_int_t)db, "dropped_bytes",
-                                      (json_int_t)dbytes, "oldest_dropped",
-                                      od[0] ? json_string(od) : json_null(), "last_error", errbuf));
+        json_object_set_new(
+            root, "upload",
+            json_pack("{s:I, s:I, s:I, s:o, s:s, s:I, s:I, s:s}", "queue_bytes", (json_int_t)qb,
+                      "dropped_batches", (json_int_t)db, "dropped_bytes", (json_int_t)dbytes,
+                      "oldest_dropped", od[0] ? json_string(od) : json_null(), "last_error", errbuf,
+                      "windows_refused_future",
+                      (json_int_t)atomic_load(&o->metrics->windows_refused_future),
+                      "windows_refused_retention",
+                      (json_int_t)atomic_load(&o->metrics->windows_refused_retention),
+                      "last_refused", refbuf));
     }
     if (o->mode == AGENT_RUN_K8S) {
         char errbuf[256];

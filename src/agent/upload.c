@@ -1,6 +1,7 @@
 #include "agent/upload.h"
 
 #include <curl/curl.h>
+#include <jansson.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "agent/queue.h"
+#include "base/failinj.h"
 #include "base/strbuf.h"
 #include "base/timeutil.h"
 #include "base/xalloc.h"
@@ -30,8 +32,9 @@ struct agent_uploader {
     int stopping;
     int64_t flush_deadline; /* mono ns; 0 while running */
     pthread_t thread;
-    agent_metrics dummy;  /* counters when the caller gave none */
-    char last_error[256]; /* under lock */
+    agent_metrics dummy;    /* counters when the caller gave none */
+    char last_error[256];   /* under lock */
+    char last_refused[384]; /* under lock: the latest windows the server refused, "" none */
 };
 
 void agent_upload_opts_init(agent_upload_opts *o)
@@ -111,6 +114,13 @@ jp_err agent_upload_add(agent_uploader *u, jp_batch *b, int64_t data_ns, jp_erro
     pthread_cond_signal(&u->cond);
     pthread_mutex_unlock(&u->lock);
     return JP_OK;
+}
+
+void agent_uploader_last_refused(agent_uploader *u, char *buf, size_t len)
+{
+    pthread_mutex_lock(&u->lock);
+    snprintf(buf, len, "%s", u->last_refused);
+    pthread_mutex_unlock(&u->lock);
 }
 
 void agent_uploader_last_error(agent_uploader *u, char *buf, size_t len)
@@ -256,11 +266,46 @@ static bool read_token(const char *path, char *tok, size_t cap)
     return ok && n > 0;
 }
 
-/* One POST; returns the HTTP status, or 0 for a transport failure. */
+/* An accepted batch's answer lists the windows the server refused
+ * ("windows_refused": [{"window", "code", "reason"}]): counted by code, and
+ * the latest said in /status. Called with the lock held. */
+static void count_refused(agent_uploader *u, const agent_qitem *it, const char *body, size_t len)
+{
+    json_t *root = json_loadb(body, len, 0, NULL);
+    json_t *a = json_object_get(root, "windows_refused");
+    size_t n = json_array_size(a), nfuture = 0, nold = 0;
+    const char *reason = NULL;
+    for (size_t i = 0; i < n; i++) {
+        json_t *w = json_array_get(a, i);
+        const char *code = json_string_value(json_object_get(w, "code"));
+        reason = json_string_value(json_object_get(w, "reason"));
+        if (code && !strcmp(code, "future"))
+            nfuture++;
+        else
+            nold++;
+    }
+    if (n) {
+        atomic_fetch_add(&u->m->windows_refused_future, nfuture);
+        atomic_fetch_add(&u->m->windows_refused_retention, nold);
+        char when[40];
+        jp_rfc3339_format(jp_time_now_ns(), when, sizeof when);
+        snprintf(u->last_refused, sizeof u->last_refused,
+                 "%s: %zu window(s) of batch %.60s: %.120s", when, n, it->id,
+                 reason ? reason : "refused");
+    }
+    json_decref(root);
+}
+
+/* One POST; returns the HTTP status, or 0 for a transport failure. An
+ * accepted batch's refused windows are counted (count_refused). */
 static long post(agent_uploader *u, const agent_qitem *it, char *why, size_t whylen)
 {
+    if (jp_fail_inject("upload")) {
+        snprintf(why, whylen, "injected failure (JPROF_FAIL_AT)");
+        return 0;
+    }
     jp_strbuf resp;
-    jp_strbuf_init(&resp, 240);
+    jp_strbuf_init(&resp, 16 * 1024);
     char tok[TOKEN_MAX];
     if (!read_token(u->token_file, tok, sizeof tok)) {
         snprintf(why, whylen, "cannot read the token file %s", u->token_file);
@@ -302,6 +347,11 @@ static long post(agent_uploader *u, const agent_qitem *it, char *why, size_t why
         snprintf(why, whylen, "%s", curl_easy_strerror(cc));
     else if (status < 200 || status >= 300)
         snprintf(why, whylen, "HTTP %ld: %.200s", status, jp_strbuf_str(&resp));
+    else if (resp.len) {
+        pthread_mutex_lock(&u->lock);
+        count_refused(u, it, resp.data, resp.len);
+        pthread_mutex_unlock(&u->lock);
+    }
     jp_strbuf_cleanup(&resp);
     curl_slist_free_all(h);
     curl_easy_cleanup(c);

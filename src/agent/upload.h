@@ -69,6 +69,9 @@ void agent_uploader_stats(agent_uploader *u, uint64_t *dropped_batches, uint64_t
 
 /* The latest refusal or failure ("" after a success following a failure). */
 void agent_uploader_last_error(agent_uploader *u, char *buf, size_t len);
+/* The latest windows of an accepted batch the server refused (time, count,
+ * batch, reason: clock ahead, or older than the retention); "" when none. */
+void agent_uploader_last_refused(agent_uploader *u, char *buf, size_t len);
 
 /* The delay before retry number `attempt` (1, 2, ...): a random value in
  * [d/2, d] with d = min(max, min * 2^(attempt-1)). Exposed for tests. */

@@ -1,5 +1,6 @@
 #include "base/error.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,7 +24,17 @@ static const char *const jp_err_names[JP_ERR__COUNT] = {
     [JP_ERR_EXITED] = "process exited",
     [JP_ERR_AGENT_REFUSED] = "agent loading refused",
     [JP_ERR_CONFLICT] = "another profiler is active",
+    [JP_ERR_NOSPACE] = "no space left on the file system",
 };
+
+jp_err jp_err_from_errno(int errnum)
+{
+    if (errnum == ENOSPC || errnum == EDQUOT)
+        return JP_ERR_NOSPACE;
+    if (errnum == EACCES || errnum == EPERM)
+        return JP_ERR_PERMISSION;
+    return JP_ERR_IO;
+}
 
 const char *jp_strerror(jp_err code)
 {

@@ -27,11 +27,16 @@ typedef enum jp_err {
     JP_ERR_EXITED = 15,          /* the target process exited while we talked to it */
     JP_ERR_AGENT_REFUSED = 16,   /* the JVM refused to load an agent */
     JP_ERR_CONFLICT = 17,        /* someone else's profiler is active in the target */
+    JP_ERR_NOSPACE = 18,         /* a file system is full (ENOSPC, EDQUOT, SQLITE_FULL) */
     JP_ERR__COUNT
 } jp_err;
 
 /* Short fixed description of a code; never NULL. */
 const char *jp_strerror(jp_err code);
+
+/* The code for a failed system call's errno: JP_ERR_NOSPACE for a full file
+ * system, JP_ERR_PERMISSION for EACCES/EPERM, else JP_ERR_IO. */
+jp_err jp_err_from_errno(int errnum);
 
 /* An error with context, e.g. "app.jfr: chunk 3 @0x1a2b: pool count 9e9 exceeds limit".
  * Caller storage; jp_error_init() before use. */

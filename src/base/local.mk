@@ -6,4 +6,5 @@ libjpbase_a_SOURCES = \
 	src/base/strbuf.c src/base/strbuf.h \
 	src/base/timeutil.c src/base/timeutil.h \
 	src/base/datapath.c src/base/datapath.h \
-	src/base/stopsig.c src/base/stopsig.h
+	src/base/stopsig.c src/base/stopsig.h \
+	src/base/failinj.c src/base/failinj.h

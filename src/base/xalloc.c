@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/failinj.h"
+
 static void jp_oom(size_t size)
 {
     fprintf(stderr, "jprof: out of memory allocating %zu bytes\n", size);
@@ -13,7 +15,7 @@ static void jp_oom(size_t size)
 
 void *jp_xmalloc(size_t size)
 {
-    void *p = malloc(size ? size : 1);
+    void *p = jp_fail_inject("alloc") ? NULL : malloc(size ? size : 1);
     if (!p)
         jp_oom(size);
     return p;
@@ -21,7 +23,7 @@ void *jp_xmalloc(size_t size)
 
 void *jp_xcalloc(size_t n, size_t size)
 {
-    void *p = calloc(n ? n : 1, size ? size : 1);
+    void *p = jp_fail_inject("alloc") ? NULL : calloc(n ? n : 1, size ? size : 1);
     if (!p)
         jp_oom(n * size);
     return p;
@@ -29,7 +31,7 @@ void *jp_xcalloc(size_t n, size_t size)
 
 void *jp_xrealloc(void *p, size_t size)
 {
-    void *q = realloc(p, size ? size : 1);
+    void *q = jp_fail_inject("alloc") ? NULL : realloc(p, size ? size : 1);
     if (!q)
         jp_oom(size);
     return q;

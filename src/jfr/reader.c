@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/failinj.h"
 #include "base/xalloc.h"
 #include "jfr/chunk.h"
 #include "jfr/jfr.h"
@@ -338,7 +339,7 @@ jp_err jfr_read_buffer(const uint8_t *data, size_t len, const char *name, const 
 
 jp_err jfr_read_file(const char *path, const jfr_options *opt, jp_profile *out, jfr_report *rep)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = jp_fail_inject("jfr read") ? (errno = EIO, -1) : open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return jp_error_set(&rep->error, errno == EACCES ? JP_ERR_PERMISSION : JP_ERR_IO,
                             "%s: cannot open: %s", path, strerror(errno));
@@ -355,7 +356,8 @@ jp_err jfr_read_file(const char *path, const jfr_options *opt, jp_profile *out, 
         close(fd);
         return jfr_read_core((const uint8_t *)"", 0, path, opt, out, rep, false);
     }
-    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    void *map = jp_fail_inject("jfr read") ? (errno = EIO, MAP_FAILED)
+                                           : mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
     int e = errno;
     close(fd);
     if (map == MAP_FAILED)

@@ -31,8 +31,10 @@ jp_err jvm_jfr_cmd(const jvm_proc *t, const jvm_attach_opts *ao, const char *lin
     const char *text = r.text ? r.text : "";
     if (ok_marker && !strstr(text, ok_marker)) {
         size_t n = strcspn(text, "\n");
-        rc = jp_error_set(err, JP_ERR_PROTOCOL, "pid %d: %s: %.*s", (int)t->pid, line,
-                          (int)(n > 300 ? 300 : n), text);
+        /* the JVM could not write its file (a full /tmp in the target) */
+        bool full = strstr(text, "No space left on device") || strstr(text, "Disk quota exceeded");
+        rc = jp_error_set(err, full ? JP_ERR_NOSPACE : JP_ERR_PROTOCOL, "pid %d: %s: %.*s",
+                          (int)t->pid, line, (int)(n > 300 ? 300 : n), text);
     }
     jvm_reply_cleanup(&r);
     return rc;

@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/failinj.h"
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "jvm/cleanup.h"
@@ -69,7 +71,8 @@ static jp_err copy_fd(int in, int out, const char *src, jp_error *err)
             if (w < 0 && errno == EINTR)
                 continue;
             if (w < 0)
-                return jp_error_set(err, JP_ERR_IO, "writing into the target: %s", strerror(errno));
+                return jp_error_set(err, jp_err_from_errno(errno), "writing into the target: %s",
+                                    strerror(errno));
             off += w;
         }
     }
@@ -81,8 +84,7 @@ static jp_err open_new(const char *host_path, int *fd, jp_error *err)
 {
     *fd = open(host_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (*fd < 0)
-        return jp_error_set(err, errno == EACCES || errno == EPERM ? JP_ERR_PERMISSION : JP_ERR_IO,
-                            "%s: %s", host_path, strerror(errno));
+        return jp_error_set(err, jp_err_from_errno(errno), "%s: %s", host_path, strerror(errno));
     return JP_OK;
 }
 
@@ -96,7 +98,7 @@ static jp_err close_for_target(const jvm_proc *t, int fd, const char *host_path,
     if (rc == JP_OK && fchmod(fd, 0644) != 0)
         rc = jp_error_set(err, JP_ERR_IO, "chmod %s: %s", host_path, strerror(errno));
     if (close(fd) != 0 && rc == JP_OK)
-        rc = jp_error_set(err, JP_ERR_IO, "%s: %s", host_path, strerror(errno));
+        rc = jp_error_set(err, jp_err_from_errno(errno), "%s: %s", host_path, strerror(errno));
     return rc;
 }
 
@@ -124,7 +126,8 @@ jp_err jvm_tfile_copy_in(const jvm_proc *t, const char *src, jvm_tfile *f, jp_er
     if (rc == JP_OK && !f->cleanup)
         f->cleanup = jvm_cleanup_register_file(f->host);
     if (rc == JP_OK && rename(tmp.host, f->host) != 0)
-        rc = jp_error_set(err, JP_ERR_IO, "rename to %s: %s", f->host, strerror(errno));
+        rc = jp_error_set(err, jp_err_from_errno(errno), "rename to %s: %s", f->host,
+                          strerror(errno));
     jvm_tfile_remove(&tmp);
     return rc;
 }
@@ -137,11 +140,13 @@ jp_err jvm_tfile_write(const jvm_proc *t, const jvm_tfile *f, const void *data, 
     if (rc != JP_OK)
         return rc;
     for (size_t off = 0; off < len && rc == JP_OK;) {
-        ssize_t w = write(fd, (const char *)data + off, len - off);
+        ssize_t w = jp_fail_inject("target write") ? (errno = EIO, -1)
+                                                   : write(fd, (const char *)data + off, len - off);
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0)
-            rc = jp_error_set(err, JP_ERR_IO, "writing %s: %s", f->inner, strerror(errno));
+            rc = jp_error_set(err, jp_err_from_errno(errno), "writing %s: %s", f->inner,
+                              strerror(errno));
         else
             off += (size_t)w;
     }
@@ -207,4 +212,16 @@ void jvm_tfile_remove(jvm_tfile *f)
         unlink(f->inner);
     jvm_cleanup_unregister(f->cleanup);
     f->cleanup = 0;
+}
+
+jp_err jvm_tmp_free_bytes(const jvm_proc *t, uint64_t *free_bytes, jp_error *err)
+{
+    jvm_tfile f = {0};
+    jvm_tfile_at(t, "/tmp", &f);
+    struct statvfs sv;
+    if (statvfs(f.host, &sv) != 0)
+        return jp_error_set(err, errno == ENOENT ? JP_ERR_EXITED : jp_err_from_errno(errno),
+                            "statvfs %s: %s", f.host, strerror(errno));
+    *free_bytes = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+    return JP_OK;
 }

@@ -50,6 +50,10 @@ jp_err jvm_tfile_write(const jvm_proc *t, const jvm_tfile *f, const void *data, 
  * heap, NUL-terminated, the caller frees it. */
 jp_err jvm_tfile_read(const jvm_tfile *f, size_t cap, char **data, size_t *len, jp_error *err);
 
+/* Free bytes for an unprivileged writer in the target's /tmp (statvfs
+ * through /proc/PID/root). */
+jp_err jvm_tmp_free_bytes(const jvm_proc *t, uint64_t *free_bytes, jp_error *err);
+
 /* Deletes the file (ENOENT is fine) and drops its cleanup registration. A
  * JVM that exited took /proc/PID/root with it; when it shared our root the
  * file is deleted by its inner name instead. */

@@ -129,7 +129,7 @@ void api_meta_common(jp_strbuf *b, const api_q *q, const store_query_info *info,
 
 void api_store_error(srv_resp *o, jp_err rc, const jp_error *e)
 {
-    if (rc == JP_ERR_TIMEOUT || rc == JP_ERR_IO || rc == JP_ERR_PROTOCOL)
+    if (rc == JP_ERR_TIMEOUT || rc == JP_ERR_IO || rc == JP_ERR_PROTOCOL || rc == JP_ERR_NOSPACE)
         srv_error(o, 503, "unavailable", "store unavailable, retry later: %s", e->msg);
     else if (rc == JP_ERR_USAGE)
         srv_error(o, 400, "malformed", "%s", e->msg);

@@ -77,6 +77,10 @@ static void ingest_store_error(srv *s, srv_resp *o, jp_err rc, const jp_error *e
     if (rc == JP_ERR_TIMEOUT) {
         srv_error(o, 429, "overload", "store busy, retry later: %s", e->msg);
         metrics_ingest_count(&s->m, MI_REJ_OVERLOAD);
+    } else if (rc == JP_ERR_NOSPACE) {
+        /* retryable: nothing of the batch is kept, space may come back */
+        srv_error(o, 503, "unavailable", "the store's disk is full, retry later: %s", e->msg);
+        metrics_ingest_count(&s->m, MI_REJ_UNAVAILABLE);
     } else if (rc == JP_ERR_IO || rc == JP_ERR_PROTOCOL) {
         srv_error(o, 503, "unavailable", "store unavailable, retry later: %s", e->msg);
         metrics_ingest_count(&s->m, MI_REJ_UNAVAILABLE);
@@ -89,8 +93,11 @@ static void ingest_store_error(srv *s, srv_resp *o, jp_err rc, const jp_error *e
     }
 }
 
-/* Refuses windows outside the retention (or absurdly in the future), writes
- * the rest durably, and answers with what happened to each part. */
+/* Refuses windows outside the retention or starting in the future (a
+ * collector's clock ahead by more than --max-clock-skew: stored, such a
+ * window would sit where no query looks and survive retention), writes the
+ * rest durably, and answers with what happened to each part; "code" in each
+ * refusal is "retention" or "future" (the agent counts them by it). */
 static void ingest_write(srv_req *r, srv_resp *o, const jp_batch *b)
 {
     srv *s = r->s;
@@ -100,21 +107,19 @@ static void ingest_write(srv_req *r, srv_resp *o, const jp_batch *b)
     jp_strbuf_init(&refused, 0);
     uint64_t nold = 0, nfuture = 0;
     for (size_t i = 0; i < b->nwindows; i++) {
-        int64_t day = store_day_of(b->windows[i].start_ns);
-        const char *why = NULL;
-        if (!store_day_retained(day, now, s->cfg.retention_days)) {
-            why = "older than the retention";
-            nold++;
-        } else if (day > store_day_of(now) + 1) {
-            why = "starts after tomorrow (clock skew?)";
-            nfuture++;
-        }
-        if (!why)
+        const char *why;
+        const char *code = store_window_refusal(b->windows[i].start_ns, now, s->cfg.retention_days,
+                                                s->cfg.max_clock_skew_ns, &why);
+        if (!code)
             continue;
+        if (code[0] == 'f')
+            nfuture++;
+        else
+            nold++;
         skip[i] = true;
         if (refused.len < 64 * 1024)
-            jp_strbuf_printf(&refused, "%s{\"window\":%zu,\"reason\":\"%s\"}",
-                             refused.len ? "," : "", i, why);
+            jp_strbuf_printf(&refused, "%s{\"window\":%zu,\"code\":\"%s\",\"reason\":\"%s\"}",
+                             refused.len ? "," : "", i, code, why);
     }
     if (nold)
         metrics_refused_count(&s->m, MR_RETENTION, nold);

@@ -41,6 +41,8 @@ static void usage(FILE *f)
            "  --max-body BYTES        request body limit on the wire (default 16 MiB)\n"
            "  --max-decompressed BYTES  limit after zstd (default 128 MiB)\n"
            "  --query-budget DURATION time budget of one query (default 3s)\n"
+           "  --max-clock-skew DURATION  refuse windows that start later than now + this\n"
+           "                          (default 10m)\n"
            "  --metrics-no-auth       serve /metrics without a token\n"
            "  --port-file FILE        write the bound port to FILE (useful with port 0)\n"
            "  --clickhouse URL        store in ClickHouse instead (http://[USER[:PW]@]HOST:PORT/)\n"
@@ -100,6 +102,7 @@ enum {
     O_BODY,
     O_DEC,
     O_BUDGET,
+    O_SKEW,
     O_METRICS,
     O_PORTFILE,
     O_WORKERS,
@@ -122,6 +125,7 @@ static const struct option opts[] = {{"listen", 1, 0, O_LISTEN},
                                      {"max-body", 1, 0, O_BODY},
                                      {"max-decompressed", 1, 0, O_DEC},
                                      {"query-budget", 1, 0, O_BUDGET},
+                                     {"max-clock-skew", 1, 0, O_SKEW},
                                      {"metrics-no-auth", 0, 0, O_METRICS},
                                      {"port-file", 1, 0, O_PORTFILE},
                                      {"clickhouse", 1, 0, O_CH},
@@ -192,6 +196,12 @@ static int apply_option(int o, srv_config *c, const char **data_dir)
             return 2;
         }
         break;
+    case O_SKEW:
+        if (jp_duration_parse(optarg, &c->max_clock_skew_ns, &e) != JP_OK) {
+            fprintf(stderr, "jprof-server: --max-clock-skew: %s\n", e.msg);
+            return 2;
+        }
+        break;
     case O_METRICS:
         c->metrics_open = true;
         break;
@@ -246,6 +256,7 @@ static void config_defaults(srv_config *c)
     c->max_decompressed = 128u << 20;
     jp_batch_limits_default(&c->limits);
     c->query_budget_ns = 3 * JP_NS_PER_SEC;
+    c->max_clock_skew_ns = 600 * JP_NS_PER_SEC;
     c->query_max_rows = 100000000;
     c->query_max_stacks = 1000000;
     c->retention_interval_ns = 600 * JP_NS_PER_SEC;

@@ -37,6 +37,7 @@ typedef struct srv_config {
     size_t max_decompressed; /* bytes after zstd */
     jp_batch_limits limits;
     int64_t query_budget_ns;
+    int64_t max_clock_skew_ns; /* windows starting later than now + this are refused */
     uint64_t query_max_rows;
     uint64_t query_max_stacks;
     int64_t retention_interval_ns;

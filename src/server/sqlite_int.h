@@ -132,6 +132,8 @@ struct sq_req {
     sq_req *next;
 };
 
+/* JP_ERR_NOSPACE for a full data directory, else JP_ERR_IO (after a failed call on db). */
+jp_err sq_db_code(sqlite3 *db);
 jp_err sq_db_fail(sqlite3 *db, const char *what, jp_error *err);
 /* Binds text (NULL as ""), borrowed until the statement is reset. */
 void sq_bind_text(sqlite3_stmt *s, int i, const char *v);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "base/failinj.h"
 #include "base/xalloc.h"
 #include "server/sqlite_int.h"
 
@@ -25,6 +26,11 @@ void sq_bind_text(sqlite3_stmt *s, int i, const char *v)
 
 jp_err sq_step_done(sq_day *d, sqlite3_stmt *s, const char *what, jp_error *err)
 {
+    if (jp_fail_inject("sqlite step")) {
+        sqlite3_reset(s);
+        sqlite3_clear_bindings(s);
+        return jp_error_set(err, JP_ERR_IO, "sqlite: %s: injected failure (JPROF_FAIL_AT)", what);
+    }
     int rc = sqlite3_step(s);
     sqlite3_reset(s);
     sqlite3_clear_bindings(s);
@@ -65,6 +71,12 @@ static jp_err sq_target_id(sq_day *d, const jp_batch_target *t, int64_t *id, jp_
     sqlite3_bind_int64(s, 8, t->pid);
     sqlite3_bind_int64(s, 9, t->jvm_start_ns);
     sq_bind_text(s, 10, t->jvm);
+    if (jp_fail_inject("sqlite step")) {
+        sqlite3_reset(s);
+        sqlite3_clear_bindings(s);
+        return jp_error_set(err, JP_ERR_IO,
+                            "sqlite: target upsert: injected failure (JPROF_FAIL_AT)");
+    }
     int rc = sqlite3_step(s);
     bool got = rc == SQLITE_ROW;
     if (got)

@@ -82,3 +82,19 @@ bool store_info_time_over(store_query_info *info, const store_budget *b, int64_t
                        (unsigned long long)(b->time_ns / 1000000));
     return true;
 }
+
+const char *store_window_refusal(int64_t start_ns, int64_t now, int retention_days,
+                                 int64_t max_skew_ns, const char **why)
+{
+    int64_t day = store_day_of(start_ns);
+    if (!store_day_retained(day, now, retention_days)) {
+        *why = "older than the retention";
+        return "retention";
+    }
+    if (start_ns > now + max_skew_ns || day > store_day_of(now) + 1) {
+        *why = "starts in the future (the collector's clock is ahead of the server's)";
+        return "future";
+    }
+    *why = NULL;
+    return NULL;
+}

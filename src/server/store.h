@@ -281,6 +281,13 @@ static inline bool store_day_retained(int64_t day, int64_t now_ns, int retention
     return day * STORE_DAY_NS >= now_ns - (int64_t)retention_days * STORE_DAY_NS;
 }
 
+/* Why a window starting at start_ns is refused at server time now: "retention"
+ * (its day is older than retention_days) or "future" (it starts later than
+ * now + max_skew_ns: the collector's clock is ahead), with a sentence in
+ * *why; NULL (and *why NULL) when it is stored. */
+const char *store_window_refusal(int64_t start_ns, int64_t now, int retention_days,
+                                 int64_t max_skew_ns, const char **why);
+
 /* Each store declares its open function in its own header (store_sqlite.h,
  * store_clickhouse.h), taking a store_config plus its own options, and
  * returns a heap store closed with s->ops->close(s). Opening runs retention

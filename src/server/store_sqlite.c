@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "base/failinj.h"
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "server/sqlite_int.h"
@@ -201,9 +202,22 @@ static void sq_day_close(sq_day *d)
     free(d);
 }
 
+/* JP_ERR_NOSPACE when the data directory's file system is full (SQLite
+ * says SQLITE_FULL, or an I/O error whose errno is ENOSPC/EDQUOT), so
+ * ingest can say why its 503 will pass; JP_ERR_IO otherwise. */
+jp_err sq_db_code(sqlite3 *db)
+{
+    if (!db)
+        return JP_ERR_IO;
+    int e = sqlite3_system_errno(db);
+    if (sqlite3_errcode(db) == SQLITE_FULL || e == ENOSPC || e == EDQUOT)
+        return JP_ERR_NOSPACE;
+    return JP_ERR_IO;
+}
+
 jp_err sq_db_fail(sqlite3 *db, const char *what, jp_error *err)
 {
-    return jp_error_set(err, JP_ERR_IO, "sqlite: %s: %s", what, db ? sqlite3_errmsg(db) : "?");
+    return jp_error_set(err, sq_db_code(db), "sqlite: %s: %s", what, db ? sqlite3_errmsg(db) : "?");
 }
 
 /* Has table tab a column col? */
@@ -275,14 +289,14 @@ static jp_err sq_day_open_rw(sq_store *st, int64_t day, sq_day **out, jp_error *
     if (sqlite3_open_v2(p.data, &d->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                         NULL) != SQLITE_OK) {
-        rc = jp_error_set(err, JP_ERR_IO, "%s: %s", p.data,
+        rc = jp_error_set(err, sq_db_code(d->db), "%s: %s", p.data,
                           d->db ? sqlite3_errmsg(d->db) : "cannot open");
         goto out;
     }
     sqlite3_busy_timeout(d->db, 10000);
     char *msg = NULL;
     if (sqlite3_exec(d->db, sq_schema, NULL, NULL, &msg) != SQLITE_OK) {
-        rc = jp_error_set(err, JP_ERR_IO, "%s: schema: %s", p.data, msg ? msg : "?");
+        rc = jp_error_set(err, sq_db_code(d->db), "%s: schema: %s", p.data, msg ? msg : "?");
         sqlite3_free(msg);
         goto out;
     }
@@ -336,8 +350,10 @@ jp_err sq_day_get(sq_store *st, int64_t day, sq_day **out, jp_error *err)
 static jp_err sq_exec(sq_day *d, const char *sql, jp_error *err)
 {
     char *msg = NULL;
+    if (jp_fail_inject("sqlite exec"))
+        return jp_error_set(err, JP_ERR_IO, "sqlite: %s: injected failure (JPROF_FAIL_AT)", sql);
     if (sqlite3_exec(d->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        jp_err rc = jp_error_set(err, JP_ERR_IO, "sqlite: %s: %s", sql, msg ? msg : "?");
+        jp_err rc = jp_error_set(err, sq_db_code(d->db), "sqlite: %s: %s", sql, msg ? msg : "?");
         sqlite3_free(msg);
         return rc;
     }

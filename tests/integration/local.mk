@@ -222,3 +222,16 @@ INTEGRATION_TEST_LIST += tests/integration/test_images.sh
 JPROF_IMAGES_AFTER = $(filter-out $(JPROF_IMAGES_LOG),$(TEST_LOGS))
 $(JPROF_IMAGES_LOG): $(JPROF_IMAGES_AFTER)
 EXTRA_DIST += tests/integration/test_images.sh
+
+# Faults of the environment (tests/integration/test_faults.py): the embedded
+# store on a tmpfs that fills up (503, reads work, nothing acknowledged lost),
+# the real agent against it and with its target's /tmp nearly full, clock
+# skew. Own mount namespace (unshare -m, root): nothing outside sees the mounts.
+INTEGRATION_TEST_LIST += tests/integration/test_faults.py
+JPROF_FAULTS_LOG = tests/integration/test_faults.py.log
+$(JPROF_FAULTS_LOG): jprof-server jprof-agent jprof-workload
+EXTRA_DIST += tests/integration/test_faults.py
+clean-local: clean-local-faults
+clean-local-faults:
+	rm -rf tests/integration/faults.*
+.PHONY: clean-local-faults

@@ -8,10 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "base/failinj.h"
 #include "base/strbuf.h"
 #include "jfr/jfr.h"
 #include "jfr_writer.h"
@@ -771,10 +774,87 @@ static void test_fixtures(void **state)
     }
 }
 
+/* One torture case in a child: the nth allocation or file read fails.
+ * Exit 10: nothing fired (n is past the last one), 20: a clean error. An
+ * allocation that fails aborts by design (base/xalloc.h) after saying so. */
+static void torture_child(long n, const char *path)
+{
+    jp_fail_set(n, NULL);
+    jp_profile *p = jp_profile_new();
+    jfr_options opt;
+    jfr_options_init(&opt);
+    opt.threads = true;
+    jfr_report rep;
+    jfr_report_init(&rep);
+    jp_err rc = jfr_read_file(path, &opt, p, &rep);
+    bool fired = jp_fail_fired();
+    jp_profile_free(p);
+    if (!fired)
+        _exit(10);
+    _exit(rc != JP_OK && rep.error.msg[0] ? 20 : 21);
+}
+
+/* Torture (curl style) of the JFR reader: for N = 1, 2, ... the Nth
+ * allocation or read fails, each in a child process, until none fires or
+ * the time budget (5 s) runs out. Every case must end in a clear error or
+ * the documented out-of-memory abort, never another signal. */
+static void test_torture_reader(void **state)
+{
+    (void)state;
+    char path[1024];
+    ut_fixture("asprof-itimer.jfr", path, sizeof path);
+    if (access(path, R_OK) != 0)
+        fail_msg("fixture missing: %s", path);
+    char errpath[] = "/tmp/jprof-torture.XXXXXX";
+    int efd = mkstemp(errpath);
+    assert_true(efd >= 0);
+    unlink(errpath);
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long n, clean = 0, oom = 0;
+    bool done = false;
+    for (n = 1; !done; n += n < 400 ? 1 : 13) {
+        assert_int_equal(ftruncate(efd, 0), 0);
+        lseek(efd, 0, SEEK_SET);
+        fflush(NULL);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            dup2(efd, 2);
+            torture_child(n, path);
+        }
+        int st;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 10) {
+            done = true;
+        } else if (WIFEXITED(st) && WEXITSTATUS(st) == 20) {
+            clean++;
+        } else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT) {
+            char buf[256] = "";
+            ssize_t k = pread(efd, buf, sizeof buf - 1, 0);
+            buf[k > 0 ? k : 0] = '\0';
+            if (!strstr(buf, "out of memory"))
+                fail_msg("N=%ld: abort without the out-of-memory message: %s", n, buf);
+            oom++;
+        } else {
+            fail_msg("N=%ld: the reader ended with status 0x%x (a crash, or an error it hid)", n,
+                     st);
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec >= 5)
+            break;
+    }
+    close(efd);
+    print_message("torture: %ld failure points (%s): %ld clean errors, %ld out-of-memory aborts\n",
+                  clean + oom, done ? "every one" : "time budget reached", clean, oom);
+    assert_true(clean >= 1 && oom >= 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_std_chunk_every_format),
+        cmocka_unit_test(test_torture_reader),
         cmocka_unit_test(test_threads_and_kind_mask),
         cmocka_unit_test(test_multi_chunk),
         cmocka_unit_test(test_keys_from_previous_chunk),

@@ -11,6 +11,7 @@
 
 #include "model/profile.h"
 #include "server/auth.h"
+#include "server/store.h"
 #include "wire/batch.h"
 #include "wire/batch_json.h"
 
@@ -182,6 +183,24 @@ static void test_batch_errors_name_the_field(void **state)
                  JP_ERR_LIMIT, "frames[0]", &lim);
 }
 
+/* Clock skew and retention: a window is refused with a code the agent counts. */
+static void test_window_refusal_future_and_retention(void **state)
+{
+    (void)state;
+    const int64_t s = 1000000000LL, now = 1790000000LL * s, skew = 600 * s;
+    const char *why = "x";
+    assert_null(store_window_refusal(now - 60 * s, now, 7, skew, &why));
+    assert_null(why);
+    assert_null(store_window_refusal(now + 599 * s, now, 7, skew, &why)); /* within tolerance */
+    assert_string_equal(store_window_refusal(now + 601 * s, now, 7, skew, &why), "future");
+    assert_non_null(strstr(why, "clock"));
+    assert_string_equal(store_window_refusal(now + 3 * 86400 * s, now, 7, 100 * 86400 * s, &why),
+                        "future"); /* past tomorrow, whatever the tolerance */
+    assert_string_equal(store_window_refusal(now - 9 * 86400 * s, now, 7, skew, &why), "retention");
+    assert_non_null(strstr(why, "retention"));
+    assert_null(store_window_refusal(now - 5 * 86400 * s, now, 7, skew, &why));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -189,6 +208,7 @@ int main(void)
         cmocka_unit_test(test_auth_errors_name_the_line_not_the_token),
         cmocka_unit_test(test_batch_decode_and_roundtrip),
         cmocka_unit_test(test_batch_errors_name_the_field),
+        cmocka_unit_test(test_window_refusal_future_and_retention),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

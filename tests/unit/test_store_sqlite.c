@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include "base/strbuf.h"
+#include "base/failinj.h"
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "server/store_sqlite.h"
@@ -243,6 +244,67 @@ static void test_status_mode_and_migration(void **state)
     jp_strbuf_cleanup(&targets);
 }
 
+/* Torture (curl style): the Nth SQLite step or exec of the write path fails,
+ * for every N until none fires. Each time the write must end in a clear
+ * retryable error (JP_ERR_IO naming the step), the store must stay usable,
+ * the same batch must then be written once, and every acknowledged batch
+ * must be there exactly once (the in-memory caches must not outlive a
+ * rollback). */
+static void test_torture_write_path(void **state)
+{
+    (void)state;
+    store_config cfg = {.retention_days = 7};
+    store *s;
+    jp_error e;
+    jp_error_init(&e);
+    assert_int_equal(store_sqlite_open(dir, &cfg, &s, &e), JP_OK);
+    int64_t now = store_now_ns(), t0 = now - 1800 * JP_NS_PER_SEC;
+    long n, fired = 0;
+    int acked = 0;
+    for (n = 1; n < 500; n++) {
+        char id[32], pod[32];
+        snprintf(id, sizeof id, "torture-%ld", n);
+        snprintf(pod, sizeof pod, "t%ld", n); /* a new target: every step runs */
+        jp_batch b;
+        make(&b, id, t0 + n * JP_NS_PER_SEC, pod);
+        store_write_result r;
+        jp_fail_set(n, "sqlite");
+        jp_err rc = s->ops->write_batch(s, &b, NULL, &r, &e);
+        bool hit = jp_fail_fired();
+        jp_fail_set(0, NULL);
+        if (hit) {
+            fired++;
+            assert_int_equal(rc, JP_ERR_IO);
+            if (!strstr(e.msg, "injected failure"))
+                fail_msg("write %ld: unexpected error: %s", n, e.msg);
+            rc = s->ops->write_batch(s, &b, NULL, &r, &e); /* the agent's retry */
+        }
+        assert_int_equal(rc, JP_OK);
+        assert_false(r.duplicate);
+        acked++;
+        jp_batch_cleanup(&b);
+        if (!hit)
+            break; /* N beyond every step of one write: done */
+    }
+    assert_true(fired >= 5);
+    sums x = flame(s, t0 - JP_NS_PER_SEC, now, NULL, NULL);
+    assert_int_equal(x.samples, 7 * (uint64_t)acked);
+    assert_int_equal(x.value, 70 * (uint64_t)acked);
+    store_close(s);
+    /* durable: reopened, the same totals, and every id is a duplicate */
+    assert_int_equal(store_sqlite_open(dir, &cfg, &s, &e), JP_OK);
+    x = flame(s, t0 - JP_NS_PER_SEC, now, NULL, NULL);
+    assert_int_equal(x.samples, 7 * (uint64_t)acked);
+    jp_batch b;
+    make(&b, "torture-1", t0 + JP_NS_PER_SEC, "t1");
+    store_write_result r;
+    assert_int_equal(s->ops->write_batch(s, &b, NULL, &r, &e), JP_OK);
+    assert_true(r.duplicate);
+    jp_batch_cleanup(&b);
+    store_close(s);
+    print_message("torture: %ld injected failures of %d writes, all recovered\n", fired, acked);
+}
+
 static bool count_day(const store_day_row *d, void *ctx)
 {
     (void)d;
@@ -410,6 +472,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_write_dedupe_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_mode_and_migration, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_torture_write_path, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retention_removes_old_days, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_duplicates_count_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rollups_equal_windows, setup, teardown),

@@ -16,6 +16,7 @@
 #include "model/units.h"
 #include "wire/snapshot_json.h"
 #include "tui/flame_json.h"
+#include "tui/io_detail.h"
 #include "wire/html.h"
 #include "wire/pprof.h"
 
@@ -407,6 +408,23 @@ static jp_err batch_write(const tui_args *a, FILE *out, const jp_profile *p, con
     }
 }
 
+/* --io-detail: the endpoints and files as a table, or the io profile's
+ * JSON document with "io_detail" added. */
+static jp_err io_detail_write(const tui_args *a, FILE *out, const jp_profile *p,
+                              const jfr_report *rep, const jp_io_detail *io, jp_error *err)
+{
+    if (a->format != TUI_FORMAT_JSON)
+        return tui_io_detail_write_text(out, io, err);
+    json_t *doc = tui_profile_doc(p, rep, JP_KIND_IO, a->threads, a->by_value);
+    json_object_set_new(doc, "io_detail", tui_io_detail_json(io));
+    int rc = json_dumpf(doc, out, JSON_COMPACT);
+    json_decref(doc);
+    if (rc != 0)
+        return jp_error_set(err, JP_ERR_IO, "write error: %s", strerror(errno));
+    putc('\n', out);
+    return stream_check(out, err);
+}
+
 int tui_batch_run(const tui_args *a, FILE *out, FILE *errout)
 {
     jp_error err, werr;
@@ -415,9 +433,13 @@ int tui_batch_run(const tui_args *a, FILE *out, FILE *errout)
     jfr_report rep;
     jp_profile *p = NULL;
     uint32_t mask = a->has_kind ? 1u << a->kind : 0;
-    tui_load_status st = tui_load_jfr(a, mask, a->threads, &p, &rep, &err);
+    jp_io_detail io;
+    jp_io_detail_init(&io);
+    tui_load_status st =
+        tui_load_jfr_io(a, mask, a->threads, a->io_detail ? &io : NULL, &p, &rep, &err);
     if (st == TUI_LOAD_FAILED) {
         fprintf(errout, "jprof-top: %s\n", err.msg);
+        jp_io_detail_cleanup(&io);
         return TUI_EXIT_ERROR;
     }
     int status = TUI_EXIT_OK;
@@ -442,7 +464,8 @@ int tui_batch_run(const tui_args *a, FILE *out, FILE *errout)
     if (p->kinds[k].lost)
         fprintf(errout, "jprof-top: %s: %" PRIu64 " %s samples lost (the recorder said so)\n",
                 a->jfr_path, p->kinds[k].lost, jp_kind_name(k));
-    if (batch_write(a, out, p, &rep, k, &werr) != JP_OK) {
+    if ((a->io_detail ? io_detail_write(a, out, p, &rep, &io, &werr)
+                      : batch_write(a, out, p, &rep, k, &werr)) != JP_OK) {
         fprintf(errout, "jprof-top: %s\n", werr.msg);
         status = TUI_EXIT_ERROR;
         goto out;
@@ -452,6 +475,7 @@ int tui_batch_run(const tui_args *a, FILE *out, FILE *errout)
         status = TUI_EXIT_PARTIAL;
     }
 out:
+    jp_io_detail_cleanup(&io);
     jp_profile_free(p);
     return status;
 }

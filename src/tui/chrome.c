@@ -250,6 +250,7 @@ static const char *const help_lines[] = {
     "  v            samples <-> total (ns or bytes, in human units)",
     "  t            thread names as the root frames on/off",
     "  Tab          move between the flame graph and the top table",
+    "  i            io: endpoints and files waited on (with --io-detail)",
     "  ?, F1        this help        q, F10   quit",
     "",
     "Top table: self and total of each frame under the zoomed frame,",

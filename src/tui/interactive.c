@@ -19,10 +19,13 @@ int tui_interactive_run(const tui_args *a)
     jp_error_init(&serr);
     jfr_report rep;
     jp_profile *p = NULL;
+    jp_io_detail io;
+    jp_io_detail_init(&io);
     /* Every kind, with threads, so kind and thread switches need no re-read. */
-    tui_load_status st = tui_load_jfr(a, 0, true, &p, &rep, &err);
+    tui_load_status st = tui_load_jfr_io(a, 0, true, a->io_detail ? &io : NULL, &p, &rep, &err);
     if (st == TUI_LOAD_FAILED) {
         fprintf(stderr, "jprof-top: %s\n", err.msg);
+        jp_io_detail_cleanup(&io);
         return TUI_EXIT_ERROR;
     }
     jp_kind k = JP_KIND_CPU;
@@ -35,10 +38,15 @@ int tui_interactive_run(const tui_args *a)
                          jp_kind_name(a->kind), jp_kind_name(k));
     else if (!have_default)
         tui_view_message(v, true, "no profile events in this recording");
+    if (a->io_detail) {
+        tui_view_set_io(v, &io);
+        v->io_panel = true;
+    }
     if (st == TUI_LOAD_PARTIAL)
         tui_view_message(v, true, "PARTIAL: %s", err.msg);
     jp_err rc = tui_screen_run(v, &serr);
     tui_view_free(v);
+    jp_io_detail_cleanup(&io);
     jp_profile_free(p);
     if (rc != JP_OK) {
         fprintf(stderr, "jprof-top: %s\n", serr.msg);

@@ -37,6 +37,12 @@ void tui_args_init(tui_args *a)
 tui_load_status tui_load_jfr(const tui_args *a, uint32_t kinds, bool threads, jp_profile **out,
                              jfr_report *rep, jp_error *err)
 {
+    return tui_load_jfr_io(a, kinds, threads, NULL, out, rep, err);
+}
+
+tui_load_status tui_load_jfr_io(const tui_args *a, uint32_t kinds, bool threads, jp_io_detail *io,
+                                jp_profile **out, jfr_report *rep, jp_error *err)
+{
     jfr_options opt;
     jfr_options_init(&opt);
     opt.kinds = kinds;
@@ -48,6 +54,7 @@ tui_load_status tui_load_jfr(const tui_args *a, uint32_t kinds, bool threads, jp
     opt.leak = a->leak;
     opt.tail = a->tail;
     opt.jobs = a->jobs;
+    opt.io_detail = io;
     jfr_report_init(rep);
     if (a->states && !jfr_states_parse(&opt, a->states, err))
         return TUI_LOAD_FAILED;

@@ -33,6 +33,7 @@ enum {
     OPT_LEAK,
     OPT_TAIL,
     OPT_JOBS,
+    OPT_IO_DETAIL,
 };
 
 static const struct option long_options[] = {
@@ -46,6 +47,7 @@ static const struct option long_options[] = {
     {"leak", no_argument, NULL, OPT_LEAK},
     {"tail", required_argument, NULL, OPT_TAIL},
     {"jobs", required_argument, NULL, OPT_JOBS},
+    {"io-detail", no_argument, NULL, OPT_IO_DETAIL},
     {"version", no_argument, NULL, 'V'},
     /* a live JVM on this machine */
     {"pid", required_argument, NULL, 'p'},
@@ -74,6 +76,8 @@ static void usage(FILE *out)
         "                 [--format collapsed|top|json|pprof|html] [--threads] [--from TIME] [--to "
         "TIME]\n"
         "                 [--state S[,S]] [--leak [--tail F]] [--jobs N]\n"
+        "       jprof-top [-b] --jfr FILE --io-detail [--format top|json]\n"
+        "       jprof-top [-b] -p PID --io-detail [-d SECONDS] [--format text|json]\n"
         "       jprof-top -b --jfr NEW --diff OLD [--normalize sample|second|none]\n"
         "                 [--event KIND] [--value samples|total] [--format collapsed|top|json]\n"
         "\n"
@@ -98,6 +102,10 @@ static void usage(FILE *out)
         "                         pprof (gzipped protobuf for go tool pprof), html (one\n"
         "                         file: flame graph and top table, no network)\n"
         "      --threads          thread names as the root frames\n"
+        "      --io-detail        io: the remote endpoints (host:port) and files waited\n"
+        "                         on, with events and time blocked; read and shown\n"
+        "                         here only (key i in the Flame screen; -b -p records\n"
+        "                         -d SECONDS, default 10)\n"
         "      --diff OLD         compare with the baseline recording OLD: collapsed\n"
         "                         'stack OLD NEW' lines, top: the biggest changes first\n"
         "      --normalize HOW    sample (default: the baseline scaled to the same\n"
@@ -220,6 +228,9 @@ static int parse(int argc, char **argv, tui_args *a)
         case OPT_THREADS:
             a->threads = true;
             break;
+        case OPT_IO_DETAIL:
+            a->io_detail = true;
+            break;
         case OPT_DIFF:
             a->diff_path = optarg;
             break;
@@ -298,6 +309,27 @@ static int parse(int argc, char **argv, tui_args *a)
         return tui_usage_error("%s", "--event, --value, --threads, --from, --to, --state, --leak, "
                                      "--tail and --jobs need a recording: no recording given, use "
                                      "--jfr FILE");
+    if (a->io_detail) {
+        if (!a->jfr_path && !a->has_pid)
+            return tui_usage_error("%s", "--io-detail needs a recording (--jfr FILE) or a JVM "
+                                         "(-p PID)");
+        if (a->has_kind && a->kind != JP_KIND_IO)
+            return tui_usage_error("--io-detail is about the io kind, not %s",
+                                   jp_kind_name(a->kind));
+        if (a->diff_path)
+            return tui_usage_error("%s", "--io-detail and --diff do not go together");
+        if (a->has_format && a->format != TUI_FORMAT_TOP && a->format != TUI_FORMAT_JSON &&
+            a->format != TUI_FORMAT_TEXT)
+            return tui_usage_error("--io-detail prints a table (top, text) or json, not %s",
+                                   tui_format_name(a->format));
+        if (a->jfr_path) {
+            a->kind = JP_KIND_IO;
+            a->has_kind = true;
+            if (!a->has_format || a->format == TUI_FORMAT_TEXT)
+                a->format = TUI_FORMAT_TOP;
+            a->has_format = a->batch;
+        }
+    }
     if (a->has_tail && !a->leak)
         return tui_usage_error("%s", "--tail is the age limit of --leak: add --leak");
     if (a->diff_path && !a->jfr_path)
@@ -338,6 +370,8 @@ int main(int argc, char **argv)
         return tui_diff_run(&a, stdout, stderr);
     if (a.jfr_path)
         return a.batch ? tui_batch_run(&a, stdout, stderr) : tui_interactive_run(&a);
+    if (a.batch && a.io_detail)
+        return tui_live_io_batch_run(&a, stdout, stderr);
     if (a.batch)
         return a.has_pid ? tui_live_batch_run(&a, stdout, stderr)
                          : tui_live_list_run(stdout, stderr);

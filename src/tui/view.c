@@ -8,6 +8,7 @@
 #include "base/xalloc.h"
 #include "tui/chrome.h"
 #include "tui/flame_panel.h"
+#include "tui/io_detail.h"
 #include "tui/table_panel.h"
 
 tui_style tui_frame_style(const jp_profile *p, uint32_t frame)
@@ -191,6 +192,39 @@ bool tui_view_set_kind(tui_view *v, jp_kind k)
     return true;
 }
 
+void tui_view_set_io(tui_view *v, const jp_io_detail *io)
+{
+    v->io = io;
+    if (!io)
+        v->io_panel = false;
+}
+
+/* Key i: the endpoints and files of the I/O waits, in place of the table. */
+static void io_toggle(tui_view *v)
+{
+    if (!v->io) {
+        tui_view_message(v, true,
+                         "no I/O detail: start jprof-top with --io-detail (hosts, "
+                         "ports and paths are then read, locally only)");
+        return;
+    }
+    if (v->io_panel && v->kind == JP_KIND_IO) {
+        v->io_panel = false;
+        tui_view_message(v, false, "top table");
+        return;
+    }
+    if (v->kind != JP_KIND_IO && !tui_view_set_kind(v, JP_KIND_IO))
+        return;
+    v->io_panel = true;
+    v->io_scroll = 0;
+    tui_view_message(v, false, "I/O waits by endpoint and file (local only)");
+}
+
+static bool io_shown(const tui_view *v)
+{
+    return v->io && v->io_panel && v->kind == JP_KIND_IO;
+}
+
 static void kind_cycle(tui_view *v, int dir)
 {
     for (int i = 1; i <= JP_KIND_COUNT; i++) {
@@ -361,6 +395,9 @@ static bool global_key(tui_view *v, int key, tui_action *act)
     case TUI_KEY_TAB:
         v->focus = v->focus == TUI_FOCUS_FLAME ? TUI_FOCUS_TABLE : TUI_FOCUS_FLAME;
         return true;
+    case 'i':
+        io_toggle(v);
+        return true;
     case TUI_KEY_RESIZE:
         return true;
     default:
@@ -388,6 +425,8 @@ tui_action tui_view_key(tui_view *v, int key)
     tui_action act;
     if (global_key(v, key, &act))
         return act;
+    if (v->focus == TUI_FOCUS_TABLE && io_shown(v))
+        return tui_io_panel_key(v, key);
     if (v->focus == TUI_FOCUS_TABLE)
         return tui_table_panel_key(v, key);
     return tui_flame_panel_key(v, key);
@@ -516,7 +555,9 @@ void tui_view_render(const tui_view *v, tui_canvas *c)
     }
     if (v->flame_h > 0)
         tui_flame_panel_render(v, c, v->flame_top, v->flame_h);
-    if (v->table_h > 0)
+    if (v->table_h > 0 && io_shown(v))
+        tui_io_panel_render(v, c, v->table_top, v->table_h);
+    else if (v->table_h > 0)
         tui_table_panel_render(v, c, v->table_top, v->table_h);
     int used = v->table_top + v->table_h;
     if (used < v->rows)

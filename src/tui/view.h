@@ -22,6 +22,7 @@
 
 #include "jfr/jfr.h"
 #include "model/flame.h"
+#include "model/iodetail.h"
 #include "model/profile.h"
 #include "tui/canvas.h"
 #include "tui/layout.h"
@@ -105,6 +106,11 @@ typedef struct tui_view {
     jp_top_row *top;
     size_t ntop;
     int top_sel, top_scroll;
+    /* --io-detail: endpoints and paths of the io kind (borrowed, may be
+     * NULL); shown in place of the top table while io_panel is on */
+    const jp_io_detail *io;
+    bool io_panel;
+    int io_scroll;
     /* panels */
     tui_focus focus;
     bool help;
@@ -159,6 +165,10 @@ void tui_view_reverse(tui_view *v, bool on);
 
 /* Runs a search over the zoom root; "" clears it. */
 void tui_view_search(tui_view *v, const char *pattern);
+
+/* Lends the view the I/O detail of its profile (NULL: none); it must live
+ * as long as the view. Key i shows it while the io kind is shown. */
+void tui_view_set_io(tui_view *v, const jp_io_detail *io);
 
 /* Style of a frame's bar. */
 tui_style tui_frame_style(const jp_profile *p, uint32_t frame);

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 
 #include "model/diff.h"
 #include "model/flame.h"
+#include "model/iodetail.h"
 #include "model/profile.h"
 #include "model/units.h"
 
@@ -274,6 +276,55 @@ static void test_diff_grow_shrink_vanish(void **state)
     jp_profile_free(new_);
 }
 
+/* --io-detail's table: endpoints formatted, names cut, the entry cap
+ * counting the rest as unlisted, merge adding up, most time first. */
+static void test_io_detail_bounds(void **state)
+{
+    (void)state;
+    jp_io_detail d;
+    jp_io_detail_init(&d);
+    jp_io_detail_add_socket(&d, "", 0, "::1", 3, 8080, 1, 100);
+    jp_io_detail_add_socket(&d, "db", 2, "10.0.0.1", 8, 5432, 2, 900);
+    jp_io_detail_add_socket(&d, "db", 2, "10.0.0.2", 8, 5432, 1, 100);
+    char big[2000];
+    memset(big, 'a', sizeof big);
+    jp_io_detail_add(&d, JP_IO_FILE, big, sizeof big, 1, 5);
+    const jp_io_entry **rows;
+    size_t n = jp_io_detail_top(&d, JP_IO_SOCKET, 0, &rows);
+    assert_int_equal(n, 2);
+    assert_string_equal(rows[0]->name, "db:5432");
+    assert_int_equal(rows[0]->events, 3);
+    assert_int_equal(rows[0]->ns, 1000);
+    assert_string_equal(rows[1]->name, "[::1]:8080");
+    free(rows);
+    n = jp_io_detail_top(&d, JP_IO_FILE, 0, &rows);
+    assert_int_equal(n, 1);
+    assert_int_equal(rows[0]->len, JP_IO_NAME_MAX);
+    assert_memory_equal(rows[0]->name + JP_IO_NAME_MAX - 3, "...", 3);
+    free(rows);
+    jp_io_detail many;
+    jp_io_detail_init(&many);
+    for (int i = 0; i < JP_IO_MAX_ENTRIES + 5; i++) {
+        char name[32];
+        int len = snprintf(name, sizeof name, "/f/%d", i);
+        jp_io_detail_add(&many, JP_IO_FILE, name, (size_t)len, 1, 2);
+    }
+    assert_int_equal(many.count, JP_IO_MAX_ENTRIES);
+    assert_int_equal(many.other_events[JP_IO_FILE], 5);
+    jp_io_detail_merge(&d, &many);
+    assert_int_equal(d.events[JP_IO_FILE], 1 + JP_IO_MAX_ENTRIES + 5);
+    assert_int_equal(d.ns[JP_IO_FILE], 5 + 2 * (JP_IO_MAX_ENTRIES + 5));
+    assert_int_equal(d.events[JP_IO_SOCKET], 4);
+    /* the merged table is full too: what did not fit is unlisted, not lost */
+    uint64_t listed = 0;
+    for (size_t i = 0; i < d.count; i++)
+        if (d.entries[i].target == JP_IO_FILE)
+            listed += d.entries[i].events;
+    assert_int_equal(listed + d.other_events[JP_IO_FILE], d.events[JP_IO_FILE]);
+    jp_io_detail_cleanup(&many);
+    jp_io_detail_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -284,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_reverse_tree_shows_callers),
         cmocka_unit_test(test_merge_and_units),
         cmocka_unit_test(test_diff_grow_shrink_vanish),
+        cmocka_unit_test(test_io_detail_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

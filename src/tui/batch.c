@@ -570,62 +570,83 @@ static jp_err diff_json(FILE *out, jp_diff *d, const char *old_path, const char 
 }
 
 /* Reads one side of a comparison; prints why not and returns false. */
-static bool diff_load(const tui_args *a, const char *path, jp_profile **p, FILE *errout)
+static bool diff_load(const tui_args *a, const char *path, bool threads, jp_profile **p,
+                      jfr_report *rep, FILE *errout)
 {
     tui_args one = *a;
     one.jfr_path = path;
-    jfr_report rep;
     jp_error err;
     jp_error_init(&err);
     uint32_t mask = a->has_kind ? 1u << a->kind : 0;
-    tui_load_status st = tui_load_jfr(&one, mask, a->threads, p, &rep, &err);
+    tui_load_status st = tui_load_jfr(&one, mask, threads, p, rep, &err);
     if (st == TUI_LOAD_FAILED) {
         fprintf(errout, "jprof-top: %s\n", err.msg);
         return false;
     }
-    print_warnings(errout, &rep);
+    print_warnings(errout, rep);
     if (st == TUI_LOAD_PARTIAL)
         fprintf(errout, "jprof-top: %s (compared as far as it was read)\n", err.msg);
     return true;
 }
 
-int tui_diff_run(const tui_args *a, FILE *out, FILE *errout)
+int tui_diff_open(const tui_args *a, bool threads, tui_diff_sides *s, FILE *errout)
 {
-    jp_profile *old = NULL, *new_ = NULL;
-    jp_diff *d = NULL;
-    int status = TUI_EXIT_ERROR;
-    if (!diff_load(a, a->diff_path, &old, errout) || !diff_load(a, a->jfr_path, &new_, errout))
-        goto out;
+    memset(s, 0, sizeof *s);
+    jfr_report orep;
+    if (!diff_load(a, a->diff_path, threads, &s->old, &orep, errout) ||
+        !diff_load(a, a->jfr_path, threads, &s->new_, &s->rep, errout))
+        goto fail;
     jp_kind k = a->kind;
-    if (!a->has_kind && !tui_kind_default(new_, &k)) {
+    if (!a->has_kind && !tui_kind_default(s->new_, &k)) {
         fprintf(errout, "jprof-top: %s: no profile events to compare\n", a->jfr_path);
-        goto out;
+        goto fail;
     }
-    if (!jp_profile_has_kind(new_, k) || !jp_profile_has_kind(old, k)) {
+    if (!jp_profile_has_kind(s->new_, k) || !jp_profile_has_kind(s->old, k)) {
         fprintf(errout, "jprof-top: --diff %s: no %s events in the %s profile\n", a->diff_path,
-                jp_kind_name(k), jp_profile_has_kind(new_, k) ? "baseline" : "new");
-        goto out;
+                jp_kind_name(k), jp_profile_has_kind(s->new_, k) ? "baseline" : "new");
+        goto fail;
     }
     jp_error err;
     jp_error_init(&err);
-    if (jp_diff_new(old, new_, k, a->threads, a->by_value, (jp_diff_norm)a->diff_norm, &d, &err)) {
+    if (jp_diff_new(s->old, s->new_, k, threads, a->by_value, (jp_diff_norm)a->diff_norm, &s->d,
+                    &err)) {
         fprintf(errout, "jprof-top: --diff %s: %s\n", a->diff_path, err.msg);
-        goto out;
+        goto fail;
     }
+    return TUI_EXIT_OK;
+fail:
+    tui_diff_sides_cleanup(s);
+    return TUI_EXIT_ERROR;
+}
+
+void tui_diff_sides_cleanup(tui_diff_sides *s)
+{
+    jp_diff_free(s->d);
+    jp_profile_free(s->old);
+    jp_profile_free(s->new_);
+    memset(s, 0, sizeof *s);
+}
+
+int tui_diff_run(const tui_args *a, FILE *out, FILE *errout)
+{
+    tui_diff_sides sd;
+    if (tui_diff_open(a, a->threads, &sd, errout) != TUI_EXIT_OK)
+        return TUI_EXIT_ERROR;
+    jp_diff *d = sd.d;
+    jp_error err;
+    jp_error_init(&err);
+    int status = TUI_EXIT_ERROR;
     jp_err rc;
     if (a->format == TUI_FORMAT_TOP)
         rc = diff_top(out, d, a->diff_path, a->jfr_path, &err);
     else if (a->format == TUI_FORMAT_JSON)
         rc = diff_json(out, d, a->diff_path, a->jfr_path, &err);
     else
-        rc = collapsed(out, d->prof, k, a->threads, a->by_value, d, &err);
+        rc = collapsed(out, d->prof, d->kind, a->threads, a->by_value, d, &err);
     if (rc)
         fprintf(errout, "jprof-top: %s\n", err.msg);
     else
         status = TUI_EXIT_OK;
-out:
-    jp_diff_free(d);
-    jp_profile_free(old);
-    jp_profile_free(new_);
+    tui_diff_sides_cleanup(&sd);
     return status;
 }

@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "jfr/jfr.h"
+#include "model/diff.h"
 #include "model/profile.h"
 #include "tui/load.h"
 
@@ -44,6 +45,19 @@ jp_err tui_write_json(FILE *out, const jp_profile *p, const jfr_report *rep, jp_
 jp_err tui_write_html(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k,
                       bool threads, bool by_value, const char *title, jp_error *err);
 jp_err tui_write_pprof(FILE *out, const jp_profile *p, jp_kind k, bool threads, jp_error *err);
+
+/* Both recordings of --diff read and compared (kind: --event, else the new
+ * one's default), for the batch output and the interactive view alike. */
+typedef struct tui_diff_sides {
+    jp_profile *old, *new_;
+    jfr_report rep; /* of the new recording */
+    jp_diff *d;
+} tui_diff_sides;
+
+/* Fills s (threads: read thread names too); prints why not on errout and
+ * returns TUI_EXIT_ERROR with s empty. */
+int tui_diff_open(const tui_args *a, bool threads, tui_diff_sides *s, FILE *errout);
+void tui_diff_sides_cleanup(tui_diff_sides *s);
 
 /* Runs `jprof-top -b --jfr NEW --diff OLD`: collapsed "stack OLD NEW" lines
  * (the old side normalised, as difffolded tools take them), a top table of

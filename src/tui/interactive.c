@@ -59,6 +59,29 @@ int tui_interactive_run(const tui_args *a)
     return TUI_EXIT_OK;
 }
 
+int tui_interactive_diff(const tui_args *a)
+{
+    if (!tui_have_terminal())
+        return TUI_EXIT_USAGE;
+    tui_diff_sides sd;
+    /* with threads, so t works as in the plain view */
+    if (tui_diff_open(a, true, &sd, stderr) != TUI_EXIT_OK)
+        return TUI_EXIT_ERROR;
+    tui_view *v =
+        tui_view_new(sd.d->prof, &sd.rep, a->jfr_path, sd.d->kind, a->by_value, a->threads);
+    tui_view_set_diff(v, sd.d, a->diff_path);
+    jp_error serr;
+    jp_error_init(&serr);
+    jp_err rc = tui_screen_run(v, &serr);
+    tui_view_free(v);
+    tui_diff_sides_cleanup(&sd);
+    if (rc != JP_OK) {
+        fprintf(stderr, "jprof-top: %s\n", serr.msg);
+        return TUI_EXIT_ERROR;
+    }
+    return TUI_EXIT_OK;
+}
+
 TUI_APP_CALLBACKS(tui_live_view)
 
 int tui_interactive_live(const tui_args *a)

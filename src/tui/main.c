@@ -78,7 +78,7 @@ static void usage(FILE *out)
         "                 [--state S[,S]] [--leak [--tail F]] [--jobs N]\n"
         "       jprof-top [-b] --jfr FILE --io-detail [--format top|json]\n"
         "       jprof-top [-b] -p PID --io-detail [-d SECONDS] [--format text|json]\n"
-        "       jprof-top -b --jfr NEW --diff OLD [--normalize sample|second|none]\n"
+        "       jprof-top [-b] --jfr NEW --diff OLD [--normalize sample|second|none]\n"
         "                 [--event KIND] [--value samples|total] [--format collapsed|top|json]\n"
         "\n"
         "Look into a running JVM (threads, locks, deadlocks, a live flame graph),\n"
@@ -106,7 +106,8 @@ static void usage(FILE *out)
         "                         on, with events and time blocked; read and shown\n"
         "                         here only (key i in the Flame screen; -b -p records\n"
         "                         -d SECONDS, default 10)\n"
-        "      --diff OLD         compare with the baseline recording OLD: collapsed\n"
+        "      --diff OLD         compare with the baseline recording OLD: a differential\n"
+        "                         flame graph (red grows, blue shrinks); -b: collapsed\n"
         "                         'stack OLD NEW' lines, top: the biggest changes first\n"
         "      --normalize HOW    sample (default: the baseline scaled to the same\n"
         "                         total), second (to the same duration) or none\n"
@@ -334,8 +335,6 @@ static int parse(int argc, char **argv, tui_args *a)
         return tui_usage_error("%s", "--tail is the age limit of --leak: add --leak");
     if (a->diff_path && !a->jfr_path)
         return tui_usage_error("%s", "--diff OLD.jfr compares with a recording: add --jfr NEW.jfr");
-    if (a->diff_path && !a->batch)
-        return tui_usage_error("%s", "--diff is for batch mode for now: add -b");
     if (a->diff_path && (a->format == TUI_FORMAT_PPROF || a->format == TUI_FORMAT_HTML))
         return tui_usage_error("--diff prints collapsed, top or json, not %s",
                                tui_format_name(a->format));
@@ -367,7 +366,7 @@ int main(int argc, char **argv)
     if (rc >= 0)
         return rc;
     if (a.diff_path)
-        return tui_diff_run(&a, stdout, stderr);
+        return a.batch ? tui_diff_run(&a, stdout, stderr) : tui_interactive_diff(&a);
     if (a.jfr_path)
         return a.batch ? tui_batch_run(&a, stdout, stderr) : tui_interactive_run(&a);
     if (a.batch && a.io_detail)

@@ -627,6 +627,28 @@ void tui_diff_sides_cleanup(tui_diff_sides *s)
     memset(s, 0, sizeof *s);
 }
 
+/* --diff --format html: the page's own flame graph colours a tree whose
+ * nodes carry base_self/base_total (web/flame.js), as the web page's
+ * Compare does with the server's diff. */
+static jp_err diff_html(FILE *out, tui_diff_sides *sd, const tui_args *a, jp_error *err)
+{
+    jp_diff *d = sd->d;
+    json_t *doc = tui_profile_doc(d->prof, &sd->rep, d->kind, a->threads, a->by_value);
+    json_object_set_new(doc, "tree", tui_diff_json_web(d));
+    json_object_set_new(doc, "threads", json_boolean(a->threads));
+    char title[512];
+    const char *n = strrchr(a->jfr_path, '/'), *o = strrchr(a->diff_path, '/');
+    snprintf(title, sizeof title, "%s vs %s", n ? n + 1 : a->jfr_path, o ? o + 1 : a->diff_path);
+    jp_strbuf b;
+    jp_strbuf_init(&b, 0);
+    jp_err rc = jp_html_encode(doc, title, &b, err);
+    json_decref(doc);
+    if (!rc && (fwrite(b.data, 1, b.len, out) != b.len || fflush(out)))
+        rc = jp_error_set(err, JP_ERR_IO, "writing the html output failed");
+    jp_strbuf_cleanup(&b);
+    return rc;
+}
+
 int tui_diff_run(const tui_args *a, FILE *out, FILE *errout)
 {
     tui_diff_sides sd;
@@ -641,6 +663,8 @@ int tui_diff_run(const tui_args *a, FILE *out, FILE *errout)
         rc = diff_top(out, d, a->diff_path, a->jfr_path, &err);
     else if (a->format == TUI_FORMAT_JSON)
         rc = diff_json(out, d, a->diff_path, a->jfr_path, &err);
+    else if (a->format == TUI_FORMAT_HTML)
+        rc = diff_html(out, &sd, a, &err);
     else
         rc = collapsed(out, d->prof, d->kind, a->threads, a->by_value, d, &err);
     if (rc)

@@ -79,7 +79,8 @@ static void usage(FILE *out)
         "       jprof-top [-b] --jfr FILE --io-detail [--format top|json]\n"
         "       jprof-top [-b] -p PID --io-detail [-d SECONDS] [--format text|json]\n"
         "       jprof-top [-b] --jfr NEW --diff OLD [--normalize sample|second|none]\n"
-        "                 [--event KIND] [--value samples|total] [--format collapsed|top|json]\n"
+        "                 [--event KIND] [--value samples|total] [--format "
+        "collapsed|top|json|html]\n"
         "\n"
         "Look into a running JVM (threads, locks, deadlocks, a live flame graph),\n"
         "or explore a Java Flight Recorder file. Without -p and --jfr: the list of\n"
@@ -335,8 +336,8 @@ static int parse(int argc, char **argv, tui_args *a)
         return tui_usage_error("%s", "--tail is the age limit of --leak: add --leak");
     if (a->diff_path && !a->jfr_path)
         return tui_usage_error("%s", "--diff OLD.jfr compares with a recording: add --jfr NEW.jfr");
-    if (a->diff_path && (a->format == TUI_FORMAT_PPROF || a->format == TUI_FORMAT_HTML))
-        return tui_usage_error("--diff prints collapsed, top or json, not %s",
+    if (a->diff_path && a->format == TUI_FORMAT_PPROF)
+        return tui_usage_error("--diff prints collapsed, top, json or html, not %s",
                                tui_format_name(a->format));
     if (a->jfr_path) {
         if (a->has_pid)

@@ -649,6 +649,16 @@ static jp_err diff_html(FILE *out, tui_diff_sides *sd, const tui_args *a, jp_err
     return rc;
 }
 
+jp_err tui_diff_write(FILE *out, jp_diff *d, tui_format f, const char *old_label,
+                      const char *new_label, jp_error *err)
+{
+    if (f == TUI_FORMAT_TOP)
+        return diff_top(out, d, old_label, new_label, err);
+    if (f == TUI_FORMAT_JSON)
+        return diff_json(out, d, old_label, new_label, err);
+    return collapsed(out, d->prof, d->kind, d->threads, d->by_value, d, err);
+}
+
 int tui_diff_run(const tui_args *a, FILE *out, FILE *errout)
 {
     tui_diff_sides sd;
@@ -658,15 +668,9 @@ int tui_diff_run(const tui_args *a, FILE *out, FILE *errout)
     jp_error err;
     jp_error_init(&err);
     int status = TUI_EXIT_ERROR;
-    jp_err rc;
-    if (a->format == TUI_FORMAT_TOP)
-        rc = diff_top(out, d, a->diff_path, a->jfr_path, &err);
-    else if (a->format == TUI_FORMAT_JSON)
-        rc = diff_json(out, d, a->diff_path, a->jfr_path, &err);
-    else if (a->format == TUI_FORMAT_HTML)
-        rc = diff_html(out, &sd, a, &err);
-    else
-        rc = collapsed(out, d->prof, d->kind, a->threads, a->by_value, d, &err);
+    jp_err rc = a->format == TUI_FORMAT_HTML
+                    ? diff_html(out, &sd, a, &err)
+                    : tui_diff_write(out, d, a->format, a->diff_path, a->jfr_path, &err);
     if (rc)
         fprintf(errout, "jprof-top: %s\n", err.msg);
     else

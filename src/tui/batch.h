@@ -59,6 +59,12 @@ typedef struct tui_diff_sides {
 int tui_diff_open(const tui_args *a, bool threads, tui_diff_sides *s, FILE *errout);
 void tui_diff_sides_cleanup(tui_diff_sides *s);
 
+/* Writes a comparison as collapsed "stack OLD NEW" lines, the top table of
+ * changes (TUI_FORMAT_TOP) or the JSON diff tree (TUI_FORMAT_JSON); the
+ * labels name the two sides (files, or ranges of jprof-server). */
+jp_err tui_diff_write(FILE *out, jp_diff *d, tui_format f, const char *old_label,
+                      const char *new_label, jp_error *err);
+
 /* Runs `jprof-top -b --jfr NEW --diff OLD`: collapsed "stack OLD NEW" lines
  * (the old side normalised, as difffolded tools take them), a top table of
  * changes, or a JSON tree with both sides; returns a TUI_EXIT_* status. */

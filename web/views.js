@@ -515,6 +515,7 @@
     const msg = t.message ? ' — ' + t.message : '';
     if (t.reason === 'disabled') return 'disabled' + msg;
     if (t.reason === 'window_expired') return 'temporary window ended' + msg;
+    if (t.mode === 'disabled') return 'disabled' + msg;
     if (st === 'active') {
       const until = t.until ? ' until ' + new Date(t.until).toLocaleString() : '';
       const mode = t.mode === 'temporary' ? 'temporary' + until : t.mode === 'continuous' ? 'continuous' : 'enabled';
@@ -618,7 +619,7 @@
           { key: 'pid', label: 'PID', num: true, value: (t) => t.target.pid },
           { key: 'jvm', label: 'JVM', value: (t) => t.target.jvm || '' },
           { key: 'node', label: 'Node', value: (t) => t.target.node || '' },
-          { key: 'profiling', label: 'Profiling', value: (t) => enablement(Object.assign({}, latest.get((t.target.pod || '') + '|' + (t.target.pid || '')) || {}, { state: t.state, reason: t.reason })) },
+          { key: 'profiling', label: 'Profiling', value: (t) => enablement(Object.assign({}, latest.get((t.target.pod || '') + '|' + (t.target.pid || '')) || {}, { state: t.state, reason: t.reason }, t.mode ? { mode: t.mode, until: t.until } : {})) },
           { key: 'kinds', label: 'Kinds', value: (t) => (t.kinds || []).join(', ') },
           { key: 'windows', label: 'Windows', num: true },
           { key: 'first_seen', label: 'First seen', render: (t) => JP.time(t.first_seen) },

@@ -230,6 +230,8 @@ static void status_add(jp_batch *b, const agent_target *t, int64_t now)
     st->reason = dup0(t->reason);
     st->message = dup0(t->message);
     st->engine = agent_target_engine(t) ? jp_xstrdup(agent_target_engine(t)) : NULL;
+    st->mode = jp_xstrdup(agent_mode_name(t->policy.mode));
+    st->until_ns = t->policy.until_ns;
 }
 
 /* Moves the target's pending documents into the batch. */

@@ -230,6 +230,22 @@ static const ev_spec specs[] = {
 #define NSPECS (sizeof specs / sizeof specs[0])
 #define EV_SETTING NSPECS /* jdk.ActiveSetting */
 
+/* GC evidence (model/gc.h): no stack, read field by field (they are few). */
+enum { GC_COLL, GC_PAUSE, GC_HEAP, GC_TALLOC, GC__COUNT };
+#define EV_GC (NSPECS + 1) /* + GC_* */
+#define EV__COUNT (EV_GC + GC__COUNT)
+#define GC_MAX_FIELDS 7
+static const struct {
+    const char *name;
+    const char *fields[GC_MAX_FIELDS];
+} gc_specs[GC__COUNT] = {
+    [GC_COLL] = {"jdk.GarbageCollection",
+                 {"startTime", "duration", "gcId", "name", "cause", "sumOfPauses", "longestPause"}},
+    [GC_PAUSE] = {"jdk.GCPhasePause", {"startTime", "duration", "gcId", "name"}},
+    [GC_HEAP] = {"jdk.GCHeapSummary", {"startTime", "gcId", "when", "heapUsed"}},
+    [GC_TALLOC] = {"jdk.ThreadAllocationStatistics", {"startTime", "allocated", "thread"}},
+};
+
 enum { S_TIME, S_STACK, S_THREAD, S_STATE, S_VALUE, S_ADDR, S__COUNT };
 
 typedef struct chunk chunk;
@@ -257,12 +273,15 @@ struct chunk {
     jfr_plan plans[NSPECS];
     uint8_t *lut; /* type id -> event index + 1, 0 = not wanted */
     size_t lut_n;
-    uint64_t far_id[NSPECS + 1];
-    uint8_t far_ev[NSPECS + 1];
+    uint64_t far_id[EV__COUNT];
+    uint8_t far_ev[EV__COUNT];
     int nfar;
     uint64_t exec_id; /* type id of jdk.ExecutionSample, UINT64_MAX if none */
     uint32_t set_cls;
     uint32_t set_fields[3]; /* id, name, value */
+    uint32_t gc_cls[GC__COUNT];
+    uint32_t gc_fields[GC__COUNT][GC_MAX_FIELDS];
+    jp_strbuf t_cause;
     agg agg;
     double ns_per_tick;
     jp_strbuf t_name, t_value, t_addr;
@@ -284,7 +303,7 @@ static void chunk_want(chunk *k, uint64_t id, unsigned ev)
             k->lut_n = (size_t)id + 1;
         }
         k->lut[id] = (uint8_t)(ev + 1);
-    } else if (k->nfar < (int)NSPECS + 1) {
+    } else if (k->nfar < (int)EV__COUNT) {
         k->far_id[k->nfar] = id;
         k->far_ev[k->nfar++] = (uint8_t)(ev + 1);
     }
@@ -346,6 +365,17 @@ static void chunk_plans(chunk *k)
                 k->exec_id = m->classes[ex].id;
         }
         chunk_want(k, m->classes[k->set_cls].id, EV_SETTING);
+    }
+    /* GC evidence is read whatever kinds are wanted: a few events a second. */
+    for (unsigned g = 0; g < GC__COUNT && k->c->gc; g++) {
+        uint32_t cls = jfr_meta_class(m, gc_specs[g].name);
+        k->gc_cls[g] = cls;
+        if (cls == JFR_NONE)
+            continue;
+        for (int f = 0; f < GC_MAX_FIELDS; f++)
+            k->gc_fields[g][f] =
+                gc_specs[g].fields[f] ? jfr_meta_field(m, cls, gc_specs[g].fields[f]) : JFR_NONE;
+        chunk_want(k, m->classes[cls].id, EV_GC + g);
     }
 }
 
@@ -442,6 +472,75 @@ static inline int64_t chunk_time(const chunk *k, uint64_t ticks)
     return jfr_sat_add(k->h->start_ns, jfr_d2i(dd * k->ns_per_tick));
 }
 
+static int64_t chunk_span(const chunk *k, uint64_t ticks, bool found)
+{
+    if (!found)
+        return -1;
+    int64_t ns = jfr_d2i((double)(int64_t)ticks * k->ns_per_tick);
+    return ns > 0 ? ns : 0;
+}
+
+static void copy_text(char *dst, size_t cap, const jp_strbuf *t, bool found)
+{
+    size_t n = found ? t->len : 0;
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, found ? jp_strbuf_str(t) : "", n);
+    dst[n] = 0;
+}
+
+/* One GC event into the chunk's GC log. A field that is missing or does
+ * not decode stays unknown; only bytes that do not decode at all are
+ * damage. */
+static jp_err chunk_gc(chunk *k, unsigned g, const uint8_t *ev, const uint8_t *p,
+                       const uint8_t *end)
+{
+    uint64_t n[GC_MAX_FIELDS] = {0};
+    bool f[GC_MAX_FIELDS];
+    jp_strbuf *texts[GC_MAX_FIELDS] = {NULL};
+    if (g == GC_COLL || g == GC_PAUSE)
+        texts[3] = &k->t_name;
+    if (g == GC_COLL)
+        texts[4] = &k->t_cause;
+    if (g == GC_HEAP)
+        texts[2] = &k->t_name;
+    if (!jfr_resolve_fields(&k->res, k->gc_cls[g], p, end, k->gc_fields[g], GC_MAX_FIELDS, n, texts,
+                            f))
+        return jfr_fail(&k->w, JP_ERR_FORMAT, ev, "malformed %s event", gc_specs[g].name);
+    int64_t t = f[0] ? chunk_time(k, n[0]) : k->h->start_ns;
+    if (k->c->filter && (t < k->c->from_ns || t >= k->c->to_ns)) {
+        k->o->rep.events_filtered++;
+        return JP_OK;
+    }
+    jp_gc_log *log = &k->o->prof->gc;
+    if (g == GC_COLL) {
+        jp_gc_collection c = {.start_ns = t,
+                              .duration_ns = chunk_span(k, n[1], f[1]),
+                              .gc_id = n[2],
+                              .sum_pauses_ns = chunk_span(k, n[5], f[5]),
+                              .longest_pause_ns = chunk_span(k, n[6], f[6])};
+        copy_text(c.name, sizeof c.name, &k->t_name, f[3]);
+        copy_text(c.cause, sizeof c.cause, &k->t_cause, f[4]);
+        jp_gc_log_collection(log, &c);
+    } else if (g == GC_PAUSE) {
+        jp_gc_pause ps = {.start_ns = t, .duration_ns = chunk_span(k, n[1], f[1]), .gc_id = n[2]};
+        copy_text(ps.name, sizeof ps.name, &k->t_name, f[3]);
+        jp_gc_log_pause(log, &ps);
+    } else if (g == GC_HEAP) {
+        const char *w = f[2] ? jp_strbuf_str(&k->t_name) : "";
+        jp_gc_heap h = {.time_ns = t, .gc_id = n[1], .used = n[3]};
+        h.when = !strcmp(w, "Before GC")  ? JP_GC_BEFORE
+                 : !strcmp(w, "After GC") ? JP_GC_AFTER
+                                          : JP_GC_WHEN_UNKNOWN;
+        if (f[3])
+            jp_gc_log_heap(log, &h);
+    } else if (f[1] && f[2]) {
+        jp_gc_talloc ta = {.time_ns = t, .thread = n[2], .allocated = n[1]};
+        jp_gc_log_talloc(log, &ta);
+    }
+    return JP_OK;
+}
+
 static jp_err chunk_event(chunk *k, unsigned i, const uint8_t *ev, const uint8_t *p,
                           const uint8_t *end)
 {
@@ -449,6 +548,8 @@ static jp_err chunk_event(chunk *k, unsigned i, const uint8_t *ev, const uint8_t
         chunk_setting(k, p, end);
         return JP_OK;
     }
+    if (i >= EV_GC)
+        return chunk_gc(k, i - EV_GC, ev, p, end);
     const ev_spec *sp = &specs[i];
     uint64_t s[JFR_PLAN_SLOTS] = {(uint64_t)k->h->start_ticks, 0, 0, 0, sp->slot == JFR_SLOT_WALL};
     if (JFR_UNLIKELY(!jfr_plan_run(&k->plans[i], k->meta, p, end, s)))
@@ -699,6 +800,9 @@ static void chunk_init(chunk *k, const jfr_ctx *c, jfr_chunk_out *o, size_t prev
         jfr_plan_init(&k->plans[i]);
     k->exec_id = UINT64_MAX;
     k->set_cls = JFR_NONE;
+    for (unsigned g = 0; g < GC__COUNT; g++)
+        k->gc_cls[g] = JFR_NONE;
+    jp_strbuf_init(&k->t_cause, 0);
     k->ns_per_tick = 1e9 / (double)o->h.ticks_per_sec;
     jp_strbuf_init(&k->t_name, 0);
     jp_strbuf_init(&k->t_value, 0);
@@ -716,6 +820,7 @@ static void chunk_cleanup(chunk *k, bool have_pools)
     jp_strbuf_cleanup(&k->t_name);
     jp_strbuf_cleanup(&k->t_value);
     jp_strbuf_cleanup(&k->t_addr);
+    jp_strbuf_cleanup(&k->t_cause);
     jp_u64map_cleanup(&k->states);
     if (have_pools) {
         jfr_resolver_cleanup(&k->res);

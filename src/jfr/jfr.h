@@ -31,6 +31,13 @@
  * print as "[unknown]" / "[unknown thread]" with a warning. Frame names follow
  * jfr/frame_name.h.
  *
+ * GC evidence goes into the profile's GC log (model/gc.h) whatever kinds
+ * are asked for, unless skip_gc: jdk.GarbageCollection (gcId, name, cause, sumOfPauses,
+ * longestPause), jdk.GCPhasePause (gcId, name, duration), jdk.GCHeapSummary
+ * (gcId, when, heapUsed) and jdk.ThreadAllocationStatistics (thread key,
+ * allocated), each within --from/--to like the samples. A field the type
+ * lacks or a label missing from its pool stays unknown.
+ *
  * Chunks are independent, so they decode in parallel (jfr_options.jobs),
  * each into a profile of its own, merged in file order: the result is the
  * same whatever the number of jobs. Memory: the chunks in flight (at most
@@ -63,10 +70,11 @@ typedef struct jfr_options {
      * Events of types without a state are not affected. */
     uint32_t nstates;
     char states[JFR_MAX_STATES][32];
-    bool leak;   /* nativemem: only mallocs never freed ... */
-    double tail; /* ... ignoring those in the last `tail` fraction of the
-                    malloc/free events' time span (0..1, default 0.1) */
-    int jobs;    /* chunks decoded at once; 0 = online CPUs, default 1 */
+    bool leak;    /* nativemem: only mallocs never freed ... */
+    double tail;  /* ... ignoring those in the last `tail` fraction of the
+                     malloc/free events' time span (0..1, default 0.1) */
+    int jobs;     /* chunks decoded at once; 0 = online CPUs, default 1 */
+    bool skip_gc; /* leave the GC events out of the profile's GC log */
     bool has_from, has_to;
     jp_timespec_arg from; /* keep events that start at or after `from` ... */
     jp_timespec_arg to;   /* ... and before `to`; relative times resolve against

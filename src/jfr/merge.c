@@ -126,8 +126,10 @@ jp_err jfr_merger_add(jfr_merger *m, const jfr_chunk_out *o)
     periods pr;
     merge_periods(m, o, &pr);
     uint32_t *fmap = NULL, *smap = NULL;
-    if (!o->direct)
+    if (!o->direct) {
         jp_profile_merge_maps(out, o->prof, &fmap, &smap);
+        jp_gc_log_append(&out->gc, &o->prof->gc);
+    }
     bool sampled[JP_KIND_COUNT] = {false};
     for (size_t i = 0; i < o->ncells; i++) {
         const jfr_cell *cell = &o->cells[i];

@@ -98,6 +98,7 @@ static void jfr_ctx_options(jfr_ctx *c, const jfr_options *opt, jfr_report *rep)
 {
     c->kinds = opt && opt->kinds ? opt->kinds : (1u << JP_KIND_COUNT) - 1;
     c->threads = opt && opt->threads;
+    c->gc = !opt || !opt->skip_gc;
     int64_t start, end;
     rep->chunks_total += jfr_prescan(c, &start, &end);
     c->from_ns = INT64_MIN;

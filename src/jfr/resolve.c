@@ -83,11 +83,49 @@ static bool is_text(const jfr_resolver *r, const jfr_field *f)
     return r->m->classes[f->cls].prim == JFR_P_STRING || f->cls == r->pools->cls[JFR_POOL_SYMBOL];
 }
 
+static bool walk_fields(jfr_resolver *r, uint32_t cls, const uint8_t **pp, const uint8_t *end,
+                        const uint32_t *fields, int n, uint64_t *nums, jp_strbuf **texts,
+                        bool *found, int hops, bool whole);
+
+/* The label pool (GCName, GCCause, GCWhen) a field refers to, or -1. */
+static int label_pool(const jfr_resolver *r, const jfr_field *f)
+{
+    if (!f->cpool || f->array || f->cls == JFR_NONE)
+        return -1;
+    for (int k = JFR_POOL_GCNAME; k <= JFR_POOL_GCWHEN; k++)
+        if (r->pools->cls[k] == f->cls)
+            return k;
+    return -1;
+}
+
+/* The text of a label pool entry: its first field. A key missing from the
+ * pool leaves the text unknown (not found), which is no error. */
+static bool read_label(jfr_resolver *r, const jfr_field *f, int kind, const uint8_t **pp,
+                       const uint8_t *end, jp_strbuf *text, bool *found, int hops)
+{
+    uint64_t key, num;
+    if (!jfr_varint(pp, end, &key))
+        return false;
+    const jfr_class *c = &r->m->classes[f->cls];
+    const uint8_t *p = jfr_pools_get(r->pools, (jfr_pool_kind)kind, key, r->base);
+    if (!p || c->nfields < 1)
+        return true;
+    uint32_t first = c->field0;
+    jp_strbuf *texts[1] = {text};
+    jp_strbuf_reset(text);
+    if (!walk_fields(r, f->cls, &p, r->chunk_end, &first, 1, &num, texts, found, hops + 1, false))
+        *found = false;
+    return true;
+}
+
 /* Decodes one wanted field as a number or as text. */
 static bool read_want(jfr_resolver *r, const jfr_field *f, const uint8_t **pp, const uint8_t *end,
                       uint64_t *num, jp_strbuf *text, bool *found, int hops)
 {
     *found = false;
+    int label = text ? label_pool(r, f) : -1;
+    if (label >= 0)
+        return read_label(r, f, label, pp, end, text, found, hops);
     if (text && is_text(r, f)) {
         jp_strbuf_reset(text);
         int t = read_text(r, f, pp, end, text, hops);

@@ -64,7 +64,9 @@ bool jfr_resolve_state(jfr_resolver *r, uint64_t key, jp_strbuf *out);
 /* Reads the fields of an event (or any struct) of class cls at p by field
  * index: for each i < n, fields[i] receives into nums[i] (numbers, pool keys)
  * or texts[i] (strings, when texts[i] is not NULL). found[i] tells whether it
- * was present. Returns false when the value does not decode. */
+ * was present. A field referring to a label pool (GCName, GCCause, GCWhen)
+ * gives the label's text when texts[i] is set (not found when the key is
+ * missing from the pool). Returns false when the value does not decode. */
 bool jfr_resolve_fields(jfr_resolver *r, uint32_t cls, const uint8_t *p, const uint8_t *end,
                         const uint32_t *fields, int n, uint64_t *nums, jp_strbuf **texts,
                         bool *found);

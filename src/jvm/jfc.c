@@ -36,7 +36,8 @@ static void event(jp_strbuf *out, jp_err *rc, const char *name, const char *sett
 {
     bool stack = strcmp(name, "jdk.ActiveSetting") != 0 &&
                  strcmp(name, "jdk.ExecutionSample") != 0 &&
-                 strcmp(name, "jdk.CPUTimeSamplesLost") != 0;
+                 strcmp(name, "jdk.CPUTimeSamplesLost") != 0 && strncmp(name, "jdk.GC", 6) != 0 &&
+                 strcmp(name, "jdk.GarbageCollection") != 0;
     char extra[96] = "";
     if (setting)
         snprintf(extra, sizeof extra, "    <setting name=\"%s\">%s</setting>\n", setting, value);
@@ -77,6 +78,10 @@ jp_err jvm_jfc_build(const jvm_jfc_opts *o, jp_strbuf *out, jp_error *err)
                             "description=\"jprof continuous profiling\" provider=\"jprof\">\n");
     /* the reader takes the cpu sampling period from here */
     event(out, &rc, "jdk.ActiveSetting", NULL, NULL);
+    /* GC evidence (model/gc.h): a few events per collection, every kind */
+    event(out, &rc, "jdk.GarbageCollection", "threshold", "0 ms");
+    event(out, &rc, "jdk.GCPhasePause", "threshold", "0 ms");
+    event(out, &rc, "jdk.GCHeapSummary", NULL, NULL);
     if (o->kinds & (1u << JP_KIND_CPU)) {
         timespan(span, sizeof span, o->cpu_period_ns);
         event(out, &rc, "jdk.ExecutionSample", "period", span);

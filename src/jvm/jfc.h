@@ -2,8 +2,10 @@
  *
  * The JDK's own setting files (default.jfc, profile.jfc) turn on some 130
  * events: periodic statistics, a thread dump every minute, configuration
- * dumps at every chunk. jprof reads five of them. A recording that asks for
- * only those costs the target far less (docs/PERFORMANCE.md, "jprof-agent"),
+ * dumps at every chunk. jprof reads the few of its kinds and three GC
+ * events (jdk.GarbageCollection, jdk.GCPhasePause, jdk.GCHeapSummary: a
+ * few per collection). A recording that asks for only those costs the
+ * target far less (docs/PERFORMANCE.md, "jprof-agent"),
  * and every window restart is cheaper too, because nothing is written at
  * chunk boundaries.
  *

@@ -86,6 +86,7 @@ jp_profile *jp_profile_new(void)
     jp_u64map_init(&p->stack_index);
     for (int k = 0; k < JP_KIND_COUNT; k++)
         jp_u64map_init(&p->kinds[k].index);
+    jp_gc_log_init(&p->gc);
     return p;
 }
 
@@ -103,6 +104,7 @@ void jp_profile_free(jp_profile *p)
         free(p->kinds[k].cells);
         jp_u64map_cleanup(&p->kinds[k].index);
     }
+    jp_gc_log_cleanup(&p->gc);
     free(p);
 }
 
@@ -218,7 +220,7 @@ size_t jp_profile_memory(const jp_profile *p)
                p->stack_frames_cap * sizeof *p->stack_frames + p->stack_index.cap * 17;
     for (int k = 0; k < JP_KIND_COUNT; k++)
         n += p->kinds[k].cap * sizeof(jp_sample) + p->kinds[k].index.cap * 17;
-    return n;
+    return n + jp_gc_log_memory(&p->gc);
 }
 
 void jp_profile_merge_maps(jp_profile *dst, const jp_profile *src, uint32_t **fmap_out,
@@ -279,4 +281,5 @@ void jp_profile_merge_kinds(jp_profile *dst, const jp_profile *src, uint32_t kin
 void jp_profile_merge(jp_profile *dst, const jp_profile *src)
 {
     jp_profile_merge_kinds(dst, src, (1u << JP_KIND_COUNT) - 1);
+    jp_gc_log_append(&dst->gc, &src->gc);
 }

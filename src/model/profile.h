@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "base/hash.h"
+#include "model/gc.h"
 
 /* ---- profile kinds (ARCHITECTURE.md, "Profile kind") ---- */
 typedef enum jp_kind {
@@ -119,6 +120,8 @@ typedef struct jp_profile {
     jp_kind_table kinds[JP_KIND_COUNT];
     /* recording range, ns since epoch (0 when unknown) */
     int64_t start_ns, end_ns;
+    /* garbage collections of the range (model/gc.h); jp_profile_merge appends */
+    jp_gc_log gc;
 } jp_profile;
 
 jp_profile *jp_profile_new(void);
@@ -157,7 +160,8 @@ bool jp_profile_has_kind(const jp_profile *p, jp_kind k);
 /* Bytes of heap the profile holds (for benchmarks and limits). */
 size_t jp_profile_memory(const jp_profile *p);
 
-/* Merges every cell of src into dst (frames and stacks re-interned). */
+/* Merges every cell of src into dst (frames and stacks re-interned) and
+ * appends its GC log. */
 void jp_profile_merge(jp_profile *dst, const jp_profile *src);
 /* The same for the kinds in the mask (bit 1 << jp_kind) only; the frames and
  * stacks of src are all interned either way. */

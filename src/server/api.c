@@ -152,7 +152,10 @@ static bool api_stack_cb(const store_stack_row *row, void *ctx)
     api_prof *c = ctx;
     c->idx = jp_xgrow(c->idx, &c->idx_cap, row->depth + 1, sizeof *c->idx);
     for (uint32_t i = 0; i < row->depth; i++)
-        c->idx[i] = jp_profile_frame(c->p, row->frames[i], row->frame_lens[i], JP_FRAME_UNKNOWN);
+        c->idx[i] = jp_profile_frame(c->p, row->frames[i], row->frame_lens[i],
+                                     row->frame_kinds && row->frame_kinds[i] < JP_FRAME_KIND_COUNT
+                                         ? (jp_frame_kind)row->frame_kinds[i]
+                                         : JP_FRAME_UNKNOWN);
     uint32_t st = jp_profile_stack(c->p, c->idx, row->depth, row->truncated);
     uint32_t th = JP_NO_THREAD;
     if (c->threads && row->thread)
@@ -266,6 +269,14 @@ static void api_node_open(jp_strbuf *b, const jp_flame *f, uint32_t v, const voi
     const char *name = jp_flame_node_name(f, v, &len);
     jp_strbuf_puts(b, "{\"name\":");
     jw_str(b, name, len);
+    uint32_t frame = f->nodes[v].frame;
+    if (frame != JP_FLAME_NONE && frame < f->prof->nframes) {
+        /* the frame's kind, for colours as in jprof-top (not for thread cells
+         * or a store that kept none) */
+        jp_frame_kind k = jp_frame_primary_kind(&f->prof->frames[frame]);
+        if (k != JP_FRAME_UNKNOWN && k != JP_FRAME_THREAD)
+            jp_strbuf_printf(b, ",\"type\":\"%s\"", jp_frame_kind_name(k));
+    }
     jp_strbuf_printf(b, ",\"self\":%llu,\"total\":%llu",
                      (unsigned long long)jp_flame_self(f, v, no->by_value),
                      (unsigned long long)jp_flame_total(f, v, no->by_value));

@@ -104,6 +104,16 @@ static void api_state(jp_strbuf *b, const char *state, const char *reason)
     jw_cstr(b, reason);
 }
 
+/* ,"mode":M,"until":T - the target's policy as its agent last reported it
+ * (continuous, temporary until T, disabled, off; null from an older agent) */
+static void api_mode(jp_strbuf *b, const char *mode, int64_t until_ns)
+{
+    jp_strbuf_puts(b, ",\"mode\":");
+    jw_cstr(b, mode);
+    jp_strbuf_puts(b, ",\"until\":");
+    jw_time(b, until_ns);
+}
+
 /* ---- /api/v1/targets ---- */
 
 static bool api_target_cb(const store_target_row *row, void *ctx)
@@ -121,6 +131,7 @@ static bool api_target_cb(const store_target_row *row, void *ctx)
     jp_strbuf_puts(l->b, ",\"last_seen\":");
     jw_time(l->b, row->last_ns);
     api_state(l->b, row->state, row->reason);
+    api_mode(l->b, row->mode, row->until_ns);
     jp_strbuf_putc(l->b, '}');
     return true;
 }
@@ -137,6 +148,7 @@ static bool api_status_cb(const store_doc_row *row, void *ctx)
     jw_cstr(l->b, row->message && *row->message ? row->message : NULL);
     jp_strbuf_puts(l->b, ",\"engine\":");
     jw_cstr(l->b, row->engine && *row->engine ? row->engine : NULL);
+    api_mode(l->b, row->mode, row->until_ns);
     jp_strbuf_putc(l->b, '}');
     return true;
 }
@@ -231,6 +243,7 @@ static bool api_service_cb(const store_target_row *row, void *ctx)
     jp_strbuf_puts(l->b, ",\"last_seen\":");
     jw_time(l->b, row->last_ns);
     api_state(l->b, row->state, row->reason);
+    api_mode(l->b, row->mode, row->until_ns);
     jp_strbuf_putc(l->b, '}');
     return true;
 }

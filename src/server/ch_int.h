@@ -15,7 +15,7 @@
 #include "base/strbuf.h"
 #include "server/store.h"
 
-#define CH_SCHEMA_VERSION 1
+#define CH_SCHEMA_VERSION 2
 #define CH_POOL_MAX 8 /* idle curl handles kept for connection reuse */
 
 typedef struct ch_reject {

@@ -161,8 +161,8 @@ typedef struct cq_tentry {
     jp_batch_target t;
     uint32_t kinds;
     uint64_t windows;
-    int64_t first, last, ident_time;
-    char *state, *reason;
+    int64_t first, last, ident_time, until;
+    char *state, *reason, *mode;
 } cq_tentry;
 
 typedef struct cq_tlist {
@@ -236,6 +236,12 @@ static bool cq_tstatus_row(json_t *row, void *ctx)
     }
     e->state = cq_dup(row, 3);
     e->reason = cq_dup(row, 4);
+    e->mode = cq_dup(row, 14);
+    e->until = ch_i64(row, 15);
+    if (e->mode && !*e->mode) {
+        free(e->mode);
+        e->mode = NULL;
+    }
     if (fresh || first < e->first)
         e->first = first;
     if (fresh || last > e->last)
@@ -272,7 +278,8 @@ jp_err ch_targets(store *s, const store_filter *f, const store_budget *b, store_
         jp_strbuf_puts(&q.sql, "SELECT ns, service, pod, argMax(state, time_ns), "
                                "argMax(reason, time_ns), min(time_ns), max(time_ns), ");
         cq_ident_cols(&q.sql, "time_ns");
-        jp_strbuf_puts(&q.sql, " FROM jprof_statuses");
+        jp_strbuf_puts(&q.sql, ", argMax(mode, time_ns), argMax(until_ns, time_ns) "
+                               "FROM jprof_statuses");
         cq_where(&q, "time_ns", false);
         jp_strbuf_puts(&q.sql, " GROUP BY ns, service, pod");
         rc = cq_run(&q, cq_tstatus_row, &l, &res, err);
@@ -287,12 +294,15 @@ jp_err ch_targets(store *s, const store_filter *f, const store_budget *b, store_
                                 .first_ns = e->first,
                                 .last_ns = e->last,
                                 .state = e->state,
-                                .reason = e->reason};
+                                .reason = e->reason,
+                                .mode = e->mode,
+                                .until_ns = e->until};
         if (!rc && !info->stopped && !cb(&row, ctx))
             info->stopped = true;
         jp_batch_target_cleanup(&e->t);
         free(e->state);
         free(e->reason);
+        free(e->mode);
     }
     free(l.e);
     jp_u64map_cleanup(&l.idx);
@@ -326,11 +336,12 @@ typedef struct cq_flame {
     void *ctx;
     const char **names;
     size_t *lens;
-    size_t names_cap, lens_cap;
+    uint8_t *kinds;
+    size_t names_cap, lens_cap, kinds_cap;
     uint64_t missing;
 } cq_flame;
 
-/* stack_id, thread, samples, value, found, truncated, frames */
+/* stack_id, thread, samples, value, found, truncated, frames, kinds */
 static bool cq_stack_row(json_t *row, void *ctx)
 {
     cq_flame *c = ctx;
@@ -347,9 +358,18 @@ static bool cq_stack_row(json_t *row, void *ctx)
         c->names[i] = json_is_string(v) ? json_string_value(v) : "?";
         c->lens[i] = json_is_string(v) ? json_string_length(v) : 1;
     }
+    /* the frame kinds when stored for every frame (an older row has []) */
+    json_t *kj = json_array_get(row, 7);
+    bool kinds = json_array_size(kj) == depth && depth;
+    c->kinds = jp_xgrow(c->kinds, &c->kinds_cap, depth + 1, 1);
+    for (size_t i = 0; kinds && i < depth; i++) {
+        json_int_t k = json_integer_value(json_array_get(kj, i));
+        c->kinds[i] = k >= 0 && k < JP_FRAME_KIND_COUNT ? (uint8_t)k : JP_FRAME_UNKNOWN;
+    }
     store_stack_row r = {.stack_id = ch_u64(row, 0),
                          .frames = c->names,
                          .frame_lens = c->lens,
+                         .frame_kinds = kinds ? c->kinds : NULL,
                          .depth = (uint32_t)depth,
                          .truncated = ch_u64(row, 5) != 0,
                          .thread = ch_str(row, 1, NULL),
@@ -387,13 +407,15 @@ jp_err ch_flame(store *s, const store_filter *f, const store_budget *b, store_st
         return cq_done(&q, rc);
     info->windows_scanned = totals->windows;
     jp_strbuf_reset(&q.sql);
-    jp_strbuf_puts(&q.sql, "SELECT stack_id, thread, samples, value, found, truncated, frames "
-                           "FROM (SELECT stack_id, thread, sum(samples) AS samples, "
-                           "sum(value) AS value FROM jprof_samples");
+    jp_strbuf_puts(&q.sql,
+                   "SELECT stack_id, thread, samples, value, found, truncated, frames, kinds "
+                   "FROM (SELECT stack_id, thread, sum(samples) AS samples, "
+                   "sum(value) AS value FROM jprof_samples");
     cq_samples_where(&q);
     jp_strbuf_puts(&q.sql,
                    " GROUP BY stack_id, thread) ANY LEFT JOIN (SELECT stack_id, "
-                   "toUInt8(1) AS found, any(truncated) AS truncated, any(frames) AS frames "
+                   "toUInt8(1) AS found, any(truncated) AS truncated, any(frames) AS frames, "
+                   "any(kinds) AS kinds "
                    "FROM jprof_stacks WHERE day >= '");
     ch_day_str(&q.sql, store_day_of(f->from_ns));
     jp_strbuf_puts(&q.sql, "' AND day <= '");
@@ -420,6 +442,7 @@ jp_err ch_flame(store *s, const store_filter *f, const store_budget *b, store_st
     info->rows_scanned = tot.nrows;
     free(c.names);
     free(c.lens);
+    free(c.kinds);
     return cq_done(&q, rc);
 }
 
@@ -432,7 +455,7 @@ typedef struct cq_docs {
 } cq_docs;
 
 /* ns, service, pod, ident(7) at 3, time at 10, then json or state, reason,
- * message, engine */
+ * message, engine, mode, until_ns */
 static bool cq_doc_row(json_t *row, void *ctx)
 {
     cq_docs *d = ctx;
@@ -444,6 +467,10 @@ static bool cq_doc_row(json_t *row, void *ctx)
         r.reason = ch_str(row, 12, NULL);
         r.message = ch_str(row, 13, NULL);
         r.engine = ch_str(row, 14, NULL);
+        r.mode = ch_str(row, 15, NULL);
+        r.until_ns = ch_i64(row, 16);
+        if (r.mode && !*r.mode)
+            r.mode = NULL;
         if (!r.state)
             r.state = "";
     } else {
@@ -488,8 +515,9 @@ static jp_err cq_newest(store *s, const store_filter *f, const store_budget *b, 
     cq_init(&q, s, f, b, info);
     jp_strbuf_puts(&q.sql, "SELECT ns, service, pod, cluster, workload, container, node, pid, "
                            "jvm_start_ns, jvm, time_ns, ");
-    jp_strbuf_puts(&q.sql, status ? "state, reason, message, engine FROM jprof_statuses"
-                                  : "json FROM jprof_deadlocks");
+    jp_strbuf_puts(&q.sql,
+                   status ? "state, reason, message, engine, mode, until_ns FROM jprof_statuses"
+                          : "json FROM jprof_deadlocks");
     cq_where(&q, "time_ns", false);
     jp_strbuf_puts(&q.sql, " ORDER BY time_ns DESC");
     cq_docs d = {.cb = cb, .ctx = ctx, .status = status};

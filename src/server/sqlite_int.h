@@ -12,7 +12,11 @@
 #include "base/strbuf.h"
 #include "server/store.h"
 
-#define SQ_SCHEMA_VERSION 1
+/* A day file's schema (meta.schema_version). Version 2 added statuses.mode
+ * and statuses.until_time (the target's policy: continuous, temporary until
+ * T, disabled); sq_migrate() brings a version-1 file up to date when the
+ * server opens it. */
+#define SQ_SCHEMA_VERSION "2"
 #define SQ_MAX_DAYS 64 /* day files a store looks at (retention is at most 7) */
 
 typedef struct sq_req sq_req;

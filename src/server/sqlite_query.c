@@ -203,8 +203,8 @@ typedef struct q_tentry {
     jp_batch_target t;
     uint32_t kinds;
     uint64_t windows;
-    int64_t first, last, status_time;
-    char *state, *reason;
+    int64_t first, last, status_time, until;
+    char *state, *reason, *mode;
 } q_tentry;
 
 static int q_tentry_cmp(const void *a, const void *b)
@@ -231,10 +231,11 @@ static void q_targets_day(sq_q *q, sqlite3 *db, q_keyed *k)
                        "SELECT kind,count(*),min(start),max(end) FROM windows WHERE target=?1 "
                        "AND start>=?2 AND start<?3 GROUP BY kind",
                        -1, &ws, NULL);
-    sqlite3_prepare_v2(db,
-                       "SELECT time,state,reason FROM statuses WHERE target=?1 AND time>=?2 AND "
-                       "time<?3 ORDER BY time DESC LIMIT 1",
-                       -1, &ss, NULL);
+    sqlite3_prepare_v2(
+        db,
+        "SELECT time,state,reason,mode,until_time FROM statuses WHERE target=?1 AND time>=?2 AND "
+        "time<?3 ORDER BY time DESC LIMIT 1",
+        -1, &ss, NULL);
     while (ts && ws && ss && sqlite3_step(ts) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(ts, 0);
         q->info->rows_scanned++;
@@ -266,9 +267,12 @@ static void q_targets_day(sq_q *q, sqlite3 *db, q_keyed *k)
             if (t >= e->status_time) {
                 free(e->state);
                 free(e->reason);
+                free(e->mode);
                 e->status_time = t;
                 e->state = q_col_dup(ss, 1);
                 e->reason = q_col_dup(ss, 2);
+                e->mode = q_col_dup(ss, 3);
+                e->until = sqlite3_column_int64(ss, 4);
             }
             if (!e->first || t < e->first)
                 e->first = t;
@@ -297,12 +301,15 @@ jp_err sq_targets(store *s, const store_filter *f, const store_budget *b, store_
                                 .first_ns = e->first,
                                 .last_ns = e->last,
                                 .state = e->state,
-                                .reason = e->reason};
+                                .reason = e->reason,
+                                .mode = e->mode,
+                                .until_ns = e->until};
         if (!info->stopped && !cb(&row, ctx))
             info->stopped = true;
         jp_batch_target_cleanup(&e->t);
         free(e->state);
         free(e->reason);
+        free(e->mode);
     }
     q_keyed_cleanup(&k);
     (void)err;
@@ -420,7 +427,8 @@ static void q_flame_rollups(q_flame_ctx *c, sqlite3 *db, sq_agg *a, q_cover *cv)
 static bool q_flame_emit(sq_q *q, sqlite3 *db, sq_agg *a, store_stack_cb cb, void *ctx)
 {
     sqlite3_stmt *ss = NULL, *th = NULL;
-    sqlite3_prepare_v2(db, "SELECT depth,truncated,frames FROM stacks WHERE id=?", -1, &ss, NULL);
+    sqlite3_prepare_v2(db, "SELECT depth,truncated,frames,kinds FROM stacks WHERE id=?", -1, &ss,
+                       NULL);
     sqlite3_prepare_v2(db, "SELECT name FROM threads WHERE id=?", -1, &th, NULL);
     const char **names = NULL;
     size_t *lens = NULL, names_cap = 0, lens_cap = 0;
@@ -457,9 +465,13 @@ static bool q_flame_emit(sq_q *q, sqlite3 *db, sq_agg *a, store_stack_cb cb, voi
             sqlite3_reset(th);
             thread_id = c->thread;
         }
+        const uint8_t *kinds = sqlite3_column_blob(ss, 3);
+        if (kinds && (size_t)sqlite3_column_bytes(ss, 3) != depth)
+            kinds = NULL; /* not this stack's: colour nothing rather than wrongly */
         store_stack_row row = {.stack_id = c->stack,
                                .frames = names,
                                .frame_lens = lens,
+                               .frame_kinds = kinds,
                                .depth = depth,
                                .truncated = sqlite3_column_int(ss, 1) != 0,
                                .thread = c->thread ? (thread ? thread : "[unknown thread]") : NULL,
@@ -673,6 +685,10 @@ static jp_err q_docs_newest(store *s, const store_filter *f, const store_budget 
                     row.reason = (const char *)sqlite3_column_text(st, 13);
                     row.message = (const char *)sqlite3_column_text(st, 14);
                     row.engine = (const char *)sqlite3_column_text(st, 15);
+                    row.mode = (const char *)sqlite3_column_text(st, 16);
+                    row.until_ns = sqlite3_column_int64(st, 17);
+                    if (row.mode && !*row.mode)
+                        row.mode = NULL;
                     if (row.reason && !*row.reason)
                         row.reason = NULL;
                 } else {
@@ -714,8 +730,10 @@ jp_err sq_statuses(store *s, const store_filter *f, const store_budget *b, store
 {
     (void)err;
     return q_docs_newest(s, f, b,
-                         Q_DOC_TARGET "d.time,d.state,d.reason,d.message,d.engine FROM statuses "
-                                      "d" Q_DOC_WHERE,
+                         Q_DOC_TARGET
+                         "d.time,d.state,d.reason,d.message,d.engine,d.mode,d.until_time "
+                         "FROM statuses "
+                         "d" Q_DOC_WHERE,
                          true, cb, ctx, info);
 }
 

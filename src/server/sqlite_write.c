@@ -101,6 +101,13 @@ static jp_err sq_put_stack(sq_day *d, const jp_batch *b, uint32_t si, jp_strbuf 
     sqlite3_bind_int(st, 2, s->truncated);
     sqlite3_bind_int(st, 3, (int)s->depth);
     sqlite3_bind_blob(st, 4, tmp->data ? tmp->data : "", (int)tmp->len, SQLITE_STATIC);
+    /* one byte per frame, root first: the frame kinds for colouring */
+    uint8_t kinds[JP_BATCH_DEPTH_MAX];
+    if (b->nframe_kinds && s->depth <= JP_BATCH_DEPTH_MAX) {
+        for (uint32_t k = 0; k < s->depth; k++)
+            kinds[k] = (uint8_t)jp_batch_frame_kind(b, s->frames[k]);
+        sqlite3_bind_blob(st, 5, kinds, (int)s->depth, SQLITE_TRANSIENT);
+    }
     jp_err rc = sq_step_done(d, st, "stack insert", err);
     if (!rc) {
         jp_u64map_put(&d->stacks, s->id, 1);
@@ -268,6 +275,10 @@ static jp_err sq_put_status(sq_day *d, const jp_batch_status *s, int64_t bkey, s
         sq_bind_text(st, 7, s->message);
     if (s->engine)
         sq_bind_text(st, 8, s->engine);
+    if (s->mode)
+        sq_bind_text(st, 9, s->mode);
+    if (s->until_ns)
+        sqlite3_bind_int64(st, 10, s->until_ns);
     return sq_step_done(d, st, "status insert", err);
 }
 

@@ -115,6 +115,7 @@ typedef struct store_stack_row {
     uint64_t stack_id;
     const char *const *frames;
     const size_t *frame_lens;
+    const uint8_t *frame_kinds; /* jp_frame_kind per frame, NULL when not stored */
     uint32_t depth;
     bool truncated;
     const char *thread;
@@ -139,6 +140,8 @@ typedef struct store_target_row {
     uint64_t windows;              /* windows in range */
     int64_t first_ns, last_ns;     /* first window start / last window end (or status time) */
     const char *state, *reason;    /* latest status in range, NULL when none */
+    const char *mode;              /* the latest status's policy mode, NULL unknown */
+    int64_t until_ns;              /* its temporary window's end, 0 none */
 } store_target_row;
 typedef bool (*store_target_cb)(const store_target_row *row, void *ctx);
 
@@ -150,6 +153,8 @@ typedef struct store_doc_row {
     size_t json_len;
     /* statuses only (json == NULL): */
     const char *state, *reason, *message, *engine;
+    const char *mode; /* "continuous", "temporary", "disabled", "off"; NULL unknown */
+    int64_t until_ns; /* end of the temporary window, 0 none */
 } store_doc_row;
 typedef bool (*store_doc_cb)(const store_doc_row *row, void *ctx);
 

@@ -73,11 +73,13 @@ static const char *const ch_schema_v1[] = {
     "truncated UInt8, nrows UInt64, samples UInt64, value UInt64, " CH_IDENT ", attempt UInt64) "
     "ENGINE = MergeTree PARTITION BY day ORDER BY (ns, service, kind, start_ns){TTL}",
     "CREATE TABLE IF NOT EXISTS jprof_stacks (day Date, stack_id UInt64, truncated UInt8, "
-    "depth UInt32, frames Array(String)) ENGINE = ReplacingMergeTree PARTITION BY day "
+    "depth UInt32, frames Array(String), kinds Array(UInt8)) ENGINE = ReplacingMergeTree "
+    "PARTITION BY day "
     "ORDER BY stack_id{TTL}",
     "CREATE TABLE IF NOT EXISTS jprof_statuses (day Date, ns {S}, service {S}, pod {S}, "
     "time_ns Int64, state {S}, reason {S}, message String, engine {S}, " CH_IDENT
-    ", attempt UInt64) ENGINE = MergeTree PARTITION BY day ORDER BY (ns, service, time_ns){TTL}",
+    ", attempt UInt64, mode {S}, until_ns Int64) ENGINE = MergeTree PARTITION BY day "
+    "ORDER BY (ns, service, time_ns){TTL}",
     "CREATE TABLE IF NOT EXISTS jprof_snapshots (day Date, ns {S}, service {S}, pod {S}, "
     "time_ns Int64, json String, " CH_IDENT ", attempt UInt64) ENGINE = MergeTree "
     "PARTITION BY day ORDER BY (ns, service, pod, time_ns){TTL}",
@@ -90,6 +92,54 @@ static const char *const ch_schema_v1[] = {
     "q_bytes UInt64, q_now UInt64, q_oldest Int64) ENGINE = MergeTree PARTITION BY day "
     "ORDER BY (batch_id, attempt){TTL}",
 };
+
+/* Columns added after version 1, in the order they were added (ALTER TABLE
+ * ADD COLUMN appends, so a migrated table has the same column order as a new
+ * one). Version 2: the policy mode and window end of a status, the frame
+ * kinds of a stack. */
+static const struct {
+    const char *table, *column, *type;
+} ch_columns_added[] = {
+    {"jprof_statuses", "mode", "{S}"},
+    {"jprof_statuses", "until_ns", "Int64"},
+    {"jprof_stacks", "kinds", "Array(UInt8)"},
+};
+
+static void ch_schema_expand(jp_strbuf *q, const char *tpl, const char *str, const char *ttl);
+
+static bool ch_count_row(json_t *row, void *ctx)
+{
+    *(uint64_t *)ctx = ch_u64(row, 0);
+    return true;
+}
+
+/* Adds the columns a table made by an older server lacks (checked in
+ * system.columns: 18.16 has no ADD COLUMN IF NOT EXISTS). */
+static jp_err ch_add_columns(ch_store *st, const char *str, jp_error *err)
+{
+    jp_strbuf q;
+    jp_strbuf_init(&q, 0);
+    jp_err rc = JP_OK;
+    for (size_t i = 0; !rc && i < sizeof ch_columns_added / sizeof *ch_columns_added; i++) {
+        uint64_t have = 0;
+        ch_result res;
+        jp_strbuf_reset(&q);
+        jp_strbuf_puts(&q, "SELECT count() FROM system.columns WHERE database = ");
+        ch_sql_str(&q, st->database);
+        jp_strbuf_printf(&q, " AND table = '%s' AND name = '%s'", ch_columns_added[i].table,
+                         ch_columns_added[i].column);
+        rc = ch_select(st, q.data, NULL, ch_count_row, &have, &res, err);
+        if (rc || have)
+            continue;
+        jp_strbuf_reset(&q);
+        jp_strbuf_printf(&q, "ALTER TABLE %s ADD COLUMN %s ", ch_columns_added[i].table,
+                         ch_columns_added[i].column);
+        ch_schema_expand(&q, ch_columns_added[i].type, str, "");
+        rc = ch_exec(st, q.data, true, NULL, err);
+    }
+    jp_strbuf_cleanup(&q);
+    return rc;
+}
 
 /* "19.6.2.11" -> 19, 6 */
 static void ch_parse_version(ch_store *st, const char *v)
@@ -171,6 +221,8 @@ static jp_err ch_schema(ch_store *st, jp_error *err)
         ch_schema_expand(&q, ch_schema_v1[i], str, ttl);
         rc = ch_exec(st, q.data, true, NULL, err);
     }
+    if (!rc)
+        rc = ch_add_columns(st, str, err);
     if (!rc && cur.a < CH_SCHEMA_VERSION) {
         jp_strbuf_reset(&q);
         jp_strbuf_printf(&q, "%d\t%lld\t", CH_SCHEMA_VERSION, (long long)jp_time_now_ns());
@@ -354,7 +406,12 @@ static jp_err ch_put_stacks(ch_wctx *w, jp_error *err)
         ch_tsv_u64(&w->rows, s->truncated, '\t');
         ch_tsv_u64(&w->rows, s->depth, '\t');
         ch_tsv_str_array(&w->rows, names, s->depth);
-        jp_strbuf_putc(&w->rows, '\n');
+        /* the frame kinds, root first ([] when the agent sent none) */
+        jp_strbuf_puts(&w->rows, "\t[");
+        for (uint32_t f = 0; b->nframe_kinds && f < s->depth; f++)
+            jp_strbuf_printf(&w->rows, "%s%u", f ? "," : "",
+                             (unsigned)jp_batch_frame_kind(b, s->frames[f]));
+        jp_strbuf_puts(&w->rows, "]\n");
         w->res->new_stacks++;
     }
     free(names);
@@ -447,7 +504,9 @@ static jp_err ch_put_docs(ch_wctx *w, jp_error *err)
         ch_tsv_field(&w->rows, s->message, '\t');
         ch_tsv_field(&w->rows, s->engine, '\t');
         ch_tsv_ident(&w->rows, &s->target);
-        ch_tsv_u64(&w->rows, w->attempt, '\n');
+        ch_tsv_u64(&w->rows, w->attempt, '\t');
+        ch_tsv_field(&w->rows, s->mode, '\t');
+        ch_tsv_i64(&w->rows, s->until_ns, '\n');
         w->res->docs++;
     }
     jp_err rc = JP_OK;

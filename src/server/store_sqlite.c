@@ -33,12 +33,12 @@ static const char *const sq_stmt_sql[ST_COUNT] = {
                   "jvm_start,jvm) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10) "
                   "ON CONFLICT(ns,service,pod) DO UPDATE SET cluster=?4,workload=?5,"
                   "container=?6,node=?7,pid=?8,jvm_start=?9,jvm=?10 RETURNING id",
-    [ST_STACK] = "INSERT OR IGNORE INTO stacks(id,truncated,depth,frames) VALUES(?,?,?,?)",
+    [ST_STACK] = "INSERT OR IGNORE INTO stacks(id,truncated,depth,frames,kinds) VALUES(?,?,?,?,?)",
     [ST_THREAD] = "INSERT OR IGNORE INTO threads(id,name) VALUES(?,?)",
     [ST_WINDOW] = "INSERT OR IGNORE INTO windows(batch,idx,target,kind,start,end,period,events,"
                   "flags,nrows,samples,value,data) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_STATUS] = "INSERT OR IGNORE INTO statuses(batch,idx,target,time,state,reason,message,"
-                  "engine) VALUES(?,?,?,?,?,?,?,?)",
+                  "engine,mode,until_time) VALUES(?,?,?,?,?,?,?,?,?,?)",
     [ST_SNAPSHOT] = "INSERT OR IGNORE INTO snapshots(batch,idx,target,time,json) VALUES(?,?,?,?,?)",
     [ST_DEADLOCK] = "INSERT OR IGNORE INTO deadlocks(batch,idx,target,time,json) VALUES(?,?,?,?,?)",
     [ST_BATCH] = "INSERT OR IGNORE INTO batches(id,received) VALUES(?,?)",
@@ -53,12 +53,12 @@ static const char sq_schema[] =
     "PRAGMA journal_mode=WAL;"
     "PRAGMA synchronous=FULL;"
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
-    "INSERT OR IGNORE INTO meta VALUES('schema_version','1');"
+    "INSERT OR IGNORE INTO meta VALUES('schema_version','" SQ_SCHEMA_VERSION "');"
     "CREATE TABLE IF NOT EXISTS targets(id INTEGER PRIMARY KEY, ns TEXT NOT NULL,"
     " service TEXT NOT NULL, pod TEXT NOT NULL, cluster TEXT, workload TEXT, container TEXT,"
     " node TEXT, pid INTEGER, jvm_start INTEGER, jvm TEXT, UNIQUE(ns,service,pod));"
     "CREATE TABLE IF NOT EXISTS stacks(id INTEGER PRIMARY KEY, truncated INTEGER,"
-    " depth INTEGER, frames BLOB);"
+    " depth INTEGER, frames BLOB, kinds BLOB);"
     "CREATE TABLE IF NOT EXISTS threads(id INTEGER PRIMARY KEY, name TEXT);"
     "CREATE TABLE IF NOT EXISTS windows(batch INTEGER, idx INTEGER, target INTEGER,"
     " kind INTEGER, start INTEGER, end INTEGER, period INTEGER, events INTEGER,"
@@ -66,7 +66,8 @@ static const char sq_schema[] =
     " UNIQUE(batch,idx));"
     "CREATE INDEX IF NOT EXISTS windows_q ON windows(target,kind,start,end);"
     "CREATE TABLE IF NOT EXISTS statuses(batch INTEGER, idx INTEGER, target INTEGER,"
-    " time INTEGER, state TEXT, reason TEXT, message TEXT, engine TEXT, UNIQUE(batch,idx));"
+    " time INTEGER, state TEXT, reason TEXT, message TEXT, engine TEXT, mode TEXT,"
+    " until_time INTEGER, UNIQUE(batch,idx));"
     "CREATE INDEX IF NOT EXISTS statuses_t ON statuses(time);"
     "CREATE INDEX IF NOT EXISTS statuses_tt ON statuses(target,time);"
     "CREATE TABLE IF NOT EXISTS snapshots(batch INTEGER, idx INTEGER, target INTEGER,"
@@ -205,6 +206,61 @@ jp_err sq_db_fail(sqlite3 *db, const char *what, jp_error *err)
     return jp_error_set(err, JP_ERR_IO, "sqlite: %s: %s", what, db ? sqlite3_errmsg(db) : "?");
 }
 
+/* Has table tab a column col? */
+static bool sq_has_column(sqlite3 *db, const char *tab, const char *col)
+{
+    sqlite3_stmt *q = NULL;
+    bool found = false;
+    char sql[96];
+    snprintf(sql, sizeof sql, "PRAGMA table_info(%s)", tab);
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK)
+        while (!found && sqlite3_step(q) == SQLITE_ROW) {
+            const char *name = (const char *)sqlite3_column_text(q, 1);
+            found = name && strcmp(name, col) == 0;
+        }
+    sqlite3_finalize(q);
+    return found;
+}
+
+/* Columns added since schema 1 (version 2: the policy of a status, the frame
+ * kinds of a stack). */
+static const struct {
+    const char *table, *column, *type;
+} sq_columns_added[] = {
+    {"statuses", "mode", "TEXT"},
+    {"statuses", "until_time", "INTEGER"},
+    {"stacks", "kinds", "BLOB"},
+};
+
+/* Brings a day file written by an older server to SQ_SCHEMA_VERSION (the
+ * server opens every retained day read-write at start, so readers never see
+ * an old file). */
+static jp_err sq_migrate(sqlite3 *db, const char *path, jp_error *err)
+{
+    jp_strbuf q;
+    jp_strbuf_init(&q, 0);
+    jp_strbuf_puts(&q, "BEGIN;");
+    bool any = false;
+    for (size_t i = 0; i < sizeof sq_columns_added / sizeof *sq_columns_added; i++)
+        if (!sq_has_column(db, sq_columns_added[i].table, sq_columns_added[i].column)) {
+            jp_strbuf_printf(&q, "ALTER TABLE %s ADD COLUMN %s %s;", sq_columns_added[i].table,
+                             sq_columns_added[i].column, sq_columns_added[i].type);
+            any = true;
+        }
+    jp_strbuf_puts(&q, "UPDATE meta SET value='" SQ_SCHEMA_VERSION "' WHERE key='schema_version';"
+                       "COMMIT;");
+    char *msg = NULL;
+    jp_err rc = JP_OK;
+    if (any && sqlite3_exec(db, q.data, NULL, NULL, &msg) != SQLITE_OK) {
+        rc = jp_error_set(err, JP_ERR_IO, "%s: migrating to schema %s: %s", path, SQ_SCHEMA_VERSION,
+                          msg ? msg : "?");
+        sqlite3_free(msg);
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    jp_strbuf_cleanup(&q);
+    return rc;
+}
+
 static jp_err sq_day_open_rw(sq_store *st, int64_t day, sq_day **out, jp_error *err)
 {
     jp_strbuf p;
@@ -230,6 +286,9 @@ static jp_err sq_day_open_rw(sq_store *st, int64_t day, sq_day **out, jp_error *
         sqlite3_free(msg);
         goto out;
     }
+    rc = sq_migrate(d->db, p.data, err);
+    if (rc)
+        goto out;
     /* a new day file must survive a crash too: sync its directory entry */
     int dfd = open(st->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {

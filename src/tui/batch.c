@@ -17,6 +17,7 @@
 #include "wire/snapshot_json.h"
 #include "tui/flame_json.h"
 #include "tui/io_detail.h"
+#include "tui/gc_report.h"
 #include "wire/html.h"
 #include "wire/pprof.h"
 
@@ -315,11 +316,24 @@ jp_err tui_write_json(FILE *out, const jp_profile *p, const jfr_report *rep, jp_
                       bool threads, bool by_value, jp_error *err)
 {
     json_t *doc = tui_profile_doc(p, rep, k, threads, by_value);
+    json_object_set_new(doc, "gc", tui_gc_json(p));
     int rc = json_dumpf(doc, out, JSON_COMPACT);
     json_decref(doc);
     if (rc != 0)
         return jp_error_set(err, JP_ERR_IO, "write error: %s", strerror(errno));
     putc('\n', out);
+    return stream_check(out, err);
+}
+
+jp_err tui_write_gc(FILE *out, const jp_profile *p, jp_error *err)
+{
+    tui_lines ls;
+    tui_lines_init(&ls);
+    tui_report_gc(p, 80, 10, &ls);
+    jp_err rc = tui_lines_write(&ls, out);
+    tui_lines_cleanup(&ls);
+    if (rc)
+        return jp_error_set(err, JP_ERR_IO, "write error: %s", strerror(errno));
     return stream_check(out, err);
 }
 
@@ -397,6 +411,8 @@ static jp_err batch_write(const tui_args *a, FILE *out, const jp_profile *p, con
         return tui_write_json(out, p, rep, k, a->threads, a->by_value, err);
     case TUI_FORMAT_PPROF:
         return tui_write_pprof(out, p, k, a->threads, err);
+    case TUI_FORMAT_GC:
+        return tui_write_gc(out, p, err);
     case TUI_FORMAT_HTML: {
         const char *name = a->jfr_path ? strrchr(a->jfr_path, '/') : NULL;
         name = name ? name + 1 : a->jfr_path;
@@ -445,7 +461,8 @@ int tui_batch_run(const tui_args *a, FILE *out, FILE *errout)
     int status = TUI_EXIT_OK;
     jp_kind k = a->kind;
     char kinds[64];
-    if (!a->has_kind && !tui_kind_default(p, &k) && st == TUI_LOAD_OK) {
+    if (!a->has_kind && !tui_kind_default(p, &k) && st == TUI_LOAD_OK &&
+        a->format != TUI_FORMAT_GC) {
         fprintf(errout, "jprof-top: %s: no profile events (%s)\n", a->jfr_path, jp_kind_list());
         status = TUI_EXIT_ERROR;
         goto out;

@@ -291,6 +291,7 @@ static const char *const help_lines[] = {
     "  Tab          move between the flame graph and the top table",
     "  i            io: endpoints and files waited on (with --io-detail)",
     "  m            --diff: normalise per sample, per second or not at all",
+    "  G            GC: pauses, heap before/after, allocation rate",
     "  ?, F1        this help        q, F10   quit",
     "",
     "Top table: self and total of each frame under the zoomed frame,",

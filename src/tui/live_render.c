@@ -9,9 +9,9 @@
 
 #define HEAD_ROWS 3
 
-static const char *const screen_names[TUI_LSCR_COUNT] = {"Threads", "Locks", "Deadlocks", "Flame",
-                                                         "Status"};
-static const char *const screen_keys[TUI_LSCR_COUNT] = {"F5", "F6", "F7", "F8", "F9"};
+static const char *const screen_names[TUI_LSCR_COUNT] = {"Threads", "Locks",  "Deadlocks",
+                                                         "Flame",   "Status", "GC"};
+static const char *const screen_keys[TUI_LSCR_COUNT] = {"F5", "F6", "F7", "F8", "F9", "G"};
 static const char *const sort_names[TUI_SORT_COUNT] = {"CPU%", "total CPU", "state", "name"};
 
 static void title_row(const tui_live_view *v, tui_canvas *c)
@@ -222,11 +222,14 @@ static const char *const help_lines[] = {
     "               1-9 or k kind, / search, Enter zoom, r callers, ? its help;",
     "               from jprof-server: < > range (5m 15m 1h 6h 24h), a all pods",
     "  F9 or S      Status: where the data comes from and what it costs",
+    "  G            GC: pauses (count, total, p50/p99/max, the longest and why),",
+    "               heap before/after, allocation rate, top allocators; from the",
+    "               Flame screen's recording (G starts it too)",
     "",
     "Threads:  Up/Down/PgUp/PgDn/Home/End move; Enter shows the stack (Esc back)",
     "          s sorts by CPU%, total CPU, state, name; / or F4 filter by",
     "          name or state (Enter applies, empty clears; Esc clears)",
-    "Locks, Deadlocks, Status, stacks:  Up/Down/PgUp/PgDn/Home/End scroll",
+    "Locks, Deadlocks, Status, GC, stacks:  Up/Down/PgUp/PgDn/Home/End scroll",
     "",
     "  r refresh now   R read all again   p pause/resume   o back to the list",
     "  ?, F1 this help   q, F10 quit",

@@ -14,24 +14,8 @@
 #include <stdio.h>
 
 #include "tui/canvas.h"
+#include "tui/lines.h"
 #include "tui/live.h"
-
-typedef struct tui_line {
-    char *text;
-    tui_style style;
-    unsigned flags;
-} tui_line;
-
-typedef struct tui_lines {
-    tui_line *items;
-    size_t count, cap;
-} tui_lines;
-
-void tui_lines_init(tui_lines *ls);
-void tui_lines_cleanup(tui_lines *ls);
-void tui_lines_reset(tui_lines *ls);
-void tui_lines_add(tui_lines *ls, tui_style style, unsigned flags, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 
 /* "1m02s", "3h04m", "2d03h". */
 void tui_format_uptime(int64_t ns, char *buf, size_t len);
@@ -60,8 +44,5 @@ void tui_report_stack(const tui_live *l, size_t thread, tui_lines *ls);
  * target) and what the source itself says (source.h status), then the
  * header's numbers, the snapshots and the profile window with their cost. */
 void tui_report_status(const tui_live *l, tui_lines *ls);
-
-/* Writes the lines as plain text; JP_ERR_IO when the stream fails. */
-jp_err tui_lines_write(const tui_lines *ls, FILE *out);
 
 #endif

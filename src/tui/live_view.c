@@ -10,6 +10,7 @@
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "model/units.h"
+#include "tui/gc_report.h"
 #include "tui/load.h"
 
 /* Rows above the body: title, numbers, screen tabs; below: status, keys. */
@@ -204,10 +205,34 @@ static void threads_build(tui_live_view *v)
         v->sel_id = thread_key(&s->threads[v->order[v->sel]]);
 }
 
+/* The GC screen reads the Flame screen's window (its recording has the GC
+ * events: the JDK's profile settings, the agent's own settings). */
+static void gc_build(tui_live_view *v)
+{
+    const tui_live_prof *p = &v->live->prof;
+    if (p->profile && !jp_gc_log_any(&p->profile->gc) && strcmp(v->live->ops->name, "pid")) {
+        tui_lines_add(&v->lines, TUI_STYLE_WARN, 0,
+                      "the %s source does not carry GC events yet: open a recording (--jfr) "
+                      "or the JVM's pid (-p) for the GC summary",
+                      v->live->ops->name);
+    } else if (p->profile) {
+        char label[128];
+        tui_live_prof_label(v->live, label, sizeof label);
+        tui_lines_add(&v->lines, TUI_STYLE_DIM, 0, "window: %s", label);
+        tui_report_gc(p->profile, v->cols, 10, &v->lines);
+    } else if (p->running) {
+        tui_lines_add(&v->lines, TUI_STYLE_DIM, 0,
+                      "recording; the GC summary comes with the first window (%.0f s)",
+                      (double)v->opts.interval_ns / 1e9);
+    } else {
+        tui_lines_add(&v->lines, TUI_STYLE_WARN, 0, "no recording: the GC screen needs one");
+    }
+}
+
 static void text_build(tui_live_view *v)
 {
     tui_lines_reset(&v->lines);
-    if (!v->live || (!v->live->cur && v->screen != TUI_LSCR_STATUS))
+    if (!v->live || (!v->live->cur && v->screen != TUI_LSCR_STATUS && v->screen != TUI_LSCR_GC))
         return;
     if (v->stack) {
         const jp_snapshot *s = v->live->cur;
@@ -225,6 +250,8 @@ static void text_build(tui_live_view *v)
         tui_report_deadlocks(v->live, &v->lines);
     } else if (v->screen == TUI_LSCR_STATUS) {
         tui_report_status(v->live, &v->lines);
+    } else if (v->screen == TUI_LSCR_GC) {
+        gc_build(v);
     }
 }
 
@@ -380,8 +407,8 @@ static bool tick_refresh(tui_live_view *v, int64_t now)
 
 static bool tick_dump(tui_live_view *v, int64_t now)
 {
-    if (v->screen != TUI_LSCR_FLAME || v->stack || !v->live->prof.running || v->exited ||
-        now < v->next_dump)
+    if ((v->screen != TUI_LSCR_FLAME && v->screen != TUI_LSCR_GC) || v->stack ||
+        !v->live->prof.running || v->exited || now < v->next_dump)
         return false;
     jp_error err;
     jp_error_init(&err);
@@ -394,6 +421,8 @@ static bool tick_dump(tui_live_view *v, int64_t now)
     if (v->live->prof.dumped_mono == before && v->flame)
         return false; /* unchanged */
     flame_rebuild(v);
+    if (v->screen == TUI_LSCR_GC)
+        text_build(v);
     return true;
 }
 
@@ -422,9 +451,9 @@ static void set_screen(tui_live_view *v, tui_live_screen s)
 {
     v->stack = false;
     v->screen = s;
-    text_build(v);
-    if (s == TUI_LSCR_FLAME)
+    if (s == TUI_LSCR_FLAME || s == TUI_LSCR_GC)
         flame_enter(v);
+    text_build(v);
 }
 
 static tui_action picker_key(tui_live_view *v, int key)
@@ -622,6 +651,9 @@ static bool screen_key(tui_live_view *v, int key)
     case TUI_KEY_F9:
     case 'S':
         set_screen(v, TUI_LSCR_STATUS);
+        return true;
+    case 'G':
+        set_screen(v, TUI_LSCR_GC);
         return true;
     default:
         return false;

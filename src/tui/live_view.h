@@ -30,6 +30,7 @@ typedef enum tui_live_screen {
     TUI_LSCR_DEADLOCKS,
     TUI_LSCR_FLAME,
     TUI_LSCR_STATUS,
+    TUI_LSCR_GC, /* G: pauses, heap, allocation rate of the Flame window */
     TUI_LSCR_COUNT
 } tui_live_screen;
 

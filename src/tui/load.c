@@ -7,7 +7,8 @@
 
 #include "base/strbuf.h"
 
-static const char *const format_names[] = {"collapsed", "top", "json", "text", "pprof", "html"};
+static const char *const format_names[] = {"collapsed", "top",  "json", "text",
+                                           "pprof",     "html", "gc"};
 
 const char *tui_format_name(tui_format f)
 {
@@ -55,6 +56,8 @@ tui_load_status tui_load_jfr_io(const tui_args *a, uint32_t kinds, bool threads,
     opt.tail = a->tail;
     opt.jobs = a->jobs;
     opt.io_detail = io;
+    /* the GC log only where it is shown: the screens, json and gc */
+    opt.skip_gc = a->batch && a->format != TUI_FORMAT_JSON && a->format != TUI_FORMAT_GC;
     jfr_report_init(rep);
     if (a->states && !jfr_states_parse(&opt, a->states, err))
         return TUI_LOAD_FAILED;

@@ -23,10 +23,12 @@ typedef enum tui_format {
     TUI_FORMAT_JSON,
     TUI_FORMAT_TEXT,
     TUI_FORMAT_PPROF,
-    TUI_FORMAT_HTML
+    TUI_FORMAT_HTML,
+    TUI_FORMAT_GC /* the GC summary as text (recordings) */
 } tui_format;
 
-/* "collapsed", "top", "json", "text", "pprof", "html"; false when unknown. */
+/* "collapsed", "top", "json", "text", "pprof", "html", "gc"; false when
+ * unknown. */
 bool tui_format_parse(const char *s, tui_format *out);
 const char *tui_format_name(tui_format f);
 

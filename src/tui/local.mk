@@ -12,6 +12,8 @@ libjptui_a_SOURCES = \
 	src/tui/live.c src/tui/live.h \
 	src/tui/live_batch.c src/tui/live_batch.h \
 	src/tui/live_report.c src/tui/live_report.h \
+	src/tui/gc_report.c src/tui/gc_report.h \
+	src/tui/lines.c src/tui/lines.h \
 	src/tui/live_view.c src/tui/live_view.h src/tui/live_render.c \
 	src/tui/load.c src/tui/load.h \
 	src/tui/picker.c src/tui/source.h \

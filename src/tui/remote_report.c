@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/timeutil.h"
 #include "wire/query_json.h"
@@ -59,8 +60,32 @@ void tui_rreport_header(const tui_remote *r, tui_lines *ls)
 
 void tui_rreport_target_head(char *buf, size_t len)
 {
-    snprintf(buf, len, "%-28s %7s  %-9s %-18s %-20s %8s %9s", "POD", "PID", "STATE", "REASON",
-             "KINDS", "WINDOWS", "LAST SEEN");
+    snprintf(buf, len, "%-28s %7s  %-9s %-18s %-17s %-20s %8s %9s", "POD", "PID", "STATE", "REASON",
+             "PROFILING", "KINDS", "WINDOWS", "LAST SEEN");
+}
+
+/* What the target's policy asks, as its agent last said: "continuous",
+ * "until 14:05" (a temporary window, local time), "ended 14:05", "disabled",
+ * "off", or "-" from an older agent. */
+static void target_mode(const json_t *t, char *buf, size_t len)
+{
+    const char *mode = jp_query_str(t, "mode"), *until = jp_query_str(t, "until");
+    int64_t end = 0;
+    if (!mode) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    if (strcmp(mode, "temporary") || !until || jp_rfc3339_parse(until, &end, NULL) != JP_OK) {
+        snprintf(buf, len, "%s", mode);
+        return;
+    }
+    time_t secs = (time_t)(end / 1000000000);
+    struct tm tm;
+    char hm[16] = "?";
+    if (localtime_r(&secs, &tm))
+        strftime(hm, sizeof hm,
+                 end - jp_time_now_ns() > 86400LL * 1000000000 ? "%m-%d %H:%M" : "%H:%M", &tm);
+    snprintf(buf, len, "%s %s", end > jp_time_now_ns() ? "until" : "ended", hm);
 }
 
 bool tui_rreport_target_row(const json_t *t, char *buf, size_t len)
@@ -77,9 +102,11 @@ bool tui_rreport_target_row(const json_t *t, char *buf, size_t len)
     }
     tui_format_age(age_of(jp_query_str(t, "last_seen")), age, sizeof age);
     const char *st = jp_query_str(t, "state"), *why = jp_query_str(t, "reason");
-    snprintf(buf, len, "%-28s %7lld  %-9s %-18s %-20s %8lld %8s", nz(jp_query_str(id, "pod"), "?"),
-             jp_query_int(id, "pid", 0), st ? st : "-", why ? why : "-", *kinds ? kinds : "-",
-             jp_query_int(t, "windows", 0), age);
+    char mode[32];
+    target_mode(t, mode, sizeof mode);
+    snprintf(buf, len, "%-28s %7lld  %-9s %-18s %-17s %-20s %8lld %8s",
+             nz(jp_query_str(id, "pod"), "?"), jp_query_int(id, "pid", 0), st ? st : "-",
+             why ? why : "-", mode, *kinds ? kinds : "-", jp_query_int(t, "windows", 0), age);
     return st && strcmp(st, "active");
 }
 

@@ -9,6 +9,7 @@
 #include "tui/chrome.h"
 #include "tui/flame_panel.h"
 #include "tui/io_detail.h"
+#include "tui/gc_report.h"
 #include "tui/table_panel.h"
 
 tui_style tui_frame_style(const jp_profile *p, uint32_t frame)
@@ -70,6 +71,9 @@ void tui_view_free(tui_view *v)
     jp_flame_free(v->old_cur);
     free(v->old_map);
     tui_layout_cleanup(&v->layout);
+    if (v->gc)
+        tui_lines_cleanup(v->gc);
+    free(v->gc);
     free(v);
 }
 
@@ -476,10 +480,51 @@ static bool global_key(tui_view *v, int key, tui_action *act)
     }
 }
 
+/* The GC screen over the flame view: scrolls; G, Esc or Backspace go back. */
+static tui_action gc_key(tui_view *v, int key)
+{
+    int h = v->rows - 2, max = (int)v->gc->count - h;
+    if (tui_scroll_key(&v->gc_scroll, key, h > 1 ? h - 1 : 1, max)) {
+        if (v->gc_scroll > max)
+            v->gc_scroll = max;
+        if (v->gc_scroll < 0)
+            v->gc_scroll = 0;
+        return TUI_ACTION_REDRAW;
+    }
+    switch (key) {
+    case 'G':
+    case TUI_KEY_ESC:
+    case TUI_KEY_BACKSPACE:
+        tui_lines_cleanup(v->gc);
+        free(v->gc);
+        v->gc = NULL;
+        return TUI_ACTION_REDRAW;
+    case 'q':
+    case TUI_KEY_F10:
+        return TUI_ACTION_QUIT;
+    default:
+        return TUI_ACTION_NONE;
+    }
+}
+
+static void gc_open(tui_view *v)
+{
+    v->gc = jp_xcalloc(1, sizeof *v->gc);
+    tui_lines_init(v->gc);
+    tui_report_gc(v->prof, v->cols, 10, v->gc);
+    v->gc_scroll = 0;
+}
+
 tui_action tui_view_key(tui_view *v, int key)
 {
     if (v->help) {
         v->help = false;
+        return TUI_ACTION_REDRAW;
+    }
+    if (v->gc)
+        return gc_key(v, key);
+    if (key == 'G' && !v->prompt) {
+        gc_open(v);
         return TUI_ACTION_REDRAW;
     }
     if (v->prompt)
@@ -666,6 +711,15 @@ void tui_view_render(const tui_view *v, tui_canvas *c)
     tui_canvas_resize(c, v->rows, v->cols);
     if (v->help) {
         tui_chrome_help(v, c);
+        return;
+    }
+    if (v->gc) {
+        tui_canvas_puts(c, 0, 0, "GC and memory: G or Esc back to the flame graph, q quits",
+                        TUI_STYLE_TITLE, TUI_F_BOLD);
+        for (int r = 1; r < v->rows && (size_t)(v->gc_scroll + r - 1) < v->gc->count; r++) {
+            const tui_line *l = &v->gc->items[v->gc_scroll + r - 1];
+            tui_canvas_puts(c, r, 0, l->text, l->style, l->flags);
+        }
         return;
     }
     if (v->flame_top >= 1)

@@ -126,6 +126,9 @@ typedef struct tui_view {
     /* panels */
     tui_focus focus;
     bool help;
+    /* the GC screen (G): its lines, built when it opens, and the scroll */
+    struct tui_lines *gc;
+    int gc_scroll;
     char msg[256];
     bool msg_error;
     /* derived, rebuilt by tui_view_update when dirty */

@@ -60,6 +60,7 @@ void jp_batch_cleanup(jp_batch *b)
     for (size_t i = 0; i < b->nframes; i++)
         free(b->frames[i]);
     free(b->frames);
+    free(b->frame_kinds);
     for (size_t i = 0; i < b->nthreads; i++)
         free(b->threads[i]);
     free(b->threads);
@@ -78,6 +79,7 @@ void jp_batch_cleanup(jp_batch *b)
         free(s->reason);
         free(s->message);
         free(s->engine);
+        free(s->mode);
     }
     free(b->statuses);
     jp_batch_docs_free(b->snapshots, b->nsnapshots);
@@ -103,7 +105,28 @@ uint32_t jp_batch_add_frame(jp_batch *b, const char *name, size_t len)
 {
     b->frames = jp_xgrow(b->frames, &b->frames_cap, b->nframes + 1, sizeof *b->frames);
     b->frames[b->nframes] = jp_xstrndup(name, len);
+    if (b->nframe_kinds) { /* the kinds stay one per frame */
+        b->frame_kinds = jp_xgrow(b->frame_kinds, &b->frame_kinds_cap, b->nframes + 1, 1);
+        b->frame_kinds[b->nframe_kinds++] = JP_FRAME_UNKNOWN;
+    }
     return (uint32_t)b->nframes++;
+}
+
+uint32_t jp_batch_add_frame_kind(jp_batch *b, const char *name, size_t len, jp_frame_kind kind)
+{
+    uint32_t i = jp_batch_add_frame(b, name, len);
+    b->frame_kinds = jp_xgrow(b->frame_kinds, &b->frame_kinds_cap, b->nframes, 1);
+    while (b->nframe_kinds < b->nframes)
+        b->frame_kinds[b->nframe_kinds++] = JP_FRAME_UNKNOWN;
+    b->frame_kinds[i] = (uint8_t)kind;
+    return i;
+}
+
+jp_frame_kind jp_batch_frame_kind(const jp_batch *b, size_t i)
+{
+    return i < b->nframe_kinds && b->frame_kinds[i] < JP_FRAME_KIND_COUNT
+               ? (jp_frame_kind)b->frame_kinds[i]
+               : JP_FRAME_UNKNOWN;
 }
 
 uint32_t jp_batch_add_thread(jp_batch *b, const char *name, size_t len)
@@ -163,7 +186,7 @@ size_t jp_batch_add_profile(jp_batch *b, const jp_profile *p, const jp_batch_tar
         if (p->frames[f].kinds & (1u << JP_FRAME_THREAD))
             map[f] = jp_batch_add_thread(b, name, len);
         else
-            map[f] = jp_batch_add_frame(b, name, len);
+            map[f] = jp_batch_add_frame_kind(b, name, len, jp_frame_primary_kind(&p->frames[f]));
     }
     uint32_t *smap = jp_xcalloc(p->nstacks ? p->nstacks : 1, sizeof *smap);
     uint32_t *tmp = NULL;

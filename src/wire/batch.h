@@ -69,11 +69,14 @@ typedef struct jp_batch_window {
 typedef struct jp_batch_status {
     jp_batch_target target;
     int64_t time_ns;
-    char *state;   /* "active", "skipped", "failed", "stopped", ... */
-    char *reason;  /* a status reason word, e.g. "disabled", "conflict", "attach_timeout"; may be
-                      NULL */
-    char *message; /* free text for humans; may be NULL */
-    char *engine;  /* "jfr", "async-profiler"; may be NULL */
+    char *state;      /* "active", "skipped", "failed", "stopped", ... */
+    char *reason;     /* a status reason word, e.g. "disabled", "conflict", "attach_timeout"; may be
+                         NULL */
+    char *message;    /* free text for humans; may be NULL */
+    char *engine;     /* "jfr", "async-profiler"; may be NULL */
+    char *mode;       /* what the target's policy asks: "continuous", "temporary", "disabled",
+                         "off"; may be NULL (an older agent) */
+    int64_t until_ns; /* end of a temporary window (also once expired), 0 none */
 } jp_batch_status;
 
 /* A JSON document about one target at one time (a thread snapshot or a
@@ -99,6 +102,11 @@ typedef struct jp_batch {
 
     char **frames; /* frame-name table (printed names, NUL-terminated) */
     size_t nframes, frames_cap;
+    /* each frame's kind (jp_frame_kind: interpreted, jit, inlined, native,
+     * ...) for colouring; nframe_kinds is 0 (all unknown, an older agent) or
+     * nframes */
+    uint8_t *frame_kinds;
+    size_t nframe_kinds, frame_kinds_cap;
     char **threads; /* thread-name table */
     size_t nthreads, threads_cap;
     jp_batch_stack *stacks;
@@ -129,6 +137,10 @@ void jp_batch_target_copy(jp_batch_target *dst, const jp_batch_target *src);
 /* Builders (used by the JFR ingest path and by producers). Each returns the
  * new element's index; strings are copied. */
 uint32_t jp_batch_add_frame(jp_batch *b, const char *name, size_t len);
+/* The same with the frame's kind (then every frame has one; others unknown). */
+uint32_t jp_batch_add_frame_kind(jp_batch *b, const char *name, size_t len, jp_frame_kind kind);
+/* Frame i's kind, JP_FRAME_UNKNOWN when the batch did not say. */
+jp_frame_kind jp_batch_frame_kind(const jp_batch *b, size_t i);
 uint32_t jp_batch_add_thread(jp_batch *b, const char *name, size_t len);
 /* Computes the stack id from the frame names; takes a copy of frames. */
 uint32_t jp_batch_add_stack(jp_batch *b, const uint32_t *frames, uint32_t depth, bool truncated);

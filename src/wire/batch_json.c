@@ -155,7 +155,9 @@ static jp_err dec_statuses(dec *d, json_t *root, jp_batch *b, size_t *docs)
             (rc = dec_str(d, o, "state", true, &s->state)) ||
             (rc = dec_str(d, o, "reason", false, &s->reason)) ||
             (rc = dec_str(d, o, "message", false, &s->message)) ||
-            (rc = dec_str(d, o, "engine", false, &s->engine)))
+            (rc = dec_str(d, o, "engine", false, &s->engine)) ||
+            (rc = dec_str(d, o, "mode", false, &s->mode)) ||
+            (rc = dec_time(d, o, "until", false, &s->until_ns)))
             return rc;
     }
     d->path[0] = '\0';
@@ -305,6 +307,38 @@ static jp_err pd_names(pdec *x, jpull_tok t, const char *key, size_t max, char *
             return dec_fail(&x->d, JP_ERR_LIMIT, "", "string longer than the limit");
         *out = jp_xgrow(*out, cap, *n + 1, sizeof **out);
         (*out)[(*n)++] = pd_strdup(x);
+        x->d.path[0] = '\0';
+    }
+}
+
+/* "frame_kinds": ["jit", "interpreted", ...], one per entry of "frames"
+ * (checked at the end); a word this server does not know reads as unknown,
+ * so a newer agent's kinds never fail a batch. */
+static jp_err pd_frame_kinds(pdec *x, jpull_tok t)
+{
+    jp_batch *b = x->b;
+    jp_err rc = pd_expect(x, t, JPULL_ARR_BEGIN, "frame_kinds", "must be an array of strings");
+    if (rc)
+        return rc;
+    for (size_t i = 0;; i++) {
+        t = jpull_next(&x->p);
+        if (t == JPULL_ARR_END)
+            return JP_OK;
+        dec_at(&x->d, "frame_kinds", i);
+        if (t == JPULL_ERROR)
+            return pd_syntax(x);
+        if (t != JPULL_STRING)
+            return dec_fail(&x->d, JP_ERR_FORMAT, "", "must be a string");
+        if (i >= x->d.lim->max_frames)
+            return dec_fail(&x->d, JP_ERR_LIMIT, "", "more entries than the limit");
+        jp_frame_kind k = JP_FRAME_UNKNOWN;
+        for (int c = 0; c < JP_FRAME_KIND_COUNT && k == JP_FRAME_UNKNOWN; c++) {
+            const char *n = jp_frame_kind_name((jp_frame_kind)c);
+            if (strlen(n) == x->p.slen && !memcmp(n, x->p.str, x->p.slen))
+                k = (jp_frame_kind)c;
+        }
+        b->frame_kinds = jp_xgrow(b->frame_kinds, &b->frame_kinds_cap, b->nframe_kinds + 1, 1);
+        b->frame_kinds[b->nframe_kinds++] = (uint8_t)k;
         x->d.path[0] = '\0';
     }
 }
@@ -634,10 +668,10 @@ static jp_err pd_scalar(pdec *x, int key, jpull_tok t)
     }
 }
 
-static const char *const pd_keys[] = {"batch_id", "sent",     "heartbeat",        "collector",
-                                      "queue",    "statuses", "thread_snapshots", "deadlocks",
-                                      "frames",   "threads",  "stacks",           "windows"};
-#define PD_NKEYS 12
+static const char *const pd_keys[] = {
+    "batch_id",  "sent",   "heartbeat", "collector", "queue",   "statuses",   "thread_snapshots",
+    "deadlocks", "frames", "threads",   "stacks",    "windows", "frame_kinds"};
+#define PD_NKEYS 13
 
 static jp_err pd_field(pdec *x, int key, jpull_tok t)
 {
@@ -657,8 +691,10 @@ static jp_err pd_field(pdec *x, int key, jpull_tok t)
                         &b->threads_cap);
     case 10:
         return pd_stacks(x, t);
-    default:
+    case 11:
         return pd_windows(x, t);
+    default:
+        return pd_frame_kinds(x, t);
     }
 }
 
@@ -666,6 +702,8 @@ static jp_err pd_field(pdec *x, int key, jpull_tok t)
 static jp_err pd_finish(pdec *x)
 {
     jp_batch *b = x->b;
+    if (b->nframe_kinds && b->nframe_kinds != b->nframes)
+        return dec_fail(&x->d, JP_ERR_FORMAT, "frame_kinds", "must have one entry per frame");
     for (size_t i = 0; i < b->nstacks; i++) {
         jp_batch_stack *s = &b->stacks[i];
         uint64_t id = 0x6a70726f66ULL ^ s->depth; /* as jp_batch_stack_id() */
@@ -848,6 +886,13 @@ char *jp_batch_json_encode(const jp_batch *b, size_t *len)
         jp_strbuf_putc(&o, '}');
     }
     enc_names(&o, "frames", b->frames, b->nframes);
+    if (b->nframe_kinds == b->nframes && b->nframes) {
+        jp_strbuf_puts(&o, ",\"frame_kinds\":[");
+        for (size_t i = 0; i < b->nframes; i++)
+            jp_strbuf_printf(&o, "%s\"%s\"", i ? "," : "",
+                             jp_frame_kind_name(jp_batch_frame_kind(b, i)));
+        jp_strbuf_putc(&o, ']');
+    }
     enc_names(&o, "threads", b->threads, b->nthreads);
     jp_strbuf_puts(&o, ",\"stacks\":[");
     for (size_t i = 0; i < b->nstacks; i++) {
@@ -867,14 +912,16 @@ char *jp_batch_json_encode(const jp_batch *b, size_t *len)
         enc_target(&o, &s->target);
         jp_strbuf_printf(&o, ",\"time\":%lld,\"state\":", (long long)s->time_ns);
         enc_str(&o, s->state);
-        const char *keys[] = {"reason", "message", "engine"};
-        const char *vals[] = {s->reason, s->message, s->engine};
-        for (int k = 0; k < 3; k++) {
+        const char *keys[] = {"reason", "message", "engine", "mode"};
+        const char *vals[] = {s->reason, s->message, s->engine, s->mode};
+        for (int k = 0; k < 4; k++) {
             if (!vals[k])
                 continue;
             jp_strbuf_printf(&o, ",\"%s\":", keys[k]);
             enc_str(&o, vals[k]);
         }
+        if (s->until_ns)
+            jp_strbuf_printf(&o, ",\"until\":%lld", (long long)s->until_ns);
         jp_strbuf_putc(&o, '}');
     }
     jp_strbuf_putc(&o, ']');

@@ -11,6 +11,9 @@ libjpwire_a_SOURCES += \
 # thread snapshots + analyses (jprof-top -b --format json, batches)
 libjpwire_a_SOURCES += \
 	src/wire/snapshot_json.c src/wire/snapshot_json.h
+# GC summaries (jprof-top -b --format json)
+libjpwire_a_SOURCES += \
+	src/wire/gc_json.c src/wire/gc_json.h
 # jprof-server's query API, read by jprof-top's remote view
 libjpwire_a_SOURCES += \
 	src/wire/http_client.c src/wire/http_client.h \

@@ -32,6 +32,7 @@ $(JPROF_ORACLE_LOG): jprof-top jprof-workload
 EXTRA_DIST += tests/java/JprofWorkload.java tests/java/FixtureWork.java \
 	tests/integration/test_jfr_oracle.sh \
 	tests/integration/jfr_oracle.py \
+	tests/integration/gc_oracle.py \
 	tests/integration/record-jfr.sh
 
 clean-local: clean-local-integration

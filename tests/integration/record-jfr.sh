@@ -16,6 +16,9 @@
 #   JPROF_WORKLOAD_IO=1     the workload also does socket and file I/O
 #                           (-Dworkload.io=true), recorded with the four
 #                           I/O events at a 0 ms threshold (kind io)
+#   JPROF_WORKLOAD_GC=1     the workload also churns garbage (-Dworkload.gc=true):
+#                           young collections and one System.gc(); the
+#                           profile settings record the GC events
 # Exit status 0 when OUT.jfr was written, 1 otherwise (the JVM log is shown).
 set -u
 
@@ -59,6 +62,10 @@ if [ "${JPROF_WORKLOAD_IO:-0}" = 1 ]; then
         settings="$settings,jdk.$e#threshold=0ms"
     done
 fi
+gc=""
+if [ "${JPROF_WORKLOAD_GC:-0}" = 1 ]; then
+    gc=-Dworkload.gc=true
+fi
 if [ -n "${JPROF_JFR_EXTRA:-}" ]; then
     settings="$settings,$JPROF_JFR_EXTRA"
 fi
@@ -66,7 +73,7 @@ fi
 rm -f "$out"
 # dumponexit writes the recording when the workload calls System.exit.
 # shellcheck disable=SC2086
-"$jhome/bin/java" ${JPROF_JAVA_OPTS:--Xmx256m} $io \
+"$jhome/bin/java" ${JPROF_JAVA_OPTS:--Xmx256m} $io $gc \
     "-XX:StartFlightRecording=$settings,dumponexit=true,filename=$out" \
     -cp "$classes" shop.JprofWorkload "$secs" >"$tmp/java.log" 2>&1
 rc=$?

@@ -191,6 +191,8 @@ def make_batch(bid, start_ns, ns="shop", service="checkout", pod="checkout-1", k
         "heartbeat": True,
         "queue": {"dropped_batches": 2, "dropped_bytes": 1000, "bytes": 10},
         "frames": frames,
+        "frame_kinds": ["interpreted", "jit", "inlined", "native"][:len(frames)]
+        + ["jit"] * max(0, len(frames) - 4),
         "threads": ["main", "worker-1"],
         "stacks": stacks,
         "windows": [{"target": target(pod, ns, service), "kind": kind, "start": start_ns,
@@ -200,7 +202,7 @@ def make_batch(bid, start_ns, ns="shop", service="checkout", pod="checkout-1", k
     if docs:
         t = start_ns + 30 * NS
         b["statuses"] = [{"target": target(pod, ns, service), "time": t, "state": "active",
-                          "engine": "jfr"},
+                          "engine": "jfr", "mode": "temporary", "until": t + 3600 * NS},
                          {"target": target("cart-1", ns, "cart"), "time": t, "state": "skipped",
                           "reason": "conflict", "message": "async-profiler loaded by someone else"}]
         b["thread_snapshots"] = [{"target": target(pod, ns, service), "time": t, "threads": [
@@ -274,6 +276,10 @@ def case_endpoints(ctx):
     check(tree["name"] == "all" and tree["total"] == 600_000_000, "root %s" % tree["name"])
     run = tree["children"][0]
     check(run["name"] == "java.lang.Thread.run" and run["total"] == 600_000_000, "child")
+    # the frame kinds the agent sent colour the page as they do jprof-top
+    kinds = {c["name"]: c.get("type") for c in run["children"]}
+    check(run.get("type") == "interpreted" and kinds.get("com.shop.Checkout.price") == "jit"
+          and kinds.get("com.shop.Cart.add") == "native", "frame kinds %s %s" % (run.get("type"), kinds))
     fgp = s.getj(q("/api/v1/flamegraph", namespace="shop", service="checkout",
                    pod="checkout-2"))
     check(fgp["meta"]["samples"] == 30, "pod filter %s" % fgp["meta"]["samples"])
@@ -387,6 +393,14 @@ def case_endpoints(ctx):
     check(cart and cart[0]["reason"] == "conflict" and cart[0]["state"] == "skipped",
           "status reason %s" % cart)
     check(len(tg["history"]) == 4, "history %d" % len(tg["history"]))
+    # the policy the agent reported: temporary until T (an hour after the status)
+    act = [t for t in tg["targets"] if t["target"]["service"] != "cart"]
+    check(act and all(t["mode"] == "temporary" and t["until"] and t["until"].endswith("Z")
+                      for t in act), "targets carry mode and until %s" % act)
+    check(cart[0]["mode"] is None and cart[0]["until"] is None,
+          "a status without mode says null %s" % cart)
+    hm = [h for h in tg["history"] if h.get("mode")]
+    check(hm and all(h["mode"] == "temporary" and h["until"] for h in hm), "history mode %s" % hm)
 
     ing = s.getj("/api/v1/ingestion")
     c = ing["collectors"][0]

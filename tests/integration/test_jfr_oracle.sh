@@ -6,7 +6,9 @@
 # tests/integration/jfr-oracle.d/ of the build dir), then compares, for every
 # profile kind, the exact set of `stack value` lines: samples, totals, the
 # --threads view, the async-profiler fixtures, a two-chunk file, a file cut
-# in its last chunk, a file with a wrong magic and an empty file.
+# in its last chunk, a file with a wrong magic and an empty file. The GC
+# summary ("gc" of --format json: pauses, longest, heap before/after,
+# allocation rate from heap growth) against gc_oracle.py, to the ns and byte.
 #
 # Environment (all optional):
 #   JPROF_TOP        the jprof-top binary (default ./jprof-top, run from the build dir)
@@ -275,8 +277,8 @@ for v in $jdks; do
     # here, at the 10 ms the JDK's profile.jfc names.
     extra=""
     [ "$v" = 25 ] && extra="jdk.CPUTimeSample#enabled=true,jdk.CPUTimeSample#throttle=10ms"
-    # the workload's socket and file I/O too (kind io)
-    JPROF_WORKLOAD_IO=1 JPROF_JFR_EXTRA=$extra "$here/record-jfr.sh" "$(jdk_home "$v")" "$work/jdk$v.jfr" "$secs" \
+    # the workload's socket and file I/O too (kind io), and garbage (GC summary)
+    JPROF_WORKLOAD_IO=1 JPROF_WORKLOAD_GC=1 JPROF_JFR_EXTRA=$extra "$here/record-jfr.sh" "$(jdk_home "$v")" "$work/jdk$v.jfr" "$secs" \
         2>"$work/record$v.log" &
     recorders="$recorders $!"
 done
@@ -345,6 +347,48 @@ for v in $recorded; do
             fail "JDK 25 recording has no jdk.CPUTimeSample (jdk.CPUTimeSample#enabled=true ignored?)"
         fi
     fi
+done
+
+# ---- the GC summary: jprof-top's "gc" against gc_oracle.py (jfr print --json) ----
+check_gc() {
+    local v=$1 f=$2 tool=$3 got=$work/gc-got$1.json out
+    if ! "$top" -b --jfr "$f" --format json 2>"$work/gc.err" |
+        python3 -c 'import json,sys; json.dump(json.load(sys.stdin)["gc"], sys.stdout)' >"$got"; then
+        fail "jdk$v gc: no \"gc\" object in --format json" "$(head -c 300 "$work/gc.err")"
+        return
+    fi
+    if out=$(python3 "$here/gc_oracle.py" --jfr "$tool" "$f" "$got"); then
+        pass "jdk$v gc: $out; pause count, total, p50/p99/max, longest, heap, alloc as jfr print says"
+    else
+        fail "jdk$v gc: the summary differs from jfr print" "$(echo "$out" | head -n 8)"
+    fi
+    # the workload's garbage made young collections and one System.gc()
+    if python3 - "$got" <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1]))
+ok = g["collections"] >= 5 and g["pauses"] >= 5 and g["heap"] and g["alloc"] and g["recorded"]
+sys.exit(0 if ok else 1)
+PY
+    then
+        pass "jdk$v gc: the churn workload's collections are there ($(python3 -c 'import json,sys; g=json.load(open(sys.argv[1])); print(g["collections"], "collections,", g["pauses"], "pauses, max", g["pause_max_ns"], "ns")' "$got"))"
+    else
+        fail "jdk$v gc: too few collections for the churn workload" "$(head -c 400 "$got")"
+    fi
+    if "$tool" print --events jdk.GarbageCollection "$f" | grep -q 'cause = "System.gc()"'; then
+        pass "jdk$v gc: the workload's System.gc() is recorded"
+    else
+        fail "jdk$v gc: no System.gc() collection in the recording"
+    fi
+    "$top" -b --jfr "$f" --format gc >"$work/gc.txt" 2>&1
+    if grep -q '^longest: .* of G1' "$work/gc.txt" && grep -q 'heap dump' "$work/gc.txt" &&
+        grep -q '^|.*[@]' "$work/gc.txt"; then
+        pass "jdk$v gc: --format gc names the longest pause's collector, draws the pauses, says what JFR cannot tell"
+    else
+        fail "jdk$v gc: --format gc text incomplete" "$(head -n 12 "$work/gc.txt")"
+    fi
+}
+for v in $recorded; do
+    check_gc "$v" "$work/jdk$v.jfr" "$(jdk_home "$v")/bin/jfr"
 done
 
 # ---- a time window: --from/--to as RFC 3339 instants inside the first JDK recording ----

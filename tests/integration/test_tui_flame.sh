@@ -249,6 +249,11 @@ if [ -r "$demo" ]; then
     step big "160x50: ? shows the help" 0 'Frame colours:'
     keys big x
     step big "160x50: any key closes the help" 3 '^Zoom: all'
+    keys big G
+    step big "160x50: G shows the GC summary of demo.jfr" 0 '^longest: .* of G1New, cause: '
+    step big "160x50: the GC screen says what JFR cannot tell" 0 'heap dump'
+    keys big G
+    step big "160x50: G again goes back to the flame graph" 3 '^Zoom: all'
     keys big /
     keys big -l 'Crypto|Inventory'
     keys big Enter

@@ -374,7 +374,7 @@ async function testAll(tmp) {
   await login(page);
   await goto(page, { namespace: 'demo', service: 'JprofWorkload', view: 'overview' });
   const ov = await page.innerText('#view');
-  check(/Pods and JVMs/.test(ov) && /vm:|JprofWorkload/.test(ov) && /enabled/.test(ov) && /Ingestion health/.test(ov) && /Retention/.test(ov) && /Keeps 7 days/.test(ov),
+  check(/Pods and JVMs/.test(ov) && /vm:|JprofWorkload/.test(ov) && /continuous \(jfr\)/.test(ov) && /Ingestion health/.test(ov) && /Retention/.test(ov) && /Keeps 7 days/.test(ov),
     'overview: pods and JVMs, enablement, ingestion health, retention', ov.slice(0, 800));
   check(/cpu[\s\S]*(s ago)/.test(await text(page, 'table[data-table=kinds]')), 'overview: last data per kind');
   check(await page.locator('time[title^="UTC "]').count() > 0, 'times are local with UTC on hover');
@@ -385,7 +385,9 @@ async function testAll(tmp) {
   const svcTable = await text(page, 'table[data-table=services]');
   check(svcTable.includes('JprofWorkload') && svcTable.includes('Deadlocks') && svcTable.includes('big'), 'overview without a service lists the services', svcTable);
   await goto(page, { namespace: 'demo', service: 'Deadlocks', view: 'overview' });
-  check(/enabled \(jfr\)/.test(await text(page, 'table[data-table=targets]')), 'overview: what is enabled, from the latest status', await text(page, 'table[data-table=targets]'));
+  check(/temporary until .+ \(jfr\)/.test(await text(page, 'table[data-table=targets]')), 'overview: a temporary window says until when, from the latest status', await text(page, 'table[data-table=targets]'));
+  await goto(page, { namespace: 'demo', service: 'JprofWorkload', view: 'overview' });
+  check(/continuous \(jfr\)/.test(await text(page, 'table[data-table=targets]')), 'overview: continuous profiling says so', await text(page, 'table[data-table=targets]'));
 
   /* CPU */
   await goto(page, { namespace: 'demo', service: 'JprofWorkload', view: 'cpu' });
@@ -396,6 +398,18 @@ async function testAll(tmp) {
   check(/Self samples/.test(topHead) && /Total samples/.test(topHead) && /Self %/.test(topHead), 'cpu: self/total in samples and in the unit', topHead);
   const busy = await text(page, 'table[data-table=busy]');
   check(busy.includes('checkout-0') && /exact thread CPU|cumulative|RUNNABLE/.test(await page.innerText('#view')), 'cpu: busy threads with their confidence', busy.slice(0, 400));
+  /* the agent sends each frame's kind: the page colours server data as jprof-top does */
+  {
+    const fg = await api(base, 'flamegraph?namespace=demo&service=JprofWorkload&kind=cpu&from=-1h');
+    const types = new Map();
+    const walk = [fg.body.tree];
+    while (walk.length) {
+      const n = walk.pop();
+      if (n.type) types.set(n.type, (types.get(n.type) || 0) + 1);
+      for (const c of n.children || []) walk.push(c);
+    }
+    check(fg.status === 200 && (types.get('jit') || 0) + (types.get('inlined') || 0) > 0, 'cpu: the server answers frame kinds from the agent (jit/inlined frames)', [...types]);
+  }
   await shot(page, 'cpu');
   await page.screenshot({ path: path.join(SHOTS, 'cpu-viewport.png') });
 
@@ -491,8 +505,25 @@ async function testAll(tmp) {
   await goto(page, { namespace: 'demo', service: 'JprofWorkload', view: 'locks' });
   await page.waitForSelector('table[data-table=top]');
   check((await text(page, 'table[data-table=top] tbody tr')).includes('shop.Inventory.reserve'), 'locks: the contended monitor tops the table');
-  const lk = await page.innerText('#view');
-  check(/inventory-\d/.test(await text(page, 'table[data-table=blocked]')) || /inventory-\d/.test(await text(page, 'table[data-table=locks]')), 'locks: blocked/waiting threads with owners', lk.slice(0, 500));
+  /* the snapshot tables load after the flame graph; a snapshot is one
+   * instant, so a later one is allowed (bounded) when none caught an
+   * inventory thread waiting */
+  let lk = '', lockTables = '';
+  for (let attempt = 0; attempt < 8; attempt++) {
+    if (attempt) {
+      await sleep(WINDOW * 1000);
+      await goto(page, { namespace: 'demo', service: 'JprofWorkload', view: 'locks' });
+    }
+    await page.waitForSelector('table[data-table=blocked]');
+    lk = await page.innerText('#view');
+    /* every pod's tables: the service also has JVMs of earlier steps that have
+     * ended, whose last snapshot may show nobody waiting */
+    lockTables = (await page.locator('table[data-table=blocked]').allInnerTexts()).join('\n') +
+      (await page.locator('table[data-table=locks]').allInnerTexts()).join('\n');
+    if (/inventory-\d/.test(lockTables)) break;
+    console.log('note: the latest snapshot shows no inventory thread waiting (' + ((lk.match(/latest thread snapshot[^\n]*|Thread states:[^\n]*/g) || []).join('; ')) + '); reading a later one');
+  }
+  check(/inventory-\d/.test(lockTables), 'locks: blocked/waiting threads with owners', lk.slice(lk.indexOf('Blocked and waiting'), lk.indexOf('Blocked and waiting') + 800));
   check(/blocks \d/.test(lk) && /Owner chain/.test(lk), 'locks: owner chains and "blocks N"');
   await shot(page, 'locks');
   await page.click('button.mode[data-kind=park]');

@@ -15,6 +15,11 @@
  *          the peer answering every 20 ms (thread "orders-peer"), and
  *          Ledger.append / Ledger.replay writing and reading 1 MiB of a temp
  *          file every 20 ms (thread "ledger")
+ *   gc     with -Dworkload.gc=true only: Churn.run allocates about 200 MB/s of
+ *          64 KiB arrays, keeps the last 16 MiB alive (some survive a young
+ *          collection and are copied), a 4 MiB array every 100 ms (humongous
+ *          in G1), and calls System.gc() once half-way (thread "churn"):
+ *          young collections every few hundred ms and one full collection
  *
  * Usage: java [-Dworkload.heavy=true] [-Dworkload.hot=mix] -cp DIR shop.JprofWorkload [SECONDS]
  * SECONDS defaults to 10. By default the catalog thread rests 1 ms between
@@ -69,6 +74,10 @@ public final class JprofWorkload {
             threads.add(start("orders", orders::run));
             threads.add(start("orders-peer", orders::peer));
             threads.add(start("ledger", Ledger::run));
+        }
+        if (Boolean.getBoolean("workload.gc")) {
+            long halfway = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds) / 2;
+            threads.add(start("churn", () -> Churn.run(halfway)));
         }
 
         Thread.sleep(TimeUnit.SECONDS.toMillis(seconds));
@@ -365,5 +374,35 @@ final class Ledger {
             while ((r = in.read(block)) > 0) n += r;
         }
         return n;
+    }
+}
+
+/* Garbage: young collections at a steady pace, with survivors. */
+final class Churn {
+    static void run(long fullGcAt) {
+        byte[][] keep = new byte[256][];
+        int n = 0;
+        boolean fullDone = false;
+        long nextBig = System.nanoTime();
+        while (JprofWorkload.running) {
+            /* 8 x 64 KiB, then 2 ms of rest: about 200 MB/s */
+            for (int i = 0; i < 8; i++) {
+                byte[] b = new byte[64 * 1024];
+                b[n & 0xffff] = (byte) n;
+                keep[n++ & 255] = b;
+            }
+            long now = System.nanoTime();
+            if (now >= nextBig) {
+                byte[] big = new byte[4 << 20];
+                JprofWorkload.sink += big[n & 0xfffff];
+                nextBig = now + TimeUnit.MILLISECONDS.toNanos(100);
+            }
+            if (!fullDone && now >= fullGcAt) {
+                System.gc();
+                fullDone = true;
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+        }
+        JprofWorkload.sink += keep[0] == null ? 0 : keep[0].length;
     }
 }

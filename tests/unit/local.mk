@@ -108,3 +108,10 @@ TESTS += tests/unit/test_tui_remote
 tests_unit_test_tui_remote_SOURCES = tests/unit/test_tui_remote.c
 tests_unit_test_tui_remote_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_test_tui_remote_LDADD = libjptui.a libjpjvm.a libjpwire.a libjpweb.a $(UNIT_LDADD) $(JANSSON_LIBS) $(CURL_LIBS) $(ZLIB_LIBS)
+
+# GC evidence: model/gc.c summaries and the reader's GC events (synthetic chunks)
+check_PROGRAMS += tests/unit/test_gc
+TESTS += tests/unit/test_gc
+tests_unit_test_gc_SOURCES = tests/unit/test_gc.c tests/unit/jfr_writer.c tests/unit/jfr_writer.h
+tests_unit_test_gc_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_test_gc_LDADD = libjpwire.a $(UNIT_LDADD) $(JANSSON_LIBS)

@@ -234,7 +234,10 @@ static void test_jfc_settings(void **state)
     assert_int_equal(count(x, "TLAB"), 0); /* both would count allocations twice */
     assert_non_null(strstr(x, "<setting name=\"threshold\">10 ms</setting>"));
     assert_int_equal(count(x, "jdk.ThreadPark"), 0);
-    assert_int_equal(count(x, "<event "), 4);
+    assert_int_equal(count(x, "<event "), 7); /* with the three GC events */
+    assert_int_equal(count(x, "jdk.GarbageCollection"), 1);
+    assert_int_equal(count(x, "jdk.GCPhasePause"), 1);
+    assert_int_equal(count(x, "jdk.GCHeapSummary"), 1);
     free(x);
     /* JDK 11 has no allocation sample event: the TLAB pair instead */
     x = jfc(alloc | park, 11, 20 * 1000000LL);
@@ -246,7 +249,7 @@ static void test_jfc_settings(void **state)
     free(x);
     /* io: the four I/O events, with stacks, at the locks' threshold */
     x = jfc(1u << JP_KIND_IO, 17, 20 * 1000000LL);
-    assert_int_equal(count(x, "<event "), 5); /* with jdk.ActiveSetting */
+    assert_int_equal(count(x, "<event "), 8); /* with jdk.ActiveSetting and GC */
     assert_int_equal(count(x, "jdk.SocketRead"), 1);
     assert_int_equal(count(x, "jdk.SocketWrite"), 1);
     assert_int_equal(count(x, "jdk.FileRead"), 1);

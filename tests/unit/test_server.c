@@ -74,13 +74,14 @@ static void test_auth_errors_name_the_line_not_the_token(void **state)
 
 static const char good_batch[] =
     "{\"batch_id\":\"b-1\",\"collector\":{\"id\":\"agent@n1\"},"
-    "\"frames\":[\"java.lang.Thread.run\",\"a.B.c\"],\"threads\":[\"main\"],"
+    "\"frames\":[\"java.lang.Thread.run\",\"a.B.c\"],\"frame_kinds\":[\"interpreted\","
+    "\"some-future-kind\"],\"threads\":[\"main\"],"
     "\"stacks\":[[0,1],{\"frames\":[0],\"truncated\":true}],"
     "\"windows\":[{\"target\":{\"namespace\":\"shop\",\"service\":\"checkout\",\"pod\":\"p1\","
     "\"pid\":42},\"kind\":\"alloc\",\"start\":\"2026-11-21T10:00:00Z\",\"end\":1795341660000000000,"
     "\"events\":3,\"rows\":[[0,2,2048],[1,1,512,0]]}],"
     "\"statuses\":[{\"target\":{\"namespace\":\"shop\"},\"time\":5,\"state\":\"skipped\","
-    "\"reason\":\"conflict\"}],"
+    "\"reason\":\"conflict\",\"mode\":\"temporary\",\"until\":\"2026-11-21T12:00:00Z\"}],"
     "\"thread_snapshots\":[{\"target\":{\"namespace\":\"shop\"},\"time\":5,\"threads\":"
     "[{\"name\":\"main\",\"state\":\"RUNNABLE\"}]}]}";
 
@@ -102,7 +103,14 @@ static void test_batch_decode_and_roundtrip(void **state)
     assert_int_equal(b.windows[0].rows[0].thread, JP_BATCH_NO_THREAD);
     assert_true(b.stacks[1].truncated);
     assert_string_equal(b.statuses[0].reason, "conflict");
+    assert_string_equal(b.statuses[0].mode, "temporary");
+    assert_int_equal(b.statuses[0].until_ns, 1795262400LL * 1000000000LL);
     assert_int_equal(b.nsnapshots, 1);
+    /* frame kinds: one per frame; a word this version does not know is unknown */
+    assert_int_equal(b.nframe_kinds, 2);
+    assert_int_equal(jp_batch_frame_kind(&b, 0), JP_FRAME_INTERPRETED);
+    assert_int_equal(jp_batch_frame_kind(&b, 1), JP_FRAME_UNKNOWN);
+    b.frame_kinds[1] = JP_FRAME_INLINED;
     /* the stack id is the one jp_profile gives the same frames */
     jp_profile *p = jp_profile_new();
     uint32_t f[2] = {jp_profile_frame(p, "java.lang.Thread.run", 20, JP_FRAME_JIT),
@@ -122,6 +130,9 @@ static void test_batch_decode_and_roundtrip(void **state)
     assert_true(b2.stacks[0].id == b.stacks[0].id);
     assert_true(b2.stacks[1].truncated);
     assert_string_equal(b2.windows[0].target.pod, "p1");
+    assert_int_equal(jp_batch_frame_kind(&b2, 1), JP_FRAME_INLINED);
+    assert_string_equal(b2.statuses[0].mode, "temporary");
+    assert_int_equal(b2.statuses[0].until_ns, b.statuses[0].until_ns);
     free(text);
     jp_batch_cleanup(&b2);
     jp_batch_cleanup(&b);
@@ -157,6 +168,11 @@ static void test_batch_errors_name_the_field(void **state)
                  "{\"namespace\":\"n\"},\"kind\":\"cpu\",\"start\":1,\"end\":2,\"rows\":[]}]}",
                  JP_ERR_FORMAT, "windows[0].target.service", &lim);
     expect_error("[]", JP_ERR_FORMAT, "object", &lim);
+    expect_error("{\"batch_id\":\"x\",\"collector\":{\"id\":\"a\"},\"frames\":[\"a\"],"
+                 "\"frame_kinds\":[\"jit\",\"jit\"]}",
+                 JP_ERR_FORMAT, "frame_kinds", &lim);
+    expect_error("{\"batch_id\":\"x\",\"collector\":{\"id\":\"a\"},\"frame_kinds\":[3]}",
+                 JP_ERR_FORMAT, "frame_kinds[0]", &lim);
     lim.max_depth = 1;
     expect_error("{\"batch_id\":\"x\",\"collector\":{\"id\":\"a\"},\"frames\":[\"a\"],"
                  "\"stacks\":[[0,0]]}",

@@ -93,7 +93,7 @@ static jp_batch_target tgt(const char *pod, const char *service)
 static void add_window(jp_batch *b, jp_kind kind, int64_t start, const char *pod, int nstacks,
                        uint64_t mult)
 {
-    uint32_t root = jp_batch_add_frame(b, "java.lang.Thread.run", 20);
+    uint32_t root = jp_batch_add_frame_kind(b, "java.lang.Thread.run", 20, JP_FRAME_INTERPRETED);
     jp_batch_window *w = jp_batch_add_window(b);
     w->target = tgt(pod, "checkout");
     w->kind = kind;
@@ -105,8 +105,8 @@ static void add_window(jp_batch *b, jp_kind kind, int64_t start, const char *pod
     for (int k = 0; k < nstacks; k++) {
         char name[64];
         int len = snprintf(name, sizeof name, "com.shop.M%d.it's\\%s", k % 50, k % 2 ? "a" : "b");
-        uint32_t f[3] = {root, jp_batch_add_frame(b, name, (size_t)len),
-                         jp_batch_add_frame(b, "leaf\tx", 6)};
+        uint32_t f[3] = {root, jp_batch_add_frame_kind(b, name, (size_t)len, JP_FRAME_JIT),
+                         jp_batch_add_frame_kind(b, "leaf\tx", 6, JP_FRAME_NATIVE)};
         uint32_t st = jp_batch_add_stack(b, f, (uint32_t)(1 + k % 3), k == 1);
         char th[32];
         int tl = snprintf(th, sizeof th, "worker-%d", k % 3);
@@ -125,6 +125,8 @@ static void add_docs(jp_batch *b, int64_t t, const char *pod)
     s->time_ns = t;
     s->state = jp_xstrdup("active");
     s->engine = jp_xstrdup("jfr");
+    s->mode = jp_xstrdup("temporary");
+    s->until_ns = t + 3600 * JP_NS_PER_SEC;
     s = &b->statuses[b->nstatuses++];
     memset(s, 0, sizeof *s);
     s->target = tgt("cart-1", "cart");
@@ -216,7 +218,8 @@ static bool flame_cb(const store_stack_row *r, void *ctx)
     jp_strbuf_printf(&k, "%llx|%s|%d|", (unsigned long long)r->stack_id,
                      r->thread ? r->thread : "(none)", r->truncated);
     for (uint32_t i = 0; i < r->depth; i++)
-        jp_strbuf_printf(&k, "%.*s;", (int)r->frame_lens[i], r->frames[i]);
+        jp_strbuf_printf(&k, "%.*s@%d;", (int)r->frame_lens[i], r->frames[i],
+                         r->frame_kinds ? r->frame_kinds[i] : -1);
     size_t i = 0;
     while (i < a->n && strcmp(a->keys[i], k.data))
         i++;
@@ -267,10 +270,11 @@ static const char *z(const char *s)
 
 static bool target_cb(const store_target_row *r, void *ctx)
 {
-    jp_strbuf_printf(ctx, "%s|%s|%s|node=%s|pid=%lld|kinds=%u|w=%llu|%lld..%lld|%s|%s\n",
+    jp_strbuf_printf(ctx, "%s|%s|%s|node=%s|pid=%lld|kinds=%u|w=%llu|%lld..%lld|%s|%s|%s|%lld\n",
                      z(r->target->ns), z(r->target->service), z(r->target->pod), z(r->target->node),
                      (long long)r->target->pid, r->kinds, (unsigned long long)r->windows,
-                     (long long)r->first_ns, (long long)r->last_ns, z(r->state), z(r->reason));
+                     (long long)r->first_ns, (long long)r->last_ns, z(r->state), z(r->reason),
+                     z(r->mode), (long long)r->until_ns);
     return true;
 }
 
@@ -281,8 +285,8 @@ static bool doc_cb(const store_doc_row *r, void *ctx)
     if (r->json)
         jp_strbuf_printf(ctx, "%.*s\n", (int)r->json_len, r->json);
     else
-        jp_strbuf_printf(ctx, "%s|%s|%s|%s\n", z(r->state), z(r->reason), z(r->message),
-                         z(r->engine));
+        jp_strbuf_printf(ctx, "%s|%s|%s|%s|%s|%lld\n", z(r->state), z(r->reason), z(r->message),
+                         z(r->engine), z(r->mode), (long long)r->until_ns);
     return true;
 }
 
@@ -510,6 +514,81 @@ static void test_concurrent_duplicates(void **state)
     jp_batch_cleanup(&b);
 }
 
+/* A database made by a schema-1 server (statuses without mode/until_ns) gets
+ * the columns when a newer server opens it, and then answers as the
+ * embedded store does. */
+static void test_old_schema_gains_columns(void **state)
+{
+    (void)state;
+    char cmd[600];
+    const char *drop[] = {"jprof_statuses DROP COLUMN mode", "jprof_statuses DROP COLUMN until_ns",
+                          "jprof_stacks DROP COLUMN kinds"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd,
+                 "curl -sSf --max-time 10 '%s' --data-binary 'ALTER TABLE %s.%s' >/dev/null",
+                 ch_url, dbname, drop[i]);
+        assert_int_equal(system(cmd), 0);
+    }
+    store_close(ch);
+    ch = open_ch(dbname);
+    assert_non_null(ch);
+    jp_batch b;
+    int64_t t = now - 120 * JP_NS_PER_SEC;
+    new_batch(&b, "mig-1");
+    add_docs(&b, t, "p1");
+    {
+        /* stacks no earlier test wrote (a stored stack keeps what it had) */
+        uint32_t fr[2] = {jp_batch_add_frame_kind(&b, "mig.Root", 8, JP_FRAME_INTERPRETED),
+                          jp_batch_add_frame_kind(&b, "mig.Hot", 7, JP_FRAME_JIT)};
+        uint32_t st = jp_batch_add_stack(&b, fr, 2, false);
+        jp_batch_window *w = jp_batch_add_window(&b);
+        w->target = tgt("p9", "checkout");
+        w->kind = JP_KIND_CPU;
+        w->start_ns = t - (t % (60 * JP_NS_PER_SEC));
+        w->end_ns = w->start_ns + 60 * JP_NS_PER_SEC;
+        w->period_ns = 10000000;
+        w->events = 4;
+        jp_batch_window_add_row(w, st, JP_BATCH_NO_THREAD, 4, 40000000);
+    }
+    write_both(&b, false);
+    /* the stacks written after the migration keep their frame kinds */
+    jp_strbuf fa, fc;
+    jp_strbuf_init(&fa, 0);
+    jp_strbuf_init(&fc, 0);
+    store_filter ff = wide();
+    ff.pod = "p9";
+    dump_flame(sq, &ff, &fa);
+    dump_flame(ch, &ff, &fc);
+    if (!strstr(fc.data, "@1;")) /* a jit frame */
+        fail_msg("no frame kinds after the migration:\n%s\n-- sqlite:\n%s", fc.data, fa.data);
+    assert_string_equal(fa.data, fc.data);
+    jp_strbuf_cleanup(&fa);
+    jp_strbuf_cleanup(&fc);
+    /* the rows written before the columns were dropped lost their mode in
+     * ClickHouse only: compare what was written after */
+    store_filter f = wide();
+    f.service = NULL;
+    f.from_ns = t;
+    f.to_ns = t + JP_NS_PER_SEC;
+    jp_strbuf a, c;
+    jp_strbuf_init(&a, 0);
+    jp_strbuf_init(&c, 0);
+    store_query_info qi;
+    assert_int_equal(sq->ops->statuses(sq, &f, NULL, doc_cb, &a, &qi, NULL), JP_OK);
+    assert_int_equal(ch->ops->statuses(ch, &f, NULL, doc_cb, &c, &qi, NULL), JP_OK);
+    assert_non_null(strstr(c.data, "|temporary|"));
+    assert_string_equal(a.data, c.data);
+    jp_strbuf_reset(&a);
+    jp_strbuf_reset(&c);
+    assert_int_equal(sq->ops->targets(sq, &f, NULL, target_cb, &a, &qi, NULL), JP_OK);
+    assert_int_equal(ch->ops->targets(ch, &f, NULL, target_cb, &c, &qi, NULL), JP_OK);
+    assert_non_null(strstr(c.data, "|temporary|"));
+    assert_string_equal(a.data, c.data);
+    jp_strbuf_cleanup(&a);
+    jp_strbuf_cleanup(&c);
+    jp_batch_cleanup(&b);
+}
+
 static void test_unreachable(void **state)
 {
     (void)state;
@@ -560,6 +639,7 @@ int main(void)
         cmocka_unit_test(test_same_answers),
         cmocka_unit_test(test_budgets),
         cmocka_unit_test(test_concurrent_duplicates),
+        cmocka_unit_test(test_old_schema_gains_columns),
         cmocka_unit_test(test_unreachable),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -12,7 +12,9 @@
 
 #include <cmocka.h>
 #include <pthread.h>
+#include <sqlite3.h>
 
+#include "base/strbuf.h"
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "server/store_sqlite.h"
@@ -133,6 +135,112 @@ static void test_write_dedupe_reopen(void **state)
     jp_batch_cleanup(&b2);
     jp_batch_cleanup(&b);
     store_close(s);
+}
+
+/* Adds a status of pod with the policy mode (NULL: an older agent). */
+static void add_status(jp_batch *b, const char *pod, int64_t t, const char *mode, int64_t until)
+{
+    b->statuses = jp_xreallocarray(b->statuses, b->nstatuses + 1, sizeof *b->statuses);
+    jp_batch_status *st = &b->statuses[b->nstatuses++];
+    memset(st, 0, sizeof *st);
+    st->target.ns = jp_xstrdup("shop");
+    st->target.service = jp_xstrdup("checkout");
+    st->target.pod = jp_xstrdup(pod);
+    st->time_ns = t;
+    st->state = jp_xstrdup("active");
+    st->mode = mode ? jp_xstrdup(mode) : NULL;
+    st->until_ns = until;
+}
+
+static bool mode_row(const store_doc_row *r, void *ctx)
+{
+    jp_strbuf_printf(ctx, "%s:%s:%lld;", r->target->pod, r->mode ? r->mode : "-",
+                     (long long)r->until_ns);
+    return true;
+}
+
+static bool mode_target(const store_target_row *r, void *ctx)
+{
+    jp_strbuf_printf(ctx, "%s:%s:%lld;", r->target->pod, r->mode ? r->mode : "-",
+                     (long long)r->until_ns);
+    return true;
+}
+
+static void modes(store *s, int64_t now, jp_strbuf *docs, jp_strbuf *targets)
+{
+    store_filter f = {.ns = "shop", .from_ns = now - 3600 * JP_NS_PER_SEC, .to_ns = now + 1};
+    store_query_info qi;
+    jp_strbuf_reset(docs);
+    jp_strbuf_reset(targets);
+    assert_int_equal(s->ops->statuses(s, &f, NULL, mode_row, docs, &qi, NULL), JP_OK);
+    assert_int_equal(s->ops->targets(s, &f, NULL, mode_target, targets, &qi, NULL), JP_OK);
+}
+
+/* A day file written before statuses had a mode (schema 1) is migrated when
+ * the server opens it: its old rows read as "unknown", new rows keep theirs. */
+static void test_status_mode_and_migration(void **state)
+{
+    (void)state;
+    store_config cfg = {.retention_days = 7};
+    store *s;
+    jp_error e;
+    jp_error_init(&e);
+    assert_int_equal(store_sqlite_open(dir, &cfg, &s, &e), JP_OK);
+    int64_t now = store_now_ns(), until = now + 1800 * JP_NS_PER_SEC;
+    jp_batch b;
+    make(&b, "batch-m1", now - 600 * JP_NS_PER_SEC, "p1");
+    add_status(&b, "p1", now - 500 * JP_NS_PER_SEC, "temporary", until);
+    store_write_result r;
+    assert_int_equal(s->ops->write_batch(s, &b, NULL, &r, &e), JP_OK);
+    jp_strbuf docs, targets;
+    jp_strbuf_init(&docs, 0);
+    jp_strbuf_init(&targets, 0);
+    char want[96];
+    snprintf(want, sizeof want, "p1:temporary:%lld;", (long long)until);
+    modes(s, now, &docs, &targets);
+    assert_string_equal(docs.data, want);
+    assert_string_equal(targets.data, want);
+    store_close(s);
+    jp_batch_cleanup(&b);
+
+    /* make the day file what a schema-1 server left: no mode columns */
+    char path[400], day[16];
+    store_day_format(store_day_of(now - 500 * JP_NS_PER_SEC), day, sizeof day);
+    snprintf(path, sizeof path, "%s/jprof-%s.db", dir, day);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "ALTER TABLE statuses DROP COLUMN mode;"
+                                  "ALTER TABLE statuses DROP COLUMN until_time;"
+                                  "ALTER TABLE stacks DROP COLUMN kinds;"
+                                  "UPDATE meta SET value='1' WHERE key='schema_version'",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+
+    assert_int_equal(store_sqlite_open(dir, &cfg, &s, &e), JP_OK);
+    modes(s, now, &docs, &targets);
+    assert_string_equal(docs.data, "p1:-:0;");
+    jp_batch b2;
+    make(&b2, "batch-m2", now - 300 * JP_NS_PER_SEC, "p2");
+    add_status(&b2, "p2", now - 200 * JP_NS_PER_SEC, "continuous", 0);
+    assert_int_equal(s->ops->write_batch(s, &b2, NULL, &r, &e), JP_OK);
+    modes(s, now, &docs, &targets);
+    assert_string_equal(docs.data, "p2:continuous:0;p1:-:0;");
+    assert_string_equal(targets.data, "p1:-:0;p2:continuous:0;");
+    store_close(s);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *q;
+    assert_int_equal(
+        sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &q, NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "2");
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    jp_batch_cleanup(&b2);
+    jp_strbuf_cleanup(&docs);
+    jp_strbuf_cleanup(&targets);
 }
 
 static bool count_day(const store_day_row *d, void *ctx)
@@ -301,6 +409,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_write_dedupe_reopen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_status_mode_and_migration, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retention_removes_old_days, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_duplicates_count_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rollups_equal_windows, setup, teardown),

@@ -445,6 +445,36 @@ static void test_view_initial_screen(void **state)
     screen_close(&s);
 }
 
+/* G: the GC screen over the flame view, and back. */
+static void test_view_gc_screen(void **state)
+{
+    (void)state;
+    screen s;
+    jp_profile *p = shop_profile();
+    for (int i = 0; i < 4; i++) {
+        jp_gc_pause ps = {.start_ns = p->start_ns + i * 10000000000LL,
+                          .duration_ns = (i + 1) * 1000000LL,
+                          .gc_id = (uint64_t)i};
+        snprintf(ps.name, sizeof ps.name, "GC Pause");
+        jp_gc_log_pause(&p->gc, &ps);
+        jp_gc_collection c = {.start_ns = ps.start_ns, .gc_id = (uint64_t)i};
+        snprintf(c.name, sizeof c.name, "G1New");
+        jp_gc_log_collection(&p->gc, &c);
+    }
+    screen_open(&s, p, 24, 100);
+    assert_int_equal(press(&s, 'G'), TUI_ACTION_REDRAW);
+    assert_true(screen_has(&s, "GC: 4 collections, 4 pauses in 60 s (0.02% of the time paused)"));
+    assert_true(screen_has(&s, "max 4 ms"));
+    assert_true(screen_has(&s, "GC Pause of G1New, cause: unknown (gc id 3)"));
+    assert_true(screen_has(&s, "heap:    unknown"));
+    assert_true(screen_has(&s, "|-               +               *                @"));
+    assert_true(screen_has(&s, "100.0%        5 MB  com.shop.Pricing.price"));
+    assert_true(screen_has(&s, "heap dump"));
+    assert_int_equal(press(&s, TUI_KEY_ESC), TUI_ACTION_REDRAW);
+    assert_true(screen_has(&s, "Zoom: all"));
+    screen_close(&s);
+}
+
 static void test_view_move_zoom_and_back(void **state)
 {
     (void)state;
@@ -693,6 +723,7 @@ int main(void)
         cmocka_unit_test(test_layout),
         cmocka_unit_test(test_view_initial_screen),
         cmocka_unit_test(test_view_move_zoom_and_back),
+        cmocka_unit_test(test_view_gc_screen),
         cmocka_unit_test(test_view_search),
         cmocka_unit_test(test_view_reverse),
         cmocka_unit_test(test_view_kinds_and_value),

@@ -336,6 +336,41 @@ static void test_status_screen(void **state)
     tui_canvas_cleanup(&s.c);
 }
 
+/* G: the GC screen reads the Flame window; without one it says why */
+static void test_gc_screen(void **state)
+{
+    (void)state;
+    screen s;
+    tui_live_view *v = open_view("threadprint-deadlocks-jdk25.txt", &s);
+    tui_live_view_key(v, 'G');
+    assert_int_equal(v->screen, TUI_LSCR_GC);
+    const char *t = draw(v, &s);
+    assert_non_null(strstr(t, "GGC"));
+    assert_non_null(strstr(t, "no recording: the GC screen needs one"));
+    /* a window without GC events from a source that has none */
+    jp_profile *p = jp_profile_new();
+    v->live->prof.profile = p;
+    tui_live_view_sync(v);
+    t = draw(v, &s);
+    assert_non_null(strstr(t, "the test source does not carry GC events yet"));
+    /* a window with a collection */
+    jp_gc_pause ps = {.start_ns = 5, .duration_ns = 12000000, .gc_id = 1};
+    snprintf(ps.name, sizeof ps.name, "GC Pause");
+    jp_gc_log_pause(&p->gc, &ps);
+    jp_gc_collection c = {.start_ns = 5, .gc_id = 1};
+    snprintf(c.name, sizeof c.name, "G1New");
+    snprintf(c.cause, sizeof c.cause, "G1 Evacuation Pause");
+    jp_gc_log_collection(&p->gc, &c);
+    tui_live_view_sync(v);
+    t = draw(v, &s);
+    assert_non_null(strstr(t, "window: test window"));
+    assert_non_null(strstr(t, "GC: 1 collections, 1 pauses"));
+    assert_non_null(strstr(t, "GC Pause of G1New, cause: G1 Evacuation Pause"));
+    assert_non_null(strstr(t, "heap dump"));
+    tui_live_view_free(v);
+    tui_canvas_cleanup(&s.c);
+}
+
 static void test_deadlocks_screen(void **state)
 {
     (void)state;
@@ -391,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_threads_screen), cmocka_unit_test(test_hot_first_and_stack),
         cmocka_unit_test(test_locks_screen),   cmocka_unit_test(test_deadlocks_screen),
         cmocka_unit_test(test_help_and_tiny),  cmocka_unit_test(test_status_screen),
+        cmocka_unit_test(test_gc_screen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -284,7 +284,11 @@ struct chunk {
     jp_strbuf t_cause;
     agg agg;
     double ns_per_tick;
-    jp_strbuf t_name, t_value;
+    jp_strbuf t_name, t_value, t_addr;
+    /* io detail: per spec, the fields host, address, port (sockets) or
+     * path (files); JFR_NONE where absent */
+    uint32_t io_cls[NSPECS];
+    uint32_t io_fields[NSPECS][3];
     jp_u64map states; /* state key -> JFR_STATE_* | 4 when the --state filter drops it */
     size_t prev_off;
     prev_chunk prev;
@@ -324,6 +328,13 @@ static void chunk_plan(chunk *k, unsigned i, uint32_t cls)
     caps[S_ADDR] = leak ? jfr_meta_field(m, cls, "address") : JFR_NONE;
     jfr_plan_compile(&k->plans[i], m, cls, caps, S__COUNT);
     chunk_want(k, m->classes[cls].id, i);
+    if (sp->slot == JFR_SLOT_IO && k->c->io_detail) {
+        k->io_cls[i] = cls;
+        bool sock = !strncmp(sp->name, "jdk.Socket", 10);
+        k->io_fields[i][0] = jfr_meta_field(m, cls, sock ? "host" : "path");
+        k->io_fields[i][1] = sock ? jfr_meta_field(m, cls, "address") : JFR_NONE;
+        k->io_fields[i][2] = sock ? jfr_meta_field(m, cls, "port") : JFR_NONE;
+    }
 }
 
 static void chunk_plans(chunk *k)
@@ -405,6 +416,47 @@ static void chunk_setting(chunk *k, const uint8_t *p, const uint8_t *end)
         s->has_event = s->any = true;
         snprintf(s->event, sizeof s->event, "%s", val);
     }
+}
+
+/* --io-detail: the endpoint or path of one io event, read only for a local
+ * viewer (jfr_options.io_detail); strings are bounded by JFR_MAX_TEXT. An
+ * event whose fields do not decode is counted under "[unreadable]". */
+static void chunk_io(chunk *k, unsigned i, const uint8_t *p, const uint8_t *end, uint64_t ns)
+{
+    const uint32_t *f = k->io_fields[i];
+    bool sock = f[1] != JFR_NONE || f[2] != JFR_NONE || !strncmp(specs[i].name, "jdk.Socket", 10);
+    uint32_t fields[3];
+    int n = 0, at[3] = {-1, -1, -1};
+    for (int j = 0; j < 3; j++)
+        if (f[j] != JFR_NONE) {
+            at[j] = n;
+            fields[n++] = f[j];
+        }
+    uint64_t nums[3] = {0, 0, 0};
+    jp_strbuf *texts[3] = {NULL, NULL, NULL};
+    jp_strbuf *bufs[2] = {&k->t_name, &k->t_addr};
+    for (int j = 0; j < 2; j++)
+        if (at[j] >= 0) {
+            jp_strbuf_reset(bufs[j]);
+            texts[at[j]] = bufs[j];
+        }
+    bool found[3] = {false, false, false};
+    jp_io_detail *d = &k->o->io;
+    jp_io_target t = sock ? JP_IO_SOCKET : JP_IO_FILE;
+    if (n && !jfr_resolve_fields(&k->res, k->io_cls[i], p, end, fields, n, nums, texts, found)) {
+        jp_io_detail_add(d, t, "[unreadable]", 12, 1, ns);
+        return;
+    }
+    const char *a = at[0] >= 0 && found[at[0]] ? jp_strbuf_str(&k->t_name) : "";
+    if (!sock) {
+        jp_io_detail_add(d, t, *a ? a : "[no path]", *a ? strlen(a) : 9, 1, ns);
+        return;
+    }
+    const char *b = at[1] >= 0 && found[at[1]] ? jp_strbuf_str(&k->t_addr) : "";
+    int64_t port = at[2] >= 0 && found[at[2]] ? (int64_t)(int32_t)nums[at[2]] : -1;
+    if (!*a && !*b)
+        a = "[no address]";
+    jp_io_detail_add_socket(d, a, strlen(a), b, strlen(b), port, 1, ns);
 }
 
 /* Ticks to ns since the epoch the way the JDK converts them:
@@ -534,6 +586,8 @@ static jp_err chunk_event(chunk *k, unsigned i, const uint8_t *ev, const uint8_t
         }
         break;
     }
+    if (sp->slot == JFR_SLOT_IO && k->c->io_detail)
+        chunk_io(k, i, p, end, value);
     agg_add(&k->agg, sp->slot, &s[S_STACK], samples, value);
     return JP_OK;
 }
@@ -711,6 +765,7 @@ void jfr_chunk_out_init(jfr_chunk_out *o, const jfr_ctx *c, uint32_t no, size_t 
     o->direct = prof != NULL;
     o->prof = prof ? prof : jp_profile_new();
     jfr_leak_chunk_init(&o->leak);
+    jp_io_detail_init(&o->io);
     jfr_report_init(&o->rep);
     o->warn = (jfr_warner){.rep = &o->rep, .name = c->name, .chunk = no};
 }
@@ -721,6 +776,7 @@ void jfr_chunk_out_cleanup(jfr_chunk_out *o)
         jp_profile_free(o->prof);
     free(o->cells);
     jfr_leak_chunk_cleanup(&o->leak);
+    jp_io_detail_cleanup(&o->io);
     memset(o, 0, sizeof *o);
 }
 
@@ -750,6 +806,7 @@ static void chunk_init(chunk *k, const jfr_ctx *c, jfr_chunk_out *o, size_t prev
     k->ns_per_tick = 1e9 / (double)o->h.ticks_per_sec;
     jp_strbuf_init(&k->t_name, 0);
     jp_strbuf_init(&k->t_value, 0);
+    jp_strbuf_init(&k->t_addr, 0);
     jp_u64map_init(&k->states);
     k->prev_off = prev_off;
 }
@@ -762,6 +819,7 @@ static void chunk_cleanup(chunk *k, bool have_pools)
     free(k->agg.cells);
     jp_strbuf_cleanup(&k->t_name);
     jp_strbuf_cleanup(&k->t_value);
+    jp_strbuf_cleanup(&k->t_addr);
     jp_strbuf_cleanup(&k->t_cause);
     jp_u64map_cleanup(&k->states);
     if (have_pools) {

@@ -17,6 +17,7 @@
 
 #include "jfr/internal.h"
 #include "jfr/leak.h"
+#include "model/iodetail.h"
 #include "model/profile.h"
 
 /* Sampling settings found in jdk.ActiveSetting events. */
@@ -49,8 +50,10 @@ typedef struct jfr_ctx {
     int64_t from_ns, to_ns;
     uint32_t nstates; /* thread states to keep (upper case), 0 = all */
     char states[JFR_MAX_STATES][32];
-    bool leak;    /* pair profiler.Malloc with profiler.Free */
-    bool release; /* base is our own mapping: give parsed pages back */
+    bool leak;            /* pair profiler.Malloc with profiler.Free */
+    bool release;         /* base is our own mapping: give parsed pages back */
+    bool io_detail;       /* read the endpoint / path of io events */
+    jp_io_detail *io_out; /* where the merger adds them (jfr_options.io_detail) */
     size_t page;
 } jfr_ctx;
 
@@ -91,7 +94,8 @@ typedef struct jfr_chunk_out {
     bool ap_states; /* ThreadState pool holds STATE_DEFAULT: async-profiler's cpu/wall split */
     uint64_t lost;  /* jdk.CPUTimeSamplesLost.lostSamples */
     jfr_leak_chunk leak;
-    jfr_report rep; /* this chunk's counters, warnings and error */
+    jp_io_detail io; /* with c->io_detail: this chunk's endpoints and paths */
+    jfr_report rep;  /* this chunk's counters, warnings and error */
     jfr_warner warn;
     jp_err rc;
 } jfr_chunk_out;

@@ -57,6 +57,7 @@
 
 #include "base/error.h"
 #include "base/timeutil.h"
+#include "model/iodetail.h"
 #include "model/profile.h"
 
 #define JFR_MAX_STATES 8
@@ -78,6 +79,12 @@ typedef struct jfr_options {
     jp_timespec_arg from; /* keep events that start at or after `from` ... */
     jp_timespec_arg to;   /* ... and before `to`; relative times resolve against
                              the file's first chunk start and last chunk end */
+    /* When not NULL and io is among the kinds: the endpoint (host or
+     * address, and port) of every jdk.SocketRead/Write and the path of every
+     * jdk.FileRead/Write kept by the filters are added here, with the time
+     * blocked. Sensitive (model/iodetail.h): for local viewers only; the
+     * profile never holds them. Borrowed; added to, like `out`. */
+    jp_io_detail *io_detail;
 } jfr_options;
 
 #define JFR_MAX_WARNINGS 16

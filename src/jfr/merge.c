@@ -153,6 +153,8 @@ jp_err jfr_merger_add(jfr_merger *m, const jfr_chunk_out *o)
         out->kinds[JP_KIND_CPUTIME].lost += o->lost;
     if (c->leak)
         jfr_leak_apply(&m->leak, &o->leak, smap, fmap);
+    if (c->io_out)
+        jp_io_detail_merge(c->io_out, &o->io);
     free(fmap);
     free(smap);
     jfr_warner_merge(&m->warn, &wn);

@@ -114,6 +114,8 @@ static void jfr_ctx_options(jfr_ctx *c, const jfr_options *opt, jfr_report *rep)
         memcpy(c->states, opt->states, sizeof c->states);
     }
     c->leak = opt && opt->leak;
+    c->io_out = opt && (c->kinds & (1u << JP_KIND_IO)) ? opt->io_detail : NULL;
+    c->io_detail = c->io_out != NULL;
 }
 
 /* Where the chunk walk is: the next header to hand out. */

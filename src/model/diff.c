@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "base/xalloc.h"
 
 static const char *const norm_names[] = {"none", "sample", "second"};
@@ -30,23 +31,37 @@ static uint64_t measure(const jp_diff *d, uint64_t samples, uint64_t value)
     return d->by_value ? value : samples;
 }
 
-static jp_err set_scale(jp_diff *d, const jp_profile *old, const jp_profile *new_, jp_error *err)
+static int64_t span_of(const jp_profile *p)
 {
-    d->old_scale = 1.0;
-    if (d->norm == JP_DIFF_PER_SAMPLE) {
-        uint64_t o = measure(d, d->old_total_samples, d->old_total_value);
+    return p->start_ns && p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
+}
+
+static double scale_of(const jp_diff *d, jp_diff_norm norm, bool by_value)
+{
+    if (norm == JP_DIFF_PER_SAMPLE) {
         const jp_kind_table *t = &d->prof->kinds[d->kind];
-        if (o)
-            d->old_scale = (double)measure(d, t->samples, t->value) / (double)o;
-    } else if (d->norm == JP_DIFF_PER_SECOND) {
-        int64_t od = old->end_ns - old->start_ns, nd = new_->end_ns - new_->start_ns;
-        if (!old->start_ns || !new_->start_ns || od <= 0 || nd <= 0)
-            return jp_error_set(err, JP_ERR_USAGE,
-                                "per-second comparison needs both recordings' time ranges; "
-                                "%s has none (compare per sample instead)",
-                                od <= 0 || !old->start_ns ? "the baseline" : "the new profile");
-        d->old_scale = (double)nd / (double)od;
+        uint64_t o = by_value ? d->old_total_value : d->old_total_samples;
+        return o ? (double)(by_value ? t->value : t->samples) / (double)o : 1.0;
     }
+    if (norm == JP_DIFF_PER_SECOND && d->old_span_ns > 0 && d->new_span_ns > 0)
+        return (double)d->new_span_ns / (double)d->old_span_ns;
+    return 1.0;
+}
+
+double jp_diff_scale_for(const jp_diff *d, bool by_value)
+{
+    return scale_of(d, d->norm, by_value);
+}
+
+jp_err jp_diff_set_norm(jp_diff *d, jp_diff_norm norm, jp_error *err)
+{
+    if (norm == JP_DIFF_PER_SECOND && (d->old_span_ns <= 0 || d->new_span_ns <= 0))
+        return jp_error_set(err, JP_ERR_USAGE,
+                            "per-second comparison needs both recordings' time ranges; "
+                            "%s has none (compare per sample instead)",
+                            d->old_span_ns <= 0 ? "the baseline" : "the new profile");
+    d->norm = norm;
+    d->old_scale = scale_of(d, norm, d->by_value);
     return JP_OK;
 }
 
@@ -103,7 +118,9 @@ jp_err jp_diff_new(const jp_profile *old, const jp_profile *new_, jp_kind k, boo
     t->period_ns = new_->kinds[k].period_ns;
     d->prof->start_ns = new_->start_ns;
     d->prof->end_ns = new_->end_ns;
-    jp_err rc = set_scale(d, old, new_, err);
+    d->old_span_ns = span_of(old);
+    d->new_span_ns = span_of(new_);
+    jp_err rc = jp_diff_set_norm(d, norm, err);
     if (rc) {
         jp_diff_free(d);
         return rc;
@@ -168,6 +185,66 @@ void jp_diff_tree(jp_diff *d)
     }
 }
 
+/* Swaps the old side into the cells of d->prof (and back: an involution). */
+static void swap_sides(jp_diff *d)
+{
+    jp_kind_table *t = &d->prof->kinds[d->kind];
+    uint64_t s = 0, v = 0;
+    for (size_t i = 0; i < t->count; i++) {
+        jp_sample *c = &t->cells[i];
+        uint64_t x = c->samples, y = c->value;
+        c->samples = d->old_samples[i];
+        c->value = d->old_value[i];
+        d->old_samples[i] = x;
+        d->old_value[i] = y;
+        s += c->samples;
+        v += c->value;
+    }
+    t->samples = s;
+    t->value = v;
+}
+
+/* child (frame) of node in tree g, through an index of (parent, frame) */
+static uint64_t child_key(uint32_t parent, uint32_t frame)
+{
+    return (uint64_t)parent << 32 | frame;
+}
+
+jp_flame *jp_diff_old_tree(jp_diff *d, const jp_flame *f, uint32_t **map)
+{
+    swap_sides(d);
+    jp_flame *g = f->reversed ? jp_flame_build_reverse(d->prof, d->kind, f->focus_frame, f->threads)
+                              : jp_flame_build(d->prof, d->kind, f->threads);
+    swap_sides(d);
+    jp_u64map idx;
+    jp_u64map_init(&idx);
+    for (uint32_t n = 1; n < g->count; n++)
+        jp_u64map_put(&idx, child_key(g->nodes[n].parent, g->nodes[n].frame), n);
+    uint32_t *m = jp_xcalloc(f->count ? f->count : 1, sizeof *m);
+    /* nodes are numbered parents first, so one pass in index order works */
+    for (uint32_t n = 1; n < f->count; n++) {
+        uint32_t pm = m[f->nodes[n].parent];
+        uint64_t at;
+        m[n] = pm != JP_FLAME_NONE && jp_u64map_get(&idx, child_key(pm, f->nodes[n].frame), &at)
+                   ? (uint32_t)at
+                   : JP_FLAME_NONE;
+    }
+    jp_u64map_cleanup(&idx);
+    *map = m;
+    return g;
+}
+
+/* A frame's name; the threads tree's "no thread" marker is past the frames. */
+static const char *row_name(const jp_profile *p, uint32_t frame, size_t *len)
+{
+    static const char unknown[] = "[unknown thread]";
+    if (frame >= p->nframes) {
+        *len = sizeof unknown - 1;
+        return unknown;
+    }
+    return jp_profile_frame_name(p, frame, len);
+}
+
 static int row_cmp(const void *a, const void *b, void *prof)
 {
     const jp_diff_row *x = a, *y = b;
@@ -180,8 +257,8 @@ static int row_cmp(const void *a, const void *b, void *prof)
     if (dx != dy)
         return dx > dy ? -1 : 1;
     size_t lx, ly;
-    const char *nx = jp_profile_frame_name(prof, x->frame, &lx);
-    const char *ny = jp_profile_frame_name(prof, y->frame, &ly);
+    const char *nx = row_name(prof, x->frame, &lx);
+    const char *ny = row_name(prof, y->frame, &ly);
     int c = memcmp(nx, ny, lx < ly ? lx : ly);
     return c ? c : (lx < ly ? -1 : lx > ly);
 }
@@ -228,6 +305,44 @@ size_t jp_diff_top(const jp_diff *d, size_t limit, jp_diff_row **rows)
     free(seen);
     if (limit && count > limit)
         count = limit;
+    *rows = out;
+    return count;
+}
+
+size_t jp_diff_top_under(const jp_diff *d, const jp_flame *f, const jp_flame *old,
+                         const uint32_t *map, uint32_t root, bool by_value, jp_diff_row **rows)
+{
+    jp_top_row *nr = NULL, *orow = NULL;
+    size_t nn = jp_flame_top(f, root, by_value, &nr), no = 0;
+    if (root < f->count && map[root] != JP_FLAME_NONE)
+        no = jp_flame_top(old, map[root], by_value, &orow);
+    double scale = jp_diff_scale_for(d, by_value);
+    /* frames index per-frame slots; the "no thread" marker gets the last */
+    size_t nf = (size_t)d->prof->nframes + 1;
+    uint32_t *at = jp_xcalloc(nf, sizeof *at); /* frame -> row + 1 */
+    jp_diff_row *out = jp_xcalloc(nn + no ? nn + no : 1, sizeof *out);
+    size_t count = 0;
+    for (size_t i = 0; i < nn; i++) {
+        size_t slot = nr[i].frame < d->prof->nframes ? nr[i].frame : nf - 1;
+        out[count] = (jp_diff_row){.frame = nr[i].frame,
+                                   .new_self = by_value ? nr[i].self_value : nr[i].self_samples,
+                                   .new_total = by_value ? nr[i].total_value : nr[i].total_samples};
+        at[slot] = (uint32_t)++count;
+    }
+    for (size_t i = 0; i < no; i++) {
+        size_t slot = orow[i].frame < d->prof->nframes ? orow[i].frame : nf - 1;
+        if (!at[slot]) {
+            out[count] = (jp_diff_row){.frame = orow[i].frame};
+            at[slot] = (uint32_t)++count;
+        }
+        jp_diff_row *r = &out[at[slot] - 1];
+        r->old_self = (double)(by_value ? orow[i].self_value : orow[i].self_samples) * scale;
+        r->old_total = (double)(by_value ? orow[i].total_value : orow[i].total_samples) * scale;
+    }
+    qsort_r(out, count, sizeof *out, row_cmp, (void *)d->prof);
+    free(at);
+    free(nr);
+    free(orow);
     *rows = out;
     return count;
 }

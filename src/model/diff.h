@@ -40,6 +40,7 @@ typedef struct jp_diff {
     bool by_value; /* compare values (ns, bytes) instead of samples */
     jp_diff_norm norm;
     double old_scale;                  /* factor that normalises the old side */
+    int64_t old_span_ns, new_span_ns;  /* the recordings' durations, 0 unknown */
     uint64_t *old_samples, *old_value; /* per cell of prof->kinds[kind] */
     uint64_t old_total_samples, old_total_value;
     /* jp_diff_tree(): the flame tree of prof and the old totals per node */
@@ -60,6 +61,21 @@ static inline double jp_diff_old(const jp_diff *d, uint64_t raw)
     return (double)raw * d->old_scale;
 }
 
+/* Changes the normalisation (d->old_scale); JP_ERR_USAGE, d unchanged,
+ * when PER_SECOND is asked and a duration is unknown. */
+jp_err jp_diff_set_norm(jp_diff *d, jp_diff_norm norm, jp_error *err);
+
+/* The factor that normalises the old side when comparing samples
+ * (by_value false) or values: PER_SAMPLE depends on the measure. */
+double jp_diff_scale_for(const jp_diff *d, bool by_value);
+
+/* The old side laid over a tree f built from d->prof (forward or reversed,
+ * with or without threads): a new tree of the old side built the same way
+ * (jp_flame_free), and in *map (a new array of f->count, free()) the node
+ * of it that has the same path as each node of f. Every node of f has one:
+ * d->prof holds a (zero) cell for every stack of either side. */
+jp_flame *jp_diff_old_tree(jp_diff *d, const jp_flame *f, uint32_t **map);
+
 /* Builds d->tree and the per-node old totals (idempotent). */
 void jp_diff_tree(jp_diff *d);
 
@@ -75,5 +91,11 @@ typedef struct jp_diff_row {
  * of self (then total, then name), at most `limit` (0 = all). *rows is a new
  * array (free()); returns how many. */
 size_t jp_diff_top(const jp_diff *d, size_t limit, jp_diff_row **rows);
+
+/* The same table under node `root` of a tree f and its old tree (from
+ * jp_diff_old_tree), in samples or values, old side normalised with
+ * jp_diff_scale_for(d, by_value): the zoomed and reversed views' table. */
+size_t jp_diff_top_under(const jp_diff *d, const jp_flame *f, const jp_flame *old,
+                         const uint32_t *map, uint32_t root, bool by_value, jp_diff_row **rows);
 
 #endif

@@ -3,6 +3,7 @@ libjpmodel_a_SOURCES = \
 	src/model/profile.c src/model/profile.h \
 	src/model/flame.c src/model/flame.h \
 	src/model/diff.c src/model/diff.h \
+	src/model/iodetail.c src/model/iodetail.h \
 	src/model/units.c src/model/units.h \
 	src/model/gc.c src/model/gc.h
 libjpmodel_a_SOURCES += \

@@ -16,6 +16,7 @@
 #include "model/units.h"
 #include "wire/snapshot_json.h"
 #include "tui/flame_json.h"
+#include "tui/io_detail.h"
 #include "tui/gc_report.h"
 #include "wire/html.h"
 #include "wire/pprof.h"
@@ -423,6 +424,23 @@ static jp_err batch_write(const tui_args *a, FILE *out, const jp_profile *p, con
     }
 }
 
+/* --io-detail: the endpoints and files as a table, or the io profile's
+ * JSON document with "io_detail" added. */
+static jp_err io_detail_write(const tui_args *a, FILE *out, const jp_profile *p,
+                              const jfr_report *rep, const jp_io_detail *io, jp_error *err)
+{
+    if (a->format != TUI_FORMAT_JSON)
+        return tui_io_detail_write_text(out, io, err);
+    json_t *doc = tui_profile_doc(p, rep, JP_KIND_IO, a->threads, a->by_value);
+    json_object_set_new(doc, "io_detail", tui_io_detail_json(io));
+    int rc = json_dumpf(doc, out, JSON_COMPACT);
+    json_decref(doc);
+    if (rc != 0)
+        return jp_error_set(err, JP_ERR_IO, "write error: %s", strerror(errno));
+    putc('\n', out);
+    return stream_check(out, err);
+}
+
 int tui_batch_run(const tui_args *a, FILE *out, FILE *errout)
 {
     jp_error err, werr;
@@ -431,9 +449,13 @@ int tui_batch_run(const tui_args *a, FILE *out, FILE *errout)
     jfr_report rep;
     jp_profile *p = NULL;
     uint32_t mask = a->has_kind ? 1u << a->kind : 0;
-    tui_load_status st = tui_load_jfr(a, mask, a->threads, &p, &rep, &err);
+    jp_io_detail io;
+    jp_io_detail_init(&io);
+    tui_load_status st =
+        tui_load_jfr_io(a, mask, a->threads, a->io_detail ? &io : NULL, &p, &rep, &err);
     if (st == TUI_LOAD_FAILED) {
         fprintf(errout, "jprof-top: %s\n", err.msg);
+        jp_io_detail_cleanup(&io);
         return TUI_EXIT_ERROR;
     }
     int status = TUI_EXIT_OK;
@@ -459,7 +481,8 @@ int tui_batch_run(const tui_args *a, FILE *out, FILE *errout)
     if (p->kinds[k].lost)
         fprintf(errout, "jprof-top: %s: %" PRIu64 " %s samples lost (the recorder said so)\n",
                 a->jfr_path, p->kinds[k].lost, jp_kind_name(k));
-    if (batch_write(a, out, p, &rep, k, &werr) != JP_OK) {
+    if ((a->io_detail ? io_detail_write(a, out, p, &rep, &io, &werr)
+                      : batch_write(a, out, p, &rep, k, &werr)) != JP_OK) {
         fprintf(errout, "jprof-top: %s\n", werr.msg);
         status = TUI_EXIT_ERROR;
         goto out;
@@ -469,6 +492,7 @@ int tui_batch_run(const tui_args *a, FILE *out, FILE *errout)
         status = TUI_EXIT_PARTIAL;
     }
 out:
+    jp_io_detail_cleanup(&io);
     jp_profile_free(p);
     return status;
 }
@@ -563,62 +587,111 @@ static jp_err diff_json(FILE *out, jp_diff *d, const char *old_path, const char 
 }
 
 /* Reads one side of a comparison; prints why not and returns false. */
-static bool diff_load(const tui_args *a, const char *path, jp_profile **p, FILE *errout)
+static bool diff_load(const tui_args *a, const char *path, bool threads, jp_profile **p,
+                      jfr_report *rep, FILE *errout)
 {
     tui_args one = *a;
     one.jfr_path = path;
-    jfr_report rep;
     jp_error err;
     jp_error_init(&err);
     uint32_t mask = a->has_kind ? 1u << a->kind : 0;
-    tui_load_status st = tui_load_jfr(&one, mask, a->threads, p, &rep, &err);
+    tui_load_status st = tui_load_jfr(&one, mask, threads, p, rep, &err);
     if (st == TUI_LOAD_FAILED) {
         fprintf(errout, "jprof-top: %s\n", err.msg);
         return false;
     }
-    print_warnings(errout, &rep);
+    print_warnings(errout, rep);
     if (st == TUI_LOAD_PARTIAL)
         fprintf(errout, "jprof-top: %s (compared as far as it was read)\n", err.msg);
     return true;
 }
 
-int tui_diff_run(const tui_args *a, FILE *out, FILE *errout)
+int tui_diff_open(const tui_args *a, bool threads, tui_diff_sides *s, FILE *errout)
 {
-    jp_profile *old = NULL, *new_ = NULL;
-    jp_diff *d = NULL;
-    int status = TUI_EXIT_ERROR;
-    if (!diff_load(a, a->diff_path, &old, errout) || !diff_load(a, a->jfr_path, &new_, errout))
-        goto out;
+    memset(s, 0, sizeof *s);
+    jfr_report orep;
+    if (!diff_load(a, a->diff_path, threads, &s->old, &orep, errout) ||
+        !diff_load(a, a->jfr_path, threads, &s->new_, &s->rep, errout))
+        goto fail;
     jp_kind k = a->kind;
-    if (!a->has_kind && !tui_kind_default(new_, &k)) {
+    if (!a->has_kind && !tui_kind_default(s->new_, &k)) {
         fprintf(errout, "jprof-top: %s: no profile events to compare\n", a->jfr_path);
-        goto out;
+        goto fail;
     }
-    if (!jp_profile_has_kind(new_, k) || !jp_profile_has_kind(old, k)) {
+    if (!jp_profile_has_kind(s->new_, k) || !jp_profile_has_kind(s->old, k)) {
         fprintf(errout, "jprof-top: --diff %s: no %s events in the %s profile\n", a->diff_path,
-                jp_kind_name(k), jp_profile_has_kind(new_, k) ? "baseline" : "new");
-        goto out;
+                jp_kind_name(k), jp_profile_has_kind(s->new_, k) ? "baseline" : "new");
+        goto fail;
     }
     jp_error err;
     jp_error_init(&err);
-    if (jp_diff_new(old, new_, k, a->threads, a->by_value, (jp_diff_norm)a->diff_norm, &d, &err)) {
+    if (jp_diff_new(s->old, s->new_, k, threads, a->by_value, (jp_diff_norm)a->diff_norm, &s->d,
+                    &err)) {
         fprintf(errout, "jprof-top: --diff %s: %s\n", a->diff_path, err.msg);
-        goto out;
+        goto fail;
     }
-    jp_err rc;
-    if (a->format == TUI_FORMAT_TOP)
-        rc = diff_top(out, d, a->diff_path, a->jfr_path, &err);
-    else if (a->format == TUI_FORMAT_JSON)
-        rc = diff_json(out, d, a->diff_path, a->jfr_path, &err);
-    else
-        rc = collapsed(out, d->prof, k, a->threads, a->by_value, d, &err);
+    return TUI_EXIT_OK;
+fail:
+    tui_diff_sides_cleanup(s);
+    return TUI_EXIT_ERROR;
+}
+
+void tui_diff_sides_cleanup(tui_diff_sides *s)
+{
+    jp_diff_free(s->d);
+    jp_profile_free(s->old);
+    jp_profile_free(s->new_);
+    memset(s, 0, sizeof *s);
+}
+
+/* --diff --format html: the page's own flame graph colours a tree whose
+ * nodes carry base_self/base_total (web/flame.js), as the web page's
+ * Compare does with the server's diff. */
+static jp_err diff_html(FILE *out, tui_diff_sides *sd, const tui_args *a, jp_error *err)
+{
+    jp_diff *d = sd->d;
+    json_t *doc = tui_profile_doc(d->prof, &sd->rep, d->kind, a->threads, a->by_value);
+    json_object_set_new(doc, "tree", tui_diff_json_web(d));
+    json_object_set_new(doc, "threads", json_boolean(a->threads));
+    char title[512];
+    const char *n = strrchr(a->jfr_path, '/'), *o = strrchr(a->diff_path, '/');
+    snprintf(title, sizeof title, "%s vs %s", n ? n + 1 : a->jfr_path, o ? o + 1 : a->diff_path);
+    jp_strbuf b;
+    jp_strbuf_init(&b, 0);
+    jp_err rc = jp_html_encode(doc, title, &b, err);
+    json_decref(doc);
+    if (!rc && (fwrite(b.data, 1, b.len, out) != b.len || fflush(out)))
+        rc = jp_error_set(err, JP_ERR_IO, "writing the html output failed");
+    jp_strbuf_cleanup(&b);
+    return rc;
+}
+
+jp_err tui_diff_write(FILE *out, jp_diff *d, tui_format f, const char *old_label,
+                      const char *new_label, jp_error *err)
+{
+    if (f == TUI_FORMAT_TOP)
+        return diff_top(out, d, old_label, new_label, err);
+    if (f == TUI_FORMAT_JSON)
+        return diff_json(out, d, old_label, new_label, err);
+    return collapsed(out, d->prof, d->kind, d->threads, d->by_value, d, err);
+}
+
+int tui_diff_run(const tui_args *a, FILE *out, FILE *errout)
+{
+    tui_diff_sides sd;
+    if (tui_diff_open(a, a->threads, &sd, errout) != TUI_EXIT_OK)
+        return TUI_EXIT_ERROR;
+    jp_diff *d = sd.d;
+    jp_error err;
+    jp_error_init(&err);
+    int status = TUI_EXIT_ERROR;
+    jp_err rc = a->format == TUI_FORMAT_HTML
+                    ? diff_html(out, &sd, a, &err)
+                    : tui_diff_write(out, d, a->format, a->diff_path, a->jfr_path, &err);
     if (rc)
         fprintf(errout, "jprof-top: %s\n", err.msg);
     else
         status = TUI_EXIT_OK;
-out:
-    jp_diff_free(d);
-    jp_profile_free(old);
-    jp_profile_free(new_);
+    tui_diff_sides_cleanup(&sd);
     return status;
 }

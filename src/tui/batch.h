@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "jfr/jfr.h"
+#include "model/diff.h"
 #include "model/profile.h"
 #include "tui/load.h"
 
@@ -47,6 +48,25 @@ jp_err tui_write_gc(FILE *out, const jp_profile *p, jp_error *err);
 jp_err tui_write_html(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k,
                       bool threads, bool by_value, const char *title, jp_error *err);
 jp_err tui_write_pprof(FILE *out, const jp_profile *p, jp_kind k, bool threads, jp_error *err);
+
+/* Both recordings of --diff read and compared (kind: --event, else the new
+ * one's default), for the batch output and the interactive view alike. */
+typedef struct tui_diff_sides {
+    jp_profile *old, *new_;
+    jfr_report rep; /* of the new recording */
+    jp_diff *d;
+} tui_diff_sides;
+
+/* Fills s (threads: read thread names too); prints why not on errout and
+ * returns TUI_EXIT_ERROR with s empty. */
+int tui_diff_open(const tui_args *a, bool threads, tui_diff_sides *s, FILE *errout);
+void tui_diff_sides_cleanup(tui_diff_sides *s);
+
+/* Writes a comparison as collapsed "stack OLD NEW" lines, the top table of
+ * changes (TUI_FORMAT_TOP) or the JSON diff tree (TUI_FORMAT_JSON); the
+ * labels name the two sides (files, or ranges of jprof-server). */
+jp_err tui_diff_write(FILE *out, jp_diff *d, tui_format f, const char *old_label,
+                      const char *new_label, jp_error *err);
 
 /* Runs `jprof-top -b --jfr NEW --diff OLD`: collapsed "stack OLD NEW" lines
  * (the old side normalised, as difffolded tools take them), a top table of

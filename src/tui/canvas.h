@@ -36,6 +36,15 @@ typedef enum tui_style {
     TUI_STYLE_FRAME_KERNEL,
     TUI_STYLE_FRAME_UNKNOWN,
     TUI_STYLE_FRAME_THREAD,
+    /* differential flame graph: unchanged, then grows / shrinks by
+     * intensity (1 faint .. 3 strong) */
+    TUI_STYLE_DIFF_SAME,
+    TUI_STYLE_DIFF_GROW1,
+    TUI_STYLE_DIFF_GROW2,
+    TUI_STYLE_DIFF_GROW3,
+    TUI_STYLE_DIFF_SHRINK1,
+    TUI_STYLE_DIFF_SHRINK2,
+    TUI_STYLE_DIFF_SHRINK3,
     TUI_STYLE_COUNT
 } tui_style;
 

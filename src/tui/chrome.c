@@ -46,6 +46,9 @@ void tui_chrome_title(const tui_view *v, tui_canvas *c, int row)
     jp_format_value(v->kind, 1, t->value, total, sizeof total);
     tui_canvas_fill(c, row, 0, c->cols, ' ', TUI_STYLE_TITLE, 0);
     int x = tui_canvas_puts(c, row, 0, base_name(v->path), TUI_STYLE_TITLE, TUI_F_BOLD);
+    if (v->diff)
+        x += tui_canvas_printf(c, row, x, TUI_STYLE_TITLE, TUI_F_BOLD, " vs %s",
+                               base_name(v->diff_base));
     if (v->rep->partial)
         x += tui_canvas_puts(c, row, x, " PARTIAL", TUI_STYLE_WARN, TUI_F_BOLD);
     x += tui_canvas_printf(c, row, x, TUI_STYLE_TITLE, 0, "  %s: %" PRIu64 " events, %s",
@@ -87,8 +90,36 @@ static void draw_legend(tui_canvas *c, int row, int x)
     }
 }
 
+/* The comparison's line: kind, measure, normalisation, and the colours. */
+static void diff_legend(const tui_view *v, tui_canvas *c, int row)
+{
+    static const char *const norms[] = {"none", "per sample", "per second"};
+    const jp_diff *d = v->diff;
+    int x =
+        tui_canvas_printf(c, row, 0, TUI_STYLE_ACTIVE, TUI_F_BOLD, "[%s]", jp_kind_name(v->kind));
+    x += tui_canvas_printf(
+        c, row, x, TUI_STYLE_NORMAL, 0, " %s, baseline normalised %s (x%.4g, m: change)  ",
+        v->by_value ? jp_kind_unit(v->kind) : "samples",
+        (unsigned)d->norm < 3 ? norms[d->norm] : "?", jp_diff_scale_for(d, v->by_value));
+    static const tui_style grow[] = {TUI_STYLE_DIFF_GROW3, TUI_STYLE_DIFF_GROW2,
+                                     TUI_STYLE_DIFF_GROW1};
+    static const tui_style shrink[] = {TUI_STYLE_DIFF_SHRINK1, TUI_STYLE_DIFF_SHRINK2,
+                                       TUI_STYLE_DIFF_SHRINK3};
+    x += tui_canvas_puts(c, row, x, "grows ", TUI_STYLE_NORMAL, TUI_F_BOLD);
+    for (int i = 0; i < 3; i++)
+        x += tui_canvas_puts(c, row, x, "  ", grow[i], 0);
+    x += tui_canvas_puts(c, row, x, "  ", TUI_STYLE_DIFF_SAME, 0);
+    for (int i = 0; i < 3; i++)
+        x += tui_canvas_puts(c, row, x, "  ", shrink[i], 0);
+    tui_canvas_puts(c, row, x, " shrinks", TUI_STYLE_NORMAL, TUI_F_BOLD);
+}
+
 void tui_chrome_kinds(const tui_view *v, tui_canvas *c, int row)
 {
+    if (v->diff) {
+        diff_legend(v, c, row);
+        return;
+    }
     /* Kinds in key order (1-9); absent ones dimmed, the shown one bracketed.
      * The kinds past park are rarer: listed only when present or shown, so
      * the line fits 80 columns. */
@@ -178,6 +209,14 @@ static int selection_info(const tui_view *v, tui_canvas *c, int row, int x)
     const char *name = jp_flame_node_name(f, v->sel, &len);
     x += tui_canvas_printf(c, row, x, TUI_STYLE_NORMAL, 0, "total %.1f%% %s  self %.1f%% %s  ",
                            tui_percent(tot, all), tb, tui_percent(self, all), sb);
+    if (v->diff) {
+        double old = tui_view_old_total(v, v->sel), dl = (double)tot - old;
+        char ob[32], db[32];
+        tui_view_format(v, (uint64_t)(old + 0.5), ob, sizeof ob);
+        tui_view_format(v, (uint64_t)(dl < 0 ? -dl + 0.5 : dl + 0.5), db, sizeof db);
+        x += tui_canvas_printf(c, row, x, TUI_STYLE_NORMAL, 0, "was %s, %s%s  ", ob,
+                               dl < 0 ? "-" : "+", db);
+    }
     x += tui_canvas_text(c, row, x, name, len, -1, tui_frame_style(v->prof, f->nodes[v->sel].frame),
                          TUI_F_BOLD);
     return x;
@@ -250,6 +289,8 @@ static const char *const help_lines[] = {
     "  v            samples <-> total (ns or bytes, in human units)",
     "  t            thread names as the root frames on/off",
     "  Tab          move between the flame graph and the top table",
+    "  i            io: endpoints and files waited on (with --io-detail)",
+    "  m            --diff: normalise per sample, per second or not at all",
     "  G            GC: pauses, heap before/after, allocation rate",
     "  ?, F1        this help        q, F10   quit",
     "",

@@ -51,7 +51,9 @@ static void draw_bar(const tui_view *v, tui_canvas *c, int row, const tui_bar *b
     const jp_flame *f = v->cur;
     uint32_t frame = f->nodes[b->node].frame;
     bool match = v->pattern[0] && v->matches && b->node < v->matches_cap && v->matches[b->node];
-    tui_style st = match ? TUI_STYLE_MATCH : tui_frame_style(v->prof, frame);
+    tui_style st = match                               ? TUI_STYLE_MATCH
+                   : v->diff && frame != JP_FLAME_NONE ? tui_view_diff_style(v, b->node)
+                                                       : tui_frame_style(v->prof, frame);
     unsigned flags = b->node == v->sel ? TUI_F_REVERSE | TUI_F_BOLD : 0;
     /* The last column of a bar is a gap so neighbours stay apart. */
     int inner = b->w > 1 ? b->w - 1 : 1;

@@ -19,10 +19,13 @@ int tui_interactive_run(const tui_args *a)
     jp_error_init(&serr);
     jfr_report rep;
     jp_profile *p = NULL;
+    jp_io_detail io;
+    jp_io_detail_init(&io);
     /* Every kind, with threads, so kind and thread switches need no re-read. */
-    tui_load_status st = tui_load_jfr(a, 0, true, &p, &rep, &err);
+    tui_load_status st = tui_load_jfr_io(a, 0, true, a->io_detail ? &io : NULL, &p, &rep, &err);
     if (st == TUI_LOAD_FAILED) {
         fprintf(stderr, "jprof-top: %s\n", err.msg);
+        jp_io_detail_cleanup(&io);
         return TUI_EXIT_ERROR;
     }
     jp_kind k = JP_KIND_CPU;
@@ -35,10 +38,15 @@ int tui_interactive_run(const tui_args *a)
                          jp_kind_name(a->kind), jp_kind_name(k));
     else if (!have_default)
         tui_view_message(v, true, "no profile events in this recording");
+    if (a->io_detail) {
+        tui_view_set_io(v, &io);
+        v->io_panel = true;
+    }
     if (st == TUI_LOAD_PARTIAL)
         tui_view_message(v, true, "PARTIAL: %s", err.msg);
     jp_err rc = tui_screen_run(v, &serr);
     tui_view_free(v);
+    jp_io_detail_cleanup(&io);
     jp_profile_free(p);
     if (rc != JP_OK) {
         fprintf(stderr, "jprof-top: %s\n", serr.msg);
@@ -47,6 +55,29 @@ int tui_interactive_run(const tui_args *a)
     if (st == TUI_LOAD_PARTIAL) {
         fprintf(stderr, "jprof-top: %s\n", err.msg);
         return TUI_EXIT_PARTIAL;
+    }
+    return TUI_EXIT_OK;
+}
+
+int tui_interactive_diff(const tui_args *a)
+{
+    if (!tui_have_terminal())
+        return TUI_EXIT_USAGE;
+    tui_diff_sides sd;
+    /* with threads, so t works as in the plain view */
+    if (tui_diff_open(a, true, &sd, stderr) != TUI_EXIT_OK)
+        return TUI_EXIT_ERROR;
+    tui_view *v =
+        tui_view_new(sd.d->prof, &sd.rep, a->jfr_path, sd.d->kind, a->by_value, a->threads);
+    tui_view_set_diff(v, sd.d, a->diff_path);
+    jp_error serr;
+    jp_error_init(&serr);
+    jp_err rc = tui_screen_run(v, &serr);
+    tui_view_free(v);
+    tui_diff_sides_cleanup(&sd);
+    if (rc != JP_OK) {
+        fprintf(stderr, "jprof-top: %s\n", serr.msg);
+        return TUI_EXIT_ERROR;
     }
     return TUI_EXIT_OK;
 }

@@ -8,6 +8,11 @@
 
 int tui_interactive_run(const tui_args *a);
 
+/* `jprof-top --jfr NEW --diff OLD`: the flame view of the comparison
+ * (widths from NEW, bars coloured by change, the table by change, key m
+ * for the normalisation). Returns a TUI_EXIT_* status. */
+int tui_interactive_diff(const tui_args *a);
+
 /* `jprof-top -p PID` (or no argument: the list of local JVMs first): the
  * live screens until q or a signal; then stops the recording and removes
  * jprof's files from the target. Returns a TUI_EXIT_* status (live.h). */

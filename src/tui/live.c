@@ -402,6 +402,13 @@ jp_err tui_live_prof_start(tui_live *l, jp_error *err)
     return JP_OK;
 }
 
+static void io_detail_free(jp_io_detail *d)
+{
+    if (d)
+        jp_io_detail_cleanup(d);
+    free(d);
+}
+
 /* The pid source's window: the engine's last span, parsed. */
 static jp_err pid_prof_read(tui_live *l, jp_profile **out, jfr_report *rep, bool *tail,
                             jp_error *err)
@@ -409,6 +416,12 @@ static jp_err pid_prof_read(tui_live *l, jp_profile **out, jfr_report *rep, bool
     jfr_options opt;
     jfr_options_init(&opt);
     opt.threads = true;
+    if (l->opts.io_detail) {
+        io_detail_free(l->prof.io_next);
+        l->prof.io_next = jp_xmalloc(sizeof *l->prof.io_next);
+        jp_io_detail_init(l->prof.io_next);
+        opt.io_detail = l->prof.io_next;
+    }
     jp_profile *p = jp_profile_new();
     jp_err rc = jvm_engine_peek(l->prof.engine, &opt, p, rep, tail, err);
     /* async-profiler starts a fresh session every window; one that did not
@@ -445,6 +458,10 @@ jp_err tui_live_prof_dump(tui_live *l, jp_error *err)
     jp_profile_free(l->prof.prev_profile);
     l->prof.prev_profile = l->prof.profile;
     l->prof.profile = p;
+    io_detail_free(l->prof.prev_io);
+    l->prof.prev_io = l->prof.io;
+    l->prof.io = l->prof.io_next;
+    l->prof.io_next = NULL;
     l->prof.rep = rep;
     l->prof.live_tail = live_tail;
     l->prof.dumped_mono = jp_time_mono_ns();
@@ -467,6 +484,10 @@ void tui_live_prof_stop(tui_live *l)
     jp_profile_free(l->prof.profile);
     jp_profile_free(l->prof.prev_profile);
     l->prof.profile = l->prof.prev_profile = NULL;
+    io_detail_free(l->prof.io);
+    io_detail_free(l->prof.prev_io);
+    io_detail_free(l->prof.io_next);
+    l->prof.io = l->prof.prev_io = l->prof.io_next = NULL;
 }
 
 const char *tui_live_prof_engine(const tui_live *l)

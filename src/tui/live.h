@@ -59,6 +59,7 @@ struct tui_live_opts {
     int64_t window_ns;   /* --window: the live profile's span (default 30 s) */
     jvm_snap_source source;
     const char *asprof; /* --asprof PATH/libasyncProfiler.so, or NULL: JFR */
+    bool io_detail;     /* --io-detail: read endpoints and paths of io events */
 };
 
 void tui_live_opts_init(tui_live_opts *o);
@@ -72,6 +73,9 @@ typedef struct tui_live_prof {
     int64_t started_mono;     /* when the profile started */
     jp_profile *profile;      /* the last window read, or NULL */
     jp_profile *prev_profile; /* the one before, freed at the next dump */
+    /* --io-detail: the endpoints and paths of profile / prev_profile
+     * (heap, NULL without); io_next is filled by the source's prof_read */
+    jp_io_detail *io, *prev_io, *io_next;
     jfr_report rep;
     int64_t dumped_mono;
     double cost_ms; /* last dump: attach + read + parse */

@@ -6,6 +6,7 @@
 #include "base/timeutil.h"
 #include "jvm/cleanup.h"
 #include "tui/batch.h"
+#include "tui/io_detail.h"
 #include "tui/live_report.h"
 #include "wire/snapshot_json.h"
 
@@ -21,6 +22,7 @@ void tui_live_opts_from_args(const tui_args *a, tui_live_opts *o)
         o->window_ns = a->window_ns;
     o->source = (jvm_snap_source)a->snap_source;
     o->asprof = a->asprof;
+    o->io_detail = a->io_detail;
 }
 
 int tui_live_list_run(FILE *out, FILE *errout)
@@ -140,6 +142,60 @@ int tui_live_batch_run(const tui_args *a, FILE *out, FILE *errout)
     if (tui_live_open(&o, &l, &err) != JP_OK)
         return fail(errout, &err);
     return tui_live_batch_samples(l, a->count, a->format, out, errout);
+}
+
+int tui_live_io_batch_run(const tui_args *a, FILE *out, FILE *errout)
+{
+    tui_live_signals_install();
+    tui_live_opts o;
+    tui_live_opts_from_args(a, &o);
+    o.io_detail = true;
+    int64_t span = a->interval_ns > 0 ? a->interval_ns : 10 * JP_NS_PER_SEC;
+    jp_error err;
+    jp_error_init(&err);
+    tui_live *l = NULL;
+    int status = TUI_EXIT_OK;
+    if (tui_live_open(&o, &l, &err) != JP_OK)
+        return fail(errout, &err);
+    if (tui_live_prof_start(l, &err) != JP_OK) {
+        status = fail(errout, &err);
+        goto out;
+    }
+    tui_live_sleep(span);
+    if (tui_live_stop_signal) {
+        status = interrupted(errout);
+        goto out;
+    }
+    if (tui_live_prof_dump(l, &err) != JP_OK) {
+        status = fail(errout, &err);
+        goto out;
+    }
+    jp_io_detail none;
+    jp_io_detail_init(&none);
+    const jp_io_detail *io = l->prof.io ? l->prof.io : &none;
+    jp_err rc;
+    if (a->format == TUI_FORMAT_JSON) {
+        json_t *doc = json_object();
+        json_object_set_new(doc, "pid", json_integer(a->pid));
+        json_object_set_new(doc, "seconds", json_real((double)span / 1e9));
+        json_object_set_new(doc, "io_detail", tui_io_detail_json(io));
+        rc = json_dumpf(doc, out, JSON_COMPACT) ? JP_ERR_IO : JP_OK;
+        json_decref(doc);
+        putc('\n', out);
+        if (fflush(out) != 0)
+            rc = JP_ERR_IO;
+    } else {
+        rc = tui_io_detail_write_text(out, io, &err);
+    }
+    jp_io_detail_cleanup(&none);
+    if (rc != JP_OK) {
+        fprintf(errout, "jprof-top: cannot write the output\n");
+        status = TUI_EXIT_ERROR;
+    }
+out:
+    tui_live_free(l);
+    jvm_cleanup_run_all();
+    return status;
 }
 
 int tui_live_batch_samples(tui_live *l, long count, tui_format format, FILE *out, FILE *errout)

@@ -36,4 +36,9 @@ jp_err tui_live_write_sample(const tui_live *l, tui_format format, long n, FILE 
  * used, or null). New reference. */
 json_t *tui_live_json(const tui_live *l);
 
+/* Runs `jprof-top -b -p PID --io-detail`: records the JVM's I/O waits for
+ * -d SECONDS (default 10) and prints their endpoints and files (text or
+ * json); returns a TUI_EXIT_* status. */
+int tui_live_io_batch_run(const tui_args *a, FILE *out, FILE *errout);
+
 #endif

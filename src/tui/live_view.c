@@ -314,6 +314,8 @@ static void path_free(name_path *p)
 static void flame_carry(tui_view *old, tui_view *nv)
 {
     nv->focus = old->focus;
+    nv->io_panel = old->io_panel && nv->io;
+    nv->io_scroll = old->io_scroll;
     if (old->pattern[0])
         tui_view_search(nv, old->pattern);
     if (old->rev)
@@ -349,6 +351,7 @@ static void flame_rebuild(tui_live_view *v)
     tui_live_prof_label(v->live, v->flame_label, sizeof v->flame_label);
     v->flame =
         tui_view_new(p->profile, &p->rep, v->flame_label, k, v->flame_by_value, v->flame_threads);
+    tui_view_set_io(v->flame, p->io);
     v->flame_kind_set = true;
     v->flame_kind = k;
     tui_view_resize(v->flame, v->rows - HEAD_ROWS, v->cols);

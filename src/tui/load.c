@@ -38,6 +38,12 @@ void tui_args_init(tui_args *a)
 tui_load_status tui_load_jfr(const tui_args *a, uint32_t kinds, bool threads, jp_profile **out,
                              jfr_report *rep, jp_error *err)
 {
+    return tui_load_jfr_io(a, kinds, threads, NULL, out, rep, err);
+}
+
+tui_load_status tui_load_jfr_io(const tui_args *a, uint32_t kinds, bool threads, jp_io_detail *io,
+                                jp_profile **out, jfr_report *rep, jp_error *err)
+{
     jfr_options opt;
     jfr_options_init(&opt);
     opt.kinds = kinds;
@@ -49,6 +55,7 @@ tui_load_status tui_load_jfr(const tui_args *a, uint32_t kinds, bool threads, jp
     opt.leak = a->leak;
     opt.tail = a->tail;
     opt.jobs = a->jobs;
+    opt.io_detail = io;
     /* the GC log only where it is shown: the screens, json and gc */
     opt.skip_gc = a->batch && a->format != TUI_FORMAT_JSON && a->format != TUI_FORMAT_GC;
     jfr_report_init(rep);

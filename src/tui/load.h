@@ -50,6 +50,7 @@ typedef struct tui_args {
     bool has_tail;      /* --tail F given */
     double tail;        /* --tail (default 0.1) */
     int jobs;           /* --jobs (0 = every online CPU) */
+    bool io_detail;     /* --io-detail: endpoints and paths of the io kind (local only) */
     /* live JVM (-p PID, or the list of local JVMs without --jfr) */
     bool has_pid;
     int pid;
@@ -75,6 +76,11 @@ typedef enum tui_load_status {
  * PARTIAL and FAILED. */
 tui_load_status tui_load_jfr(const tui_args *a, uint32_t kinds, bool threads, jp_profile **out,
                              jfr_report *rep, jp_error *err);
+
+/* The same, also adding the endpoints and paths of io events to io (when
+ * not NULL and io is among the kinds; model/iodetail.h). */
+tui_load_status tui_load_jfr_io(const tui_args *a, uint32_t kinds, bool threads, jp_io_detail *io,
+                                jp_profile **out, jfr_report *rep, jp_error *err);
 
 /* The kinds with events, as "cpu, alloc, lock" or "none". */
 void tui_kinds_present(const jp_profile *p, char *buf, size_t len);

@@ -7,6 +7,7 @@ libjptui_a_SOURCES = \
 	src/tui/chrome.c src/tui/chrome.h \
 	src/tui/flame_json.c src/tui/flame_json.h \
 	src/tui/flame_panel.c src/tui/flame_panel.h \
+	src/tui/io_detail.c src/tui/io_detail.h \
 	src/tui/layout.c src/tui/layout.h \
 	src/tui/live.c src/tui/live.h \
 	src/tui/live_batch.c src/tui/live_batch.h \

@@ -33,6 +33,7 @@ enum {
     OPT_LEAK,
     OPT_TAIL,
     OPT_JOBS,
+    OPT_IO_DETAIL,
 };
 
 static const struct option long_options[] = {
@@ -46,6 +47,7 @@ static const struct option long_options[] = {
     {"leak", no_argument, NULL, OPT_LEAK},
     {"tail", required_argument, NULL, OPT_TAIL},
     {"jobs", required_argument, NULL, OPT_JOBS},
+    {"io-detail", no_argument, NULL, OPT_IO_DETAIL},
     {"version", no_argument, NULL, 'V'},
     /* a live JVM on this machine */
     {"pid", required_argument, NULL, 'p'},
@@ -73,8 +75,11 @@ static void usage(FILE *out)
           "                 [--format collapsed|top|json|pprof|html|gc] [--threads] [--from TIME]\n"
           "                 [--to TIME]\n"
           "                 [--state S[,S]] [--leak [--tail F]] [--jobs N]\n"
-          "       jprof-top -b --jfr NEW --diff OLD [--normalize sample|second|none]\n"
-          "                 [--event KIND] [--value samples|total] [--format collapsed|top|json]\n"
+          "       jprof-top [-b] --jfr FILE --io-detail [--format top|json]\n"
+          "       jprof-top [-b] -p PID --io-detail [-d SECONDS] [--format text|json]\n"
+          "       jprof-top [-b] --jfr NEW --diff OLD [--normalize sample|second|none]\n"
+          "                 [--event KIND] [--value samples|total] [--format "
+          "collapsed|top|json|html]\n"
           "\n"
           "Look into a running JVM (threads, locks, deadlocks, a live flame graph),\n"
           "or explore a Java Flight Recorder file. Without -p and --jfr: the list of\n"
@@ -98,7 +103,12 @@ static void usage(FILE *out)
           "                         file: flame graph and top table, no network), gc (GC\n"
           "                         pauses, heap and allocation rate; json has it as \"gc\")\n"
           "      --threads          thread names as the root frames\n"
-          "      --diff OLD         compare with the baseline recording OLD: collapsed\n"
+          "      --io-detail        io: the remote endpoints (host:port) and files waited\n"
+          "                         on, with events and time blocked; read and shown\n"
+          "                         here only (key i in the Flame screen; -b -p records\n"
+          "                         -d SECONDS, default 10)\n"
+          "      --diff OLD         compare with the baseline recording OLD: a differential\n"
+          "                         flame graph (red grows, blue shrinks); -b: collapsed\n"
           "                         'stack OLD NEW' lines, top: the biggest changes first\n"
           "      --normalize HOW    sample (default: the baseline scaled to the same\n"
           "                         total), second (to the same duration) or none\n"
@@ -220,6 +230,9 @@ static int parse(int argc, char **argv, tui_args *a)
         case OPT_THREADS:
             a->threads = true;
             break;
+        case OPT_IO_DETAIL:
+            a->io_detail = true;
+            break;
         case OPT_DIFF:
             a->diff_path = optarg;
             break;
@@ -298,15 +311,33 @@ static int parse(int argc, char **argv, tui_args *a)
         return tui_usage_error("%s", "--event, --value, --threads, --from, --to, --state, --leak, "
                                      "--tail and --jobs need a recording: no recording given, use "
                                      "--jfr FILE");
+    if (a->io_detail) {
+        if (!a->jfr_path && !a->has_pid)
+            return tui_usage_error("%s", "--io-detail needs a recording (--jfr FILE) or a JVM "
+                                         "(-p PID)");
+        if (a->has_kind && a->kind != JP_KIND_IO)
+            return tui_usage_error("--io-detail is about the io kind, not %s",
+                                   jp_kind_name(a->kind));
+        if (a->diff_path)
+            return tui_usage_error("%s", "--io-detail and --diff do not go together");
+        if (a->has_format && a->format != TUI_FORMAT_TOP && a->format != TUI_FORMAT_JSON &&
+            a->format != TUI_FORMAT_TEXT)
+            return tui_usage_error("--io-detail prints a table (top, text) or json, not %s",
+                                   tui_format_name(a->format));
+        if (a->jfr_path) {
+            a->kind = JP_KIND_IO;
+            a->has_kind = true;
+            if (!a->has_format || a->format == TUI_FORMAT_TEXT)
+                a->format = TUI_FORMAT_TOP;
+            a->has_format = a->batch;
+        }
+    }
     if (a->has_tail && !a->leak)
         return tui_usage_error("%s", "--tail is the age limit of --leak: add --leak");
     if (a->diff_path && !a->jfr_path)
         return tui_usage_error("%s", "--diff OLD.jfr compares with a recording: add --jfr NEW.jfr");
-    if (a->diff_path && !a->batch)
-        return tui_usage_error("%s", "--diff is for batch mode for now: add -b");
-    if (a->diff_path && (a->format == TUI_FORMAT_PPROF || a->format == TUI_FORMAT_HTML ||
-                         a->format == TUI_FORMAT_GC))
-        return tui_usage_error("--diff prints collapsed, top or json, not %s",
+    if (a->diff_path && (a->format == TUI_FORMAT_PPROF || a->format == TUI_FORMAT_GC))
+        return tui_usage_error("--diff prints collapsed, top, json or html, not %s",
                                tui_format_name(a->format));
     if (a->jfr_path) {
         if (a->has_pid)
@@ -336,9 +367,11 @@ int main(int argc, char **argv)
     if (rc >= 0)
         return rc;
     if (a.diff_path)
-        return tui_diff_run(&a, stdout, stderr);
+        return a.batch ? tui_diff_run(&a, stdout, stderr) : tui_interactive_diff(&a);
     if (a.jfr_path)
         return a.batch ? tui_batch_run(&a, stdout, stderr) : tui_interactive_run(&a);
+    if (a.batch && a.io_detail)
+        return tui_live_io_batch_run(&a, stdout, stderr);
     if (a.batch)
         return a.has_pid ? tui_live_batch_run(&a, stdout, stderr)
                          : tui_live_list_run(stdout, stderr);

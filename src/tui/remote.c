@@ -469,6 +469,74 @@ jp_err tui_remote_profile(tui_remote *r, uint32_t kinds, const char *from, const
     return JP_OK;
 }
 
+/* One side's from/to of a diff answer's meta ("current" or "base"). */
+static void side_take(tui_remote_flame_meta *m, const json_t *answer, const char *side,
+                      jp_profile *p)
+{
+    const json_t *sm = json_object_get(json_object_get(answer, "meta"), side);
+    const char *s;
+    if ((s = jp_query_str(sm, "from")))
+        snprintf(m->from, sizeof m->from, "%s", s);
+    if ((s = jp_query_str(sm, "to")))
+        snprintf(m->to, sizeof m->to, "%s", s);
+    m->windows = jp_query_int(sm, "windows", 0);
+    int64_t a = 0, b = 0;
+    if (jp_rfc3339_parse(m->from, &a, NULL) == JP_OK &&
+        jp_rfc3339_parse(m->to, &b, NULL) == JP_OK && b > a) {
+        p->start_ns = a;
+        p->end_ns = b;
+    }
+}
+
+jp_err tui_remote_diff(tui_remote *r, jp_kind k, const char *from, const char *to, const char *pod,
+                       const tui_remote_base *b, long max_nodes, jp_profile **cur,
+                       jp_profile **base, tui_remote_flame_meta *meta,
+                       tui_remote_flame_meta *base_meta, jp_error *err)
+{
+    *cur = *base = NULL;
+    memset(meta, 0, sizeof *meta);
+    memset(base_meta, 0, sizeof *base_meta);
+    r->fail = TUI_RFAIL_NONE;
+    jp_profile *pc = jp_profile_new(), *pb = jp_profile_new();
+    jp_strbuf path;
+    jp_strbuf_init(&path, 0);
+    jp_err rc = JP_OK;
+    for (int by_value = 0; by_value < 2 && rc == JP_OK; by_value++) {
+        flame_path(&path, r, "flamegraph/diff", k, from, to, pod);
+        q_add(&path, "base_from", b->from);
+        q_add(&path, "base_to", b->to);
+        if (b->pod) { /* "" is every pod: sent even when empty */
+            jp_strbuf_puts(&path, "&base_pod=");
+            jp_http_query_escape(&path, b->pod);
+        }
+        jp_strbuf_printf(&path, "&by=%s&max_nodes=%ld&limit=1", by_value ? "value" : "samples",
+                         max_nodes);
+        json_t *a = NULL;
+        rc = remote_get(r, jp_strbuf_str(&path), &a, &meta->took_ms, err);
+        if (rc == JP_OK)
+            rc = jp_query_flame_add_side(pc, k, a, by_value, false, err);
+        if (rc == JP_OK)
+            rc = jp_query_flame_add_side(pb, k, a, by_value, true, err);
+        if (rc == JP_OK && !by_value) {
+            meta_take(meta, a);
+            side_take(meta, a, "current", pc);
+            side_take(base_meta, a, "base", pb);
+        }
+        json_decref(a);
+    }
+    jp_strbuf_cleanup(&path);
+    if (rc != JP_OK) {
+        if (r->fail == TUI_RFAIL_NONE)
+            r->fail = TUI_RFAIL_OTHER;
+        jp_profile_free(pc);
+        jp_profile_free(pb);
+        return rc;
+    }
+    *cur = pc;
+    *base = pb;
+    return JP_OK;
+}
+
 jp_err tui_remote_top(tui_remote *r, jp_kind k, const char *from, const char *to, const char *pod,
                       long limit, bool by_value, json_t **out, jp_error *err)
 {

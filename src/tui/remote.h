@@ -119,6 +119,24 @@ jp_err tui_remote_profile(tui_remote *r, uint32_t kinds, const char *from, const
                           const char *pod, long max_nodes, jp_profile **out,
                           tui_remote_flame_meta *meta, jp_error *err);
 
+/* The baseline of a comparison (the server's base_from, base_to,
+ * base_pod; NULL: the API's default, the current side's). base_pod "" is
+ * every pod. */
+typedef struct tui_remote_base {
+    const char *from, *to, *pod;
+} tui_remote_base;
+
+/* GETs /api/v1/flamegraph/diff for kind k (both measures): the current
+ * side over [from, to) of pod (NULL: all) into *cur, the baseline into
+ * *base, each a new profile with its resolved time range (start_ns,
+ * end_ns); meta is the current side's, base_meta the baseline's. Both
+ * sides are merged and cut on the server, so neither loses frames only
+ * the other has. */
+jp_err tui_remote_diff(tui_remote *r, jp_kind k, const char *from, const char *to, const char *pod,
+                       const tui_remote_base *b, long max_nodes, jp_profile **cur,
+                       jp_profile **base, tui_remote_flame_meta *meta,
+                       tui_remote_flame_meta *base_meta, jp_error *err);
+
 /* GETs /api/v1/top for one kind into *out (new reference): self and total
  * per frame over all the data of the range (exact even where a flame tree
  * would be cut), sorted by self in samples or (by_value) the kind's value. */

@@ -146,8 +146,63 @@ static int top_view(tui_remote *r, const tui_rbatch_opts *o, const char *from, c
     return partial ? TUI_EXIT_PARTIAL : TUI_EXIT_OK;
 }
 
+int tui_remote_diff_open(tui_remote *r, const tui_rbatch_opts *o, bool threads, jp_diff **d,
+                         char *cur_label, char *base_label, size_t label_len, FILE *errout)
+{
+    jp_error err;
+    jp_error_init(&err);
+    *d = NULL;
+    const char *from = o->from ? o->from : "-15m", *to = o->to ? o->to : "now";
+    jp_profile *cur = NULL, *base = NULL;
+    tui_remote_flame_meta m, bm;
+    if (tui_remote_diff(r, o->kind, from, to, o->pod, &o->base, 200000, &cur, &base, &m, &bm,
+                        &err) != JP_OK) {
+        fprintf(errout, "jprof-top: %s\n", err.msg);
+        return tui_remote_exit_status(r);
+    }
+    const char *bpod = o->base.pod ? (*o->base.pod ? o->base.pod : "all pods") : o->pod;
+    snprintf(cur_label, label_len, "%s:%s%s%s %s..%s", r->ns, r->svc, o->pod ? " pod " : "",
+             o->pod ? o->pod : "", m.from, m.to);
+    snprintf(base_label, label_len, "%s:%s%s%s %s..%s", r->ns, r->svc, bpod ? " pod " : "",
+             bpod ? bpod : "", bm.from, bm.to);
+    int status = TUI_EXIT_OK;
+    if (!jp_profile_has_kind(cur, o->kind) && !jp_profile_has_kind(base, o->kind)) {
+        fprintf(errout, "jprof-top: no %s data in %s nor in the baseline %s\n",
+                jp_kind_name(o->kind), cur_label, base_label);
+        status = TUI_EXIT_ERROR;
+    } else if (jp_diff_new(base, cur, o->kind, threads, o->by_value, (jp_diff_norm)o->norm, d,
+                           &err) != JP_OK) {
+        fprintf(errout, "jprof-top: %s\n", err.msg);
+        status = TUI_EXIT_USAGE;
+    }
+    if (status == TUI_EXIT_OK && m.partial)
+        fprintf(errout, "jprof-top: PARTIAL: %s\n", m.partial_reason);
+    jp_profile_free(cur);
+    jp_profile_free(base);
+    return status == TUI_EXIT_OK && m.partial ? TUI_EXIT_PARTIAL : status;
+}
+
+static int diff_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE *errout)
+{
+    jp_diff *d = NULL;
+    char cl[256], bl[256];
+    int status = tui_remote_diff_open(r, o, false, &d, cl, bl, sizeof cl, errout);
+    if (!d)
+        return status;
+    jp_error err;
+    jp_error_init(&err);
+    if (tui_diff_write(out, d, o->format, bl, cl, &err) != JP_OK) {
+        fprintf(errout, "jprof-top: %s\n", err.msg);
+        status = TUI_EXIT_ERROR;
+    }
+    jp_diff_free(d);
+    return status;
+}
+
 static int profile_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE *errout)
 {
+    if (o->has_base)
+        return diff_view(r, o, out, errout);
     jp_error err;
     jp_error_init(&err);
     const char *from = o->from ? o->from : "-15m", *to = o->to ? o->to : "now";

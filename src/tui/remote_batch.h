@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "model/diff.h"
 #include "model/profile.h"
 #include "tui/load.h"
 #include "tui/remote.h"
@@ -27,7 +28,18 @@ typedef struct tui_rbatch_opts {
     bool by_value;
     const char *from, *to; /* server time syntax; NULL: the last 15 minutes, now */
     const char *pod;       /* NULL: every pod */
+    /* --base-from, --base-to, --base-pod: compare with this baseline
+     * through /api/v1/flamegraph/diff (model/diff.h, as --diff does) */
+    bool has_base;
+    tui_remote_base base;
+    int norm; /* a jp_diff_norm (--normalize) */
 } tui_rbatch_opts;
+
+/* Reads the comparison of o (has_base) for kind o->kind into *d (a new
+ * jp_diff, jp_diff_free) and labels for its two sides; prints why not on
+ * errout and returns the exit status, TUI_EXIT_OK when *d is set. */
+int tui_remote_diff_open(tui_remote *r, const tui_rbatch_opts *o, bool threads, jp_diff **d,
+                         char *cur_label, char *base_label, size_t label_len, FILE *errout);
 
 /* r is connected (tui_remote_connect) and stays the caller's. */
 int tui_remote_batch_run(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE *errout);

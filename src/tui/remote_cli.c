@@ -18,6 +18,7 @@
 #include "tui/screen.h"
 #include "tui/source_kubectl.h"
 #include "tui/source_server.h"
+#include "tui/view.h"
 
 enum {
     OPT_SERVER = 2000,
@@ -30,6 +31,10 @@ enum {
     OPT_CONTEXT,
     OPT_KUBECONFIG,
     OPT_WINDOW,
+    OPT_BASE_FROM,
+    OPT_BASE_TO,
+    OPT_BASE_POD,
+    OPT_NORMALIZE,
 };
 
 static const struct option remote_options[] = {
@@ -46,6 +51,10 @@ static const struct option remote_options[] = {
     {"context", required_argument, NULL, OPT_CONTEXT},
     {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
     {"window", required_argument, NULL, OPT_WINDOW},
+    {"base-from", required_argument, NULL, OPT_BASE_FROM},
+    {"base-to", required_argument, NULL, OPT_BASE_TO},
+    {"base-pod", required_argument, NULL, OPT_BASE_POD},
+    {"normalize", required_argument, NULL, OPT_NORMALIZE},
     TUI_COMMON_OPTIONS,
     {NULL, 0, NULL, 0},
 };
@@ -75,7 +84,7 @@ typedef struct rargs {
     int64_t window_ns;
     tui_remote_opts ro;
     tui_rbatch_opts bo;
-    bool batch, has_format;
+    bool batch, has_format, has_norm;
     int range;
     int64_t interval_ns;
     int screen; /* index into "TLDFS" */
@@ -109,6 +118,13 @@ static void usage(void)
           "      --server-ca FILE   CA bundle for an https server\n"
           "      --pod POD          only this pod (keys p/P change it interactively)\n"
           "      --range R          the flame range shown first (default 15m)\n"
+          "      --base-from TIME, --base-to TIME, --base-pod POD\n"
+          "                         compare with this baseline (the web page's Compare):\n"
+          "                         a differential flame graph; -b --event KIND: collapsed\n"
+          "                         'stack OLD NEW', top or json (--diff's formats); one\n"
+          "                         end alone keeps the range's length; --base-pod '' is\n"
+          "                         every pod\n"
+          "      --normalize HOW    sample (default), second or none (see --diff)\n"
           "      --screen NAME      threads, locks, deadlocks, flame or status\n"
           "  -d, --delay SECONDS    refresh interval (default 5; kubectl: 2)\n"
           "  -c, --container C      kubectl: the container (default: the first that\n"
@@ -177,6 +193,26 @@ static int parse_opt(int c, rargs *a)
         jp_error_init(&err);
         if (jp_duration_parse(optarg, &a->window_ns, &err) != JP_OK || a->window_ns <= 0)
             return tui_usage_error("--window: '%s' is not a positive number of seconds", optarg);
+        return -1;
+    }
+    case OPT_BASE_FROM:
+        a->bo.base.from = optarg;
+        a->bo.has_base = true;
+        return -1;
+    case OPT_BASE_TO:
+        a->bo.base.to = optarg;
+        a->bo.has_base = true;
+        return -1;
+    case OPT_BASE_POD:
+        a->bo.base.pod = optarg;
+        a->bo.has_base = true;
+        return -1;
+    case OPT_NORMALIZE: {
+        jp_diff_norm n;
+        if (!jp_diff_norm_parse(optarg, &n))
+            return tui_usage_error("--normalize must be sample, second or none, not '%s'", optarg);
+        a->bo.norm = (int)n;
+        a->has_norm = true;
         return -1;
     }
     case OPT_RANGE:
@@ -273,10 +309,26 @@ static int check_args(rargs *a)
         return tui_usage_error("%s", "the remote view needs both -n NAMESPACE and -s SERVICE");
     if (a->has_format && !a->batch)
         return tui_usage_error("%s", "--format is for batch mode: add -b");
-    if (!a->batch && (a->bo.has_kind || a->bo.from || a->bo.to || a->bo.by_value))
+    if (!a->batch && !a->bo.has_base &&
+        (a->bo.has_kind || a->bo.from || a->bo.to || a->bo.by_value))
         return tui_usage_error("%s",
                                "--event, --value, --from and --to are for batch mode (-b); "
                                "interactively use the Flame screen (F) and < > for the range");
+    if (a->has_norm && !a->bo.has_base)
+        return tui_usage_error("%s", "--normalize is for a comparison: add --base-from, --base-to "
+                                     "or --base-pod");
+    if (a->bo.has_base && !a->batch) {
+        if (a->bo.from || a->bo.to || a->bo.by_value)
+            return tui_usage_error("%s", "with --base-*, interactively the range is -15m to now "
+                                         "or --range; --from, --to and --value are for -b");
+        return -1;
+    }
+    if (a->bo.has_base && !a->bo.has_kind)
+        return tui_usage_error("%s", "--base-from, --base-to and --base-pod compare one kind: add "
+                                     "--event KIND");
+    if (a->bo.has_base && a->has_format && a->bo.format != TUI_FORMAT_COLLAPSED &&
+        a->bo.format != TUI_FORMAT_TOP && a->bo.format != TUI_FORMAT_JSON)
+        return tui_usage_error("%s", "a comparison prints collapsed, top or json");
     if (a->bo.has_kind) {
         if (!a->has_format)
             a->bo.format = TUI_FORMAT_COLLAPSED;
@@ -297,6 +349,7 @@ static int parse(int argc, char **argv, rargs *a)
 {
     memset(a, 0, sizeof *a);
     a->range = 1;
+    a->bo.norm = JP_DIFF_PER_SAMPLE;
     a->ro.server = getenv("JPROF_SERVER");
     a->ro.server_from = a->ro.server && *a->ro.server ? "JPROF_SERVER" : "default";
     a->ro.token_file = getenv("JPROF_TOKEN_FILE");
@@ -350,6 +403,48 @@ static int interactive(tui_remote *r, const rargs *a)
     if (l && a->screen)
         tui_live_view_key(v, "TLDFS"[a->screen]);
     return tui_interactive_live_view(v, "the service (jprof-server is only read)");
+}
+
+/* --base-*: the differential flame graph of the range against the
+ * baseline, the same view as --jfr NEW --diff OLD. */
+static int interactive_diff(tui_remote *r, const rargs *a)
+{
+    tui_rbatch_opts o = a->bo;
+    if (!o.has_kind) { /* cpu when the service has it, else its first kind */
+        uint32_t kinds = tui_remote_kinds(r);
+        o.kind = JP_KIND_CPU;
+        for (int k = 0; k < JP_KIND_COUNT && !(kinds & (1u << JP_KIND_CPU)); k++)
+            if (kinds & (1u << k)) {
+                o.kind = (jp_kind)k;
+                break;
+            }
+    }
+    if (!o.from && a->range != 1) {
+        static char from[16];
+        snprintf(from, sizeof from, "-%s", tui_range_names[a->range]);
+        o.from = from;
+    }
+    jp_diff *d = NULL;
+    static char cl[256], bl[256];
+    int rc = tui_remote_diff_open(r, &o, false, &d, cl, bl, sizeof cl, stderr);
+    if (!d)
+        return rc;
+    jfr_report rep;
+    jfr_report_init(&rep);
+    rep.start_ns = d->prof->start_ns;
+    rep.end_ns = d->prof->end_ns;
+    tui_view *v = tui_view_new(d->prof, &rep, cl, d->kind, false, false);
+    tui_view_set_diff(v, d, bl);
+    jp_error serr;
+    jp_error_init(&serr);
+    jp_err src = tui_screen_run(v, &serr);
+    tui_view_free(v);
+    jp_diff_free(d);
+    if (src != JP_OK) {
+        fprintf(stderr, "jprof-top: %s\n", serr.msg);
+        return TUI_EXIT_ERROR;
+    }
+    return TUI_EXIT_OK;
 }
 
 /* ---- through kubectl ---- */
@@ -503,6 +598,11 @@ int tui_remote_main(int argc, char **argv)
     }
     if (a.batch) {
         rc = tui_remote_batch_run(r, &a.bo, stdout, stderr);
+        tui_remote_free(r);
+        return rc;
+    }
+    if (a.bo.has_base) {
+        rc = interactive_diff(r, &a);
         tui_remote_free(r);
         return rc;
     }

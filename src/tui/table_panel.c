@@ -59,6 +59,63 @@ static void render_row(const tui_view *v, tui_canvas *c, int row, size_t i, uint
     tui_canvas_text(c, row, x, name, len, -1, match ? TUI_STYLE_MATCH : TUI_STYLE_NORMAL, flags);
 }
 
+/* A change as "+12", "-3.5 ms", "=". */
+static void format_change(const tui_view *v, double dl, char *buf, size_t len)
+{
+    if (dl > -0.5 && dl < 0.5) {
+        snprintf(buf, len, "=");
+        return;
+    }
+    if (len < 2)
+        return;
+    buf[0] = dl < 0 ? '-' : '+';
+    tui_view_format(v, (uint64_t)(dl < 0 ? -dl + 0.5 : dl + 0.5), buf + 1, len - 1);
+}
+
+static void render_diff_row(const tui_view *v, tui_canvas *c, int row, size_t i)
+{
+    const jp_diff_row *r = &v->drows[i];
+    char os[32], ns[32], ds[32], ot[32], nt[32], dt[32];
+    tui_view_format(v, (uint64_t)(r->old_self + 0.5), os, sizeof os);
+    tui_view_format(v, r->new_self, ns, sizeof ns);
+    format_change(v, (double)r->new_self - r->old_self, ds, sizeof ds);
+    tui_view_format(v, (uint64_t)(r->old_total + 0.5), ot, sizeof ot);
+    tui_view_format(v, r->new_total, nt, sizeof nt);
+    format_change(v, (double)r->new_total - r->old_total, dt, sizeof dt);
+    bool cursor = v->focus == TUI_FOCUS_TABLE && (int)i == v->top_sel;
+    bool selected = r->frame == v->cur->nodes[v->sel].frame;
+    unsigned flags = (cursor ? TUI_F_REVERSE : 0) | (selected ? TUI_F_BOLD : 0);
+    if (cursor)
+        tui_canvas_fill(c, row, 0, c->cols, ' ', TUI_STYLE_NORMAL, flags);
+    double dself = (double)r->new_self - r->old_self;
+    tui_style chg = dself >= 0.5    ? TUI_STYLE_DIFF_GROW2
+                    : dself <= -0.5 ? TUI_STYLE_DIFF_SHRINK2
+                                    : TUI_STYLE_NORMAL;
+    int x = tui_canvas_printf(c, row, 0, TUI_STYLE_NORMAL, flags, "%9s %9s ", os, ns);
+    x += tui_canvas_printf(c, row, x, chg, flags, "%9s", ds);
+    x += tui_canvas_printf(c, row, x, TUI_STYLE_NORMAL, flags, "  %9s %9s %9s  ", ot, nt, dt);
+    bool match = v->pattern[0] && v->frame_matches && r->frame < v->frame_matches_cap &&
+                 v->frame_matches[r->frame];
+    size_t len;
+    const char *name = tui_frame_name(v->prof, r->frame, &len);
+    tui_canvas_text(c, row, x, name, len, -1, match ? TUI_STYLE_MATCH : TUI_STYLE_NORMAL, flags);
+}
+
+/* The table of a comparison: both sides of self and total, sorted by the
+ * change of self, then of total. */
+static void render_diff(const tui_view *v, tui_canvas *c, int top, int h, tui_style hs)
+{
+    int x = tui_canvas_printf(c, top, 0, hs, TUI_F_BOLD, "%9s %9s %9s  %9s %9s %9s  ", "OLD-SELF",
+                              "NEW-SELF", "CHANGE", "OLD-TOTAL", "NEW-TOTAL", "CHANGE");
+    tui_canvas_printf(c, top, x, hs, TUI_F_BOLD, "FRAME (%zu) by change", v->ntop);
+    for (int r = 1; r < h; r++) {
+        size_t i = (size_t)(v->top_scroll + r - 1);
+        if (i >= v->ntop)
+            break;
+        render_diff_row(v, c, top + r, i);
+    }
+}
+
 void tui_table_panel_render(const tui_view *v, tui_canvas *c, int top, int h)
 {
     uint32_t zr = tui_view_zoom_root(v);
@@ -67,6 +124,10 @@ void tui_table_panel_render(const tui_view *v, tui_canvas *c, int top, int h)
     bool focus = v->focus == TUI_FOCUS_TABLE;
     tui_style hs = focus ? TUI_STYLE_ACTIVE : TUI_STYLE_TABLEHEAD;
     tui_canvas_fill(c, top, 0, c->cols, ' ', hs, 0);
+    if (v->diff && v->drows) {
+        render_diff(v, c, top, h, hs);
+        return;
+    }
     int x = tui_canvas_printf(c, top, 0, hs, TUI_F_BOLD, "%*s %6s %*s %6s   ", VALUE_W, "SELF",
                               "SELF%", VALUE_W, "TOTAL", "TOTAL%");
     x += tui_canvas_printf(c, top, x, hs, TUI_F_BOLD, "FRAME (%zu) under ", v->ntop);

@@ -8,6 +8,7 @@
 #include "base/xalloc.h"
 #include "tui/chrome.h"
 #include "tui/flame_panel.h"
+#include "tui/io_detail.h"
 #include "tui/gc_report.h"
 #include "tui/table_panel.h"
 
@@ -18,6 +19,16 @@ tui_style tui_frame_style(const jp_profile *p, uint32_t frame)
     if (frame >= p->nframes) /* flame.c's "unknown thread" marker */
         return TUI_STYLE_FRAME_THREAD;
     return (tui_style)(TUI_STYLE_FRAME_INTERPRETED + jp_frame_primary_kind(&p->frames[frame]));
+}
+
+tui_style tui_view_diff_style(const tui_view *v, uint32_t node)
+{
+    double dl = (double)jp_flame_total(v->cur, node, v->by_value) - tui_view_old_total(v, node);
+    double mag = dl < 0 ? -dl : dl;
+    if (v->diff_max <= 0 || mag < 0.5 || mag < 0.05 * v->diff_max)
+        return TUI_STYLE_DIFF_SAME;
+    int level = mag < v->diff_max / 3 ? 0 : mag < 2 * v->diff_max / 3 ? 1 : 2;
+    return (tui_style)((dl > 0 ? TUI_STYLE_DIFF_GROW1 : TUI_STYLE_DIFF_SHRINK1) + level);
 }
 
 static void mark_all_dirty(tui_view *v)
@@ -56,6 +67,9 @@ void tui_view_free(tui_view *v)
     free(v->matches);
     free(v->frame_matches);
     free(v->top);
+    free(v->drows);
+    jp_flame_free(v->old_cur);
+    free(v->old_map);
     tui_layout_cleanup(&v->layout);
     if (v->gc)
         tui_lines_cleanup(v->gc);
@@ -135,6 +149,7 @@ static void reverse_off(tui_view *v)
     jp_flame_free(v->rev);
     v->rev = NULL;
     v->cur = v->fwd;
+    v->old_of = NULL;
     v->zoom = jp_xgrow(v->zoom, &v->zoom_cap, v->saved_nzoom ? v->saved_nzoom : 1, sizeof *v->zoom);
     if (v->saved_nzoom)
         memcpy(v->zoom, v->saved_zoom, v->saved_nzoom * sizeof *v->zoom);
@@ -160,6 +175,7 @@ static void rebuild(tui_view *v, jp_kind k, bool threads)
     bool same_shape = threads == v->threads;
     jp_flame_free(v->fwd);
     v->fwd = v->cur = jp_flame_build(v->prof, k, threads);
+    v->old_of = NULL;
     v->kind = k;
     v->threads = threads;
     if (same_shape) {
@@ -193,6 +209,83 @@ bool tui_view_set_kind(tui_view *v, jp_kind k)
     rebuild(v, k, v->threads);
     tui_view_message(v, false, "showing %s", jp_kind_name(k));
     return true;
+}
+
+void tui_view_set_io(tui_view *v, const jp_io_detail *io)
+{
+    v->io = io;
+    if (!io)
+        v->io_panel = false;
+}
+
+void tui_view_set_diff(tui_view *v, jp_diff *d, const char *base)
+{
+    v->diff = d;
+    v->diff_base = base;
+    v->old_of = NULL;
+    mark_all_dirty(v);
+}
+
+double tui_view_old_total(const tui_view *v, uint32_t node)
+{
+    if (!v->diff || !v->old_cur || node >= v->cur->count || v->old_map[node] == JP_FLAME_NONE)
+        return 0;
+    return (double)jp_flame_total(v->old_cur, v->old_map[node], v->by_value) *
+           jp_diff_scale_for(v->diff, v->by_value);
+}
+
+/* Key m: the next normalisation (sample, second, none). */
+static void norm_cycle(tui_view *v)
+{
+    if (!v->diff) {
+        tui_view_message(v, true, "m changes the normalisation of a comparison (--diff OLD)");
+        return;
+    }
+    static const jp_diff_norm order[] = {JP_DIFF_PER_SAMPLE, JP_DIFF_PER_SECOND, JP_DIFF_NONE};
+    int at = 0;
+    for (int i = 0; i < 3; i++)
+        if (order[i] == v->diff->norm)
+            at = i;
+    jp_error err;
+    jp_error_init(&err);
+    for (int i = 1; i <= 3; i++) {
+        jp_diff_norm n = order[(at + i) % 3];
+        if (jp_diff_set_norm(v->diff, n, &err) == JP_OK) {
+            mark_all_dirty(v);
+            tui_view_message(v, false, "normalised %s: baseline x %.4g",
+                             n == JP_DIFF_NONE         ? "none"
+                             : n == JP_DIFF_PER_SAMPLE ? "per sample"
+                                                       : "per second",
+                             jp_diff_scale_for(v->diff, v->by_value));
+            return;
+        }
+    }
+}
+
+/* Key i: the endpoints and files of the I/O waits, in place of the table. */
+static void io_toggle(tui_view *v)
+{
+    if (!v->io) {
+        tui_view_message(v, true,
+                         "no I/O detail: start jprof-top with --io-detail (hosts, "
+                         "ports and paths are then read, locally only)");
+        return;
+    }
+    if (v->io_panel && v->kind == JP_KIND_IO) {
+        v->io_panel = false;
+        tui_view_message(v, false, "top table");
+        return;
+    }
+    if (v->kind != JP_KIND_IO && !tui_view_set_kind(v, JP_KIND_IO))
+        return;
+    v->io_panel = true;
+    v->io_scroll = 0;
+    tui_view_message(v, false, "I/O waits by endpoint and file (local only)");
+}
+
+static bool io_shown(const tui_view *v)
+{
+    return v->io && v->io_panel && v->kind == JP_KIND_IO;
 }
 
 static void kind_cycle(tui_view *v, int dir)
@@ -231,6 +324,7 @@ static void reverse_toggle(tui_view *v)
     v->saved_sel = v->sel;
     v->rev = jp_flame_build_reverse(v->prof, v->kind, frame, v->threads);
     v->cur = v->rev;
+    v->old_of = NULL;
     v->nzoom = 0;
     uint32_t focus = v->rev->nodes[0].first_child;
     v->sel = focus != JP_FLAME_NONE ? focus : 0;
@@ -365,6 +459,12 @@ static bool global_key(tui_view *v, int key, tui_action *act)
     case TUI_KEY_TAB:
         v->focus = v->focus == TUI_FOCUS_FLAME ? TUI_FOCUS_TABLE : TUI_FOCUS_FLAME;
         return true;
+    case 'i':
+        io_toggle(v);
+        return true;
+    case 'm':
+        norm_cycle(v);
+        return true;
     case TUI_KEY_RESIZE:
         return true;
     default:
@@ -433,6 +533,8 @@ tui_action tui_view_key(tui_view *v, int key)
     tui_action act;
     if (global_key(v, key, &act))
         return act;
+    if (v->focus == TUI_FOCUS_TABLE && io_shown(v))
+        return tui_io_panel_key(v, key);
     if (v->focus == TUI_FOCUS_TABLE)
         return tui_table_panel_key(v, key);
     return tui_flame_panel_key(v, key);
@@ -522,18 +624,76 @@ static void run_search(tui_view *v)
             v->frame_matches[f->nodes[i].frame] = 1;
 }
 
+/* The old side of the tree shown, and the largest change under the zoom
+ * root (the colour scale). */
+static void diff_overlay(tui_view *v)
+{
+    if (v->old_of != v->cur) {
+        jp_flame_free(v->old_cur);
+        free(v->old_map);
+        v->old_cur = jp_diff_old_tree(v->diff, v->cur, &v->old_map);
+        v->old_of = v->cur;
+        v->dirty_layout = v->dirty_top = true;
+    }
+}
+
+static void diff_scale(tui_view *v, uint32_t zr)
+{
+    const jp_flame *f = v->cur;
+    double mx = 0;
+    uint32_t n = zr;
+    while (n != JP_FLAME_NONE) { /* pre-order walk of the zoomed subtree */
+        if (n != 0) {
+            double dl = (double)jp_flame_total(f, n, v->by_value) - tui_view_old_total(v, n);
+            if (dl < 0)
+                dl = -dl;
+            if (dl > mx)
+                mx = dl;
+        }
+        if (f->nodes[n].first_child != JP_FLAME_NONE) {
+            n = f->nodes[n].first_child;
+            continue;
+        }
+        while (n != zr && f->nodes[n].next_sibling == JP_FLAME_NONE)
+            n = f->nodes[n].parent;
+        n = n == zr ? JP_FLAME_NONE : f->nodes[n].next_sibling;
+    }
+    v->diff_max = mx;
+}
+
+static void diff_table(tui_view *v, uint32_t zr)
+{
+    free(v->drows);
+    free(v->top);
+    v->ntop =
+        jp_diff_top_under(v->diff, v->cur, v->old_cur, v->old_map, zr, v->by_value, &v->drows);
+    v->top = jp_xcalloc(v->ntop ? v->ntop : 1, sizeof *v->top);
+    for (size_t i = 0; i < v->ntop; i++)
+        v->top[i].frame = v->drows[i].frame;
+}
+
 void tui_view_update(tui_view *v)
 {
     geometry(v);
     uint32_t zr = tui_view_zoom_root(v);
+    if (v->diff)
+        diff_overlay(v);
     if (v->dirty_layout) {
         tui_layout_build(&v->layout, v->cur, zr, v->by_value, v->cols);
+        if (v->diff)
+            diff_scale(v, zr);
         v->dirty_layout = false;
     }
     fix_selection(v);
     if (v->dirty_search) {
         run_search(v);
         v->dirty_search = false;
+    }
+    if (v->dirty_top && v->diff) {
+        diff_table(v, zr);
+        v->top_sel = 0;
+        v->top_scroll = 0;
+        v->dirty_top = false;
     }
     if (v->dirty_top) {
         free(v->top);
@@ -570,7 +730,9 @@ void tui_view_render(const tui_view *v, tui_canvas *c)
     }
     if (v->flame_h > 0)
         tui_flame_panel_render(v, c, v->flame_top, v->flame_h);
-    if (v->table_h > 0)
+    if (v->table_h > 0 && io_shown(v))
+        tui_io_panel_render(v, c, v->table_top, v->table_h);
+    else if (v->table_h > 0)
         tui_table_panel_render(v, c, v->table_top, v->table_h);
     int used = v->table_top + v->table_h;
     if (used < v->rows)

@@ -21,7 +21,9 @@
 #include <stdint.h>
 
 #include "jfr/jfr.h"
+#include "model/diff.h"
 #include "model/flame.h"
+#include "model/iodetail.h"
 #include "model/profile.h"
 #include "tui/canvas.h"
 #include "tui/layout.h"
@@ -105,6 +107,22 @@ typedef struct tui_view {
     jp_top_row *top;
     size_t ntop;
     int top_sel, top_scroll;
+    /* --io-detail: endpoints and paths of the io kind (borrowed, may be
+     * NULL); shown in place of the top table while io_panel is on */
+    const jp_io_detail *io;
+    bool io_panel;
+    int io_scroll;
+    /* a comparison (tui_view_set_diff): prof is diff->prof, the bars are
+     * coloured by change, the table lists changes; old_cur is the old side
+     * built like cur, old_map maps cur's nodes to it (rebuilt when cur
+     * changes: old_of is the tree it was built for) */
+    jp_diff *diff;
+    const char *diff_base;
+    jp_flame *old_cur;
+    uint32_t *old_map;
+    const jp_flame *old_of;
+    double diff_max;    /* largest change of a node's total under the zoom root */
+    jp_diff_row *drows; /* the table's rows; top[] holds the same frames */
     /* panels */
     tui_focus focus;
     bool help;
@@ -162,6 +180,23 @@ void tui_view_reverse(tui_view *v, bool on);
 
 /* Runs a search over the zoom root; "" clears it. */
 void tui_view_search(tui_view *v, const char *pattern);
+
+/* Lends the view the I/O detail of its profile (NULL: none); it must live
+ * as long as the view. Key i shows it while the io kind is shown. */
+void tui_view_set_io(tui_view *v, const jp_io_detail *io);
+
+/* Shows a comparison: the view's profile must be d->prof (borrowed, like
+ * the profile; normalisation changes with key m). base labels the
+ * baseline. */
+void tui_view_set_diff(tui_view *v, jp_diff *d, const char *base);
+
+/* A node's old total (normalised, in the view's measure), 0 without a
+ * comparison. */
+double tui_view_old_total(const tui_view *v, uint32_t node);
+
+/* The colour of a node's bar in a comparison: grows red, shrinks blue,
+ * by the size of its change against the largest under the zoom root. */
+tui_style tui_view_diff_style(const tui_view *v, uint32_t node);
 
 /* Style of a frame's bar. */
 tui_style tui_frame_style(const jp_profile *p, uint32_t frame);

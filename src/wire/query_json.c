@@ -64,7 +64,8 @@ typedef struct fold {
     jp_profile *p;
     jp_kind k;
     bool by_value;
-    uint32_t *path; /* frame indexes, root first (the "all" node has none) */
+    const char *kself, *ktotal; /* the node's fields read */
+    uint32_t *path;             /* frame indexes, root first (the "all" node has none) */
     uint32_t omitted;
 } fold;
 
@@ -80,8 +81,8 @@ static void fold_add(fold *f, size_t depth, uint64_t amount)
 /* Leaves node w at `depth`: its self, then what its cut children carried. */
 static void fold_leave(fold *f, const walk *w, size_t depth)
 {
-    fold_add(f, depth, node_count(w->node, "self"));
-    uint64_t total = node_count(w->node, "total"), self = node_count(w->node, "self");
+    fold_add(f, depth, node_count(w->node, f->kself));
+    uint64_t total = node_count(w->node, f->ktotal), self = node_count(w->node, f->kself);
     if (total > self + w->children_total) {
         f->path[depth] = f->omitted;
         fold_add(f, depth + 1, total - self - w->children_total);
@@ -91,10 +92,22 @@ static void fold_leave(fold *f, const walk *w, size_t depth)
 jp_err jp_query_flame_add(jp_profile *p, jp_kind k, const json_t *answer, bool by_value,
                           jp_error *err)
 {
+    return jp_query_flame_add_side(p, k, answer, by_value, false, err);
+}
+
+jp_err jp_query_flame_add_side(jp_profile *p, jp_kind k, const json_t *answer, bool by_value,
+                               bool base, jp_error *err)
+{
     const json_t *root = json_object_get(answer, "tree");
     if (!json_is_object(root))
         return jp_error_set(err, JP_ERR_FORMAT, "the flamegraph answer has no tree");
-    fold f = {p, k, by_value, jp_xcalloc(JP_QUERY_MAX_DEPTH + 2, sizeof(uint32_t)), 0};
+    fold f = {p,
+              k,
+              by_value,
+              base ? "base_self" : "self",
+              base ? "base_total" : "total",
+              jp_xcalloc(JP_QUERY_MAX_DEPTH + 2, sizeof(uint32_t)),
+              0};
     f.omitted = jp_profile_frame(p, JP_QUERY_OMITTED, strlen(JP_QUERY_OMITTED), JP_FRAME_UNKNOWN);
     walk *st = jp_xcalloc(JP_QUERY_MAX_DEPTH + 1, sizeof *st);
     size_t sp = 0, nodes = 1;
@@ -107,7 +120,7 @@ jp_err jp_query_flame_add(jp_profile *p, jp_kind k, const json_t *answer, bool b
             fold_leave(&f, &st[sp], sp);
             if (sp == 0)
                 break;
-            st[sp - 1].children_total += node_count(st[sp].node, "total");
+            st[sp - 1].children_total += node_count(st[sp].node, f.ktotal);
             sp--;
             continue;
         }

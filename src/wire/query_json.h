@@ -35,6 +35,12 @@
 jp_err jp_query_flame_add(jp_profile *p, jp_kind k, const json_t *answer, bool by_value,
                           jp_error *err);
 
+/* The same for one side of a /api/v1/flamegraph/diff answer: the current
+ * side (self/total) or, with base, the baseline (base_self/base_total).
+ * Both sides read from one answer have the same frames and cut. */
+jp_err jp_query_flame_add_side(jp_profile *p, jp_kind k, const json_t *answer, bool by_value,
+                               bool base, jp_error *err);
+
 /* The message of an error answer ({"error": {"message"}}), or NULL. */
 const char *jp_query_error_message(const json_t *answer);
 

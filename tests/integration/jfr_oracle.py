@@ -6,6 +6,7 @@ Usage: jfr_oracle.py FILE KIND [--value samples|total] [--threads]
                      [--jfr PATH] [--period-ns N] [--cache DIR] [--count]
                      [--from-ns NS] [--to-ns NS] [--state S[,S]]
                      [--leak [--tail F]] [--lost]
+       jfr_oracle.py FILE io --io-detail [--jfr PATH]
 
 KIND is cpu|wall|alloc|lock|park|nativemem|live|nativelock|cputime|io. Prints
 one line per distinct stack,
@@ -39,6 +40,11 @@ time t <= max - int(tail * (max - min)) over all Malloc/Free times. live is
 profiler.LiveObject (allocationSize), nativelock profiler.NativeLock
 (duration), cputime jdk.CPUTimeSample (samplingPeriod). --lost prints the sum
 of jdk.CPUTimeSamplesLost.lostSamples instead of stacks.
+
+--io-detail (kind io only) prints what `jprof-top -b --io-detail` lists
+instead of stacks: one line "TYPE<TAB>NAME<TAB>EVENTS<TAB>NS" per socket
+endpoint ("host:port", the address when host is empty, IPv6 in brackets)
+and per file path ("[no path]" when the event has none), sorted.
 
 The jfr tool is taken from --jfr, else $JFR, else `jfr` on PATH. Exit 0 on
 success, 2 on usage errors, 1 when `jfr print` fails.
@@ -306,6 +312,29 @@ def aggregate(jfr, path, kind, window=None, states=None, leak=False, tail=0.1):
     return agg
 
 
+def io_detail(jfr, path):
+    """Lines "socket|file<TAB>name<TAB>events<TAB>ns" of the io events, sorted."""
+    agg = {}
+    for ev in iter_events(run_jfr(jfr, path, "io")):
+        etype = ev.get("type")
+        values = ev.get("values") or {}
+        ns = duration_ns(values.get("duration"))
+        if etype in ("jdk.SocketRead", "jdk.SocketWrite"):
+            host = values.get("host") or values.get("address") or ""
+            if ":" in host:
+                host = "[" + host + "]"
+            port = values.get("port")
+            key = ("socket", "%s:%d" % (host or "[no address]", -1 if port is None else int(port)))
+        elif etype in ("jdk.FileRead", "jdk.FileWrite"):
+            key = ("file", values.get("path") or "[no path]")
+        else:
+            continue
+        cell = agg.setdefault(key, [0, 0])
+        cell[0] += 1
+        cell[1] += ns
+    return sorted("%s\t%s\t%d\t%d" % (k[0], k[1], v[0], v[1]) for k, v in agg.items())
+
+
 def cached_aggregate(jfr, path, kind, cache, window=None, states=None, leak=False, tail=0.1):
     if not cache:
         return aggregate(jfr, path, kind, window, states, leak, tail)
@@ -345,7 +374,14 @@ def main():
     ap.add_argument("--leak", action="store_true", help="nativemem: mallocs never freed")
     ap.add_argument("--tail", type=float, default=0.1, help="--leak: ignore the last fraction")
     ap.add_argument("--lost", action="store_true", help="print the lost cputime samples")
+    ap.add_argument("--io-detail", action="store_true", help="io: endpoints and paths")
     a = ap.parse_args()
+
+    if a.io_detail:
+        if a.kind != "io":
+            ap.error("--io-detail is for the io kind")
+        sys.stdout.write("".join(line + "\n" for line in io_detail(a.jfr, a.file)))
+        return 0
 
     if a.value == "total" and a.kind in ("cpu", "wall") and a.period_ns is None:
         ap.error("--value total of %s needs --period-ns" % a.kind)

@@ -45,6 +45,11 @@ INTEGRATION_TEST_LIST += tests/integration/test_tui_flame.sh
 JPROF_TUI_LOG = tests/integration/test_tui_flame.sh.log
 $(JPROF_TUI_LOG): jprof-top
 EXTRA_DIST += tests/integration/test_tui_flame.sh
+# the differential flame graph (--diff) and --io-detail, in tmux and batch
+INTEGRATION_TEST_LIST += tests/integration/test_tui_diff.sh
+JPROF_TUI_DIFF_LOG = tests/integration/test_tui_diff.sh.log
+$(JPROF_TUI_DIFF_LOG): jprof-top jprof-workload
+EXTRA_DIST += tests/integration/test_tui_diff.sh
 # exports other tools read back: pprof decoded by protoc (Debian's
 # protobuf-compiler) against the schema of pprof_profile.proto
 INTEGRATION_TEST_LIST += tests/integration/test_exports.sh

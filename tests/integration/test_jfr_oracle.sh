@@ -195,6 +195,49 @@ expect_damage() {
     pass "$name (exit $rc: $(head -n 1 "$err" | cut -c1-200))"
 }
 
+# check_io_detail LABEL FILE JFRTOOL: --io-detail's endpoints and paths
+# (events, ns blocked) against the oracle's, exactly; the plain io output
+# holds none of them (they stay out of the profile).
+check_io_detail() {
+    local label=$1 f=$2 tool=$3 exp=$work/io-exp.txt got=$work/io-got.txt
+    if ! python3 "$oracle" --jfr "$tool" "$f" io --io-detail >"$exp" || [ ! -s "$exp" ]; then
+        fail "$label io --io-detail: the oracle found no I/O events"
+        return
+    fi
+    if ! "$top" -b --jfr "$f" --io-detail --format json 2>"$work/io.err" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)["io_detail"]
+rows = []
+for side, t, col in (("sockets", "socket", "endpoint"), ("files", "file", "path")):
+    listed = 0
+    for r in d[side]["top"]:
+        rows.append("%s\t%s\t%d\t%d" % (t, r[col], r["events"], r["blocked_ns"]))
+        listed += r["events"]
+    assert listed + d[side]["unlisted_events"] == d[side]["events"], side
+print("\n".join(sorted(rows)))' >"$got"; then
+        fail "$label io --io-detail: jprof-top failed" "$(head -c 300 "$work/io.err")"
+        return
+    fi
+    if cmp -s "$exp" "$got"; then
+        pass "$label io --io-detail: $(grep -c '^socket' "$got") endpoints, $(grep -c '^file' "$got") files, events and ns as jfr print says"
+    else
+        fail "$label io --io-detail differs from the oracle ('<' expected, '>' jprof-top)" \
+            "$(diff "$exp" "$got" | grep '^[<>]' | cut -c1-300 | head -n 8)"
+    fi
+    local ep
+    ep=$(awk -F '\t' '$1 == "socket" { print $2; exit }' "$exp")
+    if "$top" -b --jfr "$f" --io-detail | grep -qF -- "$ep"; then
+        pass "$label io --io-detail text: lists $ep"
+    else
+        fail "$label io --io-detail text: $ep missing"
+    fi
+    if "$top" -b --jfr "$f" --event io --format json | grep -qF -- "$ep"; then
+        fail "$label io: the endpoint $ep is in the plain JSON output (it must stay out of the profile)"
+    else
+        pass "$label io: no endpoint in the profile's own JSON"
+    fi
+}
+
 # ---- prerequisites ----
 if [ ! -x "$top" ]; then
     echo "FAIL: no jprof-top at $top (run make first)"
@@ -286,6 +329,7 @@ for v in $recorded; do
     else
         fail "jdk$v io: no socket read among the top frames" "$("$top" -b --jfr "$f" --event io --format top 2>&1 | head -10)"
     fi
+    check_io_detail "jdk$v" "$f" "$tool"
     if [ "$v" = 25 ]; then
         n=$(python3 "$oracle" --jfr "$tool" "$f" cputime --count)
         if [ "${n:-0}" -gt 0 ]; then
@@ -532,7 +576,10 @@ check_jobs() {
     run_top "$work/j1.out" "$work/j1.err" --jfr "$f" --event nativemem --leak --jobs 1
     run_top "$work/j4.out" "$work/j4.err" --jfr "$f" --event nativemem --leak --jobs 4
     cmp -s "$work/j1.out" "$work/j4.out" || { fail "$label nativemem --leak: --jobs 4 differs"; bad=1; }
-    [ $bad = 0 ] && pass "$label: --jobs 4 prints what --jobs 1 prints ($n kind/format pairs and --leak)"
+    run_top "$work/j1.out" "$work/j1.err" --jfr "$f" --io-detail --format json --jobs 1
+    run_top "$work/j4.out" "$work/j4.err" --jfr "$f" --io-detail --format json --jobs 4
+    cmp -s "$work/j1.out" "$work/j4.out" || { fail "$label --io-detail: --jobs 4 differs"; bad=1; }
+    [ $bad = 0 ] && pass "$label: --jobs 4 prints what --jobs 1 prints ($n kind/format pairs, --leak, --io-detail)"
 }
 many=$work/many-chunks.jfr
 : >"$many"

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 
 #include "model/diff.h"
 #include "model/flame.h"
+#include "model/iodetail.h"
 #include "model/profile.h"
 #include "model/units.h"
 
@@ -274,6 +276,129 @@ static void test_diff_grow_shrink_vanish(void **state)
     jp_profile_free(new_);
 }
 
+/* The interactive view's overlay: the old side laid over the forward and
+ * the reversed tree, the table under a zoomed node, normalisation switched
+ * afterwards (and refused, unchanged, without durations). */
+static void test_diff_overlay_and_norm(void **state)
+{
+    (void)state;
+    jp_profile *old = jp_profile_new(), *new_ = jp_profile_new();
+    add_collapsed(old, "main;serve;parse", 50);
+    add_collapsed(old, "main;serve;legacy", 50);
+    add_collapsed(new_, "main;serve;parse", 100);
+    add_collapsed(new_, "main;serve;render", 100);
+    jp_diff *d;
+    jp_error e;
+    jp_error_init(&e);
+    assert_int_equal(jp_diff_new(old, new_, JP_KIND_CPU, false, false, JP_DIFF_NONE, &d, &e),
+                     JP_OK);
+    jp_flame *f = jp_flame_build(d->prof, JP_KIND_CPU, false);
+    uint32_t *map;
+    jp_flame *g = jp_diff_old_tree(d, f, &map);
+    /* the cells hold the new side again afterwards */
+    assert_int_equal(d->prof->kinds[JP_KIND_CPU].samples, 200);
+    assert_int_equal(g->nodes[0].total_samples, 100);
+    uint32_t serve = JP_FLAME_NONE;
+    for (uint32_t n = 0; n < f->count; n++) {
+        assert_int_not_equal(map[n], JP_FLAME_NONE);
+        size_t la, lb;
+        const char *a = jp_flame_node_name(f, n, &la), *b = jp_flame_node_name(g, map[n], &lb);
+        assert_int_equal(la, lb);
+        assert_memory_equal(a, b, la);
+        if (la == 5 && !memcmp(a, "serve", 5))
+            serve = n;
+        if (la == 6 && !memcmp(a, "legacy", 6)) {
+            assert_int_equal(f->nodes[n].total_samples, 0);
+            assert_int_equal(g->nodes[map[n]].total_samples, 50);
+        }
+    }
+    assert_int_not_equal(serve, JP_FLAME_NONE);
+    jp_diff_row *rows;
+    size_t n = jp_diff_top_under(d, f, g, map, serve, false, &rows);
+    assert_int_equal(n, 4); /* serve parse legacy render */
+    size_t len;
+    assert_memory_equal(jp_profile_frame_name(d->prof, rows[0].frame, &len), "render", 6);
+    free(rows);
+    /* the callers of parse, both sides */
+    uint32_t parse = f->nodes[serve].first_child;
+    while (parse != JP_FLAME_NONE) {
+        const char *nm = jp_flame_node_name(f, parse, &len);
+        if (len == 5 && !memcmp(nm, "parse", 5))
+            break;
+        parse = f->nodes[parse].next_sibling;
+    }
+    assert_int_not_equal(parse, JP_FLAME_NONE);
+    jp_flame *r = jp_flame_build_reverse(d->prof, JP_KIND_CPU, f->nodes[parse].frame, false);
+    uint32_t *rmap;
+    jp_flame *rg = jp_diff_old_tree(d, r, &rmap);
+    assert_true(rg->reversed);
+    assert_int_equal(r->nodes[0].total_samples, 100);
+    assert_int_equal(rg->nodes[rmap[0]].total_samples, 50);
+    free(rmap);
+    jp_flame_free(rg);
+    jp_flame_free(r);
+    /* per sample afterwards: x2; per second refused without durations */
+    assert_int_equal(jp_diff_set_norm(d, JP_DIFF_PER_SAMPLE, &e), JP_OK);
+    assert_true(fabs(jp_diff_scale_for(d, false) - 2.0) < 1e-9);
+    assert_int_equal(jp_diff_set_norm(d, JP_DIFF_PER_SECOND, &e), JP_ERR_USAGE);
+    assert_int_equal(d->norm, JP_DIFF_PER_SAMPLE);
+    free(map);
+    jp_flame_free(g);
+    jp_flame_free(f);
+    jp_diff_free(d);
+    jp_profile_free(old);
+    jp_profile_free(new_);
+}
+
+/* --io-detail's table: endpoints formatted, names cut, the entry cap
+ * counting the rest as unlisted, merge adding up, most time first. */
+static void test_io_detail_bounds(void **state)
+{
+    (void)state;
+    jp_io_detail d;
+    jp_io_detail_init(&d);
+    jp_io_detail_add_socket(&d, "", 0, "::1", 3, 8080, 1, 100);
+    jp_io_detail_add_socket(&d, "db", 2, "10.0.0.1", 8, 5432, 2, 900);
+    jp_io_detail_add_socket(&d, "db", 2, "10.0.0.2", 8, 5432, 1, 100);
+    char big[2000];
+    memset(big, 'a', sizeof big);
+    jp_io_detail_add(&d, JP_IO_FILE, big, sizeof big, 1, 5);
+    const jp_io_entry **rows;
+    size_t n = jp_io_detail_top(&d, JP_IO_SOCKET, 0, &rows);
+    assert_int_equal(n, 2);
+    assert_string_equal(rows[0]->name, "db:5432");
+    assert_int_equal(rows[0]->events, 3);
+    assert_int_equal(rows[0]->ns, 1000);
+    assert_string_equal(rows[1]->name, "[::1]:8080");
+    free(rows);
+    n = jp_io_detail_top(&d, JP_IO_FILE, 0, &rows);
+    assert_int_equal(n, 1);
+    assert_int_equal(rows[0]->len, JP_IO_NAME_MAX);
+    assert_memory_equal(rows[0]->name + JP_IO_NAME_MAX - 3, "...", 3);
+    free(rows);
+    jp_io_detail many;
+    jp_io_detail_init(&many);
+    for (int i = 0; i < JP_IO_MAX_ENTRIES + 5; i++) {
+        char name[32];
+        int len = snprintf(name, sizeof name, "/f/%d", i);
+        jp_io_detail_add(&many, JP_IO_FILE, name, (size_t)len, 1, 2);
+    }
+    assert_int_equal(many.count, JP_IO_MAX_ENTRIES);
+    assert_int_equal(many.other_events[JP_IO_FILE], 5);
+    jp_io_detail_merge(&d, &many);
+    assert_int_equal(d.events[JP_IO_FILE], 1 + JP_IO_MAX_ENTRIES + 5);
+    assert_int_equal(d.ns[JP_IO_FILE], 5 + 2 * (JP_IO_MAX_ENTRIES + 5));
+    assert_int_equal(d.events[JP_IO_SOCKET], 4);
+    /* the merged table is full too: what did not fit is unlisted, not lost */
+    uint64_t listed = 0;
+    for (size_t i = 0; i < d.count; i++)
+        if (d.entries[i].target == JP_IO_FILE)
+            listed += d.entries[i].events;
+    assert_int_equal(listed + d.other_events[JP_IO_FILE], d.events[JP_IO_FILE]);
+    jp_io_detail_cleanup(&many);
+    jp_io_detail_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -284,6 +409,8 @@ int main(void)
         cmocka_unit_test(test_reverse_tree_shows_callers),
         cmocka_unit_test(test_merge_and_units),
         cmocka_unit_test(test_diff_grow_shrink_vanish),
+        cmocka_unit_test(test_io_detail_bounds),
+        cmocka_unit_test(test_diff_overlay_and_norm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

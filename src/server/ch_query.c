@@ -469,27 +469,46 @@ static bool cq_stack_row(json_t *row, void *ctx)
 }
 
 /* The rows to aggregate: (stack_id, thread, samples, value) of the raw
- * windows outside the roll-up runs, and of the roll-up inside them. */
+ * windows outside the roll-up runs, and of the roll-up inside them. The raw
+ * part names the time ranges it reads (not "NOT the runs"), so the primary
+ * key skips the rest; with no such range it is left out. */
 static void cq_flame_source(cq *q, const cq_runs *runs)
 {
     jp_strbuf *s = &q->sql;
-    jp_strbuf_puts(s, "SELECT stack_id, thread, samples, value FROM jprof_samples");
-    cq_where(q, "start_ns", true);
-    cq_eq(s, "thread", q->f->thread);
+    const store_filter *f = q->f;
+    int64_t at = f->from_ns, gaps[CQ_RUNS_MAX + 1][2];
+    size_t ngaps = 0;
+    for (size_t i = 0; i <= runs->n; i++) {
+        int64_t end = i < runs->n ? runs->lo[i] * CH_MINUTE_NS : f->to_ns;
+        if (end > at) {
+            gaps[ngaps][0] = at;
+            gaps[ngaps++][1] = end;
+        }
+        if (i < runs->n)
+            at = (runs->hi[i] + 1) * CH_MINUTE_NS;
+    }
+    if (ngaps) {
+        jp_strbuf_puts(s, "SELECT stack_id, thread, samples, value FROM jprof_samples");
+        cq_where(q, "start_ns", true);
+        cq_eq(s, "thread", f->thread);
+        if (runs->n) {
+            jp_strbuf_puts(s, " AND (");
+            for (size_t i = 0; i < ngaps; i++)
+                jp_strbuf_printf(s, "%s(start_ns >= %lld AND start_ns < %lld)", i ? " OR " : "",
+                                 (long long)gaps[i][0], (long long)gaps[i][1]);
+            jp_strbuf_puts(s, ")");
+        }
+    }
     if (!runs->n)
         return;
-    jp_strbuf_puts(s, " AND NOT (");
-    for (size_t i = 0; i < runs->n; i++)
-        jp_strbuf_printf(s, "%s(start_ns >= %lld AND start_ns < %lld)", i ? " OR " : "",
-                         (long long)(runs->lo[i] * CH_MINUTE_NS),
-                         (long long)((runs->hi[i] + 1) * CH_MINUTE_NS));
-    jp_strbuf_puts(s, ") UNION ALL SELECT stack_id, thread, samples, value FROM jprof_rollup_1m "
-                      "WHERE ");
+    if (ngaps)
+        jp_strbuf_puts(s, " UNION ALL ");
+    jp_strbuf_puts(s, "SELECT stack_id, thread, samples, value FROM jprof_rollup_1m WHERE ");
     cq_days_where(q);
-    cq_eq(s, "ns", q->f->ns);
-    cq_eq(s, "service", q->f->service);
-    jp_strbuf_printf(s, " AND kind = %d AND m = 0", q->f->kind);
-    cq_eq(s, "thread", q->f->thread);
+    cq_eq(s, "ns", f->ns);
+    cq_eq(s, "service", f->service);
+    jp_strbuf_printf(s, " AND kind = %d AND m = 0", f->kind);
+    cq_eq(s, "thread", f->thread);
     jp_strbuf_puts(s, " AND (");
     for (size_t i = 0; i < runs->n; i++)
         jp_strbuf_printf(s, "%s(minute >= %lld AND minute <= %lld)", i ? " OR " : "",

@@ -51,8 +51,8 @@ static int gen(const char *path, int stacks, int windows, int depth)
     char buf[160];
     int nframes = stacks * 2;
     for (int f = 0; f < nframes; f++) {
-        int len = snprintf(buf, sizeof buf, "com.bench.app.pkg%d.Class%d.method%d", f % 37,
-                           f % 211, f);
+        int len =
+            snprintf(buf, sizeof buf, "com.bench.app.pkg%d.Class%d.method%d", f % 37, f % 211, f);
         jp_batch_add_frame(&b, buf, (size_t)len);
     }
     uint32_t *fr = jp_xcalloc((size_t)depth + 1, sizeof *fr);

@@ -99,7 +99,7 @@ static const char *const ch_schema_v1[] = {
     "CREATE TABLE IF NOT EXISTS jprof_rollup_1m (day Date, ns {S}, service {S}, kind UInt8, "
     "minute UInt32, m UInt8, stack_id UInt64, thread {S}, samples UInt64, value UInt64, "
     "rows UInt64, windows UInt64) ENGINE = SummingMergeTree((samples, value, rows, windows)) "
-    "PARTITION BY day ORDER BY (ns, service, kind, minute, m, stack_id, thread){TTL}",
+    "PARTITION BY day ORDER BY (ns, service, kind, m, minute, stack_id, thread){TTL}",
 };
 
 /* "19.6.2.11" -> 19, 6 */
@@ -499,7 +499,9 @@ static jp_err ch_put_docs(ch_wctx *w, jp_error *err)
  * roll-up insert that failed, landed twice, or came from two replicas
  * accepting the same batch only sends that minute back to the raw rows.
  * The marker follows its rows in one INSERT: if ClickHouse splits the
- * insert into blocks, a marker never lands without its rows. */
+ * insert into blocks, a marker never lands without its rows. m comes before
+ * minute in the sort key, so the markers of a range are read without the
+ * rows between them. */
 static void ch_put_rollup(ch_wctx *w)
 {
     const jp_batch *b = w->b;

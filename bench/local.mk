@@ -6,6 +6,7 @@
 #   make bench-agent   agent RSS/CPU and workload throughput loss, profiling on vs off
 #   make bench-agent-snapshots  what 60 s thread snapshots cost (10 JVMs, 2,000 threads)
 #   make bench-server  (see bench/server/run) ingest rows/s and query latency per store
+#   make bench-decode  ingest batch decoding: the pull parser vs a jansson tree (bench/wire/run)
 bench-jfr: jprof-top
 	$(srcdir)/bench/jfr/run
 bench-jfr-asprof: jprof-top
@@ -20,3 +21,14 @@ bench-agent-snapshots: jprof-agent jprof-server jprof-top
 
 EXTRA_DIST += bench/jfr/run bench/jfr/asprof bench/jfr/lib.sh bench/live/run bench/agent/run \
 	bench/agent/Spin.java bench/agent/snapshots
+
+# bench/wire: what decoding an ingest batch costs, the server's pull decoder
+# against a jansson tree of the same text (make bench-decode; bench/wire/run)
+noinst_PROGRAMS += bench/wire/decode
+bench_wire_decode_SOURCES = bench/wire/decode.c
+bench_wire_decode_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+bench_wire_decode_LDADD = libjpwire.a libjpmodel.a libjpbase.a $(JANSSON_LIBS) $(ZSTD_LIBS) -lm
+bench-decode: bench/wire/decode
+	$(srcdir)/bench/wire/run
+.PHONY: bench-decode
+EXTRA_DIST += bench/wire/run

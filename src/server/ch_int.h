@@ -12,11 +12,14 @@
 #include <stdint.h>
 
 #include "base/hash.h"
+#include "base/timeutil.h"
 #include "base/strbuf.h"
 #include "server/store.h"
 
 #define CH_SCHEMA_VERSION 2
 #define CH_POOL_MAX 8 /* idle curl handles kept for connection reuse */
+/* jprof_rollup_1m buckets: windows by the minute their start_ns falls in */
+#define CH_MINUTE_NS (60 * JP_NS_PER_SEC)
 
 typedef struct ch_reject {
     char *collector, *reason;
@@ -42,6 +45,7 @@ typedef struct ch_store {
     size_t nrejects;
     jp_u64map known_stacks; /* hash(day, stack id) -> 1: stored (cache only) */
     uint64_t attempt_seq;
+    uint64_t rollup_errors; /* roll-up inserts that failed (those minutes read raw rows) */
     /* batch ids this process is writing now: a second write of the same id
      * waits for the first, so within one replica exactly one is accepted */
     char **inflight;

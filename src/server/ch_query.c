@@ -311,23 +311,133 @@ jp_err ch_targets(store *s, const store_filter *f, const store_budget *b, store_
 
 /* ---- flame ---- */
 
+/* A service-level flame query reads each whole minute of the range from
+ * jprof_rollup_1m (every pod of the service summed per stack and thread,
+ * about pods times fewer rows) when that minute's roll-up markers equal its
+ * visible windows in jprof_windows: same number of windows, of stack rows,
+ * of samples and of value. Every other minute (the partial ones at the
+ * edges, the ones whose roll-up is missing, incomplete or doubled, all of a
+ * pod-filtered query) comes from jprof_samples. Either way the sums are
+ * those of the committed windows, so the answer is the same. */
+
+#define CQ_RUNS_MAX 64 /* ranges of roll-up minutes in one query */
+
+typedef struct cq_minute {
+    int64_t minute;
+    uint64_t windows, rows, samples, value;
+} cq_minute;
+
 typedef struct cq_tot {
     store_flame_totals *t;
     uint64_t nrows;
+    cq_minute *mins; /* minutes with visible windows, ascending */
+    size_t nmins, mins_cap;
+    int64_t last_end;
 } cq_tot;
 
+/* minute, windows, events, dropped, truncated, period (of the latest end),
+ * first start, last end, rows, samples, value */
 static bool cq_totals_row(json_t *row, void *ctx)
 {
-    store_flame_totals *t = ((cq_tot *)ctx)->t;
-    ((cq_tot *)ctx)->nrows = ch_u64(row, 7);
-    t->windows = ch_u64(row, 0);
-    t->events = ch_u64(row, 1);
-    t->any_dropped = ch_u64(row, 2) != 0;
-    t->any_truncated = ch_u64(row, 3) != 0;
-    t->period_ns = ch_i64(row, 4);
-    t->first_ns = t->windows ? ch_i64(row, 5) : 0;
-    t->last_ns = t->windows ? ch_i64(row, 6) : 0;
+    cq_tot *c = ctx;
+    store_flame_totals *t = c->t;
+    uint64_t windows = ch_u64(row, 1);
+    if (!windows)
+        return true;
+    int64_t first = ch_i64(row, 6), last = ch_i64(row, 7);
+    if (!t->windows || first < t->first_ns)
+        t->first_ns = first;
+    if (!t->windows || last >= c->last_end) {
+        c->last_end = last;
+        t->last_ns = last;
+        t->period_ns = ch_i64(row, 5);
+    }
+    t->windows += windows;
+    t->events += ch_u64(row, 2);
+    t->any_dropped |= ch_u64(row, 3) != 0;
+    t->any_truncated |= ch_u64(row, 4) != 0;
+    uint64_t rows = ch_u64(row, 8);
+    c->nrows += rows;
+    c->mins = jp_xgrow(c->mins, &c->mins_cap, c->nmins + 1, sizeof *c->mins);
+    c->mins[c->nmins++] = (cq_minute){.minute = ch_i64(row, 0),
+                                      .windows = windows,
+                                      .rows = rows,
+                                      .samples = ch_u64(row, 9),
+                                      .value = ch_u64(row, 10)};
     return true;
+}
+
+typedef struct cq_runs {
+    const cq_tot *tot;
+    size_t at;                                /* next minute of tot to compare */
+    int64_t lo[CQ_RUNS_MAX], hi[CQ_RUNS_MAX]; /* roll-up minutes, inclusive */
+    size_t n;
+    uint64_t minutes; /* minutes read from the roll-up */
+} cq_runs;
+
+/* minute, windows, rows, samples, value of the roll-up markers, ascending:
+ * a minute that matches its windows joins (or starts) a run */
+static bool cq_marker_row(json_t *row, void *ctx)
+{
+    cq_runs *r = ctx;
+    const cq_tot *t = r->tot;
+    int64_t minute = ch_i64(row, 0);
+    while (r->at < t->nmins && t->mins[r->at].minute < minute)
+        r->at++;
+    if (r->at >= t->nmins || t->mins[r->at].minute != minute)
+        return true;
+    const cq_minute *m = &t->mins[r->at];
+    if (m->windows != ch_u64(row, 1) || m->rows != ch_u64(row, 2) || m->samples != ch_u64(row, 3) ||
+        m->value != ch_u64(row, 4))
+        return true;
+    r->minutes++;
+    if (r->n && r->hi[r->n - 1] == minute - 1) {
+        r->hi[r->n - 1] = minute;
+        return true;
+    }
+    if (r->n == CQ_RUNS_MAX) {
+        r->minutes--; /* read raw: the query stays small */
+        return true;
+    }
+    r->lo[r->n] = r->hi[r->n] = minute;
+    r->n++;
+    return true;
+}
+
+/* " AND day ..." of the range (both tables' partitions) */
+static void cq_days_where(cq *q)
+{
+    jp_strbuf_puts(&q->sql, "day >= '");
+    ch_day_str(&q->sql, store_day_of(q->f->from_ns));
+    jp_strbuf_puts(&q->sql, "' AND day <= '");
+    ch_day_str(&q->sql, store_day_of(q->f->to_ns - 1));
+    jp_strbuf_puts(&q->sql, "'");
+}
+
+/* The minutes of the range that the roll-up can serve, as runs. */
+static jp_err cq_rollup_runs(cq *q, const cq_tot *tot, cq_runs *runs, jp_error *err)
+{
+    const store_filter *f = q->f;
+    memset(runs, 0, sizeof *runs);
+    runs->tot = tot;
+    if (f->pod || f->from_ns < 0 || !tot->nmins)
+        return JP_OK;
+    /* whole minutes inside [from, to) */
+    int64_t lo = (f->from_ns + CH_MINUTE_NS - 1) / CH_MINUTE_NS, hi = f->to_ns / CH_MINUTE_NS - 1;
+    if (lo > hi)
+        return JP_OK;
+    jp_strbuf_reset(&q->sql);
+    jp_strbuf_puts(&q->sql, "SELECT minute, sum(windows), sum(rows), sum(samples), sum(value) "
+                            "FROM jprof_rollup_1m WHERE ");
+    cq_days_where(q);
+    cq_eq(&q->sql, "ns", f->ns);
+    cq_eq(&q->sql, "service", f->service);
+    jp_strbuf_printf(&q->sql,
+                     " AND kind = %d AND minute >= %lld AND minute <= %lld AND m = 1 "
+                     "GROUP BY minute ORDER BY minute",
+                     f->kind, (long long)lo, (long long)hi);
+    ch_result res;
+    return cq_run(q, cq_marker_row, runs, &res, err);
 }
 
 typedef struct cq_flame {
@@ -378,11 +488,52 @@ static bool cq_stack_row(json_t *row, void *ctx)
     return c->cb(&r, c->ctx);
 }
 
-/* The samples filter, shared by the aggregate and the stacks' IN list. */
-static void cq_samples_where(cq *q)
+/* The rows to aggregate: (stack_id, thread, samples, value) of the raw
+ * windows outside the roll-up runs, and of the roll-up inside them. The raw
+ * part names the time ranges it reads (not "NOT the runs"), so the primary
+ * key skips the rest; with no such range it is left out. */
+static void cq_flame_source(cq *q, const cq_runs *runs)
 {
-    cq_where(q, "start_ns", true);
-    cq_eq(&q->sql, "thread", q->f->thread);
+    jp_strbuf *s = &q->sql;
+    const store_filter *f = q->f;
+    int64_t at = f->from_ns, gaps[CQ_RUNS_MAX + 1][2];
+    size_t ngaps = 0;
+    for (size_t i = 0; i <= runs->n; i++) {
+        int64_t end = i < runs->n ? runs->lo[i] * CH_MINUTE_NS : f->to_ns;
+        if (end > at) {
+            gaps[ngaps][0] = at;
+            gaps[ngaps++][1] = end;
+        }
+        if (i < runs->n)
+            at = (runs->hi[i] + 1) * CH_MINUTE_NS;
+    }
+    if (ngaps) {
+        jp_strbuf_puts(s, "SELECT stack_id, thread, samples, value FROM jprof_samples");
+        cq_where(q, "start_ns", true);
+        cq_eq(s, "thread", f->thread);
+        if (runs->n) {
+            jp_strbuf_puts(s, " AND (");
+            for (size_t i = 0; i < ngaps; i++)
+                jp_strbuf_printf(s, "%s(start_ns >= %lld AND start_ns < %lld)", i ? " OR " : "",
+                                 (long long)gaps[i][0], (long long)gaps[i][1]);
+            jp_strbuf_puts(s, ")");
+        }
+    }
+    if (!runs->n)
+        return;
+    if (ngaps)
+        jp_strbuf_puts(s, " UNION ALL ");
+    jp_strbuf_puts(s, "SELECT stack_id, thread, samples, value FROM jprof_rollup_1m WHERE ");
+    cq_days_where(q);
+    cq_eq(s, "ns", f->ns);
+    cq_eq(s, "service", f->service);
+    jp_strbuf_printf(s, " AND kind = %d AND m = 0", f->kind);
+    cq_eq(s, "thread", f->thread);
+    jp_strbuf_puts(s, " AND (");
+    for (size_t i = 0; i < runs->n; i++)
+        jp_strbuf_printf(s, "%s(minute >= %lld AND minute <= %lld)", i ? " OR " : "",
+                         (long long)runs->lo[i], (long long)runs->hi[i]);
+    jp_strbuf_puts(s, ")");
 }
 
 jp_err ch_flame(store *s, const store_filter *f, const store_budget *b, store_stack_cb cb,
@@ -397,37 +548,39 @@ jp_err ch_flame(store *s, const store_filter *f, const store_budget *b, store_st
     if (!f->ns || !f->service || f->kind < 0 || f->kind >= JP_KIND_COUNT)
         return cq_done(&q, jp_error_set(err, JP_ERR_USAGE, "flame needs namespace, service, kind"));
     ch_result res;
-    jp_strbuf_puts(&q.sql, "SELECT count(), sum(events), max(dropped), max(truncated), "
-                           "argMax(period_ns, end_ns), min(start_ns), max(end_ns), sum(nrows) "
-                           "FROM jprof_windows");
+    jp_strbuf_printf(&q.sql,
+                     "SELECT intDiv(start_ns, %lld) AS mi, count(), sum(events), max(dropped), "
+                     "max(truncated), argMax(period_ns, end_ns), min(start_ns), max(end_ns), "
+                     "sum(nrows), sum(samples), sum(value) FROM jprof_windows",
+                     (long long)CH_MINUTE_NS);
     cq_where(&q, "start_ns", true);
+    jp_strbuf_puts(&q.sql, " GROUP BY mi ORDER BY mi");
     cq_tot tot = {.t = totals};
+    cq_runs runs;
+    cq_flame c = {.q = &q, .cb = cb, .ctx = ctx};
     jp_err rc = cq_run(&q, cq_totals_row, &tot, &res, err);
+    if (!rc && !info->partial)
+        rc = cq_rollup_runs(&q, &tot, &runs, err);
     if (rc || info->partial)
-        return cq_done(&q, rc);
+        goto out;
     info->windows_scanned = totals->windows;
     jp_strbuf_reset(&q.sql);
     jp_strbuf_puts(&q.sql,
                    "SELECT stack_id, thread, samples, value, found, truncated, frames, kinds "
                    "FROM (SELECT stack_id, thread, sum(samples) AS samples, "
-                   "sum(value) AS value FROM jprof_samples");
-    cq_samples_where(&q);
-    jp_strbuf_puts(&q.sql,
-                   " GROUP BY stack_id, thread) ANY LEFT JOIN (SELECT stack_id, "
-                   "toUInt8(1) AS found, any(truncated) AS truncated, any(frames) AS frames, "
-                   "any(kinds) AS kinds "
-                   "FROM jprof_stacks WHERE day >= '");
-    ch_day_str(&q.sql, store_day_of(f->from_ns));
-    jp_strbuf_puts(&q.sql, "' AND day <= '");
-    ch_day_str(&q.sql, store_day_of(f->to_ns - 1));
-    jp_strbuf_puts(&q.sql, "' AND stack_id IN (SELECT stack_id FROM jprof_samples");
-    cq_samples_where(&q);
+                   "sum(value) AS value FROM (");
+    cq_flame_source(&q, &runs);
+    jp_strbuf_puts(&q.sql, ") GROUP BY stack_id, thread) ANY LEFT JOIN (SELECT stack_id, "
+                           "toUInt8(1) AS found, any(truncated) AS truncated, any(frames) AS "
+                           "frames, any(kinds) AS kinds FROM jprof_stacks WHERE ");
+    cq_days_where(&q);
+    jp_strbuf_puts(&q.sql, " AND stack_id IN (SELECT stack_id FROM (");
+    cq_flame_source(&q, &runs);
     /* the heaviest stacks first, so a cut answer keeps what matters */
-    jp_strbuf_puts(&q.sql, ") GROUP BY stack_id) USING stack_id ORDER BY value DESC, stack_id, "
+    jp_strbuf_puts(&q.sql, ")) GROUP BY stack_id) USING stack_id ORDER BY value DESC, stack_id, "
                            "thread");
     if (b && b->max_stacks)
         jp_strbuf_printf(&q.sql, " LIMIT %llu", (unsigned long long)b->max_stacks);
-    cq_flame c = {.q = &q, .cb = cb, .ctx = ctx};
     rc = cq_run(&q, cq_stack_row, &c, &res, err);
     if (!rc && res.stopped)
         info->stopped = true;
@@ -437,9 +590,12 @@ jp_err ch_flame(store *s, const store_filter *f, const store_budget *b, store_st
     if (!rc && c.missing)
         store_info_partial(q.info, "a stack of a stored window is missing");
     /* what the caller calls rows: the stack rows of the matched windows
-     * (ClickHouse's own rows_read also counts index granules and the
-     * visibility subquery; it is what the row budget is checked against) */
+     * (ClickHouse's own rows_read also counts index granules, the roll-up
+     * and the visibility subquery; it is what the row budget is checked
+     * against) */
     info->rows_scanned = tot.nrows;
+out:
+    free(tot.mins);
     free(c.names);
     free(c.lens);
     free(c.kinds);

@@ -51,7 +51,7 @@
 
 static const char *const ch_tables[] = {"jprof_samples",  "jprof_windows",   "jprof_stacks",
                                         "jprof_statuses", "jprof_snapshots", "jprof_deadlocks",
-                                        "jprof_ingest"};
+                                        "jprof_ingest",   "jprof_rollup_1m"};
 #define CH_NTABLES (sizeof ch_tables / sizeof *ch_tables)
 
 /* ---- schema ---- */
@@ -91,6 +91,17 @@ static const char *const ch_schema_v1[] = {
     "windows UInt64, rows UInt64, bytes UInt64, heartbeat UInt8, q_batches UInt64, "
     "q_bytes UInt64, q_now UInt64, q_oldest Int64) ENGINE = MergeTree PARTITION BY day "
     "ORDER BY (batch_id, attempt){TTL}",
+    /* The per-minute roll-up of every pod of a service (see ch_put_rollup):
+     * added to version 1 without a new version number, because it only adds
+     * a table. A database made before it gets the table at the next open;
+     * its minutes have no roll-up markers and are read from jprof_samples,
+     * exactly, until retention drops them. An older jprof-server can still
+     * use the database: the minutes it writes lack markers and are read the
+     * same way. */
+    "CREATE TABLE IF NOT EXISTS jprof_rollup_1m (day Date, ns {S}, service {S}, kind UInt8, "
+    "minute UInt32, m UInt8, stack_id UInt64, thread {S}, samples UInt64, value UInt64, "
+    "rows UInt64, windows UInt64) ENGINE = SummingMergeTree((samples, value, rows, windows)) "
+    "PARTITION BY day ORDER BY (ns, service, kind, m, minute, stack_id, thread){TTL}",
 };
 
 /* Columns added after version 1, in the order they were added (ALTER TABLE
@@ -537,6 +548,65 @@ static jp_err ch_put_docs(ch_wctx *w, jp_error *err)
     return rc;
 }
 
+/* The roll-up of the batch's windows, written once the batch is committed
+ * and ours: per window its rows (m = 0), then one marker row (m = 1) with
+ * windows = 1 and the window's row count and sums. SummingMergeTree adds
+ * them up per (service, kind, minute, stack, thread); rows = 1 on every
+ * data row keeps a row of zero samples and value from being merged away.
+ * A query uses a minute's roll-up only when its markers equal what
+ * jprof_windows says of that minute's visible windows (ch_query.c), so a
+ * roll-up insert that failed, landed twice, or came from two replicas
+ * accepting the same batch only sends that minute back to the raw rows.
+ * The marker follows its rows in one INSERT: if ClickHouse splits the
+ * insert into blocks, a marker never lands without its rows. m comes before
+ * minute in the sort key, so the markers of a range are read without the
+ * rows between them. */
+static void ch_put_rollup(ch_wctx *w)
+{
+    const jp_batch *b = w->b;
+    jp_strbuf_reset(&w->rows);
+    for (size_t i = 0; i < b->nwindows; i++) {
+        const jp_batch_window *win = &b->windows[i];
+        if (ch_window_skipped(w, i) || win->start_ns < 0)
+            continue;
+        jp_strbuf_reset(&w->q); /* "day\tns\tservice\tkind\tminute\t" */
+        ch_day_str(&w->q, store_day_of(win->start_ns));
+        jp_strbuf_putc(&w->q, '\t');
+        ch_tsv_field(&w->q, win->target.ns, '\t');
+        ch_tsv_field(&w->q, win->target.service, '\t');
+        ch_tsv_u64(&w->q, (uint64_t)win->kind, '\t');
+        ch_tsv_u64(&w->q, (uint64_t)(win->start_ns / CH_MINUTE_NS), '\t');
+        uint64_t samples = 0, value = 0;
+        for (size_t r = 0; r < win->nrows; r++) {
+            const jp_batch_row *row = &win->rows[r];
+            jp_strbuf_append(&w->rows, w->q.data, w->q.len);
+            jp_strbuf_puts(&w->rows, "0\t");
+            ch_tsv_u64(&w->rows, b->stacks[row->stack].id, '\t');
+            ch_tsv_field(&w->rows,
+                         row->thread == JP_BATCH_NO_THREAD ? NULL : b->threads[row->thread], '\t');
+            ch_tsv_u64(&w->rows, row->samples, '\t');
+            ch_tsv_u64(&w->rows, row->value, '\t');
+            jp_strbuf_puts(&w->rows, "1\t0\n");
+            samples += row->samples;
+            value += row->value;
+        }
+        jp_strbuf_append(&w->rows, w->q.data, w->q.len);
+        jp_strbuf_printf(&w->rows, "1\t0\t\t%llu\t%llu\t%llu\t1\n", (unsigned long long)samples,
+                         (unsigned long long)value, (unsigned long long)win->nrows);
+    }
+    if (!w->rows.len)
+        return;
+    /* the batch is stored and acknowledged either way: a failure here only
+     * costs speed (its minutes are read from jprof_samples) */
+    jp_error e;
+    jp_error_init(&e);
+    if (ch_insert(w->st, "jprof_rollup_1m", &w->rows, &e) != JP_OK) {
+        pthread_mutex_lock(&w->st->mu);
+        w->st->rollup_errors++;
+        pthread_mutex_unlock(&w->st->mu);
+    }
+}
+
 /* One ingestion-log row (outcome 0 accepted = the commit marker, 1
  * duplicate, 2 rejected). */
 static void ch_tsv_ingest(jp_strbuf *o, int64_t received, const jp_batch *b, uint64_t attempt,
@@ -600,7 +670,9 @@ static jp_err ch_write_steps(ch_wctx *w, bool *committed, jp_error *err)
         /* another writer's attempt won: ours is committed but never visible */
         memset(w->res, 0, sizeof *w->res);
         w->res->duplicate = true;
+        return JP_OK;
     }
+    ch_put_rollup(w);
     return JP_OK;
 }
 

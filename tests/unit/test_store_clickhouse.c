@@ -6,7 +6,11 @@
  *   - budgets become partial answers with a reason (rows, distinct stacks),
  *     and a callback that stops is honoured;
  *   - concurrent writes of one batch id: exactly one is accepted, data once;
- *   - an unreachable ClickHouse is JP_ERR_IO/JP_ERR_TIMEOUT, quickly.
+ *   - an unreachable ClickHouse is JP_ERR_IO/JP_ERR_TIMEOUT, quickly;
+ *   - the per-minute roll-up: read when its markers match the windows (a row
+ *     planted in it shows in the answer), ignored when they do not (doubled,
+ *     missing, a database made before the roll-up existed), and dropped by
+ *     retention with the other tables.
  * Needs JPROF_TEST_CLICKHOUSE_URL (tests/integration/test_server_clickhouse.sh
  * starts a server and sets it); without it the program skips (77). */
 #include <setjmp.h>
@@ -24,6 +28,7 @@
 #include "base/strbuf.h"
 #include "base/timeutil.h"
 #include "base/xalloc.h"
+#include "server/ch_int.h"
 #include "server/store_clickhouse.h"
 #include "server/store_sqlite.h"
 
@@ -627,6 +632,115 @@ static void test_unreachable(void **state)
     store_close(s);
 }
 
+/* One number from a statement on the test's database (white box: the
+ * roll-up table is the store's own business). */
+static uint64_t ch_count(store *s, const char *sql)
+{
+    jp_strbuf out;
+    jp_strbuf_init(&out, 0);
+    jp_error e;
+    jp_error_init(&e);
+    if (ch_exec(s->impl, sql, true, &out, &e))
+        fail_msg("%s: %s", sql, e.msg);
+    uint64_t v = strtoull(jp_strbuf_str(&out), NULL, 10);
+    jp_strbuf_cleanup(&out);
+    return v;
+}
+
+static void ch_run(store *s, const char *sql)
+{
+    jp_error e;
+    jp_error_init(&e);
+    if (ch_exec(s->impl, sql, true, NULL, &e))
+        fail_msg("%s: %s", sql, e.msg);
+}
+
+static void d_flame_park(store *s, jp_strbuf *d)
+{
+    store_filter f = wide();
+    f.kind = JP_KIND_PARK;
+    dump_flame(s, &f, d);
+    f.thread = "worker-2";
+    dump_flame(s, &f, d);
+}
+
+static void test_rollup(void **state)
+{
+    (void)state;
+    int64_t minute = 60 * JP_NS_PER_SEC;
+    int64_t m0 = (now / minute - 30) * minute;
+    jp_batch b;
+    /* three pods, three whole minutes, one row of zero samples and value */
+    for (int p = 0; p < 3; p++) {
+        char id[32], pod[16];
+        snprintf(id, sizeof id, "roll-%d", p);
+        snprintf(pod, sizeof pod, "r%d", p);
+        new_batch(&b, id);
+        for (int k = 0; k < 3; k++)
+            add_window(&b, JP_KIND_PARK, m0 + k * minute + p * JP_NS_PER_SEC, pod, 6 + p, 1 + p);
+        jp_batch_window_add_row(&b.windows[0], 0, JP_BATCH_NO_THREAD, 0, 0);
+        write_both(&b, false);
+        jp_batch_cleanup(&b);
+    }
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT sum(windows) FROM jprof_rollup_1m WHERE m = 1 AND kind = %d",
+             JP_KIND_PARK);
+    assert_int_equal(ch_count(ch, sql), 9);
+    compare("flame from the roll-up", d_flame_park);
+
+    /* a row planted in the roll-up of the first minute shows: it is read */
+    snprintf(sql, sizeof sql,
+             "INSERT INTO jprof_rollup_1m SELECT day, ns, service, kind, minute, m, stack_id, "
+             "thread, toUInt64(7777000000), value, rows, windows FROM jprof_rollup_1m WHERE "
+             "kind = %d AND minute = %lld AND m = 0 LIMIT 1",
+             JP_KIND_PARK, (long long)(m0 / minute));
+    ch_run(ch, sql);
+    store_filter f = wide();
+    f.kind = JP_KIND_PARK;
+    jp_strbuf d;
+    jp_strbuf_init(&d, 0);
+    dump_flame(ch, &f, &d);
+    if (!strstr(jp_strbuf_str(&d), " 77770"))
+        fail_msg("the planted roll-up row does not show:\n%s", jp_strbuf_str(&d));
+    jp_strbuf_cleanup(&d);
+
+    /* that minute's roll-up doubled (a retried insert, two replicas
+     * accepting one batch): markers no longer match, raw rows are read */
+    snprintf(sql, sizeof sql,
+             "INSERT INTO jprof_rollup_1m SELECT * FROM jprof_rollup_1m WHERE kind = %d AND "
+             "minute = %lld",
+             JP_KIND_PARK, (long long)(m0 / minute));
+    ch_run(ch, sql);
+    compare("flame with a doubled roll-up minute", d_flame_park);
+
+    /* a database made before the roll-up: no markers at all, all raw; the
+     * next open adds the table back */
+    store_close(ch);
+    ch = open_ch(dbname);
+    ch_run(ch, "DROP TABLE jprof_rollup_1m");
+    store_close(ch);
+    ch = open_ch(dbname);
+    assert_int_equal(ch_count(ch, "SELECT count() FROM jprof_rollup_1m"), 0);
+    compare("flame without a roll-up", d_flame_park);
+
+    /* retention drops the roll-up's day partitions with the others */
+    new_batch(&b, "roll-old");
+    add_window(&b, JP_KIND_PARK, now - 9 * STORE_DAY_NS, "r0", 3, 1);
+    store_write_result r;
+    jp_error e;
+    jp_error_init(&e);
+    if (ch->ops->write_batch(ch, &b, NULL, &r, &e))
+        fail_msg("write: %s", e.msg);
+    jp_batch_cleanup(&b);
+    const char *old = "SELECT count() FROM jprof_rollup_1m WHERE day < today() - 8";
+    assert_int_equal(ch_count(ch, old), 4);
+    uint32_t removed = 0;
+    if (ch->ops->enforce_retention(ch, 7, &removed, &e))
+        fail_msg("retention: %s", e.msg);
+    assert_true(removed >= 1);
+    assert_int_equal(ch_count(ch, old), 0);
+}
+
 int main(void)
 {
     ch_url = getenv("JPROF_TEST_CLICKHOUSE_URL");
@@ -641,6 +755,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_duplicates),
         cmocka_unit_test(test_old_schema_gains_columns),
         cmocka_unit_test(test_unreachable),
+        cmocka_unit_test(test_rollup),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -339,11 +339,9 @@ jp_err tui_write_gc(FILE *out, const jp_profile *p, jp_error *err)
 
 /* ---- pprof ---- */
 
-jp_err tui_write_html(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k,
-                      bool threads, bool by_value, const char *title, jp_error *err)
+/* Encodes doc (taken) into the offline page and writes it. */
+static jp_err write_html_doc(FILE *out, json_t *doc, const char *title, jp_error *err)
 {
-    json_t *doc = tui_profile_doc(p, rep, k, threads, by_value);
-    json_object_set_new(doc, "threads", json_boolean(threads));
     jp_strbuf b;
     jp_strbuf_init(&b, 0);
     jp_err rc = jp_html_encode(doc, title, &b, err);
@@ -352,6 +350,14 @@ jp_err tui_write_html(FILE *out, const jp_profile *p, const jfr_report *rep, jp_
         rc = jp_error_set(err, JP_ERR_IO, "writing the html output failed");
     jp_strbuf_cleanup(&b);
     return rc;
+}
+
+jp_err tui_write_html(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k,
+                      bool threads, bool by_value, const char *title, jp_error *err)
+{
+    json_t *doc = tui_profile_doc(p, rep, k, threads, by_value);
+    json_object_set_new(doc, "threads", json_boolean(threads));
+    return write_html_doc(out, doc, title, err);
 }
 
 jp_err tui_write_pprof(FILE *out, const jp_profile *p, jp_kind k, bool threads, jp_error *err)
@@ -656,14 +662,7 @@ static jp_err diff_html(FILE *out, tui_diff_sides *sd, const tui_args *a, jp_err
     char title[512];
     const char *n = strrchr(a->jfr_path, '/'), *o = strrchr(a->diff_path, '/');
     snprintf(title, sizeof title, "%s vs %s", n ? n + 1 : a->jfr_path, o ? o + 1 : a->diff_path);
-    jp_strbuf b;
-    jp_strbuf_init(&b, 0);
-    jp_err rc = jp_html_encode(doc, title, &b, err);
-    json_decref(doc);
-    if (!rc && (fwrite(b.data, 1, b.len, out) != b.len || fflush(out)))
-        rc = jp_error_set(err, JP_ERR_IO, "writing the html output failed");
-    jp_strbuf_cleanup(&b);
-    return rc;
+    return write_html_doc(out, doc, title, err);
 }
 
 jp_err tui_diff_write(FILE *out, jp_diff *d, tui_format f, const char *old_label,

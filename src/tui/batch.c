@@ -657,7 +657,7 @@ static jp_err diff_html(FILE *out, tui_diff_sides *sd, const tui_args *a, jp_err
 {
     jp_diff *d = sd->d;
     json_t *doc = tui_profile_doc(d->prof, &sd->rep, d->kind, a->threads, a->by_value);
-    json_object_set_new(doc, "tree", tui_diff_json_web(d));
+    json_object_set_new(doc, "tree", tui_diff_json(d));
     json_object_set_new(doc, "threads", json_boolean(a->threads));
     char title[512];
     const char *n = strrchr(a->jfr_path, '/'), *o = strrchr(a->diff_path, '/');

@@ -24,8 +24,14 @@ json_t *tui_json_string(const char *s, size_t len)
 typedef struct old_side {
     const uint64_t *total, *self;
     double scale;
-    bool web; /* the web page's names (base_self/base_total, rounded) */
 } old_side;
+
+/* A baseline figure: an integer as the server's diff answers it when not
+ * scaled (--normalize none), else the normalised value. */
+static json_t *base_value(uint64_t v, double scale)
+{
+    return scale == 1.0 ? json_integer((json_int_t)v) : json_real((double)v * scale);
+}
 
 static json_t *node_json(const jp_flame *f, uint32_t n, bool by_value, const old_side *old,
                          json_t **children)
@@ -43,14 +49,9 @@ static json_t *node_json(const jp_flame *f, uint32_t n, bool by_value, const old
     }
     json_object_set_new(o, "self", json_integer((json_int_t)jp_flame_self(f, n, by_value)));
     json_object_set_new(o, "total", json_integer((json_int_t)jp_flame_total(f, n, by_value)));
-    if (old && old->web) {
-        json_object_set_new(o, "base_self",
-                            json_integer((json_int_t)((double)old->self[n] * old->scale + 0.5)));
-        json_object_set_new(o, "base_total",
-                            json_integer((json_int_t)((double)old->total[n] * old->scale + 0.5)));
-    } else if (old) {
-        json_object_set_new(o, "old_self", json_real((double)old->self[n] * old->scale));
-        json_object_set_new(o, "old_total", json_real((double)old->total[n] * old->scale));
+    if (old) { /* the names of jprof-server's /api/v1/flamegraph/diff */
+        json_object_set_new(o, "base_self", base_value(old->self[n], old->scale));
+        json_object_set_new(o, "base_total", base_value(old->total[n], old->scale));
     }
     *children = json_array();
     json_object_set_new(o, "children", *children);
@@ -96,13 +97,6 @@ json_t *tui_flame_json(const jp_flame *f, uint32_t root, bool by_value)
 json_t *tui_diff_json(jp_diff *d)
 {
     jp_diff_tree(d);
-    old_side old = {d->node_old_total, d->node_old_self, d->old_scale, false};
-    return tree_json(d->tree, 0, d->by_value, &old);
-}
-
-json_t *tui_diff_json_web(jp_diff *d)
-{
-    jp_diff_tree(d);
-    old_side old = {d->node_old_total, d->node_old_self, d->old_scale, true};
+    old_side old = {d->node_old_total, d->node_old_self, d->old_scale};
     return tree_json(d->tree, 0, d->by_value, &old);
 }

@@ -23,14 +23,11 @@
  * does not depend on the tree's depth. */
 json_t *tui_flame_json(const jp_flame *f, uint32_t root, bool by_value);
 
-/* The tree of a comparison (jp_diff_tree is run): the new side as self and
- * total, the normalised old side as old_self and old_total. */
+/* The tree of a comparison (jp_diff_tree is run) in the shape of
+ * jprof-server's /api/v1/flamegraph/diff (and the web page's flame.js): the
+ * new side as self and total, the old side as base_self and base_total,
+ * normalised (integers when the normalisation is none). */
 json_t *tui_diff_json(jp_diff *d);
-
-/* The same in the shape of jprof-server's /api/v1/flamegraph/diff (and
- * the web page's flame.js): base_self and base_total, the normalised old
- * side rounded to integers. */
-json_t *tui_diff_json_web(jp_diff *d);
 
 /* A JSON string of len bytes; invalid UTF-8 bytes become '?'. */
 json_t *tui_json_string(const char *s, size_t len);

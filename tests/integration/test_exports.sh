@@ -146,10 +146,10 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 m, t = d["meta"], d["tree"]
 assert m["normalised"] == "second" and t["total"] == m["new_total"], (m, t["total"])
-assert abs(t["old_total"] - m["baseline_total"]) < 1e-6, (t["old_total"], m)
+assert abs(t["base_total"] - m["baseline_total"]) < 1e-6, (t["base_total"], m)
 def sums(n, name, acc):
     if n["name"] == name:
-        acc[0] += n["old_total"]
+        acc[0] += n["base_total"]
         acc[1] += n["total"]
     for c in n["children"]:
         sums(c, name, acc)

@@ -282,7 +282,7 @@ import json, sys
 d = json.load(sys.stdin)
 m, t = d["meta"], d["tree"]
 assert m["kind"] == "cpu" and "pod after" in m["new"] and "pod before" in m["baseline"], m
-assert "old_total" in t and t["total"] > 0 and t["old_total"] > 0, list(t)'; then
+assert "base_total" in t and t["total"] > 0 and t["base_total"] > 0, list(t)'; then
             pass "server diff --format json: the diff tree of --diff, both sides named"
         else
             fail "server diff --format json" "$(head -c 300 "$work/srv.err")"

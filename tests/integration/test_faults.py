@@ -260,14 +260,23 @@ def case_agent(tmp):
     os.makedirs(work)
     s = sa.Server(work, data).start()
     # the JVM's /tmp (where the agent puts its settings and JFR files): a
-    # small tmpfs over /tmp, seen only inside this test's mount namespace
-    jtmp = "/tmp"
-    mount_tmpfs(jtmp, "96m")  # the agent wants 64M free (--min-tmp-free)
+    # small tmpfs over /tmp in a mount namespace of the JVM's own, as a
+    # container's /tmp is; the agent reaches it through /proc/PID/root, as it
+    # does for a container. The test's own files stay where they are even when
+    # the clone is itself under /tmp. The classes are copied into the tmpfs
+    # before it is moved over /tmp (the original path may be under /tmp).
     # PerfDisableSharedMem: a JVM whose hsperfdata file (mmap, /tmp) meets a
     # full tmpfs dies of SIGBUS, which is the JDK's, not what is tested here
-    wl = subprocess.Popen(["java", "-Xmx128m", "-XX:+PerfDisableSharedMem", "-cp", CLASSES,
-                           "shop.JprofWorkload", "400"],
+    stage = os.path.join(tmp, "jvmtmp")
+    os.makedirs(stage)
+    script = ('mount -t tmpfs -o size=96m,mode=1777 jprof-test "$1" && '  # the agent wants 64M free
+              'cp -r "$2" "$1/classes" && mount --move "$1" /tmp && '
+              'exec java -Xmx128m -XX:+PerfDisableSharedMem -cp /tmp/classes shop.JprofWorkload 400')
+    wl = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh",
+                           stage, CLASSES],
                           stdout=open(os.path.join(tmp, "wl.log"), "a"), stderr=subprocess.STDOUT)
+    jtmp = "/proc/%d/root/tmp" % wl.pid
+    wait_for(lambda: os.path.isdir(os.path.join(jtmp, "classes")), 10)
     agent = None
     try:
         conf = os.path.join(tmp, "agent.conf")

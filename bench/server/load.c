@@ -5,9 +5,15 @@
  * stacks repeat across pods as they do in a real fleet), posts them as
  * zstd-compressed batches from THREADS connections, then times QUERIES
  * flamegraph and top requests for one service, one kind, one hour.
- * Prints the figures; bench/server/run adds the server's peak RSS. */
+ * Prints the figures; bench/server/run adds the server's peak RSS.
+ *
+ * --pace SECONDS (bench/soak/run): a fleet in real time instead, for that
+ * long: each of the JVMS uploads the window of the minute just over once a
+ * minute, the uploads spread evenly over the minute, and a flamegraph and a
+ * top query every 10 s; one line per minute (batches, errors, query p95). */
 #include <curl/curl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +31,7 @@ typedef struct cfg {
     int jvms, services, windows, stacks, depth, threads, queries;
     int ingest; /* 0: only query data already there (--ingest 0) */
     int settle; /* seconds to wait after ingest (the server's 30 s rollup pass) */
+    int pace;   /* > 0: the paced soak mode, for this many seconds */
 } cfg;
 
 typedef struct job {
@@ -209,6 +216,101 @@ static void query_bench(const cfg *c, const char *what, const char *extra)
     curl_easy_cleanup(h);
 }
 
+/* One request; true on HTTP 200. */
+static bool post_or_get(CURL *h, const char *url, const char *body, size_t len)
+{
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    if (body) {
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)len);
+    } else {
+        curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+    }
+    long code = 0;
+    CURLcode rc = curl_easy_perform(h);
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    return rc == CURLE_OK && code == 200;
+}
+
+/* --pace: the fleet in real time (see the top of the file). */
+static int paced(const cfg *c)
+{
+    CURL *h = curl_easy_init();
+    char url[1024], auth[600];
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", c->token);
+    struct curl_slist *ing = curl_slist_append(NULL, auth);
+    ing = curl_slist_append(ing, "Content-Encoding: zstd");
+    ing = curl_slist_append(ing, "Content-Type: application/json");
+    struct curl_slist *qh = curl_slist_append(NULL, auth);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
+    const int64_t t0 = jp_time_mono_ns(), step = 60 * JP_NS_PER_SEC / c->jvms;
+    int64_t next_q = t0;
+    uint64_t sent = 0, errors = 0, min_sent = 0, min_err = 0, queries = 0, qerrors = 0;
+    int64_t lat[64];
+    int nlat = 0, minute = 0;
+    printf("paced: %d JVMs, one %d-stack window each per minute (%.1f stack rows/s), %d s\n",
+           c->jvms, c->stacks, (double)c->jvms * c->stacks / 60.0, c->pace);
+    fflush(stdout);
+    for (int64_t k = 0;; k++) {
+        int64_t due = t0 + k * step, now = jp_time_mono_ns();
+        if (due - t0 >= (int64_t)c->pace * JP_NS_PER_SEC)
+            break;
+        while (now < due) { /* queries in the gaps, every 10 s */
+            if (now >= next_q) {
+                for (int w = 0; w < 2; w++) {
+                    snprintf(url, sizeof url,
+                             "%s/api/v1/%s?namespace=bench&service=svc%d&kind=cpu&from=-1h&to=now%s",
+                             c->url, w ? "top" : "flamegraph", (int)(queries % (uint64_t)c->services),
+                             w ? "&limit=100" : "&max_nodes=2000");
+                    curl_easy_setopt(h, CURLOPT_HTTPHEADER, qh);
+                    int64_t q0 = jp_time_mono_ns();
+                    if (!post_or_get(h, url, NULL, 0))
+                        qerrors++;
+                    if (nlat < 64)
+                        lat[nlat++] = jp_time_mono_ns() - q0;
+                    queries++;
+                }
+                next_q += 10 * JP_NS_PER_SEC;
+            }
+            now = jp_time_mono_ns();
+            int64_t nap = (next_q < due ? next_q : due) - now;
+            if (nap > 0)
+                usleep((useconds_t)(nap / 1000 < 200000 ? nap / 1000 : 200000));
+            now = jp_time_mono_ns();
+        }
+        size_t len;
+        char *body = make_batch(c, (int)(k % c->jvms), c->windows - 1, jp_time_now_ns(), &len);
+        snprintf(url, sizeof url, "%s/api/v1/ingest", c->url);
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, ing);
+        if (post_or_get(h, url, body, len))
+            sent++;
+        else
+            errors++;
+        free(body);
+        if ((due - t0) / (60 * JP_NS_PER_SEC) > minute) {
+            qsort(lat, (size_t)nlat, sizeof *lat, cmp_i64);
+            printf("minute %3d: %llu batches, %llu errors; queries p95 %.1f ms, %llu errors\n",
+                   minute + 1, (unsigned long long)(sent - min_sent),
+                   (unsigned long long)(errors - min_err),
+                   nlat ? (double)lat[(nlat * 95) / 100 < nlat ? (nlat * 95) / 100 : nlat - 1] / 1e6
+                        : 0.0,
+                   (unsigned long long)qerrors);
+            fflush(stdout);
+            min_sent = sent;
+            min_err = errors;
+            nlat = 0;
+            minute++;
+        }
+    }
+    printf("paced total: %llu batches (%llu stack rows), %llu errors; %llu queries, %llu errors\n",
+           (unsigned long long)sent, (unsigned long long)sent * (unsigned long long)c->stacks,
+           (unsigned long long)errors, (unsigned long long)queries, (unsigned long long)qerrors);
+    curl_slist_free_all(ing);
+    curl_slist_free_all(qh);
+    curl_easy_cleanup(h);
+    return errors || qerrors ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     cfg c = {.url = "http://127.0.0.1:8480",
@@ -249,6 +351,8 @@ int main(int argc, char **argv)
             c.server_pid = n;
         else if (!strcmp(k, "--queries"))
             c.queries = n;
+        else if (!strcmp(k, "--pace"))
+            c.pace = n;
         else {
             fprintf(stderr, "load: unknown option %s\n", k);
             return 2;
@@ -260,6 +364,11 @@ int main(int argc, char **argv)
         return 2;
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);
+    if (c.pace > 0) {
+        int rc = paced(&c);
+        curl_global_cleanup();
+        return rc;
+    }
     job j = {.c = &c, .now = jp_time_now_ns()};
     pthread_mutex_init(&j.mu, NULL);
     printf("size: %d JVMs (%d services) x %d one-minute windows x %d stacks (depth %d-%d), "

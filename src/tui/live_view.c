@@ -80,6 +80,8 @@ void tui_live_view_free(tui_live_view *v)
     if (!v)
         return;
     tui_view_free(v->flame);
+    jp_diff_free(v->flame_diff);
+    jp_profile_free(v->baseline);
     tui_live_free(v->live);
     tui_picker_free(v->picker);
     tui_pick_list_cleanup(&v->picks);
@@ -314,6 +316,9 @@ static void path_free(name_path *p)
 static void flame_carry(tui_view *old, tui_view *nv)
 {
     nv->focus = old->focus;
+    /* a message stays until the next key, whatever window is shown */
+    memcpy(nv->msg, old->msg, sizeof nv->msg);
+    nv->msg_error = old->msg_error;
     nv->io_panel = old->io_panel && nv->io;
     nv->io_scroll = old->io_scroll;
     if (old->pattern[0])
@@ -332,26 +337,48 @@ static void flame_carry(tui_view *old, tui_view *nv)
     }
 }
 
-static void flame_rebuild(tui_live_view *v)
+/* The flame view of the window (or of `want` when >= 0, a kind asked for
+ * while comparing); with a baseline kept (B), the window compared with it. */
+static void flame_rebuild_as(tui_live_view *v, int want)
 {
     tui_live_prof *p = &v->live->prof;
     if (!p->profile)
         return;
     tui_view *old = v->flame;
+    jp_diff *old_diff = v->flame_diff;
     v->flame = NULL;
+    v->flame_diff = NULL;
     if (old) {
         v->flame_kind = old->kind;
         v->flame_by_value = old->by_value;
         v->flame_threads = old->threads;
     }
+    if (old_diff)
+        v->base_norm = old_diff->norm; /* m carries over to the next window */
+    if (want >= 0)
+        v->flame_kind = (jp_kind)want;
     jp_kind k = JP_KIND_CPU;
     tui_kind_default(p->profile, &k);
-    if (v->flame_kind_set && jp_profile_has_kind(p->profile, v->flame_kind))
+    if (v->flame_kind_set &&
+        (jp_profile_has_kind(p->profile, v->flame_kind) ||
+         (v->baseline && jp_profile_has_kind(v->baseline, v->flame_kind))))
         k = v->flame_kind;
     tui_live_prof_label(v->live, v->flame_label, sizeof v->flame_label);
-    v->flame =
-        tui_view_new(p->profile, &p->rep, v->flame_label, k, v->flame_by_value, v->flame_threads);
-    tui_view_set_io(v->flame, p->io);
+    const char *problem = NULL;
+    jp_error err;
+    jp_error_init(&err);
+    if (v->baseline && jp_diff_new(v->baseline, p->profile, k, v->flame_threads,
+                                   v->flame_by_value, v->base_norm, &v->flame_diff,
+                                   &err) != JP_OK) {
+        v->flame_diff = NULL;
+        problem = err.msg;
+    }
+    v->flame = tui_view_new(v->flame_diff ? v->flame_diff->prof : p->profile, &p->rep,
+                            v->flame_label, k, v->flame_by_value, v->flame_threads);
+    if (v->flame_diff)
+        tui_view_set_diff(v->flame, v->flame_diff, v->base_label);
+    else
+        tui_view_set_io(v->flame, p->io);
     v->flame_kind_set = true;
     v->flame_kind = k;
     tui_view_resize(v->flame, v->rows - HEAD_ROWS, v->cols);
@@ -361,6 +388,71 @@ static void flame_rebuild(tui_live_view *v)
         /* the old view borrowed the previous window's profile: free it now */
         tui_view_free(old);
     }
+    jp_diff_free(old_diff);
+    if (problem)
+        tui_view_message(v->flame, true, "not compared with the baseline: %s", problem);
+}
+
+static void flame_rebuild(tui_live_view *v)
+{
+    flame_rebuild_as(v, -1);
+}
+
+/* B: the window shown becomes the baseline (a copy), and every later
+ * window is drawn compared with it: the same differential view as
+ * --jfr NEW --diff OLD, for any source (a pid, a pod, the server). B again
+ * drops it. */
+static void baseline_toggle(tui_live_view *v)
+{
+    tui_live_prof *p = &v->live->prof;
+    if (v->baseline) {
+        jp_profile_free(v->baseline);
+        v->baseline = NULL;
+        flame_rebuild(v);
+        tui_view_message(v->flame, false, "baseline dropped: the window alone again");
+        return;
+    }
+    if (!p->profile || !v->flame) {
+        tui_live_view_message(v, true, "no window yet to keep as the baseline");
+        return;
+    }
+    v->baseline = jp_profile_new();
+    jp_profile_merge(v->baseline, p->profile);
+    v->baseline->start_ns = p->rep.start_ns;
+    v->baseline->end_ns = p->rep.end_ns;
+    char t[48] = "?";
+    jp_rfc3339_format(p->rep.start_ns, t, sizeof t);
+    char span[32] = "?";
+    jp_format_ns(p->rep.end_ns > p->rep.start_ns ? (uint64_t)(p->rep.end_ns - p->rep.start_ns)
+                                                  : 0,
+                 span, sizeof span);
+    /* "baseline 17:21:05Z+10 s": the title has little room */
+    snprintf(v->base_label, sizeof v->base_label, "baseline %.8sZ+%s",
+             strlen(t) >= 19 ? t + 11 : t, span);
+    v->base_norm = JP_DIFF_PER_SAMPLE;
+    flame_rebuild(v);
+    tui_view_message(v->flame, false,
+                     "baseline kept (%s): later windows are compared with it; m normalises, "
+                     "B drops it",
+                     v->base_label);
+}
+
+/* With a baseline, kind keys 1-9 and 0 build the comparison of that kind
+ * (the comparison's own profile holds one kind only). */
+static bool baseline_kind_key(tui_live_view *v, int key)
+{
+    int k = key >= '1' && key <= '9' ? key - '1' : key == '0' ? (int)JP_KIND_IO : -1;
+    if (!v->baseline || k < 0 || k >= JP_KIND_COUNT)
+        return false;
+    if (!jp_profile_has_kind(v->live->prof.profile, (jp_kind)k) &&
+        !jp_profile_has_kind(v->baseline, (jp_kind)k)) {
+        tui_view_message(v->flame, true, "no %s events in the window nor in the baseline",
+                         jp_kind_name((jp_kind)k));
+        return true;
+    }
+    flame_rebuild_as(v, k);
+    tui_view_message(v->flame, false, "comparing %s", jp_kind_name((jp_kind)k));
+    return true;
 }
 
 static void flame_enter(tui_live_view *v)
@@ -669,6 +761,10 @@ static tui_action back_to_list(tui_live_view *v)
     }
     tui_view_free(v->flame);
     v->flame = NULL;
+    jp_diff_free(v->flame_diff);
+    v->flame_diff = NULL;
+    jp_profile_free(v->baseline); /* a window of another JVM is no baseline */
+    v->baseline = NULL;
     tui_live_free(v->live);
     v->live = NULL;
     v->exited = v->paused = v->stack = false;
@@ -736,6 +832,12 @@ tui_action tui_live_view_key(tui_live_view *v, int key)
                 return TUI_ACTION_QUIT;
             return TUI_ACTION_NONE;
         }
+        if (key == 'B' && !v->flame->prompt && !v->flame->help && !v->flame->gc) {
+            baseline_toggle(v);
+            return TUI_ACTION_REDRAW;
+        }
+        if (!v->flame->prompt && !v->flame->help && !v->flame->gc && baseline_kind_key(v, key))
+            return TUI_ACTION_REDRAW;
         tui_action a = tui_view_key(v->flame, key);
         v->flame_kind = v->flame->kind;
         return a;

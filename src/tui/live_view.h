@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "jvm/proc.h"
+#include "model/diff.h"
 #include "tui/canvas.h"
 #include "tui/live.h"
 #include "tui/live_report.h"
@@ -82,6 +83,12 @@ typedef struct tui_live_view {
     jp_kind flame_kind;
     bool flame_by_value, flame_threads, flame_kind_set;
     char flame_label[128];
+    /* B: a window kept as the baseline; later windows are shown compared
+     * with it (flame_diff, owned; the flame view borrows its profile) */
+    jp_profile *baseline;
+    char base_label[64];
+    jp_diff *flame_diff;
+    jp_diff_norm base_norm;
     /* timing */
     int64_t next_refresh, next_dump, next_list;
     bool exited;

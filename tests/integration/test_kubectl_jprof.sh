@@ -323,6 +323,10 @@ if command -v tmux >/dev/null; then
     tstep kt "Flame through kubectl: the hot method after a window recorded in the pod" 'Contention\$Hot\.spin'
     wait_for recording_running "$hot1" && pass "the Flame screen records with JFR inside the pod" ||
         fail "no recording in the pod while on Flame"
+    tmux -L "$sock" send-keys -t kt: B
+    tstep kt "B through kubectl: the pod's window kept as the baseline" 'baseline kept \(baseline [0-9:]+Z\+'
+    tstep kt "the pod's next windows are drawn compared with it" \
+        '^ +[0-9]+ +[0-9]+ +([-+][0-9]+|=) +[0-9]+ +[0-9]+ +([-+][0-9]+|=) +live\.Contention\$Hot\.spin'
     tmux -L "$sock" send-keys -t kt: S
     tstep kt "Status: the source is kubectl" 'source: kubectl, kubectl exec into the pod'
     tmux -L "$sock" send-keys -t kt: o

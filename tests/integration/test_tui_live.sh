@@ -181,6 +181,34 @@ run_jdk() {
     press_step "$w" F8 "JDK $v: Flame shows the hot method after a window" 'Contention\$Hot\.spin' 20
     [ -n "$(recordings "$home" "$cpid")" ] && pass "JDK $v: the Flame screen records with JFR" ||
         fail "JDK $v: no jprof recording while on Flame"
+    # B: this window becomes the baseline; later windows are drawn compared
+    # with it (the title grows "vs baseline", the table turns into changes)
+    keys "$w" B # a toggle: sent once
+    step "$w" "JDK $v: B keeps the window as the baseline" 'baseline kept \(baseline [0-9:]+Z\+'
+    step "$w" "JDK $v: the comparison's table: old, new and change per frame" \
+        'OLD-SELF +NEW-SELF +CHANGE +OLD-TOTAL +NEW-TOTAL +CHANGE +FRAME'
+    # a later window: the title's event count moves on, Hot.spin has both sides
+    local base_title later="" t
+    base_title=$(grep -m1 -oE 'vs baseline .* cpu: [0-9]+ events' "$work/screen")
+    deadline=$((SECONDS + 15))
+    while [ $SECONDS -le $deadline ]; do
+        screen "$w"
+        t=$(grep -m1 -oE 'vs baseline .* cpu: [0-9]+ events' "$work/screen")
+        if [ -n "$t" ] && [ "$t" != "$base_title" ] &&
+            grep -qE '^ +[0-9]+ +[0-9]+ +([-+][0-9]+|=) +[0-9]+ +[0-9]+ +([-+][0-9]+|=) +live\.Contention\$Hot\.spin' "$work/screen"; then
+            later=1
+            break
+        fi
+        sleep 0.3
+    done
+    [ -n "$later" ] && pass "JDK $v: a later window is compared with the kept one (Hot.spin: old, new, change)" ||
+        fail "JDK $v: no later window compared with the baseline ($base_title)" "$(cat "$work/screen")"
+    keys "$w" m
+    step "$w" "JDK $v: m normalises the comparison per second" 'baseline normalised per second'
+    keys "$w" B
+    step "$w" "JDK $v: B again drops the baseline" 'baseline dropped: the window alone again'
+    screen "$w"
+    grep -q 'vs baseline' "$work/screen" && fail "JDK $v: still compared after B" || pass "JDK $v: the window alone after B"
     keys "$w" q
     wait_exit "$w" 0 "JDK $v: q quits from Flame"
     wait_clean "$home" "$cpid"

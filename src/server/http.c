@@ -523,7 +523,8 @@ static void http_on_completed(void *cls, struct MHD_Connection *c, void **con_cl
     (void)toe;
     if (!cs)
         return;
-    metrics_request_done(&s->m, cs->route, cs->status, jp_time_mono_ns() - cs->t0);
+    if (cs->started) /* not a request libmicrohttpd refused before the handler saw it */
+        metrics_request_done(&s->m, cs->route, cs->status, jp_time_mono_ns() - cs->t0);
     jp_strbuf_cleanup(&cs->body);
     jp_strbuf_cleanup(&cs->resp.body); /* idempotent; empty unless never sent */
     api_args_free(&cs->args);

@@ -11,93 +11,48 @@
 #include "wire/html.h"
 #include "wire/pprof.h"
 
-/* ---- parameters ---- */
+/* ---- parameters ----
+ * Parsed by api_query.c (pure, unit-tested and fuzzed); here only turned
+ * into answers and checked against the token. */
+
+static bool api_bad(srv_resp *o, jp_err rc, const jp_error *e)
+{
+    if (rc == JP_OK)
+        return true;
+    srv_error(o, 400, "malformed", "%s", e->msg);
+    return false;
+}
 
 bool api_limit(srv_req *r, srv_resp *o, const char *key, long def, long max, long *out)
 {
-    const char *v = srv_arg(r, key);
-    *out = def;
-    if (!v || !*v)
-        return true;
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (*end || n < 1 || n > max) {
-        srv_error(o, 400, "malformed", "%s must be an integer from 1 to %ld", key, max);
-        return false;
-    }
-    *out = n;
-    return true;
+    jp_error e;
+    jp_error_init(&e);
+    return api_bad(o, api_arg_limit(r->args, key, def, max, out, &e), &e);
 }
 
 bool api_time_arg(srv_req *r, srv_resp *o, const char *key, int64_t now, int64_t *out)
 {
-    const char *v = srv_arg(r, key);
-    if (!v || !*v)
-        return true;
-    if (!strcmp(v, "now")) {
-        *out = now;
-        return true;
-    }
-    jp_timespec_arg t;
     jp_error e;
     jp_error_init(&e);
-    if (jp_timespec_parse(v, &t, &e) != JP_OK) {
-        srv_error(o, 400, "malformed", "%s: %s (RFC 3339, @EPOCH or relative like -15m)", key,
-                  e.msg);
-        return false;
-    }
-    /* relative times count from now: "-15m" is 15 minutes ago */
-    *out = t.relative ? (t.from_end ? now - t.value : now + t.value) : t.value;
-    return true;
+    return api_bad(o, api_arg_time(r->args, key, now, out, &e), &e);
 }
 
 bool api_parse(srv_req *r, srv_resp *o, api_q *q, unsigned need)
 {
     memset(q, 0, sizeof *q);
     q->now = store_now_ns();
-    q->f.kind = -1;
-    q->f.ns = srv_arg(r, "namespace");
-    q->f.service = srv_arg(r, "service");
-    q->f.pod = srv_arg(r, "pod");
-    q->f.thread = srv_arg(r, "thread");
-    const char **opt[4] = {&q->f.ns, &q->f.service, &q->f.pod, &q->f.thread};
-    for (int i = 0; i < 4; i++)
-        if (*opt[i] && !**opt[i])
-            *opt[i] = NULL;
-    if ((need & API_NEED_NS) && !q->f.ns) {
-        srv_error(o, 400, "malformed", "query parameter 'namespace' is required");
-        return false;
-    }
-    if ((need & API_NEED_SERVICE) && !q->f.service) {
-        srv_error(o, 400, "malformed", "query parameter 'service' is required");
-        return false;
-    }
-    if (!srv_authorize(r, o, AUTH_READ, q->f.ns))
+    jp_error e;
+    jp_error_init(&e);
+    jp_err rc = api_query_parse(r->args, need, q->now, &q->f, &e);
+    /* the token first (role, and the namespace asked for in its scope) */
+    const char *ns = api_args_get(r->args, "namespace");
+    if (!srv_authorize(r, o, AUTH_READ, ns && *ns ? ns : NULL) || !api_bad(o, rc, &e))
         return false;
     /* a token limited to some namespaces must say which one it reads */
     if (!q->f.ns && !(need & API_SCOPE_FILTERS) && !r->s->cfg.insecure_no_auth &&
         !auth_all_namespaces(r->tok)) {
         srv_error(o, 403, "forbidden", "this token is limited to some namespaces: pass namespace=");
         return false;
-    }
-    q->f.to_ns = q->now;
-    if (!api_time_arg(r, o, "to", q->now, &q->f.to_ns))
-        return false;
-    q->f.from_ns = q->f.to_ns - 3600 * JP_NS_PER_SEC;
-    if (!api_time_arg(r, o, "from", q->now, &q->f.from_ns))
-        return false;
-    if (q->f.from_ns >= q->f.to_ns) {
-        srv_error(o, 400, "malformed", "'from' must be before 'to'");
-        return false;
-    }
-    if (need & API_NEED_KIND) {
-        const char *k = srv_arg(r, "kind");
-        jp_kind kind = JP_KIND_CPU;
-        if (k && *k && !jp_kind_parse(k, &kind)) {
-            srv_error(o, 400, "malformed", "unknown kind '%.40s' (%s)", k, jp_kind_list());
-            return false;
-        }
-        q->f.kind = (int)kind;
     }
     q->b.time_ns = r->s->cfg.query_budget_ns;
     q->b.max_rows = r->s->cfg.query_max_rows;
@@ -330,16 +285,14 @@ static void api_flame_tree(jp_strbuf *b, const jp_flame *f, const uint8_t *keep,
 
 bool api_by_value(srv_req *r, srv_resp *o, bool *by_value)
 {
-    const char *by = srv_arg(r, "by");
-    *by_value = true;
-    if (!by || !*by || !strcmp(by, "value"))
-        return true;
-    if (!strcmp(by, "samples")) {
-        *by_value = false;
-        return true;
-    }
-    srv_error(o, 400, "malformed", "by must be 'value' or 'samples'");
-    return false;
+    static const char *const by[] = {"value", "samples", NULL};
+    int i;
+    jp_error e;
+    jp_error_init(&e);
+    if (!api_bad(o, api_arg_choice(r->args, "by", by, &i, &e), &e))
+        return false;
+    *by_value = i == 0;
+    return true;
 }
 
 /* format=: json (default), pprof (gzipped protobuf) or html (one offline
@@ -348,20 +301,14 @@ typedef enum api_fmt { API_FMT_JSON, API_FMT_PPROF, API_FMT_HTML } api_fmt;
 
 static bool api_format(srv_req *r, srv_resp *o, api_fmt *f)
 {
-    const char *s = srv_arg(r, "format");
-    *f = API_FMT_JSON;
-    if (!s || !*s || !strcmp(s, "json"))
-        return true;
-    if (!strcmp(s, "pprof")) {
-        *f = API_FMT_PPROF;
-        return true;
-    }
-    if (!strcmp(s, "html")) {
-        *f = API_FMT_HTML;
-        return true;
-    }
-    srv_error(o, 400, "malformed", "format must be 'json', 'pprof' or 'html'");
-    return false;
+    static const char *const fmts[] = {"json", "pprof", "html", NULL};
+    int i;
+    jp_error e;
+    jp_error_init(&e);
+    if (!api_bad(o, api_arg_choice(r->args, "format", fmts, &i, &e), &e))
+        return false;
+    *f = (api_fmt)i;
+    return true;
 }
 
 /* "jprof-SERVICE-KIND.EXT" with only [A-Za-z0-9._-] from the service name */
@@ -422,20 +369,20 @@ void api_flamegraph(srv_req *r, srv_resp *o)
     int64_t t0 = jp_time_mono_ns();
     api_q q;
     long max_nodes;
-    bool by_value = true;
-    const char *by = srv_arg(r, "by");
-    bool both = by && !strcmp(by, "both");
+    /* by=both: the flame tree by value, with the samples next to it */
+    static const char *const bys[] = {"value", "samples", "both", NULL};
+    int by;
+    jp_error e;
+    jp_error_init(&e);
     api_fmt fmt;
     if (!api_format(r, o, &fmt))
         return;
     if (!api_parse(r, o, &q, API_NEED_NS | API_NEED_SERVICE | API_NEED_KIND) ||
         !api_limit(r, o, "max_nodes", 2000, 200000, &max_nodes) ||
-        (!both && !api_by_value(r, o, &by_value)))
+        !api_bad(o, api_arg_choice(r->args, "by", bys, &by, &e), &e))
         return;
-    if (both)
-        by_value = true;
-    const char *th = srv_arg(r, "threads");
-    bool threads = th && (!strcmp(th, "1") || !strcmp(th, "true"));
+    bool by_value = by != 1, both = by == 2;
+    bool threads = api_arg_flag(r->args, "threads");
     store_flame_totals tot;
     store_query_info info;
     jp_profile *p = api_load(r, o, &q, threads, &tot, &info);

@@ -153,24 +153,12 @@ static void diff_top_json(jp_strbuf *b, const jp_diff *d, size_t limit, size_t *
  * range. An empty base_pod means every pod. */
 static bool diff_base_filter(srv_req *r, srv_resp *o, const api_q *q, store_filter *bf)
 {
-    *bf = q->f;
-    const char *bp = srv_arg(r, "base_pod");
-    if (bp)
-        bf->pod = *bp ? bp : NULL;
-    const char *bfrom = srv_arg(r, "base_from"), *bto = srv_arg(r, "base_to");
-    int64_t len = q->f.to_ns - q->f.from_ns;
-    if (!api_time_arg(r, o, "base_to", q->now, &bf->to_ns) ||
-        !api_time_arg(r, o, "base_from", q->now, &bf->from_ns))
-        return false;
-    if (bto && *bto && !(bfrom && *bfrom))
-        bf->from_ns = bf->to_ns - len;
-    else if (bfrom && *bfrom && !(bto && *bto))
-        bf->to_ns = bf->from_ns + len;
-    if (bf->from_ns >= bf->to_ns) {
-        srv_error(o, 400, "malformed", "'base_from' must be before 'base_to'");
-        return false;
-    }
-    return true;
+    jp_error e;
+    jp_error_init(&e);
+    if (api_query_base(r->args, &q->f, q->now, bf, &e) == JP_OK)
+        return true;
+    srv_error(o, 400, "malformed", "%s", e.msg);
+    return false;
 }
 
 static void diff_side_meta(jp_strbuf *b, const jp_kind_table *t, const store_filter *f,

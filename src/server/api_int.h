@@ -5,14 +5,12 @@
 #include <pthread.h>
 
 #include "model/flame.h"
+#include "server/api_query.h"
 #include "server/server.h"
 
-enum {
-    API_NEED_NS = 1,
-    API_NEED_SERVICE = 2,
-    API_NEED_KIND = 4,
-    API_SCOPE_FILTERS = 8 /* the handler filters rows by the token's scope itself */
-};
+/* api_parse()'s need: API_NEED_NS, API_NEED_SERVICE, API_NEED_KIND
+ * (api_query.h), and */
+enum { API_SCOPE_FILTERS = 8 /* the handler filters rows by the token's scope itself */ };
 
 typedef struct api_q {
     store_filter f;

@@ -245,8 +245,7 @@ void api_threads(srv_req *r, srv_resp *o)
     /* the latest snapshot: look back a day unless told otherwise */
     if (!srv_arg(r, "from"))
         q.f.from_ns = q.f.to_ns - 24 * 3600 * JP_NS_PER_SEC;
-    const char *fa = srv_arg(r, "full");
-    bool full = fa && (!strcmp(fa, "1") || !strcmp(fa, "true"));
+    bool full = api_arg_flag(r->args, "full");
     thr_ctx c = {.limit = limit};
     store_query_info info;
     jp_error e;

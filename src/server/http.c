@@ -95,16 +95,9 @@ void srv_error(srv_resp *o, int status, const char *code, const char *fmt, ...)
         o->retry_after = 5;
 }
 
-struct srv_kv {
-    char *key, *val;
-};
-
 const char *srv_arg(const srv_req *r, const char *key)
 {
-    for (size_t i = 0; i < r->nargs; i++)
-        if (!strcmp(r->args[i].key, key))
-            return r->args[i].val;
-    return NULL;
+    return api_args_get(r->args, key);
 }
 
 bool srv_authorize(srv_req *r, srv_resp *o, auth_role role, const char *ns)
@@ -133,8 +126,6 @@ bool srv_authorize(srv_req *r, srv_resp *o, auth_role role, const char *ns)
 
 /* ---- per-connection state ---- */
 
-#define HTTP_MAX_ARGS 64 /* query arguments kept per request; later ones are ignored */
-
 /* A request handed to a handler thread: everything the handler reads is
  * copied out of the connection first, because libmicrohttpd owns the
  * connection while it is suspended. */
@@ -150,8 +141,9 @@ typedef struct conn_state {
     const struct route *rt;
     char *url, *method, *content_encoding;
     const auth_token *tok;
-    srv_kv args[HTTP_MAX_ARGS];
-    size_t nargs;
+    char *query;   /* the raw query string (http_on_uri), NULL when none */
+    api_args args; /* ... parsed (api_query.c) before the handler runs */
+    bool started;  /* the access handler has seen the request */
     bool queued, done;
     srv_resp resp;
     struct conn_state *next;
@@ -299,12 +291,7 @@ static bool http_inline(srv *s, struct MHD_Connection *c, const char *url, const
 /* Runs in a handler thread, on the copies in cs. */
 static void http_dispatch(srv *s, conn_state *cs, srv_resp *o)
 {
-    srv_req r = {.s = s,
-                 .args = cs->args,
-                 .nargs = cs->nargs,
-                 .method = cs->method,
-                 .url = cs->url,
-                 .tok = cs->tok};
+    srv_req r = {.s = s, .args = &cs->args, .method = cs->method, .url = cs->url, .tok = cs->tok};
     r.body = (const uint8_t *)cs->body.data;
     r.body_len = cs->body.len;
     r.content_encoding = cs->content_encoding;
@@ -316,19 +303,6 @@ static void http_dispatch(srv *s, conn_state *cs, srv_resp *o)
     }
     if (o->status >= 500)
         srv_log("%s %s -> %d", cs->method, cs->url, o->status);
-}
-
-static enum MHD_Result http_copy_arg(void *cls, enum MHD_ValueKind kind, const char *key,
-                                     const char *value)
-{
-    conn_state *cs = cls;
-    (void)kind;
-    if (cs->nargs == HTTP_MAX_ARGS)
-        return MHD_NO;
-    cs->args[cs->nargs].key = jp_xstrdup(key);
-    cs->args[cs->nargs].val = jp_xstrdup(value ? value : "");
-    cs->nargs++;
-    return MHD_YES;
 }
 
 /* ---- the handler threads ----
@@ -429,6 +403,41 @@ static void http_pool_stop(srv_pool *p)
     free(p);
 }
 
+static conn_state *http_new_state(srv *s, const char *uri)
+{
+    conn_state *cs = jp_xcalloc(1, sizeof *cs);
+    jp_strbuf_init(&cs->body, s->cfg.max_body);
+    cs->t0 = jp_time_mono_ns();
+    cs->route = MRT_OTHER;
+    const char *qm = uri ? strchr(uri, '?') : NULL;
+    if (qm)
+        cs->query = jp_xstrdup(qm + 1);
+    return cs;
+}
+
+/* libmicrohttpd's URI log callback: it sees the request line's URI as
+ * received, before any decoding, so the query string is parsed here by
+ * api_query.c (the one parser, also fuzzed) rather than by libmicrohttpd. Its
+ * result is the request's state (*con_cls); http_on_completed frees it. */
+static void *http_on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    (void)c;
+    return http_new_state(cls, uri);
+}
+
+/* Splits and decodes the query string of a request for a handler; false
+ * with a 400 answer in o when it is malformed. */
+static bool http_parse_query(conn_state *cs, srv_resp *o)
+{
+    jp_error e;
+    jp_error_init(&e);
+    const char *q = cs->query ? cs->query : "";
+    if (api_args_parse(q, strlen(q), &cs->args, &e) == JP_OK)
+        return true;
+    srv_error(o, 400, "malformed", "%s", e.msg);
+    return false;
+}
+
 static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *c, const char *url,
                                        const char *method, const char *version, const char *upload,
                                        size_t *upload_size, void **con_cls)
@@ -436,11 +445,10 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *c, cons
     srv *s = cls;
     conn_state *cs = *con_cls;
     (void)version;
-    if (!cs) {
-        cs = jp_xcalloc(1, sizeof *cs);
-        jp_strbuf_init(&cs->body, s->cfg.max_body);
-        cs->t0 = jp_time_mono_ns();
-        cs->route = MRT_OTHER;
+    if (!cs || !cs->started) {
+        if (!cs)
+            cs = http_new_state(s, NULL);
+        cs->started = true;
         *con_cls = cs;
         /* refuse a declared oversize body before reading any of it */
         const char *cl =
@@ -478,7 +486,12 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *c, cons
         srv_error(&o, 413, "too_large", "body exceeds the limit of %zu bytes", s->cfg.max_body);
         cs->route = MRT_INGEST;
         metrics_ingest_count(&s->m, MI_REJ_TOO_LARGE);
-    } else if (!http_inline(s, c, url, method, &o, &rt)) {
+    } else if (http_inline(s, c, url, method, &o, &rt)) {
+        /* answered in o */
+    } else if (!http_parse_query(cs, &o)) {
+        if (rt)
+            cs->route = rt->group; /* a malformed query string: 400, counted on its route */
+    } else {
         jp_strbuf_cleanup(&o.body);
         cs->conn = c;
         cs->rt = rt;
@@ -488,7 +501,6 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *c, cons
             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_ENCODING);
         cs->content_encoding = ce ? jp_xstrdup(ce) : NULL;
         cs->tok = http_token(s, c);
-        MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, http_copy_arg, cs);
         cs->resp.status = 500;
         jp_strbuf_init(&cs->resp.body, 0);
         cs->queued = true;
@@ -511,13 +523,12 @@ static void http_on_completed(void *cls, struct MHD_Connection *c, void **con_cl
     (void)toe;
     if (!cs)
         return;
-    metrics_request_done(&s->m, cs->route, cs->status, jp_time_mono_ns() - cs->t0);
+    if (cs->started) /* not a request libmicrohttpd refused before the handler saw it */
+        metrics_request_done(&s->m, cs->route, cs->status, jp_time_mono_ns() - cs->t0);
     jp_strbuf_cleanup(&cs->body);
     jp_strbuf_cleanup(&cs->resp.body); /* idempotent; empty unless never sent */
-    for (size_t i = 0; i < cs->nargs; i++) {
-        free(cs->args[i].key);
-        free(cs->args[i].val);
-    }
+    api_args_free(&cs->args);
+    free(cs->query);
     free(cs->url);
     free(cs->method);
     free(cs->content_encoding);
@@ -642,6 +653,7 @@ jp_err srv_http_start(srv *s, void **daemon, jp_error *err)
         {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)http_mhd_log, NULL},
         {MHD_OPTION_SOCK_ADDR, 0, &ss},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)http_on_completed, s},
+        {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)http_on_uri, s},
         {MHD_OPTION_CONNECTION_TIMEOUT, 60, NULL},
         {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->cfg.threads, NULL},
         {MHD_OPTION_THREAD_POOL_SIZE,

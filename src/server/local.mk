@@ -11,6 +11,7 @@ libjpserver_a_SOURCES += \
 	src/server/metrics.c src/server/metrics.h \
 	src/server/server.h src/server/http.c \
 	src/server/ingest.c src/server/api_int.h src/server/api.c \
+	src/server/api_query.c src/server/api_query.h \
 	src/server/api_docs.c src/server/api_threads.c src/server/api_diff.c
 
 sbin_PROGRAMS += jprof-server

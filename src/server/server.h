@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "base/strbuf.h"
+#include "server/api_query.h"
 #include "server/auth.h"
 #include "server/metrics.h"
 #include "server/store.h"
@@ -55,12 +56,9 @@ typedef struct srv {
     srv_pool *pool;
 } srv;
 
-typedef struct srv_kv srv_kv; /* a copied query argument or header (http.c) */
-
 typedef struct srv_req {
     srv *s;
-    const srv_kv *args; /* query arguments, copied before the handler runs */
-    size_t nargs;
+    const api_args *args; /* the query string, parsed before the handler runs */
     const char *method, *url;
     const auth_token *tok;
     const uint8_t *body;

@@ -432,6 +432,22 @@ def case_endpoints(ctx):
                 q("/api/v1/threads", service="x")):
         st, body = s.get(bad)
         check(st == 400 and json.loads(body)["error"]["message"], "400 for %s: %d" % (bad, st))
+    # The query string as received is split and decoded by the server's own
+    # parser (api_query.c): escapes in names and values decode, and what is
+    # malformed or ambiguous is a 400 that says what and at which byte.
+    fg2 = s.getj("/api/v1/flamegraph?namespace=sh%6Fp&servic%65=check%6Fut&kind=cpu&&by=value")
+    fg1 = s.getj(q("/api/v1/flamegraph", namespace="shop", service="checkout", kind="cpu"))
+    check(fg2["meta"]["samples"] == fg1["meta"]["samples"] > 0 and fg2["tree"] == fg1["tree"],
+          "escaped names and values decode %s" % fg2["meta"])
+    for raw, part in (("namespace=shop&service=x%zz", "byte 24"),
+                      ("namespace=shop%00&service=x", "%00 (a NUL byte)"),
+                      ("namespace=shop&service=x&from=-1h&from=-2h", "'from' is given twice"),
+                      ("namespace=shop&service=%C0%AF", "'service' is not valid UTF-8"),
+                      ("namespace=shop&service=x&to=%2B100000d", "outside the times"),
+                      ("namespace=shop&service=x&from=-1h&to=-2h", "must be before 'to'")):
+        st, body = s.get("/api/v1/top?" + raw)
+        msg = json.loads(body)["error"]["message"] if st == 400 else ""
+        check(st == 400 and part in msg, "%s -> %d %r" % (raw, st, body[:200]))
 
 
 def rfc3339(ns):

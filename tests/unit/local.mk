@@ -65,6 +65,12 @@ TESTS += tests/unit/test_server tests/unit/test_store_sqlite
 tests_unit_test_server_SOURCES = tests/unit/test_server.c
 tests_unit_test_server_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_server_LDADD = libjpserver.a libjpwire.a libjpweb.a $(UNIT_LDADD) $(JANSSON_LIBS) $(ZSTD_LIBS) $(ZLIB_LIBS)
+# the API's query-string parser (pure: no daemon, no store)
+check_PROGRAMS += tests/unit/test_api_query
+TESTS += tests/unit/test_api_query
+tests_unit_test_api_query_SOURCES = tests/unit/test_api_query.c
+tests_unit_test_api_query_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_api_query_LDADD = libjpserver.a $(UNIT_LDADD)
 tests_unit_test_store_sqlite_SOURCES = tests/unit/test_store_sqlite.c
 tests_unit_test_store_sqlite_CFLAGS = $(UNIT_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_store_sqlite_LDADD = libjpserver.a libjpwire.a libjpweb.a $(UNIT_LDADD) $(SQLITE_LIBS) \

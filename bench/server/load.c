@@ -289,12 +289,13 @@ static int paced(const cfg *c)
         free(body);
         if ((due - t0) / (60 * JP_NS_PER_SEC) > minute) {
             qsort(lat, (size_t)nlat, sizeof *lat, cmp_i64);
-            printf("minute %3d: %llu batches, %llu errors; queries p95 %.1f ms, %llu errors\n",
-                   minute + 1, (unsigned long long)(sent - min_sent),
-                   (unsigned long long)(errors - min_err),
-                   nlat ? (double)lat[(nlat * 95) / 100 < nlat ? (nlat * 95) / 100 : nlat - 1] / 1e6
-                        : 0.0,
-                   (unsigned long long)qerrors);
+            char p95[48] = "none this minute (the uploads took all of it)";
+            if (nlat)
+                snprintf(p95, sizeof p95, "p95 %.1f ms",
+                         (double)lat[(nlat * 95) / 100 < nlat ? (nlat * 95) / 100 : nlat - 1] / 1e6);
+            printf("minute %3d: %llu batches, %llu errors; queries %s, %llu errors\n", minute + 1,
+                   (unsigned long long)(sent - min_sent), (unsigned long long)(errors - min_err),
+                   p95, (unsigned long long)qerrors);
             fflush(stdout);
             min_sent = sent;
             min_err = errors;

@@ -11,7 +11,8 @@ libjpserver_a_SOURCES += \
 	src/server/metrics.c src/server/metrics.h \
 	src/server/server.h src/server/http.c \
 	src/server/ingest.c src/server/api_int.h src/server/api.c \
-	src/server/api_docs.c src/server/api_threads.c src/server/api_diff.c
+	src/server/api_docs.c src/server/api_threads.c src/server/api_diff.c \
+	src/server/api_gc.c
 
 sbin_PROGRAMS += jprof-server
 jprof_server_SOURCES = src/server/main.c

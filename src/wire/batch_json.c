@@ -247,8 +247,9 @@ static jp_err dec_gcs(dec *d, json_t *root, jp_batch *b, size_t *docs)
         if (rc)
             return rc;
         char why[200];
-        if (!jp_gc_window_from_json(o, &g->w, why, sizeof why))
-            return dec_fail(d, JP_ERR_FORMAT, "", why);
+        if (!jp_gc_window_from_json(o, &g->w, why, sizeof why)) /* why: "field: what" */
+            return jp_error_set(d->err, JP_ERR_FORMAT, "%s%s%s", d->path, why[0] == ':' ? "" : ".",
+                                why);
     }
     d->path[0] = '\0';
     return JP_OK;

@@ -5,9 +5,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Length of s[0..n) without a UTF-8 sequence cut at its end (names are
+ * cut at a byte count by the reader). */
+static size_t utf8_whole(const char *s, size_t n)
+{
+    size_t i = n;
+    while (i > 0 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
+        i--;
+    if (i == 0)
+        return 0;
+    unsigned char lead = (unsigned char)s[i - 1];
+    size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+    return n - (i - 1) < need ? i - 1 : n;
+}
+
 static json_t *name_json(const char *s)
 {
-    return json_string(*s ? s : "unknown");
+    json_t *j = *s ? json_stringn(s, utf8_whole(s, strlen(s))) : NULL;
+    return j ? j : json_string(*s ? "?" : "unknown");
 }
 
 static json_t *longest_json(const jp_gc_summary *s)
@@ -134,7 +149,7 @@ static bool gname(gdec *d, const json_t *o, const char *key, char *dst, size_t c
     const char *s = json_string_value(v);
     if (!strcmp(s, "unknown"))
         return true;
-    size_t n = strnlen(s, cap - 1);
+    size_t n = utf8_whole(s, strnlen(s, cap - 1));
     for (size_t i = 0; i < n; i++)
         dst[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
     dst[n] = 0;

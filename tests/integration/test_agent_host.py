@@ -198,9 +198,11 @@ def stored_gc_windows(env, service):
     return rows
 
 
-def gc_checks(env, pid, oracle_jfr):
+def gc_checks(env, pid, oracle_jfr, since_ns):
+    """Compares the windows that started after the oracle did (the agent may
+    have found the JVM first)."""
     def enough():
-        w = stored_gc_windows(env, "GcChurn")
+        w = [x for x in stored_gc_windows(env, "GcChurn") if x["start"] >= since_ns]
         return w if len(w) >= 3 and sum(x["summary"]["pauses"] for x in w) > 0 else None
     wins = wait_for(enough, timeout=4 * WINDOW + 30, step=1.0)
     if not check(wins, "GC summaries of three windows are stored", stored_gc_windows(env, "GcChurn")):
@@ -297,16 +299,11 @@ def run(env):
         subprocess.run(["javac", "-d", os.path.join(env.tmp, "dl"), src], check=True)
         dl = env.spawn(["java", "-Xmx64m", "-cp", os.path.join(env.tmp, "dl"), "live.Deadlocks",
                         "300"], "deadlocks.log")
-    # collections every few hundred ms, under a service of its own, and an
-    # independent recording of its GC events from before the agent starts
-    gcw = env.spawn(["java", "-Xmx64m", "-Dworkload.gc=true", "-Dworkload.only=gc",
-                     "-Djprof.service=GcChurn", "-cp", CLASSES, "shop.JprofWorkload", "300"],
-                    "gc.log")
-    oracle_jfr = gc_oracle_start(env, gcw.pid)
     conf = os.path.join(env.tmp, "agent.conf")
     with open(conf, "w") as f:
+        # GcChurn: started later (section 2b), found by its service name
         f.write("# the JVMs of this test only\npid %d jprof.io/threads=high\npid %d\n"
-                "pid %d jprof.io/events=cpu\n" % (wl.pid, short.pid, gcw.pid))
+                "GcChurn jprof.io/events=cpu\n" % (wl.pid, short.pid))
         if dl:
             # a temporary window (an incident): denser cpu sampling
             until = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
@@ -365,10 +362,6 @@ def run(env):
     else:
         print("NOTE: no javac: the deadlock check is left out")
 
-    gc_checks(env, gcw.pid, oracle_jfr)
-    gcw.kill()  # its work is done: the machine is small
-    gcw.wait()
-
     # 2. a JVM exiting mid-window: its last status on the server says why
     def exited():
         r = get(env.base + "/api/v1/targets?namespace=demo&service=JprofWorkload&from=-1h",
@@ -392,6 +385,17 @@ def run(env):
     wait_for(lambda: not short_left(), timeout=10)
     check(not short_left(), "the exited JVM's marker and recording files are removed",
           short_left())
+
+    # 2b. GC: a JVM that collects every few hundred ms and does little else,
+    # under a service of its own, with an independent recording of its GC
+    # events (started once the short JVM is done: the machine is small)
+    gcw = env.spawn(["java", "-Xmx64m", "-Dworkload.gc=true", "-Dworkload.only=gc",
+                     "-Djprof.service=GcChurn", "-cp", CLASSES, "shop.JprofWorkload", "300"],
+                    "gc.log")
+    oracle_jfr = gc_oracle_start(env, gcw.pid)
+    gc_checks(env, gcw.pid, oracle_jfr, time.time_ns())
+    gcw.kill()  # its work is done
+    gcw.wait()
 
     # 3. the server away for three windows
     env.server.send_signal(signal.SIGTERM)

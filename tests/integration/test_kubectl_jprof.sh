@@ -323,6 +323,13 @@ if command -v tmux >/dev/null; then
     tstep kt "Flame through kubectl: the hot method after a window recorded in the pod" 'Contention\$Hot\.spin'
     wait_for recording_running "$hot1" && pass "the Flame screen records with JFR inside the pod" ||
         fail "no recording in the pod while on Flame"
+    # G: the probe's GC summary of the window it records (a collection made here)
+    tmux -L "$sock" send-keys -t kt: G
+    in_pod "$hot1" "$jdk17/bin/jcmd" 1 GC.run >/dev/null 2>&1
+    tstep kt "G through kubectl: the GC screen from the probe's summary of the window" \
+        '^GC: [1-9][0-9]* collections, [1-9][0-9]* pauses in '
+    tstep kt "GC screen through kubectl: longest pause with collector and cause" \
+        '^longest: .* of G1[A-Za-z]+, cause: '
     tmux -L "$sock" send-keys -t kt: S
     tstep kt "Status: the source is kubectl" 'source: kubectl, kubectl exec into the pod'
     tmux -L "$sock" send-keys -t kt: o

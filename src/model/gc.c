@@ -157,8 +157,7 @@ static bool pause_at(const jp_gc_log *l, bool from_gcs, size_t i, int64_t from, 
 }
 
 /* The sorted pause durations of [from, to) in a new array; *n their count. */
-static int64_t *pause_list(const jp_gc_log *l, int64_t from, int64_t to, size_t *n,
-                           int64_t *total)
+static int64_t *pause_list(const jp_gc_log *l, int64_t from, int64_t to, size_t *n, int64_t *total)
 {
     bool from_gcs = l->npauses == 0;
     size_t cap = from_gcs ? l->ngcs : l->npauses;
@@ -399,8 +398,8 @@ int64_t jp_gc_pause_buckets(const jp_gc_log *l, int64_t from_ns, int64_t to_ns, 
 
 /* ---- per-window records and their merge ---- */
 
-void jp_gc_window_compute(const jp_gc_log *l, int64_t from_ns, int64_t to_ns,
-                          uint64_t sample_bytes, int64_t sample_span_ns, jp_gc_window *w)
+void jp_gc_window_compute(const jp_gc_log *l, int64_t from_ns, int64_t to_ns, uint64_t sample_bytes,
+                          int64_t sample_span_ns, jp_gc_window *w)
 {
     memset(w, 0, sizeof *w);
     jp_gc_summary_compute(l, from_ns, to_ns, sample_bytes, sample_span_ns, &w->s);
@@ -485,8 +484,8 @@ static void merge_pauses(const jp_gc_window *ws, size_t n, jp_gc_summary *o, boo
     free(v);
 }
 
-void jp_gc_merge(const jp_gc_window *ws, size_t n, int64_t from_ns, int64_t to_ns,
-                 jp_gc_summary *o, bool *exact, int64_t *covered_ns)
+void jp_gc_merge(const jp_gc_window *ws, size_t n, int64_t from_ns, int64_t to_ns, jp_gc_summary *o,
+                 bool *exact, int64_t *covered_ns)
 {
     memset(o, 0, sizeof *o);
     o->from_ns = from_ns;

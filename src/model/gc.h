@@ -160,14 +160,14 @@ int64_t jp_gc_pause_buckets(const jp_gc_log *l, int64_t from_ns, int64_t to_ns, 
 #define JP_GC_WINDOW_PAUSES 512
 
 typedef struct jp_gc_window {
-    jp_gc_summary s;   /* s.from_ns, s.to_ns: the window */
-    uint32_t npause;   /* pause_ns entries: == s.pauses when all were kept */
+    jp_gc_summary s;                       /* s.from_ns, s.to_ns: the window */
+    uint32_t npause;                       /* pause_ns entries: == s.pauses when all were kept */
     int64_t pause_ns[JP_GC_WINDOW_PAUSES]; /* ascending */
 } jp_gc_window;
 
 /* The record of [from_ns, to_ns) of a log (see jp_gc_summary_compute). */
-void jp_gc_window_compute(const jp_gc_log *l, int64_t from_ns, int64_t to_ns,
-                          uint64_t sample_bytes, int64_t sample_span_ns, jp_gc_window *w);
+void jp_gc_window_compute(const jp_gc_log *l, int64_t from_ns, int64_t to_ns, uint64_t sample_bytes,
+                          int64_t sample_span_ns, jp_gc_window *w);
 
 /* The merge of n windows (any order, any targets) as the summary of
  * [from_ns, to_ns). *exact (may be NULL) is false when p50/p99 are

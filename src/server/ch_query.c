@@ -672,8 +672,8 @@ static jp_err cq_newest(store *s, const store_filter *f, const store_budget *b, 
     cq_init(&q, s, f, b, info);
     jp_strbuf_puts(&q.sql, "SELECT ns, service, pod, cluster, workload, container, node, pid, "
                            "jvm_start_ns, jvm, time_ns, ");
-    jp_strbuf_puts(&q.sql, status ? "state, reason, message, engine, mode, until_ns FROM "
-                                  : "json FROM ");
+    jp_strbuf_puts(&q.sql,
+                   status ? "state, reason, message, engine, mode, until_ns FROM " : "json FROM ");
     jp_strbuf_puts(&q.sql, table);
     cq_where(&q, "time_ns", false);
     jp_strbuf_puts(&q.sql, " ORDER BY time_ns DESC");

@@ -888,8 +888,9 @@ jp_err sq_days(store *s, store_day_cb cb, void *ctx, jp_error *err)
             row.windows = q_count(db, "SELECT count(*) FROM windows");
             row.stack_rows = q_count(db, "SELECT total(nrows) FROM windows");
             row.stacks = q_count(db, "SELECT count(*) FROM stacks");
-            row.docs = q_count(db, "SELECT (SELECT count(*) FROM statuses)+(SELECT count(*) "
-                                   "FROM snapshots)+(SELECT count(*) FROM deadlocks)+(SELECT count(*) FROM gc)");
+            row.docs = q_count(
+                db, "SELECT (SELECT count(*) FROM statuses)+(SELECT count(*) "
+                    "FROM snapshots)+(SELECT count(*) FROM deadlocks)+(SELECT count(*) FROM gc)");
             row.batches = q_count(db, "SELECT count(*) FROM batches");
             sqlite3_close(db);
         }

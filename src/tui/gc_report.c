@@ -141,8 +141,8 @@ static void lines_spark(const tui_gc_data *d, int width, tui_lines *ls)
     char col[24], mx[24];
     jp_format_ns((uint64_t)(win / n), col, sizeof col);
     jp_format_ns((uint64_t)top, mx, sizeof mx);
-    tui_lines_add(ls, TUI_STYLE_TABLEHEAD, 0, "pause time over %s (1 column = %s, tallest = %s):",
-                  d->span, col, mx);
+    tui_lines_add(ls, TUI_STYLE_TABLEHEAD, 0,
+                  "pause time over %s (1 column = %s, tallest = %s):", d->span, col, mx);
     tui_lines_add(ls, TUI_STYLE_ACTIVE, 0, "|%s|", row);
 }
 

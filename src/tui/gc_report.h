@@ -22,11 +22,11 @@
 /* What the GC lines are made of, whatever the source. */
 typedef struct tui_gc_data {
     jp_gc_summary s;
-    bool recorded;       /* any GC event (or stored summary) at all */
-    int64_t window_ns;   /* the time the pauses were measured over; 0 unknown */
-    const char *span;    /* "the recording", "the range": where the pauses were */
-    bool estimated;      /* p50/p99 estimated (merged windows, docs/API.md) */
-    const char *none;    /* the warning when !recorded */
+    bool recorded;     /* any GC event (or stored summary) at all */
+    int64_t window_ns; /* the time the pauses were measured over; 0 unknown */
+    const char *span;  /* "the recording", "the range": where the pauses were */
+    bool estimated;    /* p50/p99 estimated (merged windows, docs/API.md) */
+    const char *none;  /* the warning when !recorded */
     /* pause time over time: a GC log over [from_ns, to_ns), or points */
     const jp_gc_log *log;
     int64_t from_ns, to_ns;

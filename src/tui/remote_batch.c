@@ -88,8 +88,7 @@ static int gc_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE *err
     jp_profile *p = NULL;
     tui_remote_flame_meta m;
     if ((tui_remote_kinds(r) & (1u << JP_KIND_ALLOC)) &&
-        tui_remote_profile(r, 1u << JP_KIND_ALLOC, from, to, o->pod, 200000, &p, &m, &err) !=
-            JP_OK)
+        tui_remote_profile(r, 1u << JP_KIND_ALLOC, from, to, o->pod, 200000, &p, &m, &err) != JP_OK)
         fprintf(errout, "jprof-top: top allocators left out: %s\n", err.msg);
     tui_lines ls;
     tui_lines_init(&ls);

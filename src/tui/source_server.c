@@ -284,8 +284,7 @@ static void s_gc(tui_live *l, int width, tui_lines *ls)
     tui_gc_data d;
     char why[200];
     if (!tui_gc_from_api(k->gc, &d, why, sizeof why)) {
-        tui_lines_add(ls, TUI_STYLE_WARN, 0, "jprof-server's GC answer is not understood: %s",
-                      why);
+        tui_lines_add(ls, TUI_STYLE_WARN, 0, "jprof-server's GC answer is not understood: %s", why);
         return;
     }
     /* the top allocators of the Flame window, when it has the alloc kind */

@@ -322,11 +322,11 @@ json_t *jp_gc_points_json(const jp_gc_point *p, size_t n)
 {
     json_t *a = json_array();
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(a, json_pack("{sI sI sI sI sI}", "start_ns", (json_int_t)p[i].start_ns,
-                                           "end_ns", (json_int_t)p[i].end_ns, "pauses",
-                                           (json_int_t)p[i].pauses, "pause_total_ns",
-                                           (json_int_t)p[i].pause_total_ns, "pause_max_ns",
-                                           (json_int_t)p[i].pause_max_ns));
+        json_array_append_new(
+            a, json_pack("{sI sI sI sI sI}", "start_ns", (json_int_t)p[i].start_ns, "end_ns",
+                         (json_int_t)p[i].end_ns, "pauses", (json_int_t)p[i].pauses,
+                         "pause_total_ns", (json_int_t)p[i].pause_total_ns, "pause_max_ns",
+                         (json_int_t)p[i].pause_max_ns));
     return a;
 }
 

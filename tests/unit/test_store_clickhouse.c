@@ -175,7 +175,8 @@ static void add_gc(jp_batch *b, int64_t t, const char *pod)
         snprintf(c.name, sizeof c.name, "%s", i == 1 ? "G1Old" : "G1New");
         snprintf(c.cause, sizeof c.cause, "%s", i == 1 ? "System.gc()" : "G1 Evacuation Pause");
         jp_gc_log_collection(&l, &c);
-        jp_gc_heap h = {.time_ns = p.start_ns, .gc_id = p.gc_id, .used = 300000000, .when = JP_GC_BEFORE};
+        jp_gc_heap h = {
+            .time_ns = p.start_ns, .gc_id = p.gc_id, .used = 300000000, .when = JP_GC_BEFORE};
         jp_gc_log_heap(&l, &h);
         h.when = JP_GC_AFTER;
         h.used = 100000000;

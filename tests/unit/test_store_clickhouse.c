@@ -815,12 +815,18 @@ static void test_rollup(void **state)
     /* retention drops the roll-up's day partitions with the others */
     new_batch(&b, "roll-old");
     add_window(&b, JP_KIND_PARK, now - 9 * STORE_DAY_NS, "r0", 3, 1);
+    add_gc(&b, now - 9 * STORE_DAY_NS, "r0"); /* a GC summary of a day not kept: refused */
     store_write_result r;
     jp_error e;
     jp_error_init(&e);
     if (ch->ops->write_batch(ch, &b, NULL, &r, &e))
         fail_msg("write: %s", e.msg);
+    assert_int_equal(r.docs_refused, 1);
     jp_batch_cleanup(&b);
+    /* one that got there anyway (written by hand) goes with its day */
+    ch_run(ch, "INSERT INTO jprof_gc (day, ns, service, pod, time_ns, json) VALUES "
+               "(today() - 9, 'shop', 'checkout', 'r0', 1, '{}')");
+    assert_int_equal(ch_count(ch, "SELECT count() FROM jprof_gc WHERE day < today() - 8"), 1);
     const char *old = "SELECT count() FROM jprof_rollup_1m WHERE day < today() - 8";
     assert_int_equal(ch_count(ch, old), 4);
     uint32_t removed = 0;
@@ -828,6 +834,7 @@ static void test_rollup(void **state)
         fail_msg("retention: %s", e.msg);
     assert_true(removed >= 1);
     assert_int_equal(ch_count(ch, old), 0);
+    assert_int_equal(ch_count(ch, "SELECT count() FROM jprof_gc WHERE day < today() - 8"), 0);
 }
 
 int main(void)

@@ -418,20 +418,14 @@ void jp_gc_window_compute(const jp_gc_log *l, int64_t from_ns, int64_t to_ns, ui
     free(d);
 }
 
-/* One kept pause and the number of pauses it stands for. */
-typedef struct wpause {
-    int64_t ns;
-    double weight;
-} wpause;
-
 static int cmp_wpause(const void *a, const void *b)
 {
-    const wpause *x = a, *y = b;
+    const jp_gc_wpause *x = a, *y = b;
     return (x->ns > y->ns) - (x->ns < y->ns);
 }
 
 /* Nearest-rank percentile over weighted values sorted ascending. */
-static int64_t wpercentile(const wpause *v, size_t n, double total, unsigned pct)
+static int64_t wpercentile(const jp_gc_wpause *v, size_t n, double total, unsigned pct)
 {
     double rank = (double)pct * total / 100.0, acc = 0;
     for (size_t i = 0; i < n; i++) {
@@ -442,93 +436,33 @@ static int64_t wpercentile(const wpause *v, size_t n, double total, unsigned pct
     return n ? v[n - 1].ns : 0;
 }
 
-static void merge_pauses(const jp_gc_window *ws, size_t n, jp_gc_summary *o, bool *exact)
+void jp_gc_merger_init(jp_gc_merger *m, int64_t from_ns, int64_t to_ns)
 {
-    size_t cnt = 0;
-    for (size_t i = 0; i < n; i++)
-        cnt += ws[i].npause;
-    wpause *v = jp_xreallocarray(NULL, cnt ? cnt : 1, sizeof *v);
-    size_t k = 0;
-    double total = 0;
-    bool gcs_only = true;
-    for (size_t i = 0; i < n; i++) {
-        const jp_gc_window *w = &ws[i];
-        if (w->s.pauses && !w->s.pauses_from_gcs)
-            gcs_only = false;
-        if (w->npause != w->s.pauses)
-            *exact = false;
-        if (!w->npause)
-            continue;
-        double weight = (double)w->s.pauses / (double)w->npause;
-        for (uint32_t j = 0; j < w->npause; j++) {
-            v[k++] = (wpause){w->pause_ns[j], weight};
-            total += weight;
-        }
-    }
-    qsort(v, k, sizeof *v, cmp_wpause);
-    if (n == 1) { /* one window knows its own percentiles exactly */
-        o->pause_p50_ns = ws[0].s.pause_p50_ns;
-        o->pause_p99_ns = ws[0].s.pause_p99_ns;
-        *exact = true;
-    } else if (k) {
-        if (*exact) { /* the plain nearest rank of jp_gc_summary_compute */
-            size_t r50 = (50 * k + 99) / 100, r99 = (99 * k + 99) / 100;
-            o->pause_p50_ns = v[r50 ? r50 - 1 : 0].ns;
-            o->pause_p99_ns = v[r99 ? r99 - 1 : 0].ns;
-        } else {
-            o->pause_p50_ns = wpercentile(v, k, total, 50);
-            o->pause_p99_ns = wpercentile(v, k, total, 99);
-        }
-    }
-    o->pauses_from_gcs = o->pauses > 0 && gcs_only;
-    free(v);
+    memset(m, 0, sizeof *m);
+    m->o.from_ns = from_ns;
+    m->o.to_ns = to_ns;
+    m->exact = true;
+    m->gcs_only = true;
+    m->heap_t = INT64_MIN;
+    m->alloc_best = -1;
 }
 
-void jp_gc_merge(const jp_gc_window *ws, size_t n, int64_t from_ns, int64_t to_ns, jp_gc_summary *o,
-                 bool *exact, int64_t *covered_ns)
+void jp_gc_merger_add(jp_gc_merger *m, const jp_gc_window *w)
 {
-    memset(o, 0, sizeof *o);
-    o->from_ns = from_ns;
-    o->to_ns = to_ns;
-    bool ex = true;
-    int64_t covered = 0, heap_t = INT64_MIN, alloc_span_best = -1;
-    const jp_gc_window *longest = NULL;
-    for (size_t i = 0; i < n; i++) {
-        const jp_gc_summary *s = &ws[i].s;
-        covered += s->to_ns > s->from_ns ? s->to_ns - s->from_ns : 0;
-        o->collections += s->collections;
-        o->pauses += s->pauses;
-        o->pause_total_ns += s->pause_total_ns;
-        o->dropped += s->dropped;
-        if (s->pause_max_ns > o->pause_max_ns)
-            o->pause_max_ns = s->pause_max_ns;
-        if (s->has_longest && (!longest || s->pause_max_ns > longest->s.pause_max_ns))
-            longest = &ws[i];
-        if (s->has_heap) {
-            if (!o->has_heap || s->heap_after_min < o->heap_after_min)
-                o->heap_after_min = s->heap_after_min;
-            if (!o->has_heap || s->heap_after_max > o->heap_after_max)
-                o->heap_after_max = s->heap_after_max;
-            o->has_heap = true;
-            o->heap_gcs += s->heap_gcs;
-            if (s->from_ns >= heap_t) { /* the newest window's last collection */
-                heap_t = s->from_ns;
-                o->heap_before = s->heap_before;
-                o->heap_after = s->heap_after;
-            }
-        }
-        if (s->alloc_source != JP_GC_ALLOC_NONE && s->alloc_span_ns > 0) {
-            o->alloc_bytes += s->alloc_bytes;
-            o->alloc_span_ns += s->alloc_span_ns;
-            if (s->alloc_span_ns > alloc_span_best) { /* the source of most of the time */
-                alloc_span_best = s->alloc_span_ns;
-                o->alloc_source = s->alloc_source;
-            }
-        }
-    }
-    merge_pauses(ws, n, o, &ex);
-    if (longest) {
-        const jp_gc_summary *s = &longest->s;
+    const jp_gc_summary *s = &w->s;
+    jp_gc_summary *o = &m->o;
+    m->windows++;
+    if (m->windows == 1)
+        m->first = *s;
+    m->covered += s->to_ns > s->from_ns ? s->to_ns - s->from_ns : 0;
+    o->collections += s->collections;
+    o->pauses += s->pauses;
+    o->pause_total_ns += s->pause_total_ns;
+    o->dropped += s->dropped;
+    if (s->pause_max_ns > o->pause_max_ns)
+        o->pause_max_ns = s->pause_max_ns;
+    if (s->has_longest && (!o->has_longest || s->pause_max_ns > m->longest_ns)) {
+        m->longest_ns = s->pause_max_ns;
         o->has_longest = true;
         o->longest_start_ns = s->longest_start_ns;
         o->longest_gc_id = s->longest_gc_id;
@@ -536,16 +470,82 @@ void jp_gc_merge(const jp_gc_window *ws, size_t n, int64_t from_ns, int64_t to_n
         memcpy(o->longest_collector, s->longest_collector, sizeof o->longest_collector);
         memcpy(o->longest_cause, s->longest_cause, sizeof o->longest_cause);
     }
+    if (s->has_heap) {
+        if (!o->has_heap || s->heap_after_min < o->heap_after_min)
+            o->heap_after_min = s->heap_after_min;
+        if (!o->has_heap || s->heap_after_max > o->heap_after_max)
+            o->heap_after_max = s->heap_after_max;
+        o->has_heap = true;
+        o->heap_gcs += s->heap_gcs;
+        if (s->from_ns >= m->heap_t) { /* the newest window's last collection */
+            m->heap_t = s->from_ns;
+            o->heap_before = s->heap_before;
+            o->heap_after = s->heap_after;
+        }
+    }
+    if (s->alloc_source != JP_GC_ALLOC_NONE && s->alloc_span_ns > 0) {
+        o->alloc_bytes += s->alloc_bytes;
+        o->alloc_span_ns += s->alloc_span_ns;
+        if (s->alloc_span_ns > m->alloc_best) { /* the source of most of the time */
+            m->alloc_best = s->alloc_span_ns;
+            o->alloc_source = s->alloc_source;
+        }
+    }
+    if (s->pauses && !s->pauses_from_gcs)
+        m->gcs_only = false;
+    if (w->npause != s->pauses)
+        m->exact = false;
+    if (!w->npause)
+        return;
+    /* each kept pause stands for its share of the window's pauses */
+    double weight = (double)s->pauses / (double)w->npause;
+    m->v = jp_xgrow(m->v, &m->cap, m->nv + w->npause, sizeof *m->v);
+    for (uint32_t j = 0; j < w->npause; j++)
+        m->v[m->nv++] = (jp_gc_wpause){w->pause_ns[j], weight};
+    m->weight += weight * w->npause;
+}
+
+void jp_gc_merger_finish(jp_gc_merger *m, jp_gc_summary *out, bool *exact, int64_t *covered_ns)
+{
+    jp_gc_summary *o = &m->o;
+    bool ex = m->exact;
+    size_t k = m->nv;
+    qsort(m->v, k, sizeof *m->v, cmp_wpause);
+    if (m->windows == 1) { /* one window knows its own percentiles exactly */
+        o->pause_p50_ns = m->first.pause_p50_ns;
+        o->pause_p99_ns = m->first.pause_p99_ns;
+        ex = true;
+    } else if (k && ex) { /* the plain nearest rank of jp_gc_summary_compute */
+        size_t r50 = (50 * k + 99) / 100, r99 = (99 * k + 99) / 100;
+        o->pause_p50_ns = m->v[r50 ? r50 - 1 : 0].ns;
+        o->pause_p99_ns = m->v[r99 ? r99 - 1 : 0].ns;
+    } else if (k) {
+        o->pause_p50_ns = wpercentile(m->v, k, m->weight, 50);
+        o->pause_p99_ns = wpercentile(m->v, k, m->weight, 99);
+    }
+    o->pauses_from_gcs = o->pauses > 0 && m->gcs_only;
     if (o->alloc_source != JP_GC_ALLOC_NONE)
         o->alloc_rate = (double)o->alloc_bytes * 1e9 / (double)o->alloc_span_ns;
+    *out = *o;
     if (exact)
         *exact = ex;
     if (covered_ns)
-        *covered_ns = covered;
+        *covered_ns = m->covered;
+    free(m->v);
+    memset(m, 0, sizeof *m);
 }
 
-void jp_gc_window_points(const jp_gc_window *ws, size_t nw, int64_t from_ns, int64_t to_ns,
-                         jp_gc_point *out, size_t n)
+void jp_gc_merge(const jp_gc_window *ws, size_t n, int64_t from_ns, int64_t to_ns,
+                 jp_gc_summary *out, bool *exact, int64_t *covered_ns)
+{
+    jp_gc_merger m;
+    jp_gc_merger_init(&m, from_ns, to_ns);
+    for (size_t i = 0; i < n; i++)
+        jp_gc_merger_add(&m, &ws[i]);
+    jp_gc_merger_finish(&m, out, exact, covered_ns);
+}
+
+void jp_gc_points_init(jp_gc_point *out, size_t n, int64_t from_ns, int64_t to_ns)
 {
     memset(out, 0, n * sizeof *out);
     if (!n || to_ns <= from_ns)
@@ -555,14 +555,27 @@ void jp_gc_window_points(const jp_gc_window *ws, size_t nw, int64_t from_ns, int
         out[i].start_ns = from_ns + (int64_t)(width * (double)i);
         out[i].end_ns = i + 1 == n ? to_ns : from_ns + (int64_t)(width * (double)(i + 1));
     }
-    for (size_t i = 0; i < nw; i++) {
-        const jp_gc_summary *s = &ws[i].s;
-        int64_t mid = s->from_ns + (s->to_ns > s->from_ns ? (s->to_ns - s->from_ns) / 2 : 0);
-        double pos = (double)(mid - from_ns) / width;
-        size_t b = pos < 0 ? 0 : pos >= (double)n ? n - 1 : (size_t)pos;
-        out[b].pauses += s->pauses;
-        out[b].pause_total_ns += s->pause_total_ns;
-        if (s->pause_max_ns > out[b].pause_max_ns)
-            out[b].pause_max_ns = s->pause_max_ns;
-    }
+}
+
+void jp_gc_points_add(jp_gc_point *out, size_t n, const jp_gc_summary *s)
+{
+    if (!n || out[n - 1].end_ns <= out[0].start_ns)
+        return;
+    int64_t from = out[0].start_ns;
+    double width = (double)(out[n - 1].end_ns - from) / (double)n;
+    int64_t mid = s->from_ns + (s->to_ns > s->from_ns ? (s->to_ns - s->from_ns) / 2 : 0);
+    double pos = (double)(mid - from) / width;
+    size_t b = pos < 0 ? 0 : pos >= (double)n ? n - 1 : (size_t)pos;
+    out[b].pauses += s->pauses;
+    out[b].pause_total_ns += s->pause_total_ns;
+    if (s->pause_max_ns > out[b].pause_max_ns)
+        out[b].pause_max_ns = s->pause_max_ns;
+}
+
+void jp_gc_window_points(const jp_gc_window *ws, size_t nw, int64_t from_ns, int64_t to_ns,
+                         jp_gc_point *out, size_t n)
+{
+    jp_gc_points_init(out, n, from_ns, to_ns);
+    for (size_t i = 0; i < nw; i++)
+        jp_gc_points_add(out, n, &ws[i].s);
 }

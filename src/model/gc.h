@@ -177,6 +177,28 @@ void jp_gc_window_compute(const jp_gc_log *l, int64_t from_ns, int64_t to_ns, ui
 void jp_gc_merge(const jp_gc_window *ws, size_t n, int64_t from_ns, int64_t to_ns,
                  jp_gc_summary *out, bool *exact, int64_t *covered_ns);
 
+/* The same merge one window at a time, in memory bounded by the pauses
+ * the windows kept (not by their number): _init, _add each window (copied
+ * from, not kept), _finish (frees; the merger may be initialised again). */
+typedef struct jp_gc_wpause {
+    int64_t ns;
+    double weight; /* the pauses it stands for */
+} jp_gc_wpause;
+
+typedef struct jp_gc_merger {
+    jp_gc_summary o, first;
+    size_t windows;
+    bool exact, gcs_only;
+    int64_t covered, heap_t, alloc_best, longest_ns;
+    jp_gc_wpause *v;
+    size_t nv, cap;
+    double weight;
+} jp_gc_merger;
+
+void jp_gc_merger_init(jp_gc_merger *m, int64_t from_ns, int64_t to_ns);
+void jp_gc_merger_add(jp_gc_merger *m, const jp_gc_window *w);
+void jp_gc_merger_finish(jp_gc_merger *m, jp_gc_summary *out, bool *exact, int64_t *covered_ns);
+
 /* One column of pauses over time. */
 typedef struct jp_gc_point {
     int64_t start_ns, end_ns;
@@ -188,6 +210,10 @@ typedef struct jp_gc_point {
  * each window (clamped to the range). */
 void jp_gc_window_points(const jp_gc_window *ws, size_t nw, int64_t from_ns, int64_t to_ns,
                          jp_gc_point *out, size_t n);
+/* The same one window at a time: _init the n columns, then _add each
+ * window's summary. */
+void jp_gc_points_init(jp_gc_point *out, size_t n, int64_t from_ns, int64_t to_ns);
+void jp_gc_points_add(jp_gc_point *out, size_t n, const jp_gc_summary *s);
 
 /* The inverse of jp_gc_alloc_source_name (false for an unknown name). */
 bool jp_gc_alloc_source_parse(const char *s, jp_gc_alloc_source *out);

@@ -11,13 +11,16 @@
 #include "server/api_int.h"
 #include "wire/gc_json.h"
 
-/* Windows held for one answer (each about 4 KiB): past it the answer is
- * partial, the newest windows kept (the store delivers newest first). */
-#define API_GC_MAX_WINDOWS 20000
+/* Pause durations held for one answer (16 bytes each; a window keeps at
+ * most 512): past it the answer is partial, the newest windows merged
+ * (the store delivers newest first). */
+#define API_GC_MAX_PAUSES (4u << 20)
 
 typedef struct api_gc_list {
-    jp_gc_window *ws;
-    size_t n, cap;
+    jp_gc_merger m; /* windows are merged as they come */
+    jp_gc_point *pts;
+    size_t npts;
+    size_t n;
     uint64_t damaged;
     bool cut;
     jp_u64map pods; /* targets seen */
@@ -26,14 +29,16 @@ typedef struct api_gc_list {
 static bool api_gc_cb(const store_doc_row *row, void *ctx)
 {
     api_gc_list *l = ctx;
-    if (l->n >= API_GC_MAX_WINDOWS) {
+    if (l->m.nv >= API_GC_MAX_PAUSES) {
         l->cut = true;
         return false;
     }
     json_t *j = json_loadb(row->json, row->json_len, 0, NULL);
-    l->ws = jp_xgrow(l->ws, &l->cap, l->n + 1, sizeof *l->ws);
+    jp_gc_window w;
     char why[200];
-    if (j && jp_gc_window_from_json(j, &l->ws[l->n], why, sizeof why)) {
+    if (j && jp_gc_window_from_json(j, &w, why, sizeof why)) {
+        jp_gc_merger_add(&l->m, &w);
+        jp_gc_points_add(l->pts, l->npts, &w.s);
         l->n++;
         const jp_batch_target *t = row->target;
         char key[512];
@@ -60,31 +65,33 @@ void api_gc(srv_req *r, srv_resp *o)
     memset(&info, 0, sizeof info);
     jp_error e;
     jp_error_init(&e);
-    api_gc_list l = {0};
+    api_gc_list l = {.npts = (size_t)npoints};
     jp_u64map_init(&l.pods);
+    jp_gc_merger_init(&l.m, q.f.from_ns, q.f.to_ns);
+    l.pts = jp_xcalloc(l.npts, sizeof *l.pts);
+    jp_gc_points_init(l.pts, l.npts, q.f.from_ns, q.f.to_ns);
     jp_err rc = r->s->st->ops->gc(r->s->st, &q.f, &q.b, api_gc_cb, &l, &info, &e);
     if (rc) {
         api_store_error(o, rc, &e);
         goto out;
     }
     if (l.cut)
-        store_info_partial(&info, "more than %d GC windows in the range: the newest are merged",
-                           API_GC_MAX_WINDOWS);
+        store_info_partial(&info,
+                           "more than %u GC pauses kept in the range's windows: the newest "
+                           "windows are merged",
+                           API_GC_MAX_PAUSES);
     if (l.damaged)
         store_info_partial(&info, "%llu stored GC summaries could not be read",
                            (unsigned long long)l.damaged);
     jp_gc_summary s;
     bool exact;
     int64_t covered;
-    jp_gc_merge(l.ws, l.n, q.f.from_ns, q.f.to_ns, &s, &exact, &covered);
-    jp_gc_point *pts = jp_xcalloc((size_t)npoints, sizeof *pts);
-    jp_gc_window_points(l.ws, l.n, q.f.from_ns, q.f.to_ns, pts, (size_t)npoints);
+    jp_gc_merger_finish(&l.m, &s, &exact, &covered);
     json_t *g = jp_gc_summary_json(&s, l.n > 0, covered);
-    json_t *p = jp_gc_points_json(pts, (size_t)npoints);
+    json_t *p = jp_gc_points_json(l.pts, l.npts);
     char *gt = json_dumps(g, JSON_COMPACT), *pt = json_dumps(p, JSON_COMPACT);
     json_decref(g);
     json_decref(p);
-    free(pts);
     jp_strbuf *b = &o->body;
     jp_strbuf_printf(b, "{\"gc\":%s,\"points\":%s,\"meta\":{\"windows\":%zu,\"targets\":%zu,", gt,
                      pt, l.n, l.pods.count);
@@ -97,6 +104,7 @@ void api_gc(srv_req *r, srv_resp *o)
     jp_strbuf_puts(b, "}}\n");
     o->status = 200;
 out:
-    free(l.ws);
+    free(l.m.v); /* after an error (finish frees it otherwise) */
+    free(l.pts);
     jp_u64map_cleanup(&l.pods);
 }

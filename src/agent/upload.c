@@ -147,10 +147,12 @@ void agent_uploader_stats(agent_uploader *u, uint64_t *dropped_batches, uint64_t
 
 /* ---- splitting ---- */
 
-/* A profile holding cells [a, b) of kind k of src. */
-static jp_profile *profile_slice(const jp_profile *src, int k, size_t a, size_t b)
+/* A profile holding cells [a, b) of kind k of src, and its GC log when gc. */
+static jp_profile *profile_slice(const jp_profile *src, int k, size_t a, size_t b, bool gc)
 {
     jp_profile *p = jp_profile_new();
+    if (gc)
+        jp_gc_log_append(&p->gc, &src->gc);
     const jp_kind_table *t = &src->kinds[k];
     uint32_t tmp[JP_BATCH_DEPTH_MAX];
     for (size_t c = a; c < b; c++) {
@@ -205,12 +207,18 @@ static size_t upload_part(agent_uploader *u, const jp_profile *p, const jp_batch
             kinds++;
             only = k;
         }
+    if (!kinds) { /* a GC summary alone too large: cannot be */
+        atomic_fetch_add(&u->m->too_large, 1);
+        return 0;
+    }
     size_t sent = 0;
+    bool gc = true; /* the first part carries the GC summary */
     if (kinds > 1) {
         for (int k = 0; k < JP_KIND_COUNT; k++) {
             if (!p->kinds[k].count)
                 continue;
-            jp_profile *part = profile_slice(p, k, 0, p->kinds[k].count);
+            jp_profile *part = profile_slice(p, k, 0, p->kinds[k].count, gc);
+            gc = false;
             sent += upload_part(u, part, target, start_ns, end_ns, depth + 1);
             jp_profile_free(part);
         }
@@ -223,7 +231,7 @@ static size_t upload_part(agent_uploader *u, const jp_profile *p, const jp_batch
     }
     size_t halves[3] = {0, n / 2, n};
     for (int h = 0; h < 2; h++) {
-        jp_profile *part = profile_slice(p, only, halves[h], halves[h + 1]);
+        jp_profile *part = profile_slice(p, only, halves[h], halves[h + 1], h == 0);
         sent += upload_part(u, part, target, start_ns, end_ns, depth + 1);
         jp_profile_free(part);
     }

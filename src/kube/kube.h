@@ -37,6 +37,7 @@
 #include "agent/k8s_pod.h"
 #include "base/error.h"
 #include "base/strbuf.h"
+#include "model/gc.h"
 #include "model/profile.h"
 #include "model/snapshot.h"
 
@@ -125,6 +126,10 @@ jp_err kube_session_profile_start(kube_session *s, uint32_t kinds, int64_t inter
  * (jp_profile_free). */
 jp_err kube_session_profile_read(kube_session *s, jp_profile **out, jp_error *err);
 jp_err kube_session_profile_stop(kube_session *s, jp_error *err);
+/* The GC summary of the window the last profile_read returned (the probe
+ * computes it from the JFR it records, model/gc.h), NULL when there was
+ * none; valid until the next profile_read or close. */
+const jp_gc_window *kube_session_gc(const kube_session *s);
 
 /* False once the probe's output has ended (the probe or kubectl died);
  * never blocks. For callers that wait between requests (a recording). */

@@ -29,6 +29,7 @@ struct kube_session {
     size_t len, cap, off;
     unsigned next_id;
     double open_ms;
+    jp_gc_window *gc; /* the GC summary of the last window read, NULL none */
 };
 
 /* POSIX sh, busybox ash and dash alike. The probe's pid is the shell's $$
@@ -521,6 +522,13 @@ jp_err kube_session_profile_read(kube_session *s, jp_profile **out, jp_error *er
     if (rc == JP_OK) {
         *out = jp_profile_new();
         batch_to_profile(&b, *out);
+        /* the probe summarised the window's GC events (an older probe: none) */
+        free(s->gc);
+        s->gc = NULL;
+        if (b.ngcs) {
+            s->gc = jp_xmalloc(sizeof *s->gc);
+            *s->gc = b.gcs[0].w;
+        }
     } else {
         jp_error_prefix(err, "pod %s: profile_read: ", s->pod);
     }
@@ -534,6 +542,11 @@ jp_err kube_session_profile_stop(kube_session *s, jp_error *err)
     jp_err rc = request(s, json_object(), "profile_stop", kube_timeout(&s->opts), &r, err);
     json_decref(r);
     return rc;
+}
+
+const jp_gc_window *kube_session_gc(const kube_session *s)
+{
+    return s ? s->gc : NULL;
 }
 
 bool kube_session_alive(kube_session *s)
@@ -572,5 +585,6 @@ void kube_session_close(kube_session *s)
     /* closing stdin is the probe's end of input, also when bye went unheard */
     kube_child_finish(&s->c, KUBE_BYE_WAIT_NS);
     free(s->buf);
+    free(s->gc);
     free(s);
 }

@@ -145,4 +145,77 @@ void jp_gc_summary_compute(const jp_gc_log *l, int64_t from_ns, int64_t to_ns,
 int64_t jp_gc_pause_buckets(const jp_gc_log *l, int64_t from_ns, int64_t to_ns, int64_t *out,
                             size_t n);
 
+/* ---- per-window records and their merge (the server's GC data) ----
+ *
+ * The agent sends, and the stores keep, one jp_gc_window per target and
+ * profile window: its summary (from_ns/to_ns: the window) plus the pause
+ * durations, so that windows merge into the summary of a longer range.
+ * Merged exactly: collections, pauses, pause total and max, the longest
+ * pause and its names, heap collections, the last before/after and the
+ * min/max after, dropped. p50/p99 are exact while every window kept all its
+ * pauses (at most JP_GC_WINDOW_PAUSES); a window with more keeps pauses at
+ * evenly spaced ranks and the merged percentiles are then approximate. The
+ * allocation rate is the sum of the windows' bytes over the sum of their
+ * spans (growth across a window boundary is not seen). */
+#define JP_GC_WINDOW_PAUSES 512
+
+typedef struct jp_gc_window {
+    jp_gc_summary s;                       /* s.from_ns, s.to_ns: the window */
+    uint32_t npause;                       /* pause_ns entries: == s.pauses when all were kept */
+    int64_t pause_ns[JP_GC_WINDOW_PAUSES]; /* ascending */
+} jp_gc_window;
+
+/* The record of [from_ns, to_ns) of a log (see jp_gc_summary_compute). */
+void jp_gc_window_compute(const jp_gc_log *l, int64_t from_ns, int64_t to_ns, uint64_t sample_bytes,
+                          int64_t sample_span_ns, jp_gc_window *w);
+
+/* The merge of n windows (any order, any targets) as the summary of
+ * [from_ns, to_ns). *exact (may be NULL) is false when p50/p99 are
+ * estimated (some window kept a subset of its pauses), *covered_ns (may be
+ * NULL) gets the summed length of the windows (the time the pauses were
+ * measured over, for a paused share). */
+void jp_gc_merge(const jp_gc_window *ws, size_t n, int64_t from_ns, int64_t to_ns,
+                 jp_gc_summary *out, bool *exact, int64_t *covered_ns);
+
+/* The same merge one window at a time, in memory bounded by the pauses
+ * the windows kept (not by their number): _init, _add each window (copied
+ * from, not kept), _finish (frees; the merger may be initialised again). */
+typedef struct jp_gc_wpause {
+    int64_t ns;
+    double weight; /* the pauses it stands for */
+} jp_gc_wpause;
+
+typedef struct jp_gc_merger {
+    jp_gc_summary o, first;
+    size_t windows;
+    bool exact, gcs_only;
+    int64_t covered, heap_t, alloc_best, longest_ns;
+    jp_gc_wpause *v;
+    size_t nv, cap;
+    double weight;
+} jp_gc_merger;
+
+void jp_gc_merger_init(jp_gc_merger *m, int64_t from_ns, int64_t to_ns);
+void jp_gc_merger_add(jp_gc_merger *m, const jp_gc_window *w);
+void jp_gc_merger_finish(jp_gc_merger *m, jp_gc_summary *out, bool *exact, int64_t *covered_ns);
+
+/* One column of pauses over time. */
+typedef struct jp_gc_point {
+    int64_t start_ns, end_ns;
+    uint64_t pauses;
+    int64_t pause_total_ns, pause_max_ns;
+} jp_gc_point;
+
+/* Sums the windows into n equal points of [from_ns, to_ns) by the middle of
+ * each window (clamped to the range). */
+void jp_gc_window_points(const jp_gc_window *ws, size_t nw, int64_t from_ns, int64_t to_ns,
+                         jp_gc_point *out, size_t n);
+/* The same one window at a time: _init the n columns, then _add each
+ * window's summary. */
+void jp_gc_points_init(jp_gc_point *out, size_t n, int64_t from_ns, int64_t to_ns);
+void jp_gc_points_add(jp_gc_point *out, size_t n, const jp_gc_summary *s);
+
+/* The inverse of jp_gc_alloc_source_name (false for an unknown name). */
+bool jp_gc_alloc_source_parse(const char *s, jp_gc_alloc_source *out);
+
 #endif

@@ -665,15 +665,16 @@ jp_err ch_snapshots_latest(store *s, const store_filter *f, const store_budget *
 }
 
 static jp_err cq_newest(store *s, const store_filter *f, const store_budget *b, bool status,
-                        store_doc_cb cb, void *ctx, store_query_info *info, jp_error *err)
+                        const char *table, store_doc_cb cb, void *ctx, store_query_info *info,
+                        jp_error *err)
 {
     cq q;
     cq_init(&q, s, f, b, info);
     jp_strbuf_puts(&q.sql, "SELECT ns, service, pod, cluster, workload, container, node, pid, "
                            "jvm_start_ns, jvm, time_ns, ");
     jp_strbuf_puts(&q.sql,
-                   status ? "state, reason, message, engine, mode, until_ns FROM jprof_statuses"
-                          : "json FROM jprof_deadlocks");
+                   status ? "state, reason, message, engine, mode, until_ns FROM " : "json FROM ");
+    jp_strbuf_puts(&q.sql, table);
     cq_where(&q, "time_ns", false);
     jp_strbuf_puts(&q.sql, " ORDER BY time_ns DESC");
     cq_docs d = {.cb = cb, .ctx = ctx, .status = status};
@@ -683,13 +684,19 @@ static jp_err cq_newest(store *s, const store_filter *f, const store_budget *b, 
 jp_err ch_deadlocks(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb,
                     void *ctx, store_query_info *info, jp_error *err)
 {
-    return cq_newest(s, f, b, false, cb, ctx, info, err);
+    return cq_newest(s, f, b, false, "jprof_deadlocks", cb, ctx, info, err);
+}
+
+jp_err ch_gc(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb, void *ctx,
+             store_query_info *info, jp_error *err)
+{
+    return cq_newest(s, f, b, false, "jprof_gc", cb, ctx, info, err);
 }
 
 jp_err ch_statuses(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb,
                    void *ctx, store_query_info *info, jp_error *err)
 {
-    return cq_newest(s, f, b, true, cb, ctx, info, err);
+    return cq_newest(s, f, b, true, "jprof_statuses", cb, ctx, info, err);
 }
 
 /* ---- ingestion ---- */
@@ -818,6 +825,8 @@ static const char cq_days_sql[] =
     " FROM jprof_snapshots GROUP BY day UNION ALL "
     "SELECT day, " CQ_Z ", " CQ_Z ", " CQ_Z ", count(), " CQ_Z
     " FROM jprof_deadlocks GROUP BY day UNION ALL "
+    "SELECT day, " CQ_Z ", " CQ_Z ", " CQ_Z ", count(), " CQ_Z
+    " FROM jprof_gc GROUP BY day UNION ALL "
     "SELECT day, " CQ_Z ", " CQ_Z ", " CQ_Z ", " CQ_Z ", countIf(outcome = 0)"
     " FROM jprof_ingest GROUP BY day) GROUP BY day";
 

@@ -69,6 +69,9 @@ static const char *ingest_out_of_scope(const srv_req *r, const jp_batch *b)
     for (size_t i = 0; i < b->ndeadlocks; i++)
         if (!auth_in_scope(r->tok, b->deadlocks[i].target.ns))
             return b->deadlocks[i].target.ns;
+    for (size_t i = 0; i < b->ngcs; i++)
+        if (!auth_in_scope(r->tok, b->gcs[i].target.ns))
+            return b->gcs[i].target.ns;
     return NULL;
 }
 
@@ -274,8 +277,8 @@ void ingest_jfr(srv_req *r, srv_resp *o)
     int64_t end = rep.end_ns ? rep.end_ns : p->end_ns;
     if (!start)
         start = end = store_now_ns();
-    size_t nwin = jp_batch_add_profile(&b, p, &t, start, end < start ? start : end);
-    if (!nwin) {
+    jp_batch_add_profile(&b, p, &t, start, end < start ? start : end);
+    if (!b.nwindows) {
         srv_error(o, 400, "malformed",
                   "the recording has no profile events (cpu, wall, alloc, "
                   "lock, park)");

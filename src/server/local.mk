@@ -12,7 +12,8 @@ libjpserver_a_SOURCES += \
 	src/server/server.h src/server/http.c \
 	src/server/ingest.c src/server/api_int.h src/server/api.c \
 	src/server/api_query.c src/server/api_query.h \
-	src/server/api_docs.c src/server/api_threads.c src/server/api_diff.c
+	src/server/api_docs.c src/server/api_threads.c src/server/api_diff.c \
+	src/server/api_gc.c
 
 sbin_PROGRAMS += jprof-server
 jprof_server_SOURCES = src/server/main.c

@@ -3,11 +3,13 @@
  * transaction (store_sqlite.c runs the group commit around it). */
 #include <stdlib.h>
 #include <string.h>
+#include <jansson.h>
 #include <zstd.h>
 
 #include "base/failinj.h"
 #include "base/xalloc.h"
 #include "server/sqlite_int.h"
+#include "wire/gc_json.h"
 
 /* ---- writing one batch's share of one day ---- */
 
@@ -294,6 +296,29 @@ static jp_err sq_put_status(sq_day *d, const jp_batch_status *s, int64_t bkey, s
     return sq_step_done(d, st, "status insert", err);
 }
 
+/* One GC summary: the record's JSON (wire/gc_json.h) with its window. */
+static jp_err sq_put_gc(sq_day *d, const jp_batch_gc *g, int64_t bkey, size_t idx, jp_error *err)
+{
+    int64_t target;
+    jp_err rc = sq_target_id(d, &g->target, &target, err);
+    if (rc)
+        return rc;
+    json_t *j = jp_gc_window_json(&g->w);
+    char *text = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    if (!text)
+        return jp_error_set(err, JP_ERR_NOMEM, "GC summary: cannot encode");
+    sqlite3_stmt *st = d->st[ST_GC];
+    sqlite3_bind_int64(st, 1, bkey);
+    sqlite3_bind_int64(st, 2, (int64_t)idx);
+    sqlite3_bind_int64(st, 3, target);
+    sqlite3_bind_int64(st, 4, g->w.s.from_ns);
+    sqlite3_bind_int64(st, 5, g->w.s.to_ns);
+    sqlite3_bind_text(st, 6, text, -1, SQLITE_TRANSIENT);
+    free(text);
+    return sq_step_done(d, st, "GC summary insert", err);
+}
+
 /* A document goes into its own day if that day is retained and not beyond
  * tomorrow (a skewed clock must not create files retention never removes). */
 bool sq_doc_day_ok(int64_t day, int64_t now, int retention)
@@ -329,6 +354,12 @@ jp_err sq_write_part(sq_store *st, sq_day *d, sq_req *r, int64_t now, jp_strbuf 
         if (store_day_of(b->deadlocks[i].time_ns) == d->day &&
             sq_doc_day_ok(d->day, now, st->retention_days)) {
             rc = sq_put_doc(d, ST_DEADLOCK, &b->deadlocks[i], bkey, i, err);
+            r->res->docs++;
+        }
+    for (size_t i = 0; i < b->ngcs && !rc; i++)
+        if (store_day_of(b->gcs[i].w.s.from_ns) == d->day &&
+            sq_doc_day_ok(d->day, now, st->retention_days)) {
+            rc = sq_put_gc(d, &b->gcs[i], bkey, i, err);
             r->res->docs++;
         }
     return rc;

@@ -240,6 +240,13 @@ typedef struct store_ops {
     jp_err (*deadlocks)(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb,
                         void *ctx, store_query_info *info, jp_error *err);
 
+    /* GC summaries of profile windows whose start lies in [from, to)
+     * matching the filter (kind ignored), newest first: time_ns is the
+     * window's start, json the record of wire/gc_json.h (no target). A GC
+     * summary belongs to the day of its start and counts as a document. */
+    jp_err (*gc)(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb, void *ctx,
+                 store_query_info *info, jp_error *err);
+
     /* Target status history in [from, to) matching the filter, newest first. */
     jp_err (*statuses)(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb,
                        void *ctx, store_query_info *info, jp_error *err);

@@ -7,7 +7,8 @@
  *      ordered by batch id, so this is a point lookup). Found: duplicate.
  *   2. Pick an attempt id: milliseconds since the epoch << 22 | 22 random
  *      bits, so attempts made later compare larger. INSERT the stacks the
- *      day lacks, then samples, windows, statuses, snapshots and deadlocks,
+ *      day lacks, then samples, windows, statuses, snapshots, deadlocks and
+ *      GC summaries,
  *      every row tagged with the attempt id. Readers ignore these rows
  *      until step 4: they only see rows whose attempt is the smallest
  *      committed attempt of its batch id (CH_VISIBLE in ch_int.h).
@@ -29,8 +30,8 @@
  * the ingestion log shows one accepted batch). The window is the time
  * between 3 and 5 of the other writer, a few milliseconds.
  *
- * A status/snapshot/deadlock whose day is not retained, or is after
- * tomorrow, is refused (docs_refused), as in the embedded store. */
+ * A status/snapshot/deadlock/GC summary whose day is not retained, or is
+ * after tomorrow, is refused (docs_refused), as in the embedded store. */
 #include "server/store_clickhouse.h"
 
 #include <curl/curl.h>
@@ -43,6 +44,7 @@
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "server/ch_int.h"
+#include "wire/gc_json.h"
 
 #define CH_REJECTS_MAX 4096
 #define CH_KNOWN_STACKS_MAX (4u << 20) /* cache entries before it is cleared */
@@ -51,7 +53,7 @@
 
 static const char *const ch_tables[] = {"jprof_samples",  "jprof_windows",   "jprof_stacks",
                                         "jprof_statuses", "jprof_snapshots", "jprof_deadlocks",
-                                        "jprof_ingest",   "jprof_rollup_1m"};
+                                        "jprof_ingest",   "jprof_rollup_1m", "jprof_gc"};
 #define CH_NTABLES (sizeof ch_tables / sizeof *ch_tables)
 
 /* ---- schema ---- */
@@ -102,6 +104,14 @@ static const char *const ch_schema_v1[] = {
     "minute UInt32, m UInt8, stack_id UInt64, thread {S}, samples UInt64, value UInt64, "
     "rows UInt64, windows UInt64) ENGINE = SummingMergeTree((samples, value, rows, windows)) "
     "PARTITION BY day ORDER BY (ns, service, kind, m, minute, stack_id, thread){TTL}",
+    /* GC summaries per window (json: the record of wire/gc_json.h, which
+     * merges; the pause numbers also as columns for SQL users). Like the
+     * roll-up, it only adds a table: no new version number, so an older
+     * jprof-server keeps using the database (and ignores the table). */
+    "CREATE TABLE IF NOT EXISTS jprof_gc (day Date, ns {S}, service {S}, pod {S}, "
+    "time_ns Int64, json String, " CH_IDENT ", attempt UInt64, end_ns Int64, "
+    "collections UInt64, pauses UInt64, pause_total_ns Int64, pause_max_ns Int64) "
+    "ENGINE = MergeTree PARTITION BY day ORDER BY (ns, service, time_ns){TTL}",
 };
 
 /* Columns added after version 1, in the order they were added (ALTER TABLE
@@ -545,6 +555,35 @@ static jp_err ch_put_docs(ch_wctx *w, jp_error *err)
         if (w->rows.len)
             rc = ch_insert(w->st, tables[l], &w->rows, err);
     }
+    jp_strbuf_reset(&w->rows);
+    for (size_t i = 0; i < b->ngcs && !rc; i++) {
+        const jp_batch_gc *g = &b->gcs[i];
+        const jp_gc_summary *gs = &g->w.s;
+        if (!ch_doc_day_ok(w, gs->from_ns)) {
+            w->res->docs_refused++;
+            continue;
+        }
+        json_t *j = jp_gc_window_json(&g->w);
+        char *text = json_dumps(j, JSON_COMPACT);
+        json_decref(j);
+        if (!text)
+            return jp_error_set(err, JP_ERR_NOMEM, "GC summary: cannot encode");
+        ch_tsv_target_key(&w->rows, store_day_of(gs->from_ns), &g->target);
+        ch_tsv_i64(&w->rows, gs->from_ns, '\t');
+        ch_tsv_str(&w->rows, text, strlen(text));
+        free(text);
+        jp_strbuf_putc(&w->rows, '\t');
+        ch_tsv_ident(&w->rows, &g->target);
+        ch_tsv_u64(&w->rows, w->attempt, '\t');
+        ch_tsv_i64(&w->rows, gs->to_ns, '\t');
+        ch_tsv_u64(&w->rows, gs->collections, '\t');
+        ch_tsv_u64(&w->rows, gs->pauses, '\t');
+        ch_tsv_i64(&w->rows, gs->pause_total_ns, '\t');
+        ch_tsv_i64(&w->rows, gs->pause_max_ns, '\n');
+        w->res->docs++;
+    }
+    if (!rc && w->rows.len)
+        rc = ch_insert(w->st, "jprof_gc", &w->rows, err);
     return rc;
 }
 
@@ -911,6 +950,7 @@ static const store_ops ch_ops = {
     .flame = ch_flame,
     .snapshots_latest = ch_snapshots_latest,
     .deadlocks = ch_deadlocks,
+    .gc = ch_gc,
     .statuses = ch_statuses,
     .ingestion = ch_ingestion,
     .days = ch_days,

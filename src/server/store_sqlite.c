@@ -42,6 +42,7 @@ static const char *const sq_stmt_sql[ST_COUNT] = {
                   "engine,mode,until_time) VALUES(?,?,?,?,?,?,?,?,?,?)",
     [ST_SNAPSHOT] = "INSERT OR IGNORE INTO snapshots(batch,idx,target,time,json) VALUES(?,?,?,?,?)",
     [ST_DEADLOCK] = "INSERT OR IGNORE INTO deadlocks(batch,idx,target,time,json) VALUES(?,?,?,?,?)",
+    [ST_GC] = "INSERT OR IGNORE INTO gc(batch,idx,target,time,end_time,json) VALUES(?,?,?,?,?,?)",
     [ST_BATCH] = "INSERT OR IGNORE INTO batches(id,received) VALUES(?,?)",
     [ST_LOG] = "INSERT INTO ingest_log(received,collector,version,outcome,batch,reason,windows,"
                "rows,bytes,heartbeat,q_batches,q_bytes,q_now,q_oldest) "
@@ -77,6 +78,9 @@ static const char sq_schema[] =
     "CREATE TABLE IF NOT EXISTS deadlocks(batch INTEGER, idx INTEGER, target INTEGER,"
     " time INTEGER, json TEXT, UNIQUE(batch,idx));"
     "CREATE INDEX IF NOT EXISTS deadlocks_t ON deadlocks(time);"
+    "CREATE TABLE IF NOT EXISTS gc(batch INTEGER, idx INTEGER, target INTEGER,"
+    " time INTEGER, end_time INTEGER, json TEXT, UNIQUE(batch,idx));"
+    "CREATE INDEX IF NOT EXISTS gc_t ON gc(time);"
     "CREATE TABLE IF NOT EXISTS batches(id TEXT PRIMARY KEY, received INTEGER);"
     "CREATE TABLE IF NOT EXISTS ingest_log(received INTEGER, collector TEXT, version TEXT,"
     " outcome INTEGER, batch TEXT, reason TEXT, windows INTEGER, rows INTEGER, bytes INTEGER,"
@@ -236,6 +240,21 @@ static bool sq_has_column(sqlite3 *db, const char *tab, const char *col)
     return found;
 }
 
+static bool sq_meta_is(sqlite3 *db, const char *key, const char *value)
+{
+    sqlite3_stmt *q = NULL;
+    bool same = false;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key=?", -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(q, 1, key, -1, SQLITE_STATIC);
+        if (sqlite3_step(q) == SQLITE_ROW) {
+            const char *v = (const char *)sqlite3_column_text(q, 0);
+            same = v && !strcmp(v, value);
+        }
+    }
+    sqlite3_finalize(q);
+    return same;
+}
+
 /* Columns added since schema 1 (version 2: the policy of a status, the frame
  * kinds of a stack). */
 static const struct {
@@ -254,7 +273,8 @@ static jp_err sq_migrate(sqlite3 *db, const char *path, jp_error *err)
     jp_strbuf q;
     jp_strbuf_init(&q, 0);
     jp_strbuf_puts(&q, "BEGIN;");
-    bool any = false;
+    /* new tables come with the schema text; the version still moves on */
+    bool any = !sq_meta_is(db, "schema_version", SQ_SCHEMA_VERSION);
     for (size_t i = 0; i < sizeof sq_columns_added / sizeof *sq_columns_added; i++)
         if (!sq_has_column(db, sq_columns_added[i].table, sq_columns_added[i].column)) {
             jp_strbuf_printf(&q, "ALTER TABLE %s ADD COLUMN %s %s;", sq_columns_added[i].table,
@@ -474,6 +494,13 @@ static size_t sq_group_days(sq_store *st, sq_req **reqs, size_t n, int64_t now, 
                 else
                     r->res->docs_refused++;
             }
+        for (size_t k = 0; k < b->ngcs; k++) {
+            int64_t day = store_day_of(b->gcs[k].w.s.from_ns);
+            if (sq_doc_day_ok(day, now, st->retention_days))
+                sq_add_day(days, &nd, day);
+            else
+                r->res->docs_refused++;
+        }
         for (size_t k = 0; k < b->nstatuses; k++) {
             int64_t day = store_day_of(b->statuses[k].time_ns);
             if (sq_doc_day_ok(day, now, st->retention_days))
@@ -824,6 +851,7 @@ static const store_ops sq_ops = {
     .flame = sq_flame,
     .snapshots_latest = sq_snapshots_latest,
     .deadlocks = sq_deadlocks,
+    .gc = sq_gc,
     .statuses = sq_statuses,
     .ingestion = sq_ingestion,
     .days = sq_days,

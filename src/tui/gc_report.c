@@ -36,7 +36,8 @@ static const char *known(const char *s)
     return *s ? s : "unknown";
 }
 
-static void lines_pauses(const jp_gc_summary *s, int64_t win, tui_lines *ls)
+static void lines_pauses(const jp_gc_summary *s, int64_t win, const char *where, bool estimated,
+                         tui_lines *ls)
 {
     char tot[32], p50[32], p99[32], mx[32], span[32], pct[48] = "";
     jp_format_ns((uint64_t)s->pause_total_ns, tot, sizeof tot);
@@ -46,7 +47,7 @@ static void lines_pauses(const jp_gc_summary *s, int64_t win, tui_lines *ls)
                  100.0 * (double)s->pause_total_ns / (double)win);
     tui_lines_add(ls, TUI_STYLE_TITLE, TUI_F_BOLD,
                   "GC: %" PRIu64 " collections, %" PRIu64 " pauses in %s%s", s->collections,
-                  s->pauses, win > 0 ? span : "the recording", pct);
+                  s->pauses, win > 0 ? span : where, pct);
     if (!s->pauses) {
         tui_lines_add(ls, TUI_STYLE_DIM, 0, "pauses:  none recorded");
         return;
@@ -54,9 +55,10 @@ static void lines_pauses(const jp_gc_summary *s, int64_t win, tui_lines *ls)
     jp_format_ns((uint64_t)s->pause_p50_ns, p50, sizeof p50);
     jp_format_ns((uint64_t)s->pause_p99_ns, p99, sizeof p99);
     jp_format_ns((uint64_t)s->pause_max_ns, mx, sizeof mx);
-    tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "pauses:  total %s  p50 %s  p99 %s  max %s  (from %s)",
+    tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "pauses:  total %s  p50 %s  p99 %s  max %s  (from %s%s)",
                   tot, p50, p99, mx,
-                  s->pauses_from_gcs ? "jdk.GarbageCollection" : "jdk.GCPhasePause");
+                  s->pauses_from_gcs ? "jdk.GarbageCollection" : "jdk.GCPhasePause",
+                  estimated ? "; p50, p99 estimated" : "");
     if (s->has_longest) {
         char when[40];
         jp_rfc3339_format(s->longest_start_ns, when, sizeof when);
@@ -94,17 +96,38 @@ static void lines_heap(const jp_gc_summary *s, tui_lines *ls)
                   jp_gc_alloc_source_name(s->alloc_source));
 }
 
-/* Pause time per column as one row of block characters. */
-static void lines_spark(const jp_profile *p, int width, tui_lines *ls)
+/* Pause time of [from, to) into n columns from the points (each point into
+ * the column of its middle). Returns the largest column. */
+static int64_t points_buckets(const tui_gc_data *d, int64_t *out, size_t n)
 {
-    int64_t win = window_ns(p);
+    memset(out, 0, n * sizeof *out);
+    double width = (double)(d->to_ns - d->from_ns) / (double)n;
+    int64_t top = 0;
+    for (size_t i = 0; i < d->npoints; i++) {
+        const jp_gc_point *p = &d->points[i];
+        if (p->pause_total_ns <= 0)
+            continue;
+        double pos = (double)((p->start_ns + p->end_ns) / 2 - d->from_ns) / width;
+        size_t b = pos < 0 ? 0 : pos >= (double)n ? n - 1 : (size_t)pos;
+        out[b] += p->pause_total_ns;
+        if (out[b] > top)
+            top = out[b];
+    }
+    return top;
+}
+
+/* Pause time per column as one row of block characters. */
+static void lines_spark(const tui_gc_data *d, int width, tui_lines *ls)
+{
+    int64_t win = d->to_ns - d->from_ns;
     int n = width - 2;
     if (n > SPARK_MAX)
         n = SPARK_MAX;
-    if (win <= 0 || n < 8)
+    if (win <= 0 || n < 8 || (!d->log && !d->npoints))
         return;
     int64_t b[SPARK_MAX];
-    int64_t top = jp_gc_pause_buckets(&p->gc, p->start_ns, p->end_ns, b, (size_t)n);
+    int64_t top = d->log ? jp_gc_pause_buckets(d->log, d->from_ns, d->to_ns, b, (size_t)n)
+                         : points_buckets(d, b, (size_t)n);
     if (!top)
         return;
     /* ASCII: the same in every locale and in batch text */
@@ -119,7 +142,7 @@ static void lines_spark(const jp_profile *p, int width, tui_lines *ls)
     jp_format_ns((uint64_t)(win / n), col, sizeof col);
     jp_format_ns((uint64_t)top, mx, sizeof mx);
     tui_lines_add(ls, TUI_STYLE_TABLEHEAD, 0,
-                  "pause time over the recording (1 column = %s, tallest = %s):", col, mx);
+                  "pause time over %s (1 column = %s, tallest = %s):", d->span, col, mx);
     tui_lines_add(ls, TUI_STYLE_ACTIVE, 0, "|%s|", row);
 }
 
@@ -145,23 +168,74 @@ static void lines_allocators(const jp_profile *p, size_t top, tui_lines *ls)
     jp_flame_free(f);
 }
 
-void tui_report_gc(const jp_profile *p, int width, size_t top, tui_lines *ls)
+void tui_report_gc_data(const tui_gc_data *d, const jp_profile *p, int width, size_t top,
+                        tui_lines *ls)
 {
-    if (!jp_gc_log_any(&p->gc)) {
-        tui_lines_add(ls, TUI_STYLE_WARN, 0,
-                      "GC: no GC events in this recording (jdk.GarbageCollection, "
-                      "jdk.GCPhasePause and jdk.GCHeapSummary are off in its settings)");
+    if (!d->recorded) {
+        tui_lines_add(ls, TUI_STYLE_WARN, 0, "%s", d->none);
     } else {
-        jp_gc_summary s;
-        tui_gc_summarize(p, &s);
-        lines_pauses(&s, window_ns(p), ls);
-        lines_heap(&s, ls);
-        if (s.dropped)
+        lines_pauses(&d->s, d->window_ns, d->span, d->estimated, ls);
+        lines_heap(&d->s, ls);
+        if (d->s.dropped)
             tui_lines_add(ls, TUI_STYLE_WARN, 0,
                           "partial: %" PRIu64 " GC events over the reader's limit were dropped",
-                          s.dropped);
-        lines_spark(p, width, ls);
+                          d->s.dropped);
+        lines_spark(d, width, ls);
     }
-    lines_allocators(p, top, ls);
+    if (p)
+        lines_allocators(p, top, ls);
     tui_lines_add(ls, TUI_STYLE_DIM, 0, "%s", JP_GC_CANNOT_TELL ".");
+}
+
+void tui_report_gc(const jp_profile *p, int width, size_t top, tui_lines *ls)
+{
+    tui_gc_data d = {.recorded = jp_gc_log_any(&p->gc),
+                     .window_ns = window_ns(p),
+                     .span = "the recording",
+                     .none = "GC: no GC events in this recording (jdk.GarbageCollection, "
+                             "jdk.GCPhasePause and jdk.GCHeapSummary are off in its settings)",
+                     .log = &p->gc,
+                     .from_ns = p->start_ns,
+                     .to_ns = p->end_ns};
+    if (d.recorded)
+        tui_gc_summarize(p, &d.s);
+    if (!d.window_ns)
+        d.from_ns = d.to_ns = 0;
+    tui_report_gc_data(&d, p, width, top, ls);
+}
+
+bool tui_gc_from_api(const json_t *answer, tui_gc_data *d, char *why, size_t len)
+{
+    memset(d, 0, sizeof *d);
+    const json_t *g = json_object_get(answer, "gc");
+    if (!jp_gc_summary_from_json(g, &d->s, why, len))
+        return false;
+    d->recorded = json_is_true(json_object_get(g, "recorded"));
+    const json_t *meta = json_object_get(answer, "meta");
+    d->window_ns = json_integer_value(json_object_get(meta, "covered_ns"));
+    const char *pct = json_string_value(json_object_get(meta, "percentiles"));
+    d->estimated = pct && !strcmp(pct, "estimated");
+    d->span = "the range";
+    d->none = "GC: no GC summary stored for this range (the agents upload one per window since "
+              "this release; jdk.GarbageCollection, jdk.GCPhasePause and jdk.GCHeapSummary are "
+              "in their settings)";
+    d->from_ns = d->s.from_ns;
+    d->to_ns = d->s.to_ns;
+    const json_t *pts = json_object_get(answer, "points");
+    size_t n = json_array_size(pts);
+    if (n) {
+        d->points = jp_xcalloc(n, sizeof *d->points);
+        if (!jp_gc_points_from_json(pts, d->points, n, &d->npoints, why, len)) {
+            tui_gc_data_cleanup(d);
+            return false;
+        }
+    }
+    return true;
+}
+
+void tui_gc_data_cleanup(tui_gc_data *d)
+{
+    free(d->points);
+    d->points = NULL;
+    d->npoints = 0;
 }

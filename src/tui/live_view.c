@@ -212,11 +212,11 @@ static void threads_build(tui_live_view *v)
 static void gc_build(tui_live_view *v)
 {
     const tui_live_prof *p = &v->live->prof;
-    if (p->profile && !jp_gc_log_any(&p->profile->gc) && strcmp(v->live->ops->name, "pid")) {
-        tui_lines_add(&v->lines, TUI_STYLE_WARN, 0,
-                      "the %s source does not carry GC events yet: open a recording (--jfr) "
-                      "or the JVM's pid (-p) for the GC summary",
-                      v->live->ops->name);
+    if (v->live->ops->gc) {
+        char label[128];
+        tui_live_prof_label(v->live, label, sizeof label);
+        tui_lines_add(&v->lines, TUI_STYLE_DIM, 0, "window: %s", label);
+        v->live->ops->gc(v->live, v->cols, &v->lines);
     } else if (p->profile) {
         char label[128];
         tui_live_prof_label(v->live, label, sizeof label);
@@ -822,6 +822,11 @@ tui_action tui_live_view_key(tui_live_view *v, int key)
         if (v->flame)
             tui_view_message(v->flame, false, "%s",
                              v->paused ? "paused: p resumes the refresh" : "refreshing again");
+        return TUI_ACTION_REDRAW;
+    }
+    /* the server's range and pod keys scope its GC screen too */
+    if (v->screen == TUI_LSCR_GC && !v->stack && v->live->ops->gc && source_flame_key(v, key)) {
+        text_build(v);
         return TUI_ACTION_REDRAW;
     }
     if (v->screen == TUI_LSCR_FLAME && !v->stack) {

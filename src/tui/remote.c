@@ -549,3 +549,21 @@ jp_err tui_remote_top(tui_remote *r, jp_kind k, const char *from, const char *to
     jp_strbuf_cleanup(&path);
     return rc;
 }
+
+jp_err tui_remote_gc(tui_remote *r, const char *from, const char *to, const char *pod, int points,
+                     json_t **out, jp_error *err)
+{
+    jp_strbuf path;
+    jp_strbuf_init(&path, 0);
+    jp_strbuf_puts(&path, "/api/v1/gc");
+    q_add(&path, "namespace", r->ns);
+    q_add(&path, "service", r->svc);
+    q_add(&path, "pod", pod);
+    q_add(&path, "from", from);
+    q_add(&path, "to", to);
+    jp_strbuf_printf(&path, "&points=%d", points < 1 ? 1 : points > 1000 ? 1000 : points);
+    r->fail = TUI_RFAIL_NONE;
+    jp_err rc = remote_get(r, jp_strbuf_str(&path), out, NULL, err);
+    jp_strbuf_cleanup(&path);
+    return rc;
+}

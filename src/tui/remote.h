@@ -143,6 +143,11 @@ jp_err tui_remote_diff(tui_remote *r, jp_kind k, const char *from, const char *t
 jp_err tui_remote_top(tui_remote *r, jp_kind k, const char *from, const char *to, const char *pod,
                       long limit, bool by_value, json_t **out, jp_error *err);
 
+/* GETs /api/v1/gc over [from, to) of pod (NULL: every pod) with `points`
+ * columns of pause time into *out (new reference; tui/gc_report.h reads it). */
+jp_err tui_remote_gc(tui_remote *r, const char *from, const char *to, const char *pod, int points,
+                     json_t **out, jp_error *err);
+
 /* The exit status for the last failure. */
 int tui_remote_exit_status(const tui_remote *r);
 

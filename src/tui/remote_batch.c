@@ -5,6 +5,7 @@
 #include "base/timeutil.h"
 #include "model/units.h"
 #include "tui/batch.h"
+#include "tui/gc_report.h"
 #include "tui/live_batch.h"
 #include "tui/remote_report.h"
 #include "tui/source_server.h"
@@ -36,13 +37,70 @@ static json_t *jvms_json(tui_remote *r)
     return out;
 }
 
+/* The "gc" object of the last 15 minutes (wire/gc_json.h), null when the
+ * server has no GC endpoint (an older jprof-server). */
+static json_t *gc_json(tui_remote *r, const char *pod)
+{
+    json_t *a = NULL;
+    jp_error err;
+    jp_error_init(&err);
+    if (tui_remote_gc(r, "-15m", "now", pod, 1, &a, &err) != JP_OK)
+        return json_null();
+    json_t *g = copy_of(a, "gc");
+    json_decref(a);
+    return g;
+}
+
 json_t *tui_remote_json(tui_remote *r, const char *pod)
 {
-    return json_pack("{s:s,s:s,s:s,s:s,s:s?,s:o,s:o,s:o,s:o,s:o}", "via", "server", "server",
+    return json_pack("{s:s,s:s,s:s,s:s,s:s?,s:o,s:o,s:o,s:o,s:o,s:o}", "via", "server", "server",
                      r->base, "namespace", r->ns, "service", r->svc, "pod", pod, "kinds",
                      copy_of(r->service, "kinds"), "targets", copy_of(r->targets, "targets"),
                      "history", copy_of(r->targets, "history"), "ingestion",
-                     copy_of(r->ingestion, "collectors"), "jvms", jvms_json(r));
+                     copy_of(r->ingestion, "collectors"), "jvms", jvms_json(r), "gc",
+                     gc_json(r, pod));
+}
+
+/* --format gc: the lines of the GC screen (tui/gc_report.h) over the range,
+ * with the service's top allocators when it has allocation profiles. */
+static int gc_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE *errout)
+{
+    jp_error err;
+    jp_error_init(&err);
+    const char *from = o->from ? o->from : "-15m", *to = o->to ? o->to : "now";
+    json_t *a = NULL;
+    if (tui_remote_gc(r, from, to, o->pod, 78, &a, &err) != JP_OK) {
+        fprintf(errout, "jprof-top: %s\n", err.msg);
+        return tui_remote_exit_status(r);
+    }
+    tui_gc_data d;
+    char why[200];
+    if (!tui_gc_from_api(a, &d, why, sizeof why)) {
+        fprintf(errout, "jprof-top: jprof-server's GC answer is not understood: %s\n", why);
+        json_decref(a);
+        return TUI_EXIT_ERROR;
+    }
+    const json_t *meta = json_object_get(a, "meta");
+    bool partial = json_is_true(json_object_get(meta, "partial"));
+    if (partial)
+        fprintf(errout, "jprof-top: PARTIAL: %s\n",
+                jp_query_str(meta, "partial_reason") ? jp_query_str(meta, "partial_reason") : "?");
+    jp_profile *p = NULL;
+    tui_remote_flame_meta m;
+    if ((tui_remote_kinds(r) & (1u << JP_KIND_ALLOC)) &&
+        tui_remote_profile(r, 1u << JP_KIND_ALLOC, from, to, o->pod, 200000, &p, &m, &err) != JP_OK)
+        fprintf(errout, "jprof-top: top allocators left out: %s\n", err.msg);
+    tui_lines ls;
+    tui_lines_init(&ls);
+    tui_report_gc_data(&d, p, 80, 10, &ls);
+    jp_err rc = tui_lines_write(&ls, out);
+    tui_lines_cleanup(&ls);
+    tui_gc_data_cleanup(&d);
+    jp_profile_free(p);
+    json_decref(a);
+    if (rc != JP_OK)
+        return TUI_EXIT_ERROR;
+    return partial ? TUI_EXIT_PARTIAL : TUI_EXIT_OK;
 }
 
 static int snapshot_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE *errout)
@@ -241,7 +299,9 @@ static int profile_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE
 
 int tui_remote_batch_run(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE *errout)
 {
-    int rc = o->has_kind ? profile_view(r, o, out, errout) : snapshot_view(r, o, out, errout);
+    int rc = o->format == TUI_FORMAT_GC ? gc_view(r, o, out, errout)
+             : o->has_kind              ? profile_view(r, o, out, errout)
+                                        : snapshot_view(r, o, out, errout);
     if (fflush(out) != 0 && rc == TUI_EXIT_OK) {
         fprintf(errout, "jprof-top: cannot write the output\n");
         return TUI_EXIT_ERROR;

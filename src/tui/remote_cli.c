@@ -87,7 +87,7 @@ typedef struct rargs {
     bool batch, has_format, has_norm;
     int range;
     int64_t interval_ns;
-    int screen; /* index into "TLDFS" */
+    int screen; /* index into "TLDFSG" */
 } rargs;
 
 static void usage(void)
@@ -95,6 +95,7 @@ static void usage(void)
     fputs("Usage: jprof-top -n NS -s SVC [--server URL] [--token-file FILE] [--pod POD]\n"
           "                 [--range 5m|15m|1h|6h|24h] [-d SECONDS] [--screen NAME]\n"
           "       jprof-top -b -n NS -s SVC [--format text|json] [--pod POD]\n"
+          "       jprof-top -b -n NS -s SVC --format gc [--from TIME] [--to TIME] [--pod POD]\n"
           "       jprof-top -b -n NS -s SVC --event KIND [--format collapsed|top|json]\n"
           "                 [--value samples|total] [--from TIME] [--to TIME] [--pod POD]\n"
           "       jprof-top -n NS (-s SVC | --pod POD) --via kubectl [-c CONTAINER]\n"
@@ -125,7 +126,7 @@ static void usage(void)
           "                         end alone keeps the range's length; --base-pod '' is\n"
           "                         every pod\n"
           "      --normalize HOW    sample (default), second or none (see --diff)\n"
-          "      --screen NAME      threads, locks, deadlocks, flame or status\n"
+          "      --screen NAME      threads, locks, deadlocks, flame, status or gc\n"
           "  -d, --delay SECONDS    refresh interval (default 5; kubectl: 2)\n"
           "  -c, --container C      kubectl: the container (default: the first that\n"
           "                         runs a JVM)\n"
@@ -134,8 +135,9 @@ static void usage(void)
           "                         names another kubectl binary)\n"
           "      --window SECONDS   kubectl: the Flame screen's window (default 30)\n"
           "  -b, --batch            print instead of the interactive view\n"
-          "  -f, --format FMT       text (default) or json; with --event: collapsed\n"
-          "                         (default), top or json\n"
+          "  -f, --format FMT       text (default), json, or gc (GC pauses, heap and\n"
+          "                         allocation rate over --from/--to); with --event:\n"
+          "                         collapsed (default), top or json\n"
           "  -e, --event KIND       print the profile of cpu, wall, alloc, lock or park\n"
           "      --value WHAT       samples (default) or total (ns or bytes)\n"
           "      --from, --to TIME  the profile's range: -15m, -2h, now, @EPOCH or RFC 3339\n"
@@ -220,13 +222,14 @@ static int parse_opt(int c, rargs *a)
             return tui_usage_error("--range must be 5m, 15m, 1h, 6h or 24h, not '%s'", optarg);
         return -1;
     case OPT_SCREEN: {
-        static const char *const names[] = {"threads", "locks", "deadlocks", "flame", "status"};
-        for (int i = 0; i < 5; i++)
+        static const char *const names[] = {"threads", "locks",  "deadlocks",
+                                            "flame",   "status", "gc"};
+        for (int i = 0; i < 6; i++)
             if (!strcmp(optarg, names[i])) {
                 a->screen = i;
                 return -1;
             }
-        return tui_usage_error("--screen must be threads, locks, deadlocks, flame or status");
+        return tui_usage_error("--screen must be threads, locks, deadlocks, flame, status or gc");
     }
     case 'b':
         a->batch = true;
@@ -329,6 +332,12 @@ static int check_args(rargs *a)
     if (a->bo.has_base && a->has_format && a->bo.format != TUI_FORMAT_COLLAPSED &&
         a->bo.format != TUI_FORMAT_TOP && a->bo.format != TUI_FORMAT_JSON)
         return tui_usage_error("%s", "a comparison prints collapsed, top or json");
+    if (a->has_format && a->bo.format == TUI_FORMAT_GC) {
+        if (a->bo.has_kind || a->bo.by_value || a->bo.has_base)
+            return tui_usage_error("%s", "--format gc is the GC summary of the service (or --pod): "
+                                         "without --event, --value or --base-*");
+        return -1;
+    }
     if (a->bo.has_kind) {
         if (!a->has_format)
             a->bo.format = TUI_FORMAT_COLLAPSED;
@@ -340,7 +349,8 @@ static int check_args(rargs *a)
     } else if (!a->has_format) {
         a->bo.format = TUI_FORMAT_TEXT;
     } else if (a->bo.format != TUI_FORMAT_TEXT && a->bo.format != TUI_FORMAT_JSON) {
-        return tui_usage_error("%s", "--format collapsed and top need --event KIND");
+        return tui_usage_error("%s", "--format collapsed and top need --event KIND (gc: the GC "
+                                     "summary)");
     }
     return -1;
 }
@@ -401,7 +411,7 @@ static int interactive(tui_remote *r, const rargs *a)
     if (l)
         tui_live_view_tick(v); /* the first snapshot before the first screen */
     if (l && a->screen)
-        tui_live_view_key(v, "TLDFS"[a->screen]);
+        tui_live_view_key(v, "TLDFSG"[a->screen]);
     return tui_interactive_live_view(v, "the service (jprof-server is only read)");
 }
 
@@ -571,7 +581,7 @@ static int kube_main(const rargs *a)
     if (l)
         tui_live_view_tick(v); /* the first snapshot before the first screen */
     if (l && a->screen)
-        tui_live_view_key(v, "TLDFS"[a->screen]);
+        tui_live_view_key(v, "TLDFSG"[a->screen]);
     /* freeing the view says bye: the probe stops its recording, removes itself */
     return tui_interactive_live_view(v, "the pod");
 }

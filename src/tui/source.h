@@ -22,7 +22,11 @@
  *   status      lines for the Status screen after the common ones;
  *   flame_key   keys of the Flame screen the source handles (the server's
  *               range and pod scope); true reads the window again, false
- *               with a message (a range at its end) only says it.
+ *               with a message (a range at its end) only says it;
+ *   gc          the GC screen's lines when the GC evidence is not the
+ *               Flame window's GC log (the server's stored summaries over
+ *               the Flame range, the probe's summary of the pod's window),
+ *               drawn by tui_report_gc_data (tui/gc_report.h).
  *
  * A picker (tui_picker) lists what a source can open - the JVMs of this
  * machine, the pods of a service - and opens the row chosen.
@@ -70,6 +74,7 @@ typedef struct tui_source_ops {
     void (*cpu)(const tui_live *l, jp_cpu_evidence *out);
     void (*status)(const tui_live *l, struct tui_lines *out);
     bool (*flame_key)(tui_live *l, int key, char *msg, size_t len);
+    void (*gc)(tui_live *l, int width, struct tui_lines *out);
 } tui_source_ops;
 
 /* ---- pickers ---- */

@@ -1,7 +1,9 @@
 /* source_kubectl.c - a pod through `kubectl exec` as a source of the
  * screens (source.h): jprof-probe streamed into the container
  * (kube/kube.h) takes the snapshots and records the profile window there;
- * what comes back is the model the local-pid source gives. */
+ * what comes back is the model the local-pid source gives. The GC screen
+ * is the probe's GC summary of that window (it reads the JFR it records in
+ * the pod with the same model), drawn as for a recording. */
 #include "tui/source_kubectl.h"
 
 #include <stdio.h>
@@ -10,6 +12,7 @@
 
 #include "base/timeutil.h"
 #include "base/xalloc.h"
+#include "tui/gc_report.h"
 #include "tui/live.h"
 
 typedef struct kctx {
@@ -76,6 +79,29 @@ static void k_prof_label(const tui_live *l, char *buf, size_t len)
     snprintf(buf, len, "JFR window %.0fs in the pod", (double)l->opts.window_ns / 1e9);
 }
 
+/* The window's summary from the probe; one window, so no pause sparkline
+ * (the pauses' times stay in the pod). */
+static void k_gc(tui_live *l, int width, tui_lines *ls)
+{
+    const jp_gc_window *w = kube_session_gc(ctx_of(l)->s);
+    const jp_profile *p = l->prof.profile;
+    if (!p && !w) {
+        tui_lines_add(ls, TUI_STYLE_DIM, 0,
+                      "recording in the pod; the GC summary comes with the first window");
+        return;
+    }
+    tui_gc_data d = {
+        .recorded = w != NULL,
+        .span = "the window",
+        .none = "GC: the probe sent no GC summary for this window (no collection yet, or an "
+                "older jprof-probe)"};
+    if (w) {
+        d.s = w->s;
+        d.window_ns = w->s.to_ns > w->s.from_ns ? w->s.to_ns - w->s.from_ns : 0;
+    }
+    tui_report_gc_data(&d, p, width, 10, ls);
+}
+
 static void k_close(tui_live *l)
 {
     kctx *k = ctx_of(l);
@@ -93,6 +119,7 @@ kube_session *tui_kubectl_session(const tui_live *l)
 
 static const tui_source_ops kubectl_ops = {
     .name = "kubectl",
+    .gc = k_gc,
     .refresh = k_refresh,
     .prof_start = k_prof_start,
     .prof_read = k_prof_read,

@@ -6,7 +6,9 @@
  * screens run the same analyses as on a live JVM; its busy evidence is the
  * CPU between the agent's last two snapshots, which the stored snapshot
  * carries. The Flame screen is the server's flame graph over a range (< >
- * step 5m 15m 1h 6h 24h) of the target's pod or of every pod (a). */
+ * step 5m 15m 1h 6h 24h) of the target's pod or of every pod (a); the GC
+ * screen the GC summaries the agents stored over the same range and pods
+ * (/api/v1/gc), drawn as for a recording (tui/gc_report.h). */
 #include "tui/source_server.h"
 
 #include <stdio.h>
@@ -15,6 +17,7 @@
 
 #include "base/timeutil.h"
 #include "base/xalloc.h"
+#include "tui/gc_report.h"
 #include "tui/live_report.h"
 #include "tui/remote_report.h"
 #include "wire/query_json.h"
@@ -34,6 +37,12 @@ typedef struct sctx {
     int64_t read_mono;
     json_t *snap;  /* the stored snapshot shown */
     bool borrowed; /* r is the caller's (batch output) */
+    /* the GC screen's last answer and what it was for */
+    json_t *gc;
+    int64_t gc_mono;
+    int gc_range, gc_width;
+    bool gc_all;
+    char gc_err[sizeof(jp_error){0}.msg];
 } sctx;
 
 static sctx *ctx_of(const tui_live *l)
@@ -242,11 +251,54 @@ static void s_status(const tui_live *l, tui_lines *ls)
     tui_rreport_status(k->r, ls);
 }
 
+/* The GC screen: /api/v1/gc over the Flame range and pods, read again
+ * when they change or the answer is older than FLAME_FRESH_NS. */
+static void s_gc(tui_live *l, int width, tui_lines *ls)
+{
+    sctx *k = ctx_of(l);
+    int points = width - 2 < 8 ? 8 : width - 2 > 200 ? 200 : width - 2;
+    if (!k->gc || k->gc_range != k->range || k->gc_all != k->all_pods || k->gc_width != width ||
+        jp_time_mono_ns() - k->gc_mono >= FLAME_FRESH_NS) {
+        char from[16];
+        snprintf(from, sizeof from, "-%s", tui_range_names[k->range]);
+        jp_error err;
+        jp_error_init(&err);
+        json_t *a = NULL;
+        k->gc_mono = jp_time_mono_ns();
+        if (tui_remote_gc(k->r, from, "now", k->all_pods ? NULL : k->pod, points, &a, &err) ==
+            JP_OK) {
+            json_decref(k->gc);
+            k->gc = a;
+            k->gc_range = k->range;
+            k->gc_all = k->all_pods;
+            k->gc_width = width;
+            k->gc_err[0] = 0;
+        } else {
+            snprintf(k->gc_err, sizeof k->gc_err, "%s", err.msg);
+        }
+    }
+    if (k->gc_err[0])
+        tui_lines_add(ls, TUI_STYLE_WARN, 0, "GC summaries not read: %s", k->gc_err);
+    if (!k->gc)
+        return;
+    tui_gc_data d;
+    char why[200];
+    if (!tui_gc_from_api(k->gc, &d, why, sizeof why)) {
+        tui_lines_add(ls, TUI_STYLE_WARN, 0, "jprof-server's GC answer is not understood: %s", why);
+        return;
+    }
+    /* the top allocators of the Flame window, when it has the alloc kind */
+    const jp_profile *p = l->prof.profile;
+    tui_report_gc_data(&d, p, width, 10, ls);
+    tui_gc_data_cleanup(&d);
+}
+
 static void s_close(tui_live *l)
 {
     sctx *k = ctx_of(l);
     if (!k)
         return;
+    json_decref(k->gc);
     if (!k->borrowed)
         tui_remote_free(k->r);
     json_decref(k->snap);
@@ -266,6 +318,7 @@ static const tui_source_ops server_ops = {
     .cpu = s_cpu,
     .status = s_status,
     .flame_key = s_flame_key,
+    .gc = s_gc,
 };
 
 /* A connection of our own for each target (the list keeps its own). */

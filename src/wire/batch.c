@@ -84,6 +84,9 @@ void jp_batch_cleanup(jp_batch *b)
     free(b->statuses);
     jp_batch_docs_free(b->snapshots, b->nsnapshots);
     jp_batch_docs_free(b->deadlocks, b->ndeadlocks);
+    for (size_t i = 0; i < b->ngcs; i++)
+        jp_batch_target_cleanup(&b->gcs[i].target);
+    free(b->gcs);
     jp_batch_init(b);
 }
 
@@ -174,6 +177,14 @@ void jp_batch_window_add_row(jp_batch_window *w, uint32_t stack, uint32_t thread
         (jp_batch_row){.stack = stack, .thread = thread, .samples = samples, .value = value};
 }
 
+jp_batch_gc *jp_batch_add_gc(jp_batch *b)
+{
+    b->gcs = jp_xgrow(b->gcs, &b->gcs_cap, b->ngcs + 1, sizeof *b->gcs);
+    jp_batch_gc *g = &b->gcs[b->ngcs++];
+    memset(g, 0, sizeof *g);
+    return g;
+}
+
 size_t jp_batch_add_profile(jp_batch *b, const jp_profile *p, const jp_batch_target *target,
                             int64_t start_ns, int64_t end_ns)
 {
@@ -224,5 +235,14 @@ size_t jp_batch_add_profile(jp_batch *b, const jp_profile *p, const jp_batch_tar
     }
     free(map);
     free(smap);
+    if (jp_gc_log_any(&p->gc)) {
+        jp_batch_gc *g = jp_batch_add_gc(b);
+        jp_batch_target_copy(&g->target, target);
+        int64_t span = end_ns > start_ns ? end_ns - start_ns : 0;
+        jp_gc_window_compute(&p->gc, 0, 0, p->kinds[JP_KIND_ALLOC].value, span, &g->w);
+        g->w.s.from_ns = start_ns;
+        g->w.s.to_ns = end_ns;
+        added++;
+    }
     return added;
 }

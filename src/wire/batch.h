@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/gc.h"
 #include "model/profile.h"
 
 /* Hard caps a decoder enforces (the server may configure lower ones). */
@@ -88,6 +89,13 @@ typedef struct jp_batch_doc {
     size_t len;
 } jp_batch_doc;
 
+/* The GC summary of one target over one profile window (model/gc.h; its
+ * JSON in wire/gc_json.h). */
+typedef struct jp_batch_gc {
+    jp_batch_target target;
+    jp_gc_window w; /* w.s.from_ns, w.s.to_ns: the window */
+} jp_batch_gc;
+
 typedef struct jp_batch {
     char *id;                /* idempotency id, unique per batch (required) */
     char *collector;         /* collector identity, e.g. "jprof-agent@node-1" (required) */
@@ -119,6 +127,8 @@ typedef struct jp_batch {
     size_t nsnapshots, snapshots_cap;
     jp_batch_doc *deadlocks;
     size_t ndeadlocks, deadlocks_cap;
+    jp_batch_gc *gcs; /* GC summaries (none from an older agent) */
+    size_t ngcs, gcs_cap;
 } jp_batch;
 
 void jp_batch_init(jp_batch *b);
@@ -149,9 +159,15 @@ jp_batch_window *jp_batch_add_window(jp_batch *b);
 void jp_batch_window_add_row(jp_batch_window *w, uint32_t stack, uint32_t thread, uint64_t samples,
                              uint64_t value);
 
+/* Returns the new GC record (zeroed, target empty); valid until the next add. */
+jp_batch_gc *jp_batch_add_gc(jp_batch *b);
+
 /* Adds one window per kind present in `p` (a parsed JFR file) for `target`,
- * covering [start_ns, end_ns). Frames, threads and stacks are interned into
- * the batch's tables. Returns the number of windows added. */
+ * covering [start_ns, end_ns), and the GC record of the window when the
+ * profile holds GC events (the allocation profile's total is the last
+ * resort for the rate, as for a local recording). Frames, threads and
+ * stacks are interned into the batch's tables. Returns the number of
+ * windows and GC records added. */
 size_t jp_batch_add_profile(jp_batch *b, const jp_profile *p, const jp_batch_target *target,
                             int64_t start_ns, int64_t end_ns);
 

@@ -8,6 +8,7 @@
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "base/hash.h"
+#include "wire/gc_json.h"
 #include "wire/json_pull.h"
 
 void jp_batch_limits_default(jp_batch_limits *l)
@@ -217,6 +218,38 @@ static jp_err dec_docs(dec *d, json_t *root, const char *key, jp_batch_doc **out
         }
         doc->json = jp_xstrdup(text);
         free(text);
+    }
+    d->path[0] = '\0';
+    return JP_OK;
+}
+
+/* GC summaries: each {"target", "start", "end", "summary", "pause_ns"}
+ * (wire/gc_json.h); they count as documents against max_docs. */
+static jp_err dec_gcs(dec *d, json_t *root, jp_batch *b, size_t *docs)
+{
+    json_t *a = json_object_get(root, "gc");
+    if (!a || json_is_null(a))
+        return JP_OK;
+    if (!json_is_array(a))
+        return dec_fail(d, JP_ERR_FORMAT, "gc", "must be an array of GC summaries");
+    if (json_array_size(a) > d->lim->max_docs - *docs)
+        return dec_fail(d, JP_ERR_LIMIT, "gc", "more documents than the limit");
+    *docs += json_array_size(a);
+    size_t i;
+    json_t *o;
+    json_array_foreach(a, i, o)
+    {
+        dec_at(d, "gc", i);
+        if (!json_is_object(o))
+            return dec_fail(d, JP_ERR_FORMAT, "", "must be an object");
+        jp_batch_gc *g = jp_batch_add_gc(b);
+        jp_err rc = dec_target(d, o, false, &g->target);
+        if (rc)
+            return rc;
+        char why[200];
+        if (!jp_gc_window_from_json(o, &g->w, why, sizeof why)) /* why: "field: what" */
+            return jp_error_set(d->err, JP_ERR_FORMAT, "%s%s%s", d->path, why[0] == ':' ? "" : ".",
+                                why);
     }
     d->path[0] = '\0';
     return JP_OK;
@@ -632,6 +665,8 @@ static jp_err pd_small(pdec *x, const char *key, jpull_tok t)
         }
     } else if (!strcmp(key, "statuses")) {
         rc = dec_statuses(&x->d, wrap, b, &x->docs);
+    } else if (!strcmp(key, "gc")) {
+        rc = dec_gcs(&x->d, wrap, b, &x->docs);
     } else if (!strcmp(key, "thread_snapshots")) {
         rc = dec_docs(&x->d, wrap, key, &b->snapshots, &b->nsnapshots, &b->snapshots_cap, &x->docs);
     } else {
@@ -669,9 +704,9 @@ static jp_err pd_scalar(pdec *x, int key, jpull_tok t)
 }
 
 static const char *const pd_keys[] = {
-    "batch_id",  "sent",   "heartbeat", "collector", "queue",   "statuses",   "thread_snapshots",
-    "deadlocks", "frames", "threads",   "stacks",    "windows", "frame_kinds"};
-#define PD_NKEYS 13
+    "batch_id",  "sent",   "heartbeat", "collector", "queue",   "statuses",    "thread_snapshots",
+    "deadlocks", "frames", "threads",   "stacks",    "windows", "frame_kinds", "gc"};
+#define PD_NKEYS 14
 
 static jp_err pd_field(pdec *x, int key, jpull_tok t)
 {
@@ -693,6 +728,8 @@ static jp_err pd_field(pdec *x, int key, jpull_tok t)
         return pd_stacks(x, t);
     case 11:
         return pd_windows(x, t);
+    case 13:
+        return pd_small(x, pd_keys[key], t);
     default:
         return pd_frame_kinds(x, t);
     }
@@ -927,6 +964,23 @@ char *jp_batch_json_encode(const jp_batch *b, size_t *len)
     jp_strbuf_putc(&o, ']');
     enc_docs(&o, "thread_snapshots", b->snapshots, b->nsnapshots);
     enc_docs(&o, "deadlocks", b->deadlocks, b->ndeadlocks);
+    if (b->ngcs) { /* an older server ignores the key */
+        jp_strbuf_puts(&o, ",\"gc\":[");
+        for (size_t i = 0; i < b->ngcs; i++) {
+            jp_strbuf_puts(&o, i ? ",{" : "{");
+            enc_target(&o, &b->gcs[i].target);
+            json_t *w = jp_gc_window_json(&b->gcs[i].w);
+            char *t = json_dumps(w, JSON_COMPACT);
+            json_decref(w);
+            /* the window's keys after the target: drop its opening brace */
+            if (t && t[0] == '{' && t[1] != '}')
+                jp_strbuf_printf(&o, ",%s", t + 1);
+            else
+                jp_strbuf_putc(&o, '}');
+            free(t);
+        }
+        jp_strbuf_putc(&o, ']');
+    }
     jp_strbuf_putc(&o, '}');
     if (len)
         *len = o.len;

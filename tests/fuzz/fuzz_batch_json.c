@@ -13,7 +13,8 @@
  *     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
  *     -include BUILD/config.h -Isrc tests/fuzz/fuzz_batch_json.c \
  *     src/wire/batch_json.c src/wire/batch.c src/wire/json_pull.c \
- *     src/wire/zstd_frame.c src/model/profile.c src/base/[a-z]*.c \
+ *     src/wire/zstd_frame.c src/wire/gc_json.c src/model/gc.c src/model/profile.c \
+ *     src/base/[a-z]*.c \
  *     -ljansson -lzstd -lm -o fuzz_batch_json
  *   ./fuzz_batch_json -max_len=65536 -timeout=10 CORPUS_DIR tests/fuzz/corpus/batch */
 #include <stddef.h>

@@ -521,6 +521,90 @@ def shape_batch(bid, start_ns, tax, cart, pod="shape-1"):
                          "rows": [[0, tax, tax * 10_000_000], [1, cart, cart * 10_000_000]]}]}
 
 
+def gc_record(pod, start_ns, pauses_ms, longest=("GC Pause", "G1Old", "System.gc()"),
+              heap=(300, 100), alloc_mb=None, service="checkout"):
+    """A per-window GC record as an agent uploads it (docs/API.md, "gc")."""
+    ns_p = sorted(int(p * 1e6) for p in pauses_ms)
+    n = len(ns_p)
+    pct = (lambda k: ns_p[max(0, (k * n + 99) // 100 - 1)]) if n else (lambda k: 0)
+    summ = {"from_ns": start_ns, "to_ns": start_ns + 60 * NS, "collections": n, "pauses": n,
+            "pauses_from": "jdk.GCPhasePause" if n else None, "pause_total_ns": sum(ns_p),
+            "pause_p50_ns": pct(50), "pause_p99_ns": pct(99),
+            "pause_max_ns": ns_p[-1] if n else 0,
+            "longest": {"start_ns": start_ns + NS, "gc_id": 7, "phase": longest[0],
+                        "collector": longest[1], "cause": longest[2]} if n else None,
+            "heap": {"gcs": n, "before_bytes": heap[0] << 20, "after_bytes": heap[1] << 20,
+                     "after_min_bytes": heap[1] << 20, "after_max_bytes": heap[1] << 20},
+            "alloc": None if alloc_mb is None else
+            {"bytes": alloc_mb << 20, "span_ns": 60 * NS, "bytes_per_s": 0.0,
+             "source": "heap growth between collections"},
+            "dropped": 0}
+    return {"target": target(pod, service=service), "start": start_ns, "end": start_ns + 60 * NS,
+            "summary": summ, "pause_ns": ns_p}
+
+
+def case_gc(ctx):
+    """GC summaries ride in the batch, are kept by the store and merged by
+    GET /api/v1/gc into the shape of jprof-top's "gc" object."""
+    s = ctx.server()
+    t0 = now_ns() - 20 * 60 * NS
+    t0 -= t0 % (60 * NS)
+    b1 = make_batch("gc-1", t0, docs=False)
+    b1["gc"] = [gc_record("checkout-1", t0, [1, 2, 3], alloc_mb=600),
+                gc_record("checkout-2", t0, [4, 40], heap=(500, 200), alloc_mb=1200,
+                          longest=("Pause Young", "G1New", "G1 Evacuation Pause"))]
+    b2 = make_batch("gc-2", t0 + 60 * NS, docs=False)
+    b2["gc"] = [gc_record("checkout-1", t0 + 60 * NS, [5, 6], heap=(320, 120), alloc_mb=300),
+                gc_record("cart-1", t0 + 60 * NS, [900], service="cart")]
+    for b in (b1, b2):
+        st, r, _ = s.ingest(b)
+        check(st == 200 and r["status"] == "accepted", "ingest %s: %d %s" % (b["batch_id"], st, r))
+    check(r["documents"] == 2, "GC records count as documents: %s" % r)
+    rng = dict(namespace="shop", service="checkout",
+               **{"from": rfc3339(t0 - 60 * NS), "to": rfc3339(t0 + 10 * 60 * NS)})
+    g = s.getj(q("/api/v1/gc", points=10, **rng))
+    gc, meta = g["gc"], g["meta"]
+    allp = sorted([1, 2, 3, 4, 40, 5, 6])
+    check(gc["recorded"] is True and gc["pauses"] == 7 and gc["collections"] == 7, "counts %s" % gc)
+    check(gc["pause_total_ns"] == int(sum(allp) * 1e6), "total %s" % gc["pause_total_ns"])
+    check(gc["pause_max_ns"] == 40_000_000 and gc["pause_p50_ns"] == 4_000_000 and
+          gc["pause_p99_ns"] == 40_000_000, "percentiles %s" % gc)
+    check(gc["longest"]["collector"] == "G1New" and gc["longest"]["cause"] ==
+          "G1 Evacuation Pause" and gc["longest"]["phase"] == "Pause Young", "longest %s" % gc["longest"])
+    check(gc["heap"]["before_bytes"] == 320 << 20 and gc["heap"]["after_bytes"] == 120 << 20 and
+          gc["heap"]["after_min_bytes"] == 100 << 20 and gc["heap"]["after_max_bytes"] == 200 << 20,
+          "heap: the newest window's last collection, min/max over all %s" % gc["heap"])
+    check(gc["alloc"]["bytes"] == 2100 << 20 and gc["alloc"]["span_ns"] == 180 * NS,
+          "alloc sums %s" % gc["alloc"])
+    check(abs(gc["paused_pct"] - 100.0 * sum(allp) * 1e6 / (180 * NS)) < 1e-9,
+          "paused share of the covered time %s" % gc["paused_pct"])
+    check("heap dump" in gc["cannot_tell"], "cannot_tell")
+    check(meta["windows"] == 3 and meta["targets"] == 2 and meta["percentiles"] == "exact" and
+          meta["covered_ns"] == 180 * NS and meta["partial"] is False, "meta %s" % meta)
+    pts = g["points"]
+    check(len(pts) == 10 and sum(p["pauses"] for p in pts) == 7 and
+          sum(p["pause_total_ns"] for p in pts) == gc["pause_total_ns"] and
+          pts[0]["start_ns"] == t0 - 60 * NS and pts[-1]["end_ns"] == t0 + 10 * 60 * NS,
+          "points %s" % pts)
+    # one pod; another service; an empty range
+    g1 = s.getj(q("/api/v1/gc", pod="checkout-2", **rng))
+    check(g1["gc"]["pauses"] == 2 and g1["gc"]["pause_p50_ns"] == 4_000_000, "pod %s" % g1["gc"])
+    g2 = s.getj(q("/api/v1/gc", namespace="shop", service="cart"))
+    check(g2["gc"]["pause_max_ns"] == 900_000_000, "cart %s" % g2["gc"])
+    g3 = s.getj(q("/api/v1/gc", namespace="shop", service="checkout", **{"from": "-30d", "to": "-29d"}))
+    check(g3["gc"]["recorded"] is False and g3["gc"]["pauses"] == 0 and g3["gc"]["longest"] is None
+          and g3["meta"]["windows"] == 0, "nothing stored %s" % g3)
+    # the same conventions as the other queries
+    st, body = s.get(q("/api/v1/gc", namespace="shop"))
+    check(st == 400 and b"service" in body, "service required: %d %s" % (st, body))
+    st, body = s.get(q("/api/v1/gc", namespace="shop", service="checkout", points=0))
+    check(st == 400 and b"points" in body, "points range: %d" % st)
+    st, body = s.get(q("/api/v1/gc", namespace="shop", service="checkout"), token="read_other")
+    check(st == 403, "namespace scope: %d" % st)
+    st, body = s.get(q("/api/v1/gc", namespace="shop", service="checkout"), token=None)
+    check(st == 401, "auth: %d" % st)
+
+
 def case_diff(ctx):
     """GET /api/v1/flamegraph/diff: a range or a pod against a baseline."""
     s = ctx.server()
@@ -630,6 +714,17 @@ def case_malformed(ctx):
          "thread_snapshots[0].threads[3]"),
         (mutate(lambda b: b["deadlocks"][0].pop("time")), 400, "deadlocks[0].time"),
         (mutate(lambda b: b["statuses"][0].pop("state")), 400, "statuses[0].state"),
+        (mutate(lambda b: b.update(gc={"pauses": 1})), 400, "gc: must be an array"),
+        (mutate(lambda b: b.update(gc=[5])), 400, "gc[0]: must be an object"),
+        (mutate(lambda b: b.update(gc=[gc_record("checkout-1", t0, [1])])
+                or b["gc"][0]["summary"].update(pauses=-1)), 400, "gc[0].summary.pauses"),
+        (mutate(lambda b: b.update(gc=[gc_record("checkout-1", t0, [1])])
+                or b["gc"][0]["summary"]["heap"].update(after_bytes="1")), 400,
+         "gc[0].summary.heap.after_bytes"),
+        (mutate(lambda b: b.update(gc=[gc_record("checkout-1", t0, [1])])
+                or b["gc"][0]["target"].pop("namespace")), 400, "gc[0].target.namespace"),
+        (mutate(lambda b: b.update(gc=[gc_record("checkout-1", t0, [1])])
+                or b["gc"][0].update(pause_ns=[1, 2])), 400, "gc[0].pause_ns"),
         (mutate(lambda b: b["queue"].update(dropped_batches="2")), 400, "queue.dropped_batches"),
         (mutate(lambda b: b.update(heartbeat="yes")), 400, "heartbeat"),
         # limits -> 413
@@ -1132,7 +1227,7 @@ def case_tls(ctx):
     check(ok, "plain HTTP must not work on a TLS port")
 
 
-CASES = [case_basics, case_endpoints, case_auth, case_diff, case_malformed,
+CASES = [case_basics, case_endpoints, case_auth, case_gc, case_diff, case_malformed,
          case_duplicates_restart, case_kill9, case_retention, case_jfr_upload, case_jfr_new_kinds,
          case_insecure_flag,
          case_tls]

@@ -14,9 +14,15 @@ Checks:
   - the agent killed with SIGKILL mid-window and started again: it recovers
     its own session (no conflict), one recording runs;
   - SIGTERM: no recording, marker or file is left in the JVM;
-  - a JVM exiting mid-window is reported with reason exited.
+  - a JVM exiting mid-window is reported with reason exited;
+  - GC: a JVM that collects often (-Dworkload.gc=true) gets a GC summary per
+    window on the server; each stored window equals the summary gc_oracle.py
+    computes from an independent JFR recording of the same JVM (`jfr print
+    --json`) over that window, and GET /api/v1/gc is the merge of the stored
+    windows (exact percentiles, longest pause and its collector and cause).
 Run from the build dir. Exit 0 pass, 1 fail, 77 skip (not in CI).
 """
+import glob
 import json
 import os
 import re
@@ -27,7 +33,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gc_oracle  # noqa: E402
+from jfr_oracle import duration_ns, timestamp_ns  # noqa: E402
 
 BUILD = os.getcwd()
 SRCDIR = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../.."))
@@ -146,6 +157,137 @@ def jfr_check(pid, verbose=False):
     return r.stdout
 
 
+ORACLE_JFC = """<?xml version="1.0" encoding="UTF-8"?>
+<configuration version="2.0" label="gc oracle">
+  <event name="jdk.GarbageCollection"><setting name="enabled">true</setting>
+    <setting name="threshold">0 ms</setting></event>
+  <event name="jdk.GCPhasePause"><setting name="enabled">true</setting>
+    <setting name="threshold">0 ms</setting></event>
+  <event name="jdk.GCHeapSummary"><setting name="enabled">true</setting></event>
+</configuration>
+"""
+
+
+def gc_oracle_start(env, pid):
+    """An independent recording of the GC events only (the agent records the
+    same ones, so its own recording does not change)."""
+    jfc = os.path.join(env.tmp, "oracle.jfc")
+    with open(jfc, "w") as f:
+        f.write(ORACLE_JFC)
+    wait_for(lambda: subprocess.run(["jcmd", str(pid), "VM.version"], capture_output=True,
+                                    timeout=30).returncode == 0, timeout=20)
+    r = subprocess.run(["jcmd", str(pid), "JFR.start", "name=jprof-test-oracle",
+                        "settings=" + jfc], capture_output=True, text=True, timeout=30)
+    check(r.returncode == 0 and "Started recording" in r.stdout, "oracle recording starts",
+          r.stdout + r.stderr)
+    return os.path.join(env.tmp, "oracle.jfr")
+
+
+def stored_gc_windows(env, service):
+    """The GC summaries in the embedded store's day files: (pod, json)."""
+    import sqlite3
+    rows = []
+    for db in sorted(glob.glob(os.path.join(env.tmp, "data", "jprof-*.db"))):
+        c = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+        try:
+            rows += [json.loads(j) for (j,) in c.execute(
+                "SELECT g.json FROM gc g JOIN targets t ON t.id=g.target WHERE t.service=? "
+                "ORDER BY g.time", (service,))]
+        finally:
+            c.close()
+    return rows
+
+
+def gc_checks(env, pid, oracle_jfr, since_ns):
+    """Compares the windows that started after the oracle did (the agent may
+    have found the JVM first)."""
+    def enough():
+        w = [x for x in stored_gc_windows(env, "GcChurn") if x["start"] >= since_ns]
+        return w if len(w) >= 3 and sum(x["summary"]["pauses"] for x in w) > 0 else None
+    wins = wait_for(enough, timeout=4 * WINDOW + 30, step=1.0)
+    if not check(wins, "GC summaries of three windows are stored", stored_gc_windows(env, "GcChurn")):
+        return
+    lo, hi = wins[0]["start"], wins[-1]["start"] + 1
+    def rfc3339(ns):
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ns // 10**9)) + \
+            ".%09dZ" % (ns % 10**9)
+    g = get(env.base + "/api/v1/gc?" + urllib.parse.urlencode(
+        {"namespace": "demo", "service": "GcChurn", "from": rfc3339(lo - 1000),
+         "to": rfc3339(hi + 1000), "points": 20}), READ)
+    # the oracle is dumped after the query: it holds every window queried
+    r = subprocess.run(["jcmd", str(pid), "JFR.dump", "name=jprof-test-oracle",
+                        "filename=" + oracle_jfr], capture_output=True, text=True, timeout=60)
+    subprocess.run(["jcmd", str(pid), "JFR.stop", "name=jprof-test-oracle"],
+                   capture_output=True, timeout=30)
+    if not check(r.returncode == 0 and os.path.exists(oracle_jfr), "oracle recording dumped",
+                 r.stdout + r.stderr):
+        return
+    jfr_tool = os.environ.get("JFR") or shutil.which("jfr") or "jfr"
+    events = gc_oracle.read_events(jfr_tool, oracle_jfr)
+    gc, meta = g["gc"], g["meta"]
+    got = [w for w in wins if lo <= w["start"] < hi]
+    print("NOTE: GC over %d windows: %d collections, %d pauses, max %.2f ms, %s" % (
+        len(got), gc["collections"], gc["pauses"], gc["pause_max_ns"] / 1e6,
+        gc["longest"]))
+    check(gc["recorded"] and gc["pauses"] > 0 and gc["collections"] > 0 and
+          meta["windows"] == len(got), "/api/v1/gc: pauses > 0 over the stored windows", g)
+
+    # each stored window is the oracle's summary of the events in its span.
+    # An event is written into the recording when it ends, so a window holds
+    # the events that end in it (a pause may start just before).
+    def in_span(ev, w):
+        v = ev["values"]
+        end = timestamp_ns(v["startTime"]) + duration_ns(v.get("duration"))
+        return w["start"] <= end <= w["end"]
+
+    def same_longest(got_l, want_l):
+        # two recordings convert ticks to ns from their own chunk anchors:
+        # the same event's start may differ by a few microseconds
+        return all(got_l.get(k) == v for k, v in want_l.items() if k != "start_ns") and \
+            abs(got_l["start_ns"] - want_l["start_ns"]) < 20_000
+    exact = 0
+    for w in got:
+        want = gc_oracle.expect([e for e in events if in_span(e, w)])
+        s = w["summary"]
+        keys = ("collections", "pauses", "pause_total_ns", "pause_max_ns", "pause_p50_ns")
+        same = all(s.get(k) == want.get(k, 0) for k in keys)
+        if same and "longest" in want:
+            same = same_longest(s["longest"], want["longest"])
+        if same and "heap" in want:
+            same = s["heap"] == want["heap"]
+        exact += same
+        if not same:
+            print("NOTE: window %d..%d: stored %s, oracle %s" % (
+                w["start"], w["end"], json.dumps(s, sort_keys=True),
+                json.dumps(want, sort_keys=True)))
+    check(exact == len(got), "every stored GC window equals the oracle over its span "
+          "(counts, total, p50, max, longest, heap)", "%d of %d" % (exact, len(got)))
+
+    # the API's answer is the merge of the stored windows
+    durs = sorted(d for w in got for d in w["pause_ns"])
+    n = len(durs)
+    rank = (lambda p: durs[max(1, -(-p * n // 100)) - 1])
+    check(gc["pauses"] == sum(w["summary"]["pauses"] for w in got) == n and
+          gc["pause_total_ns"] == sum(w["summary"]["pause_total_ns"] for w in got) and
+          gc["pause_max_ns"] == durs[-1] and gc["pause_p50_ns"] == rank(50) and
+          gc["pause_p99_ns"] == rank(99) and meta["percentiles"] == "exact",
+          "/api/v1/gc merges the windows exactly (count, total, p50, p99, max)", gc)
+    # its longest pause is a real one: the oracle has it, with its collector and cause
+    lg = gc["longest"]
+    match = [e["values"] for e in events if e["type"] == "jdk.GCPhasePause"
+             and e["values"]["gcId"] == lg["gc_id"]
+             and duration_ns(e["values"]["duration"]) == gc["pause_max_ns"]
+             and abs(timestamp_ns(e["values"]["startTime"]) - lg["start_ns"]) < 20_000]
+    col = [e["values"] for e in events if e["type"] == "jdk.GarbageCollection"
+           and e["values"]["gcId"] == lg["gc_id"]]
+    check(match and col and col[0]["name"] == lg["collector"] and col[0]["cause"] == lg["cause"]
+          and match[0]["name"] == lg["phase"],
+          "the longest pause, its collector and cause are the oracle's", (lg, match, col))
+    pts = g["points"]
+    check(len(pts) == 20 and sum(p["pause_total_ns"] for p in pts) == gc["pause_total_ns"],
+          "the points add up to the pause total", pts)
+
+
 def run(env):
     if not check(env.start_server(), "jprof-server starts"):
         return 1
@@ -159,8 +301,9 @@ def run(env):
                         "300"], "deadlocks.log")
     conf = os.path.join(env.tmp, "agent.conf")
     with open(conf, "w") as f:
+        # GcChurn: started later (section 2b), found by its service name
         f.write("# the JVMs of this test only\npid %d jprof.io/threads=high\npid %d\n"
-                % (wl.pid, short.pid))
+                "GcChurn jprof.io/events=cpu\n" % (wl.pid, short.pid))
         if dl:
             # a temporary window (an incident): denser cpu sampling
             until = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
@@ -242,6 +385,17 @@ def run(env):
     wait_for(lambda: not short_left(), timeout=10)
     check(not short_left(), "the exited JVM's marker and recording files are removed",
           short_left())
+
+    # 2b. GC: a JVM that collects every few hundred ms and does little else,
+    # under a service of its own, with an independent recording of its GC
+    # events (started once the short JVM is done: the machine is small)
+    gcw = env.spawn(["java", "-Xmx64m", "-Dworkload.gc=true", "-Dworkload.only=gc",
+                     "-Djprof.service=GcChurn", "-cp", CLASSES, "shop.JprofWorkload", "300"],
+                    "gc.log")
+    oracle_jfr = gc_oracle_start(env, gcw.pid)
+    gc_checks(env, gcw.pid, oracle_jfr, time.time_ns())
+    gcw.kill()  # its work is done
+    gcw.wait()
 
     # 3. the server away for three windows
     env.server.send_signal(signal.SIGTERM)

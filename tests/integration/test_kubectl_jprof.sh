@@ -327,6 +327,14 @@ if command -v tmux >/dev/null; then
     tstep kt "B through kubectl: the pod's window kept as the baseline" 'baseline kept \(baseline [0-9:]+Z\+'
     tstep kt "the pod's next windows are drawn compared with it" \
         '^ +[0-9]+ +[0-9]+ +([-+][0-9]+|=) +[0-9]+ +[0-9]+ +([-+][0-9]+|=) +live\.Contention\$Hot\.spin'
+    tmux -L "$sock" send-keys -t kt: B
+    # G: the probe's GC summary of the window it records (a collection made here)
+    tmux -L "$sock" send-keys -t kt: G
+    in_pod "$hot1" "$jdk17/bin/jcmd" 1 GC.run >/dev/null 2>&1
+    tstep kt "G through kubectl: the GC screen from the probe's summary of the window" \
+        '^GC: [1-9][0-9]* collections, [1-9][0-9]* pauses in '
+    tstep kt "GC screen through kubectl: longest pause with collector and cause" \
+        '^longest: .* of G1[A-Za-z]+, cause: '
     tmux -L "$sock" send-keys -t kt: S
     tstep kt "Status: the source is kubectl" 'source: kubectl, kubectl exec into the pod'
     tmux -L "$sock" send-keys -t kt: o

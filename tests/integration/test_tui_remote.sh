@@ -8,9 +8,10 @@
 #
 #   a. batch: JSON has the deadlock cycle, the hot threads, the locks and
 #      the targets; --event cpu/lock/alloc put the known methods on top;
-#      the pod filter
-#   b. the interactive view in tmux: every screen, range keys, pod filter,
-#      help, q
+#      the pod filter; --format gc and "gc": the GC summaries the agent
+#      uploaded (pauses > 0), in the words of the local GC screen
+#   b. the interactive view in tmux: every screen (G: GC from the server,
+#      following the range keys), range keys, pod filter, help, q
 #   c. errors: server unreachable, token missing/refused/out of scope,
 #      unknown service, no terminal (exit status + message)
 #   d. scripts/demo without a terminal prints the batch view, exits 0 and
@@ -204,6 +205,36 @@ else
     fail "--pod filter"
 fi
 
+# the GC summaries: the demo's collections, uploaded per window
+gc_out=""
+for _ in $(seq 30); do
+    gc_out=$(R -b --format gc --from -1h 2>"$tmp/gc.err")
+    printf '%s\n' "$gc_out" | grep -qE '^GC: [0-9]+ collections, [1-9][0-9]* pauses in ' && break
+    sleep 2
+done
+if printf '%s\n' "$gc_out" | grep -qE '^GC: [0-9]+ collections, [1-9][0-9]* pauses in .*% of the time paused' &&
+    printf '%s\n' "$gc_out" | grep -qE '^pauses:  total .* p50 .* p99 .* max .*\(from jdk.GCPhasePause\)' &&
+    printf '%s\n' "$gc_out" | grep -qE '^longest: .* of G1(New|Old|Full|Young|Mixed)[^,]*, cause: ' &&
+    printf '%s\n' "$gc_out" | grep -qE '^heap:    last collection .* used' &&
+    printf '%s\n' "$gc_out" | grep -q '^top allocators (allocation samples, self bytes):' &&
+    printf '%s\n' "$gc_out" | grep -q 'heap dump'; then
+    pass "-b --format gc: pauses, longest with collector and cause, heap, allocators"
+else
+    fail "-b --format gc" "$gc_out
+$(cat "$tmp/gc.err")"
+fi
+if R -b --format json | python3 -c '
+import json, sys
+g = json.load(sys.stdin)["gc"]
+assert g["recorded"] and g["pauses"] > 0 and g["pause_max_ns"] >= g["pause_p50_ns"] > 0, g
+assert g["longest"]["collector"] != "unknown" and "heap dump" in g["cannot_tell"], g'; then
+    pass "batch json: \"gc\" in the shape of the local batch JSON"
+else
+    fail "batch json: gc" "$(R -b --format json | head -c 600)"
+fi
+out=$("$top" -b -n local -s DemoService --format gc --event cpu 2>&1)
+case $? in 2) pass "--format gc with --event: usage error" ;; *) fail "--format gc --event" "$out" ;; esac
+
 # ---- b. the interactive view in tmux ----
 screen() { tmux capture-pane -p -t "$sess" 2>/dev/null; }
 wait_screen() { # pattern what
@@ -252,6 +283,13 @@ key a
 wait_screen 'last 5m, pod vm:[0-9]+' "a again: the pod shown"
 key 3
 wait_screen '\[alloc\]' "flame keys still reach the flame view (3: alloc)"
+key G
+wait_screen '^GC: [0-9]+ collections, [1-9][0-9]* pauses in ' "G: the GC screen from the server's summaries"
+wait_screen '^pauses:  total .* p50 ' "GC screen: pause total and percentiles"
+wait_screen '^pause time over the range \(1 column = ' "GC screen: pauses over time (sparkline)"
+wait_screen 'window: local/DemoService last 5m, pod vm:' "GC screen: the Flame screen's range and pod"
+key '>'
+wait_screen 'window: local/DemoService last 15m, pod vm:' "range key > on the GC screen reads the range again"
 key T
 wait_screen 'http-worker-1' "back to Threads"
 key Home Enter

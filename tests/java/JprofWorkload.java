@@ -19,7 +19,10 @@
  *          64 KiB arrays, keeps the last 16 MiB alive (some survive a young
  *          collection and are copied), a 4 MiB array every 100 ms (humongous
  *          in G1), and calls System.gc() once half-way (thread "churn"):
- *          young collections every few hundred ms and one full collection
+ *          young collections every few hundred ms and one full collection;
+ *          with -Dworkload.only=gc as well, the churn thread is the only one
+ *          (a JVM that collects and does little else, for tests that run it
+ *          next to another workload)
  *
  * Usage: java [-Dworkload.heavy=true] [-Dworkload.hot=mix] -cp DIR shop.JprofWorkload [SECONDS]
  * SECONDS defaults to 10. By default the catalog thread rests 1 ms between
@@ -55,20 +58,23 @@ public final class JprofWorkload {
     public static void main(String[] args) throws InterruptedException {
         long seconds = args.length > 0 ? Long.parseLong(args[0]) : 10;
         List<Thread> threads = new ArrayList<>();
-        for (int i = 0; i < 2; i++) {
-            threads.add(start("checkout-" + i, Checkout::run));
+        boolean gcOnly = "gc".equals(System.getProperty("workload.only"));
+        if (!gcOnly) {
+            for (int i = 0; i < 2; i++) {
+                threads.add(start("checkout-" + i, Checkout::run));
+            }
+            threads.add(start("catalog", Catalog::run));
+            for (int i = 0; i < 3; i++) {
+                threads.add(start("inventory-" + i, Inventory::run));
+            }
+            for (int i = 0; i < 3; i++) {
+                threads.add(start("payments-" + i, Payments::run));
+            }
+            Dispatcher dispatcher = new Dispatcher();
+            threads.add(start("dispatcher", dispatcher::consume));
+            threads.add(start("producer", dispatcher::produce));
+            threads.add(start("scheduler", Scheduler::run));
         }
-        threads.add(start("catalog", Catalog::run));
-        for (int i = 0; i < 3; i++) {
-            threads.add(start("inventory-" + i, Inventory::run));
-        }
-        for (int i = 0; i < 3; i++) {
-            threads.add(start("payments-" + i, Payments::run));
-        }
-        Dispatcher dispatcher = new Dispatcher();
-        threads.add(start("dispatcher", dispatcher::consume));
-        threads.add(start("producer", dispatcher::produce));
-        threads.add(start("scheduler", Scheduler::run));
         if (Boolean.getBoolean("workload.io")) {
             Orders orders = new Orders();
             threads.add(start("orders", orders::run));

@@ -450,6 +450,160 @@ static void test_reader_gc_damage_and_lean_types(void **state)
     jw_free(&b);
 }
 
+/* Per-window records (what the agent uploads and the stores keep), sent
+ * through their JSON, merge into the summary of the whole log: exactly for
+ * counts, sums, max, longest, heap and percentiles while every window kept
+ * all its pauses. */
+static jp_gc_window *windows_of(const jp_gc_log *l, int64_t span, size_t n)
+{
+    jp_gc_window *ws = calloc(n, sizeof *ws);
+    for (size_t i = 0; i < n; i++) {
+        jp_gc_window w;
+        int64_t a = (int64_t)i * span, b = a + span;
+        jp_gc_window_compute(l, a, b, 0, 0, &w);
+        json_t *j = jp_gc_window_json(&w);
+        char why[200] = "";
+        assert_true(jp_gc_window_from_json(j, &ws[i], why, sizeof why));
+        json_decref(j);
+        assert_int_equal(ws[i].s.from_ns, a);
+        assert_int_equal(ws[i].s.to_ns, b);
+    }
+    return ws;
+}
+
+static void test_window_merge(void **state)
+{
+    (void)state;
+    jp_gc_log l;
+    jp_gc_log_init(&l);
+    /* pause lengths shuffled over time so no window holds a sorted run */
+    for (int i = 1; i <= 100; i++) {
+        int64_t d = ((i * 37) % 100 + 1) * MS;
+        add_pause(&l, i * 10 * MS, d, (uint64_t)i, i % 2 ? "GC Pause" : "Pause Young");
+        add_gc(&l, i * 10 * MS, (uint64_t)i, d == 100 * MS ? "G1Old" : "G1New",
+               d == 100 * MS ? "System.gc()" : "G1 Evacuation Pause", d, d);
+        add_heap(&l, i * 10 * MS, (uint64_t)i, JP_GC_BEFORE, (uint64_t)(200 + i) * MB);
+        add_heap(&l, i * 10 * MS + 1, (uint64_t)i, JP_GC_AFTER, (uint64_t)(50 + (i * 7) % 30) * MB);
+    }
+    jp_gc_summary all;
+    jp_gc_summary_compute(&l, 0, 1100 * MS, 0, 0, &all);
+    jp_gc_window *ws = windows_of(&l, 275 * MS, 4);
+    jp_gc_summary m;
+    bool exact = false;
+    int64_t covered = 0;
+    jp_gc_merge(ws, 4, 0, 1100 * MS, &m, &exact, &covered);
+    assert_true(exact);
+    assert_int_equal(covered, 1100 * MS);
+    assert_int_equal(m.collections, all.collections);
+    assert_int_equal(m.pauses, 100);
+    assert_int_equal(m.pause_total_ns, all.pause_total_ns);
+    assert_int_equal(m.pause_p50_ns, all.pause_p50_ns);
+    assert_int_equal(m.pause_p99_ns, all.pause_p99_ns);
+    assert_int_equal(m.pause_max_ns, 100 * MS);
+    assert_true(m.has_longest);
+    assert_int_equal(m.longest_gc_id, all.longest_gc_id);
+    assert_string_equal(m.longest_collector, "G1Old");
+    assert_string_equal(m.longest_cause, "System.gc()");
+    assert_string_equal(m.longest_phase, all.longest_phase);
+    assert_true(m.has_heap);
+    assert_int_equal(m.heap_gcs, all.heap_gcs);
+    assert_int_equal(m.heap_before, all.heap_before);
+    assert_int_equal(m.heap_after, all.heap_after);
+    assert_int_equal(m.heap_after_min, all.heap_after_min);
+    assert_int_equal(m.heap_after_max, all.heap_after_max);
+    /* heap growth across the 3 window boundaries is not seen by a window */
+    assert_int_equal(m.alloc_source, JP_GC_ALLOC_HEAP);
+    assert_true(m.alloc_bytes < all.alloc_bytes && m.alloc_bytes > all.alloc_bytes * 9 / 10);
+    /* the order of the windows does not matter */
+    jp_gc_window tmp = ws[0];
+    ws[0] = ws[3];
+    ws[3] = tmp;
+    jp_gc_summary m2;
+    jp_gc_merge(ws, 4, 0, 1100 * MS, &m2, NULL, NULL);
+    assert_int_equal(m2.pause_p50_ns, m.pause_p50_ns);
+    assert_int_equal(m2.heap_after, m.heap_after);
+    /* points: each window into the column holding its middle */
+    jp_gc_point pt[2];
+    jp_gc_window_points(ws, 4, 0, 1100 * MS, pt, 2);
+    assert_int_equal(pt[0].pauses + pt[1].pauses, 100);
+    assert_int_equal(pt[0].pause_total_ns + pt[1].pause_total_ns, all.pause_total_ns);
+    assert_int_equal(pt[1].end_ns, 1100 * MS);
+    free(ws);
+    jp_gc_log_cleanup(&l);
+}
+
+/* A window with more pauses than it keeps: merged percentiles are
+ * estimated (and say so), close to the truth; one window alone stays exact. */
+static void test_window_merge_capped(void **state)
+{
+    (void)state;
+    jp_gc_log l;
+    jp_gc_log_init(&l);
+    for (int i = 1; i <= 3000; i++)
+        add_pause(&l, i * MS, ((i * 7919) % 3000 + 1) * 1000, (uint64_t)i, "GC Pause");
+    jp_gc_summary all;
+    jp_gc_summary_compute(&l, 0, 4000 * MS, 0, 0, &all);
+    jp_gc_window *ws = windows_of(&l, 2000 * MS, 2);
+    assert_int_equal(ws[0].npause, JP_GC_WINDOW_PAUSES);
+    assert_int_equal(ws[0].s.pauses, 1999);
+    jp_gc_summary m;
+    bool exact = true;
+    jp_gc_merge(ws, 2, 0, 4000 * MS, &m, &exact, NULL);
+    assert_false(exact);
+    assert_int_equal(m.pauses, 3000);
+    assert_int_equal(m.pause_total_ns, all.pause_total_ns);
+    assert_int_equal(m.pause_max_ns, all.pause_max_ns);
+    assert_true(llabs(m.pause_p50_ns - all.pause_p50_ns) <= all.pause_p50_ns / 100);
+    assert_true(llabs(m.pause_p99_ns - all.pause_p99_ns) <= all.pause_p99_ns / 100);
+    jp_gc_merge(ws, 1, 0, 2000 * MS, &m, &exact, NULL);
+    assert_true(exact);
+    assert_int_equal(m.pause_p50_ns, ws[0].s.pause_p50_ns);
+    free(ws);
+    jp_gc_log_cleanup(&l);
+}
+
+/* Wrong shapes are refused with what and where. */
+static void test_window_json_refused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json, *where;
+    } bad[] = {
+        {"[]", "must be an object"},
+        {"{\"end\":1,\"summary\":{}}", "start: required integer is missing"},
+        {"{\"start\":5,\"end\":1,\"summary\":{}}", "end: must not be before start"},
+        {"{\"start\":1,\"end\":2}", "summary.: required object is missing"},
+        {"{\"start\":1,\"end\":2,\"summary\":{\"collections\":-1}}",
+         "summary.collections: must be an integer >= 0"},
+        {"{\"start\":1,\"end\":2,\"summary\":{\"collections\":0,\"pauses\":1,"
+         "\"pause_total_ns\":1,\"pause_p50_ns\":1,\"pause_p99_ns\":1,\"pause_max_ns\":1,"
+         "\"heap\":{\"gcs\":1,\"before_bytes\":\"x\"}}}",
+         "summary.heap.before_bytes: must be an integer >= 0"},
+        {"{\"start\":1,\"end\":2,\"summary\":{\"collections\":0,\"pauses\":1,"
+         "\"pause_total_ns\":1,\"pause_p50_ns\":1,\"pause_p99_ns\":1,\"pause_max_ns\":1,"
+         "\"alloc\":{\"source\":\"guess\"}}}",
+         "summary.alloc.source: must name"},
+        {"{\"start\":1,\"end\":2,\"summary\":{\"collections\":0,\"pauses\":1,"
+         "\"pause_total_ns\":1,\"pause_p50_ns\":1,\"pause_p99_ns\":1,\"pause_max_ns\":1},"
+         "\"pause_ns\":[1,2]}",
+         "pause_ns: more entries"},
+        {"{\"start\":1,\"end\":2,\"summary\":{\"collections\":0,\"pauses\":1,"
+         "\"pause_total_ns\":1,\"pause_p50_ns\":1,\"pause_p99_ns\":1,\"pause_max_ns\":1,"
+         "\"pauses_from\":\"jdk.Whatever\"}}",
+         "summary.pauses_from: must be"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *j = json_loads(bad[i].json, JSON_DECODE_ANY, NULL);
+        assert_non_null(j);
+        jp_gc_window w;
+        char why[200] = "";
+        assert_false(jp_gc_window_from_json(j, &w, why, sizeof why));
+        if (!strstr(why, bad[i].where))
+            fail_msg("case %zu: '%s' does not say '%s'", i, why, bad[i].where);
+        json_decref(j);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -458,6 +612,9 @@ int main(void)
         cmocka_unit_test(test_log_cap_and_append),
         cmocka_unit_test(test_reader_gc_events),
         cmocka_unit_test(test_reader_gc_damage_and_lean_types),
+        cmocka_unit_test(test_window_merge),
+        cmocka_unit_test(test_window_merge_capped),
+        cmocka_unit_test(test_window_json_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -84,7 +84,15 @@ static const char good_batch[] =
     "\"statuses\":[{\"target\":{\"namespace\":\"shop\"},\"time\":5,\"state\":\"skipped\","
     "\"reason\":\"conflict\",\"mode\":\"temporary\",\"until\":\"2026-11-21T12:00:00Z\"}],"
     "\"thread_snapshots\":[{\"target\":{\"namespace\":\"shop\"},\"time\":5,\"threads\":"
-    "[{\"name\":\"main\",\"state\":\"RUNNABLE\"}]}]}";
+    "[{\"name\":\"main\",\"state\":\"RUNNABLE\"}]}],"
+    "\"gc\":[{\"target\":{\"namespace\":\"shop\",\"service\":\"checkout\",\"pod\":\"p1\"},"
+    "\"start\":1795341600000000000,\"end\":1795341660000000000,\"summary\":{"
+    "\"collections\":2,\"pauses\":3,\"pauses_from\":\"jdk.GCPhasePause\","
+    "\"pause_total_ns\":9,\"pause_p50_ns\":3,\"pause_p99_ns\":5,\"pause_max_ns\":5,"
+    "\"longest\":{\"start_ns\":1795341601000000000,\"gc_id\":7,\"phase\":\"GC Pause\","
+    "\"collector\":\"G1New\",\"cause\":\"unknown\"},\"heap\":null,"
+    "\"alloc\":{\"bytes\":600,\"span_ns\":60,\"source\":\"thread allocation statistics\"},"
+    "\"future_key\":1},\"pause_ns\":[5,1,3]}]}";
 
 static void test_batch_decode_and_roundtrip(void **state)
 {
@@ -134,6 +142,20 @@ static void test_batch_decode_and_roundtrip(void **state)
     assert_int_equal(jp_batch_frame_kind(&b2, 1), JP_FRAME_INLINED);
     assert_string_equal(b2.statuses[0].mode, "temporary");
     assert_int_equal(b2.statuses[0].until_ns, b.statuses[0].until_ns);
+    /* the GC summary: sorted pauses, "unknown" names empty, source parsed */
+    assert_int_equal(b2.ngcs, 1);
+    const jp_gc_window *w = &b2.gcs[0].w;
+    assert_string_equal(b2.gcs[0].target.pod, "p1");
+    assert_int_equal(w->s.from_ns, 1795341600000000000LL);
+    assert_int_equal(w->s.pauses, 3);
+    assert_int_equal(w->npause, 3);
+    assert_int_equal(w->pause_ns[0], 1);
+    assert_int_equal(w->pause_ns[2], 5);
+    assert_true(w->s.has_longest && !w->s.has_heap);
+    assert_string_equal(w->s.longest_collector, "G1New");
+    assert_string_equal(w->s.longest_cause, "");
+    assert_int_equal(w->s.alloc_source, JP_GC_ALLOC_THREADS);
+    assert_true(w->s.alloc_rate > 9.99e9 && w->s.alloc_rate < 10.01e9);
     free(text);
     jp_batch_cleanup(&b2);
     jp_batch_cleanup(&b);
@@ -169,6 +191,11 @@ static void test_batch_errors_name_the_field(void **state)
                  "{\"namespace\":\"n\"},\"kind\":\"cpu\",\"start\":1,\"end\":2,\"rows\":[]}]}",
                  JP_ERR_FORMAT, "windows[0].target.service", &lim);
     expect_error("[]", JP_ERR_FORMAT, "object", &lim);
+    expect_error("{\"batch_id\":\"x\",\"collector\":{\"id\":\"a\"},\"gc\":{}}", JP_ERR_FORMAT,
+                 "gc: must be an array", &lim);
+    expect_error("{\"batch_id\":\"x\",\"collector\":{\"id\":\"a\"},\"gc\":[{\"target\":"
+                 "{\"namespace\":\"n\"},\"start\":1,\"end\":2,\"summary\":{\"pauses\":1}}]}",
+                 JP_ERR_FORMAT, "gc[0].summary.collections: required integer is missing", &lim);
     expect_error("{\"batch_id\":\"x\",\"collector\":{\"id\":\"a\"},\"frames\":[\"a\"],"
                  "\"frame_kinds\":[\"jit\",\"jit\"]}",
                  JP_ERR_FORMAT, "frame_kinds", &lim);

@@ -28,9 +28,11 @@
 #include "base/strbuf.h"
 #include "base/timeutil.h"
 #include "base/xalloc.h"
+#include "model/gc.h"
 #include "server/ch_int.h"
 #include "server/store_clickhouse.h"
 #include "server/store_sqlite.h"
+#include "wire/gc_json.h"
 
 static const char *ch_url;
 static char dir[256];
@@ -154,6 +156,38 @@ static void add_docs(jp_batch *b, int64_t t, const char *pod)
         lists[i]->json = jp_xstrdup(json);
         lists[i]->len = strlen(json);
     }
+}
+
+/* A GC summary of the 60 s window at t: 3 pauses (1, 2 and 5 ms, the last
+ * the longest, of G1Old for System.gc()), heap 300 -> 100 MB. */
+static void add_gc(jp_batch *b, int64_t t, const char *pod)
+{
+    jp_gc_log l;
+    jp_gc_log_init(&l);
+    static const int64_t ms[3] = {1, 5, 2};
+    for (int i = 0; i < 3; i++) {
+        jp_gc_pause p = {.start_ns = t + i * JP_NS_PER_SEC,
+                         .duration_ns = ms[i] * 1000000,
+                         .gc_id = (uint64_t)i + 1};
+        snprintf(p.name, sizeof p.name, "GC Pause");
+        jp_gc_log_pause(&l, &p);
+        jp_gc_collection c = {.start_ns = p.start_ns, .gc_id = p.gc_id};
+        snprintf(c.name, sizeof c.name, "%s", i == 1 ? "G1Old" : "G1New");
+        snprintf(c.cause, sizeof c.cause, "%s", i == 1 ? "System.gc()" : "G1 Evacuation Pause");
+        jp_gc_log_collection(&l, &c);
+        jp_gc_heap h = {
+            .time_ns = p.start_ns, .gc_id = p.gc_id, .used = 300000000, .when = JP_GC_BEFORE};
+        jp_gc_log_heap(&l, &h);
+        h.when = JP_GC_AFTER;
+        h.used = 100000000;
+        jp_gc_log_heap(&l, &h);
+    }
+    jp_batch_gc *g = jp_batch_add_gc(b);
+    g->target = tgt(pod, "checkout");
+    jp_gc_window_compute(&l, 0, 0, 0, 0, &g->w);
+    g->w.s.from_ns = t;
+    g->w.s.to_ns = t + 60 * JP_NS_PER_SEC;
+    jp_gc_log_cleanup(&l);
 }
 
 static void new_batch(jp_batch *b, const char *id)
@@ -377,6 +411,8 @@ static void d_docs(store *s, jp_strbuf *d)
     assert_int_equal(s->ops->snapshots_latest(s, &f, NULL, doc_cb, d, &qi, NULL), JP_OK);
     jp_strbuf_puts(d, "-- deadlocks\n");
     assert_int_equal(s->ops->deadlocks(s, &f, NULL, doc_cb, d, &qi, NULL), JP_OK);
+    jp_strbuf_puts(d, "-- gc\n");
+    assert_int_equal(s->ops->gc(s, &f, NULL, doc_cb, d, &qi, NULL), JP_OK);
     jp_strbuf_puts(d, "-- statuses\n");
     f.service = NULL;
     assert_int_equal(s->ops->statuses(s, &f, NULL, doc_cb, d, &qi, NULL), JP_OK);
@@ -394,6 +430,55 @@ static void d_days(store *s, jp_strbuf *d)
     assert_int_equal(s->ops->days(s, day_cb, d, NULL), JP_OK);
 }
 
+static bool gc_collect(const store_doc_row *r, void *ctx)
+{
+    jp_gc_window **ws = ctx;
+    size_t n = 0;
+    while ((*ws)[n].s.to_ns)
+        n++;
+    json_t *j = json_loadb(r->json, r->json_len, 0, NULL);
+    char why[200] = "";
+    if (!jp_gc_window_from_json(j, &(*ws)[n], why, sizeof why))
+        fail_msg("stored GC summary unreadable: %s: %.*s", why, (int)r->json_len, r->json);
+    json_decref(j);
+    assert_int_equal((*ws)[n].s.from_ns, r->time_ns);
+    return true;
+}
+
+/* Each store's GC summaries of the checkout pods merge to the sum of the
+ * three windows written (newest first), the same in both. */
+static void check_gc_merge(void)
+{
+    store *ss[2] = {sq, ch};
+    for (int i = 0; i < 2; i++) {
+        jp_gc_window *ws = calloc(8, sizeof *ws);
+        store_filter f = wide();
+        store_query_info qi;
+        assert_int_equal(ss[i]->ops->gc(ss[i], &f, NULL, gc_collect, &ws, &qi, NULL), JP_OK);
+        size_t n = 0;
+        while (ws[n].s.to_ns)
+            n++;
+        assert_int_equal(n, 3);
+        assert_true(ws[0].s.from_ns > ws[1].s.from_ns && ws[1].s.from_ns > ws[2].s.from_ns);
+        jp_gc_summary m;
+        bool exact;
+        int64_t covered;
+        jp_gc_merge(ws, n, f.from_ns, f.to_ns, &m, &exact, &covered);
+        assert_true(exact);
+        assert_int_equal(covered, 3 * 60 * JP_NS_PER_SEC);
+        assert_int_equal(m.pauses, 9);
+        assert_int_equal(m.collections, 9);
+        assert_int_equal(m.pause_total_ns, 3 * 8 * 1000000);
+        assert_int_equal(m.pause_max_ns, 5 * 1000000);
+        assert_int_equal(m.pause_p50_ns, 2 * 1000000);
+        assert_string_equal(m.longest_collector, "G1Old");
+        assert_string_equal(m.longest_cause, "System.gc()");
+        assert_int_equal(m.heap_gcs, 9);
+        assert_int_equal(m.heap_after, 100000000);
+        free(ws);
+    }
+}
+
 static void test_same_answers(void **state)
 {
     (void)state;
@@ -408,6 +493,9 @@ static void test_same_answers(void **state)
     add_window(&b2, JP_KIND_CPU, t - 60 * JP_NS_PER_SEC, "p1", 9, 2);
     add_docs(&b2, t - 2 * STORE_DAY_NS, "p2");
     add_docs(&b2, t + JP_NS_PER_SEC, "p1");
+    add_gc(&b1, t - (t % (60 * JP_NS_PER_SEC)), "p1");
+    add_gc(&b2, t - 2 * STORE_DAY_NS, "p2");
+    add_gc(&b2, t - (t % (60 * JP_NS_PER_SEC)) - 60 * JP_NS_PER_SEC, "p1");
     write_both(&b1, false);
     write_both(&b2, false);
     write_both(&b1, true);
@@ -416,6 +504,7 @@ static void test_same_answers(void **state)
     compare("flame", d_flame);
     compare("targets", d_targets);
     compare("documents", d_docs);
+    check_gc_merge();
     usleep(300000); /* the embedded store logs rejections on its writer thread */
     compare("ingestion", d_ingestion);
     compare("days", d_days);
@@ -726,12 +815,18 @@ static void test_rollup(void **state)
     /* retention drops the roll-up's day partitions with the others */
     new_batch(&b, "roll-old");
     add_window(&b, JP_KIND_PARK, now - 9 * STORE_DAY_NS, "r0", 3, 1);
+    add_gc(&b, now - 9 * STORE_DAY_NS, "r0"); /* a GC summary of a day not kept: refused */
     store_write_result r;
     jp_error e;
     jp_error_init(&e);
     if (ch->ops->write_batch(ch, &b, NULL, &r, &e))
         fail_msg("write: %s", e.msg);
+    assert_int_equal(r.docs_refused, 1);
     jp_batch_cleanup(&b);
+    /* one that got there anyway (written by hand) goes with its day */
+    ch_run(ch, "INSERT INTO jprof_gc (day, ns, service, pod, time_ns, json) VALUES "
+               "(today() - 9, 'shop', 'checkout', 'r0', 1, '{}')");
+    assert_int_equal(ch_count(ch, "SELECT count() FROM jprof_gc WHERE day < today() - 8"), 1);
     const char *old = "SELECT count() FROM jprof_rollup_1m WHERE day < today() - 8";
     assert_int_equal(ch_count(ch, old), 4);
     uint32_t removed = 0;
@@ -739,6 +834,7 @@ static void test_rollup(void **state)
         fail_msg("retention: %s", e.msg);
     assert_true(removed >= 1);
     assert_int_equal(ch_count(ch, old), 0);
+    assert_int_equal(ch_count(ch, "SELECT count() FROM jprof_gc WHERE day < today() - 8"), 0);
 }
 
 int main(void)

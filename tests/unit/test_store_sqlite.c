@@ -179,6 +179,12 @@ static void modes(store *s, int64_t now, jp_strbuf *docs, jp_strbuf *targets)
 
 /* A day file written before statuses had a mode (schema 1) is migrated when
  * the server opens it: its old rows read as "unknown", new rows keep theirs. */
+static bool gc_row(const store_doc_row *r, void *ctx)
+{
+    jp_strbuf_printf(ctx, "%s:%.*s;", r->target->pod, (int)r->json_len, r->json);
+    return true;
+}
+
 static void test_status_mode_and_migration(void **state)
 {
     (void)state;
@@ -214,6 +220,7 @@ static void test_status_mode_and_migration(void **state)
                                   "ALTER TABLE statuses DROP COLUMN mode;"
                                   "ALTER TABLE statuses DROP COLUMN until_time;"
                                   "ALTER TABLE stacks DROP COLUMN kinds;"
+                                  "DROP TABLE gc;"
                                   "UPDATE meta SET value='1' WHERE key='schema_version'",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
@@ -225,7 +232,27 @@ static void test_status_mode_and_migration(void **state)
     jp_batch b2;
     make(&b2, "batch-m2", now - 300 * JP_NS_PER_SEC, "p2");
     add_status(&b2, "p2", now - 200 * JP_NS_PER_SEC, "continuous", 0);
+    /* schema 3: GC summaries, in a table the old file did not have */
+    jp_batch_gc *g = jp_batch_add_gc(&b2);
+    g->target.ns = jp_xstrdup("shop");
+    g->target.service = jp_xstrdup("checkout");
+    g->target.pod = jp_xstrdup("p2");
+    g->w.s.from_ns = now - 500 * JP_NS_PER_SEC; /* the migrated day */
+    g->w.s.to_ns = g->w.s.from_ns + 60 * JP_NS_PER_SEC;
+    g->w.s.pauses = g->w.npause = 2;
+    g->w.pause_ns[0] = 1000;
+    g->w.pause_ns[1] = g->w.s.pause_max_ns = g->w.s.pause_p99_ns = 3000;
+    g->w.s.pause_total_ns = 4000;
     assert_int_equal(s->ops->write_batch(s, &b2, NULL, &r, &e), JP_OK);
+    assert_int_equal(r.docs, 2);
+    jp_strbuf gcs;
+    jp_strbuf_init(&gcs, 0);
+    store_filter gf = {.ns = "shop", .from_ns = now - 3600 * JP_NS_PER_SEC, .to_ns = now};
+    store_query_info gi;
+    assert_int_equal(s->ops->gc(s, &gf, NULL, gc_row, &gcs, &gi, &e), JP_OK);
+    assert_non_null(strstr(gcs.data, "p2:{\"start\":"));
+    assert_non_null(strstr(gcs.data, "\"pause_ns\":[1000,3000]"));
+    jp_strbuf_cleanup(&gcs);
     modes(s, now, &docs, &targets);
     assert_string_equal(docs.data, "p2:continuous:0;p1:-:0;");
     assert_string_equal(targets.data, "p1:-:0;p2:continuous:0;");
@@ -236,7 +263,7 @@ static void test_status_mode_and_migration(void **state)
         sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &q, NULL),
         SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_string_equal((const char *)sqlite3_column_text(q, 0), "2");
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "3");
     sqlite3_finalize(q);
     sqlite3_close(db);
     jp_batch_cleanup(&b2);

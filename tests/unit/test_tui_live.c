@@ -15,6 +15,8 @@
 
 #include "base/xalloc.h"
 #include "jvm/threadprint.h"
+#include "tui/gc_report.h"
+#include "wire/gc_json.h"
 #include "tui/live.h"
 #include "tui/live_report.h"
 #include "tui/live_view.h"
@@ -347,12 +349,12 @@ static void test_gc_screen(void **state)
     const char *t = draw(v, &s);
     assert_non_null(strstr(t, "GGC"));
     assert_non_null(strstr(t, "no recording: the GC screen needs one"));
-    /* a window without GC events from a source that has none */
+    /* a window without GC events: the recording's settings had them off */
     jp_profile *p = jp_profile_new();
     v->live->prof.profile = p;
     tui_live_view_sync(v);
     t = draw(v, &s);
-    assert_non_null(strstr(t, "the test source does not carry GC events yet"));
+    assert_non_null(strstr(t, "GC: no GC events in this recording"));
     /* a window with a collection */
     jp_gc_pause ps = {.start_ns = 5, .duration_ns = 12000000, .gc_id = 1};
     snprintf(ps.name, sizeof ps.name, "GC Pause");
@@ -369,6 +371,66 @@ static void test_gc_screen(void **state)
     assert_non_null(strstr(t, "heap dump"));
     tui_live_view_free(v);
     tui_canvas_cleanup(&s.c);
+}
+
+static bool lines_have(const tui_lines *ls, const char *what)
+{
+    for (size_t i = 0; i < ls->count; i++)
+        if (strstr(ls->items[i].text, what))
+            return true;
+    return false;
+}
+
+/* One set of GC lines for every source: a recording's log and the
+ * server's merged answer give the same words; the server's sparkline comes
+ * from its points. */
+static void test_gc_lines_of_both_sources(void **state)
+{
+    (void)state;
+    jp_profile *p = jp_profile_new();
+    p->start_ns = 1000000000;
+    p->end_ns = 61000000000;
+    for (int i = 0; i < 3; i++) {
+        jp_gc_pause ps = {.start_ns = p->start_ns + (i + 1) * 10000000000LL,
+                          .duration_ns = (i + 1) * 1000000,
+                          .gc_id = (uint64_t)i};
+        snprintf(ps.name, sizeof ps.name, "GC Pause");
+        jp_gc_log_pause(&p->gc, &ps);
+    }
+    tui_lines a;
+    tui_lines_init(&a);
+    tui_report_gc(p, 80, 10, &a);
+    assert_true(lines_have(&a, "GC: 0 collections, 3 pauses in "));
+    assert_true(lines_have(&a, "pause time over the recording (1 column = "));
+    assert_true(lines_have(&a, "(from jdk.GCPhasePause)"));
+    /* the same summary as the server sends it, with points */
+    jp_gc_window w;
+    jp_gc_window_compute(&p->gc, 0, 0, 0, 0, &w);
+    w.s.from_ns = p->start_ns;
+    w.s.to_ns = p->end_ns;
+    jp_gc_point pts[4];
+    jp_gc_window_points(&w, 1, p->start_ns, p->end_ns, pts, 4);
+    json_t *ans =
+        json_pack("{s:o,s:o,s:{s:I,s:s}}", "gc", jp_gc_summary_json(&w.s, true, 60000000000LL),
+                  "points", jp_gc_points_json(pts, 4), "meta", "covered_ns",
+                  (json_int_t)60000000000LL, "percentiles", "estimated");
+    tui_gc_data d;
+    char why[200];
+    assert_true(tui_gc_from_api(ans, &d, why, sizeof why));
+    tui_lines b;
+    tui_lines_init(&b);
+    tui_report_gc_data(&d, NULL, 80, 10, &b);
+    assert_true(lines_have(&b, "GC: 0 collections, 3 pauses in "));
+    assert_true(lines_have(&b, "p50, p99 estimated"));
+    assert_true(lines_have(&b, "pause time over the range (1 column = "));
+    /* the summary lines are the same words */
+    assert_string_equal(a.items[0].text, b.items[0].text);
+    assert_true(lines_have(&b, "heap dump"));
+    tui_gc_data_cleanup(&d);
+    json_decref(ans);
+    tui_lines_cleanup(&a);
+    tui_lines_cleanup(&b);
+    jp_profile_free(p);
 }
 
 static void test_deadlocks_screen(void **state)
@@ -426,7 +488,7 @@ int main(void)
         cmocka_unit_test(test_threads_screen), cmocka_unit_test(test_hot_first_and_stack),
         cmocka_unit_test(test_locks_screen),   cmocka_unit_test(test_deadlocks_screen),
         cmocka_unit_test(test_help_and_tiny),  cmocka_unit_test(test_status_screen),
-        cmocka_unit_test(test_gc_screen),
+        cmocka_unit_test(test_gc_screen),      cmocka_unit_test(test_gc_lines_of_both_sources),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

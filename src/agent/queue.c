@@ -41,6 +41,7 @@ static void grow(agent_queue *q)
     if (q->count < q->cap)
         return;
     size_t ncap = q->cap ? q->cap * 2 : 16;
+    // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
     agent_qitem **n = jp_xcalloc(ncap, sizeof *n);
     for (size_t i = 0; i < q->count; i++)
         n[i] = q->items[(q->head + i) % q->cap];

@@ -90,8 +90,10 @@ bool jfr_timespan_parse(const char *s, int64_t *ns)
         v = v * 10 + (*s - '0');
     if (*s == '.') {
         double scale = 0.1;
-        for (s++; *s >= '0' && *s <= '9'; s++, scale /= 10)
+        for (s++; *s >= '0' && *s <= '9'; s++) {
             v += (*s - '0') * scale;
+            scale /= 10;
+        }
     }
     while (*s == ' ')
         s++;

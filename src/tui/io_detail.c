@@ -71,6 +71,7 @@ json_t *tui_io_detail_json(const jp_io_detail *d)
 static size_t panel_rows(const tui_view *v, const jp_io_entry ***out)
 {
     const jp_io_detail *d = v->io;
+    // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
     const jp_io_entry **all = calloc(d->count ? d->count : 1, sizeof *all);
     size_t n = 0;
     if (!all) {
@@ -80,6 +81,7 @@ static size_t panel_rows(const tui_view *v, const jp_io_entry ***out)
     for (int t = 0; t < JP_IO_TARGET_COUNT; t++) {
         const jp_io_entry **rows;
         size_t k = jp_io_detail_top(d, (jp_io_target)t, 0, &rows);
+        // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
         memcpy(all + n, rows, k * sizeof *rows);
         n += k;
         free(rows);

@@ -70,6 +70,7 @@ void jp_io_detail_add(jp_io_detail *d, jp_io_target t, const char *name, size_t 
         /* cut is a counted string (name, len), like every name here: no NUL */
         // NOLINTNEXTLINE(bugprone-not-null-terminated-result): counted, never read as a C string
         memcpy(cut, name, JP_IO_NAME_MAX - 3);
+        // NOLINTNEXTLINE(bugprone-not-null-terminated-result): the same counted name
         memcpy(cut + JP_IO_NAME_MAX - 3, "...", 3);
         name = cut;
         len = JP_IO_NAME_MAX;

@@ -44,6 +44,7 @@ static void grow(agent_queue *q)
     // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
     agent_qitem **n = jp_xcalloc(ncap, sizeof *n);
     for (size_t i = 0; i < q->count; i++)
+        // NOLINTNEXTLINE(clang-analyzer-core.DivideZero): count <= cap, so count > 0 means cap > 0
         n[i] = q->items[(q->head + i) % q->cap];
     free(q->items);
     q->items = n;

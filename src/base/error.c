@@ -56,6 +56,7 @@ jp_err jp_error_set(jp_error *e, jp_err code, const char *fmt, ...)
     e->code = code;
     va_list ap;
     va_start(ap, fmt);
+    // NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start above; clang 14 misses it
     vsnprintf(e->msg, sizeof e->msg, fmt, ap);
     va_end(ap);
     return code;
@@ -68,6 +69,7 @@ void jp_error_prefix(jp_error *e, const char *fmt, ...)
     char pre[256];
     va_list ap;
     va_start(ap, fmt);
+    // NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start above; clang 14 misses it
     int n = vsnprintf(pre, sizeof pre, fmt, ap);
     va_end(ap);
     if (n <= 0)

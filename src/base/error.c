@@ -49,7 +49,8 @@ void jp_error_init(jp_error *e)
     e->msg[0] = '\0';
 }
 
-jp_err jp_error_set(jp_error *e, jp_err code, const char *fmt, ...)
+/* the name in parentheses: not the analyzer's macro of error.h */
+jp_err(jp_error_set)(jp_error *e, jp_err code, const char *fmt, ...)
 {
     if (!e)
         return code;

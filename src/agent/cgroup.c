@@ -74,8 +74,12 @@ static void component_pod(const char *c, size_t n, agent_cgroup *out)
         }
         if (!ok)
             continue;
-        for (size_t k = 0; k < 36; k++)
-            out->pod_uid[k] = u[k] == '_' ? '-' : u[k];
+        for (size_t k = 0; k < 36; k++) {
+            char ch = u[k];
+            if (ch == '_')
+                ch = '-';
+            out->pod_uid[k] = ch;
+        }
         out->pod_uid[36] = '\0';
         return;
     }

@@ -205,7 +205,11 @@ static json_t *scalar(yparser *p, unsigned no, const char *s, jp_err *rc)
             else if (q == '"' && s[i] == '\\' && i + 2 < n) {
                 i++;
                 char e = s[i];
-                o[k++] = e == 'n' ? '\n' : e == 't' ? '\t' : e;
+                if (e == 'n')
+                    e = '\n';
+                else if (e == 't')
+                    e = '\t';
+                o[k++] = e;
                 continue;
             }
             o[k++] = s[i];

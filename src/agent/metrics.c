@@ -284,8 +284,14 @@ jp_err agent_metrics_listen(agent_metrics *m, const char *addr, int *bound_port,
     }
     if (bound_port) {
         struct sockaddr_storage b;
+        memset(&b, 0, sizeof b);
         socklen_t bl = sizeof b;
-        getsockname(fd, (struct sockaddr *)&b, &bl);
+        if (getsockname(fd, (struct sockaddr *)&b, &bl) != 0) {
+            rc = jp_error_set(err, JP_ERR_IO, "--metrics-listen %s: getsockname: %s", addr,
+                              strerror(errno));
+            close(fd);
+            return rc;
+        }
         *bound_port = ntohs(b.ss_family == AF_INET ? ((struct sockaddr_in *)&b)->sin_port
                                                    : ((struct sockaddr_in6 *)&b)->sin6_port);
     }

@@ -41,8 +41,10 @@ static void grow(agent_queue *q)
     if (q->count < q->cap)
         return;
     size_t ncap = q->cap ? q->cap * 2 : 16;
+    // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
     agent_qitem **n = jp_xcalloc(ncap, sizeof *n);
     for (size_t i = 0; i < q->count; i++)
+        // NOLINTNEXTLINE(clang-analyzer-core.DivideZero): count <= cap, so count > 0 means cap > 0
         n[i] = q->items[(q->head + i) % q->cap];
     free(q->items);
     q->items = n;

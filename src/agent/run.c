@@ -172,6 +172,7 @@ static void discover(run_state *rs, int64_t now_mono)
         if (!s) {
             s = jp_xcalloc(1, sizeof *s);
             agent_target_init(&s->t, &l.items[i], now_mono);
+            // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
             rs->slots = jp_xgrow(rs->slots, &rs->cap, rs->n + 1, sizeof *rs->slots);
             rs->slots[rs->n++] = s;
         } else {

@@ -54,6 +54,7 @@ jp_err jp_strbuf_vprintf(jp_strbuf *b, const char *fmt, va_list ap)
     va_list ap2;
     va_copy(ap2, ap);
     char small[256];
+    // NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_copy above; clang 14 misses it
     int n = vsnprintf(small, sizeof small, fmt, ap2);
     va_end(ap2);
     if (n < 0)

@@ -232,6 +232,7 @@ static jp_err read_parallel(const jfr_ctx *c, jfr_merger *m, walk *w, bool direc
 {
     pool pl = {.c = c, .out = m->out, .direct = direct, .w = *w};
     pl.window = (uint32_t)jobs * 2;
+    // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
     pl.slots = jp_xcalloc(pl.window, sizeof *pl.slots);
     pthread_mutex_init(&pl.mu, NULL);
     pthread_cond_init(&pl.cv, NULL);

@@ -494,21 +494,25 @@ uint32_t jfr_resolve_thread(jfr_resolver *r, uint64_t key)
     bool found[3] = {false, false, false};
     if (!p && key)
         jfr_warn(r->warn, JFR_WARN_MISSING_THREAD, "thread key %" PRIu64 " missing from pool", key);
-    uint32_t t;
-    if (!p || !walk_fields(r, r->pools->cls[JFR_POOL_THREAD], &p, r->chunk_end, fields, 3, nums,
-                           texts, found, 0, false)) {
-        t = jp_profile_thread(r->prof, "[unknown thread]", strlen("[unknown thread]"));
-    } else if (found[0] && r->s1.len) {
-        t = jp_profile_thread(r->prof, r->s1.data, r->s1.len);
-    } else if (found[1] && r->s2.len) {
-        t = jp_profile_thread(r->prof, r->s2.data, r->s2.len);
-    } else if (found[2]) {
-        char buf[40];
-        int n = snprintf(buf, sizeof buf, "[tid=%" PRIu64 "]", nums[2]);
-        t = jp_profile_thread(r->prof, buf, (size_t)n);
-    } else {
-        t = jp_profile_thread(r->prof, "[unknown thread]", strlen("[unknown thread]"));
+    /* the Java name, else the OS name, else the OS thread id */
+    const char *name = "[unknown thread]";
+    size_t nlen = strlen(name);
+    char buf[40];
+    if (p && walk_fields(r, r->pools->cls[JFR_POOL_THREAD], &p, r->chunk_end, fields, 3, nums,
+                         texts, found, 0, false)) {
+        if (found[0] && r->s1.len) {
+            name = r->s1.data;
+            nlen = r->s1.len;
+        } else if (found[1] && r->s2.len) {
+            name = r->s2.data;
+            nlen = r->s2.len;
+        } else if (found[2]) {
+            int n = snprintf(buf, sizeof buf, "[tid=%" PRIu64 "]", nums[2]);
+            name = buf;
+            nlen = (size_t)n;
+        }
     }
+    uint32_t t = jp_profile_thread(r->prof, name, nlen);
     jp_u64map_put(&r->threads, key, t);
     return t;
 }

@@ -12,6 +12,7 @@ jp_err jfr_fail(const jfr_where *w, jp_err code, const uint8_t *at, const char *
     char msg[400];
     va_list ap;
     va_start(ap, fmt);
+    // NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start above; clang 14 misses it
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     unsigned long long off = at && w->base ? (unsigned long long)(at - w->base) : 0;
@@ -31,6 +32,7 @@ void jfr_warn(jfr_warner *wn, unsigned category, const char *fmt, ...)
     char msg[128];
     va_list ap;
     va_start(ap, fmt);
+    // NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start above; clang 14 misses it
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     snprintf(r->warnings[r->nwarnings], sizeof r->warnings[0], "%s: chunk %u: %s", wn->name,

@@ -92,10 +92,8 @@ static void child_connect(const jvm_proc *t, int chan)
     snprintf(name, sizeof name, ".java_pid%d", (int)t->nspid);
     int status = 0, fd = -1;
     /* resolve the target's /tmp while still privileged; relative connect after */
-    if (chdir(dir) != 0)
-        status = errno;
-    else if (setgroups(0, NULL) != 0 || setresgid(t->egid, t->egid, t->egid) != 0 ||
-             setresuid(t->euid, t->euid, t->euid) != 0)
+    if (chdir(dir) != 0 || setgroups(0, NULL) != 0 || setresgid(t->egid, t->egid, t->egid) != 0 ||
+        setresuid(t->euid, t->euid, t->euid) != 0)
         status = errno;
     else {
         fd = connect_plain(NULL, name);

@@ -189,6 +189,29 @@ static void scan_environ(pid_t pid, jvm_proc *out)
     free(buf);
 }
 
+/* The Nth (from 1) decimal number of S, as in /proc's "Uid:\tR\tE\tS\tF";
+ * false when it is missing or out of range. */
+static bool nth_number(const char *s, int nth, unsigned long long *out)
+{
+    for (int i = 1; i <= nth; i++) {
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (*s < '0' || *s > '9')
+            return false;
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno == ERANGE)
+            return false;
+        if (i == nth) {
+            *out = v;
+            return true;
+        }
+        s = end;
+    }
+    return false;
+}
+
 static jp_err read_status(pid_t pid, jvm_proc *out, jp_error *err)
 {
     char path[64], buf[8192];
@@ -201,13 +224,12 @@ static jp_err read_status(pid_t pid, jvm_proc *out, jp_error *err)
     out->nspid = pid;
     char *save = NULL;
     for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        unsigned long long e;
         if (strncmp(line, "Uid:", 4) == 0) {
-            unsigned long r = 0, e = 0;
-            if (sscanf(line + 4, "%lu %lu", &r, &e) == 2)
+            if (nth_number(line + 4, 2, &e)) /* real, effective, saved, fs */
                 out->euid = (uid_t)e;
         } else if (strncmp(line, "Gid:", 4) == 0) {
-            unsigned long r = 0, e = 0;
-            if (sscanf(line + 4, "%lu %lu", &r, &e) == 2)
+            if (nth_number(line + 4, 2, &e))
                 out->egid = (gid_t)e;
         } else if (strncmp(line, "NStgid:", 7) == 0) {
             /* the last value is the pid in the innermost namespace */
@@ -236,7 +258,7 @@ static int64_t read_start_ns(pid_t pid)
     /* after ") " comes field 3 (state); starttime is field 22 */
     for (int field = 3; field < 22 && p; field++)
         p = strchr(p + 1, ' ');
-    if (!p || sscanf(p + 1, "%llu", &ticks) != 1)
+    if (!p || !nth_number(p + 1, 1, &ticks))
         return 0;
     static int64_t btime_s = -1;
     if (btime_s < 0) {
@@ -244,9 +266,9 @@ static int64_t read_start_ns(pid_t pid)
         btime_s = 0;
         if (jvm_read_small_file("/proc/stat", sbuf, sizeof sbuf) > 0) {
             char *b = strstr(sbuf, "\nbtime ");
-            long long v = 0;
-            if (b && sscanf(b + 7, "%lld", &v) == 1)
-                btime_s = v;
+            unsigned long long v = 0;
+            if (b && nth_number(b + 7, 1, &v) && v <= INT64_MAX / JP_NS_PER_SEC)
+                btime_s = (int64_t)v;
         }
     }
     long hz = sysconf(_SC_CLK_TCK);

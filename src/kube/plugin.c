@@ -369,7 +369,8 @@ static int parse_args(int argc, char **argv, plugin_args *a)
     kube_opts_init(&a->kube);
     a->duration_ns = 30 * JP_NS_PER_SEC;
     a->interval_ns = JP_NS_PER_SEC;
-    a->server = getenv("JPROF_SERVER") && *getenv("JPROF_SERVER") ? getenv("JPROF_SERVER") : NULL;
+    const char *env_server = getenv("JPROF_SERVER");
+    a->server = env_server && *env_server ? env_server : NULL;
     while (optind < argc) {
         /* "+": stop at each word; words are the command, then the pod */
         int c = getopt_long(argc, argv, "+n:s:c:o:d:f:vhV", longopts, NULL);

@@ -118,7 +118,8 @@ static jp_busy_evidence row_evidence(const jp_busy_row *r, const jp_snapshot *cu
 {
     /* a cpu sample is a thread caught running: sleeping threads get none */
     bool prof = r->profile_samples > 0 || r->profile_pct >= BUSY_MIN_PCT;
-    bool runnable = r->thread >= 0 && cur->threads[r->thread].state == JP_TSTATE_RUNNABLE;
+    bool runnable = r->thread >= 0 && (size_t)r->thread < cur->count &&
+                    cur->threads[r->thread].state == JP_TSTATE_RUNNABLE;
     bool snap = r->snapshot_pct >= BUSY_MIN_PCT || (r->snapshot_pct < 0 && runnable);
     return prof && snap ? JP_BUSY_BOTH
            : prof       ? JP_BUSY_PROFILE

@@ -333,7 +333,7 @@ static bool jp_search_frame_matches(const jp_flame *f, uint32_t node, jp_search_
         c->name = jp_xgrow(c->name, &c->name_cap, len + 1, 1);
         memcpy(c->name, nm, len);
         c->name[len] = '\0';
-        c->memo[s] = regexec(&c->re, c->name, 0, NULL, 0) == 0;
+        c->memo[s] = (int8_t)(regexec(&c->re, c->name, 0, NULL, 0) == 0);
     }
     return c->memo[s] == 1;
 }

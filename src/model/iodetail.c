@@ -67,7 +67,10 @@ void jp_io_detail_add(jp_io_detail *d, jp_io_target t, const char *name, size_t 
         return;
     char cut[JP_IO_NAME_MAX];
     if (len > JP_IO_NAME_MAX) {
+        /* cut is a counted string (name, len), like every name here: no NUL */
+        // NOLINTNEXTLINE(bugprone-not-null-terminated-result): counted, never read as a C string
         memcpy(cut, name, JP_IO_NAME_MAX - 3);
+        // NOLINTNEXTLINE(bugprone-not-null-terminated-result): the same counted name
         memcpy(cut + JP_IO_NAME_MAX - 3, "...", 3);
         name = cut;
         len = JP_IO_NAME_MAX;
@@ -129,11 +132,13 @@ static int entry_cmp(const void *a, const void *b)
 size_t jp_io_detail_top(const jp_io_detail *d, jp_io_target t, size_t limit,
                         const jp_io_entry ***out)
 {
+    // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
     const jp_io_entry **v = jp_xcalloc(d->count ? d->count : 1, sizeof *v);
     size_t n = 0;
     for (size_t i = 0; i < d->count; i++)
         if (d->entries[i].target == t)
             v[n++] = &d->entries[i];
+    // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
     qsort(v, n, sizeof *v, entry_cmp);
     if (limit && n > limit)
         n = limit;

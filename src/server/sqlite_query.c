@@ -585,6 +585,9 @@ static void q_snap_day(sq_q *q, sqlite3 *db, int64_t day, q_snap **list, size_t 
             q_snap *e;
             if (jp_u64map_get(idx, key, &v)) {
                 e = &(*list)[v];
+                /* idx maps a target to its index in *list, set only below after
+                 * the list has grown: a hit means *list holds it */
+                // NOLINTNEXTLINE(clang-analyzer-core.NullDereference): see above
                 if (e->time >= t)
                     goto next;
             } else {

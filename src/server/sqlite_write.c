@@ -57,6 +57,7 @@ static jp_err sq_target_id(sq_day *d, const jp_batch_target *t, int64_t *id, jp_
     uint64_t ident = sq_ident_hash(t), v;
     /* targets holds key -> id, and key ^ salt -> identity hash of the last upsert */
     uint64_t ikey = key ^ 0x1d3e7a11ULL, seen;
+    *id = 0; /* set on every path: the callers' analysis cannot see into sq_db_fail() */
     if (jp_u64map_get(&d->targets, key, &v) && jp_u64map_get(&d->targets, ikey, &seen) &&
         seen == ident) {
         *id = (int64_t)v;

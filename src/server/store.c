@@ -70,6 +70,7 @@ void store_info_partial(store_query_info *info, const char *fmt, ...)
     info->partial = true;
     va_list ap;
     va_start(ap, fmt);
+    // NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start above; clang 14 misses it
     vsnprintf(info->partial_reason, sizeof info->partial_reason, fmt, ap);
     va_end(ap);
 }

@@ -115,13 +115,12 @@ size_t sq_list_days(const sq_store *st, int64_t *days, size_t max)
     size_t n = 0;
     struct dirent *e;
     while ((e = readdir(d)) && n < max) {
-        int y, m, dd;
-        char tail[8] = "";
-        if (sscanf(e->d_name, "jprof-%4d-%2d-%2d.d%2s", &y, &m, &dd, tail) != 4 ||
-            strcmp(tail, "b") != 0 || strlen(e->d_name) != 19)
+        /* jprof-YYYY-MM-DD.db: the date is checked by the RFC 3339 parser */
+        const char *nm = e->d_name;
+        if (strlen(nm) != 19 || strncmp(nm, "jprof-", 6) != 0 || strcmp(nm + 16, ".db") != 0)
             continue;
         char iso[32];
-        snprintf(iso, sizeof iso, "%04d-%02d-%02dT00:00:00Z", y, m, dd);
+        snprintf(iso, sizeof iso, "%.10sT00:00:00Z", nm + 6);
         int64_t ns;
         if (jp_rfc3339_parse(iso, &ns, NULL) != JP_OK)
             continue;
@@ -356,6 +355,7 @@ jp_err sq_day_get(sq_store *st, int64_t day, sq_day **out, jp_error *err)
         }
     if (st->ndays == SQ_MAX_DAYS) {
         sq_day_close(st->days[0]);
+        // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
         memmove(st->days, st->days + 1, (SQ_MAX_DAYS - 1) * sizeof *st->days);
         st->ndays--;
     }
@@ -636,6 +636,7 @@ static uint32_t sq_retention_run(sq_store *st, int retention_days)
         for (size_t k = 0; k < st->ndays; k++)
             if (st->days[k]->day == days[i]) {
                 sq_day_close(st->days[k]);
+                // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
                 memmove(st->days + k, st->days + k + 1, (st->ndays - k - 1) * sizeof *st->days);
                 st->ndays--;
                 break;

@@ -68,24 +68,25 @@ int main(int argc, char **argv)
     int nfiles = argc - 2;
     uint64_t *etags = calloc((size_t)nfiles, sizeof *etags);
     size_t *lens = calloc((size_t)nfiles, sizeof *lens);
+    int rc = 1;
     if (!etags || !lens)
-        return 1;
+        goto out;
     for (int i = 0; i < nfiles; i++) {
         const char *name = argv[i + 2];
         if (!web_gen_name_ok(name)) {
             fprintf(stderr, "web_gen: bad file name '%s'\n", name);
-            return 1;
+            goto out;
         }
         size_t plen = strlen(argv[1]) + strlen(name) + 8;
         char *path = malloc(plen);
         if (!path)
-            return 1;
+            goto out;
         snprintf(path, plen, "%s/web/%s", argv[1], name);
         size_t len;
         unsigned char *data = web_gen_read(path, &len);
         free(path);
         if (!data)
-            return 1;
+            goto out;
         etags[i] = web_gen_fnv(data, len);
         lens[i] = len;
         printf("static const unsigned char web_f%d[] = {", i);
@@ -99,11 +100,13 @@ int main(int argc, char **argv)
         printf("    {\"/%s\", web_f%d, %zu, \"\\\"%016llx\\\"\"},\n", argv[i + 2], i, lens[i],
                (unsigned long long)etags[i]);
     printf("};\nconst size_t web_files_count = %d;\n", nfiles);
-    free(etags);
-    free(lens);
+    rc = 0;
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "web_gen: write error\n");
-        return 1;
+        rc = 1;
     }
-    return 0;
+out:
+    free(etags);
+    free(lens);
+    return rc;
 }

@@ -11,6 +11,7 @@ int tui_usage_error(const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     fputs("jprof-top: ", stderr);
+    // NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start above; clang 14 misses it
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputs("\nTry 'jprof-top --help' for more information.\n", stderr);

@@ -12,8 +12,11 @@ json_t *tui_json_string(const char *s, size_t len)
         return j;
     /* jansson refuses invalid UTF-8; keep the name readable instead. */
     char *copy = jp_xmalloc(len + 1);
-    for (size_t i = 0; i < len; i++)
-        copy[i] = (unsigned char)s[i] < 0x80 && s[i] != '\0' ? s[i] : '?';
+    for (size_t i = 0; i < len; i++) {
+        copy[i] = s[i];
+        if ((unsigned char)s[i] >= 0x80 || s[i] == '\0')
+            copy[i] = '?';
+    }
     copy[len] = '\0';
     j = json_stringn(copy, len);
     free(copy);
@@ -67,12 +70,14 @@ static json_t *tree_json(const jp_flame *f, uint32_t root, bool by_value, const 
      * next node at depth d + 1. */
     uint32_t base = f->nodes[root].depth;
     size_t nopen = (size_t)f->max_depth - base + 2;
+    // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
     json_t **open = jp_xcalloc(nopen, sizeof *open);
     json_t *top = node_json(f, root, by_value, old, &open[0]);
     uint32_t n = f->nodes[root].first_child;
     while (n != JP_FLAME_NONE) {
         uint32_t d = f->nodes[n].depth - base;
         if (d >= nopen) /* max_depth is a promise of flame.c; do not trust it blindly */
+            // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
             open = jp_xgrow(open, &nopen, (size_t)d + 1, sizeof *open);
         json_t *kids;
         json_array_append_new(open[d - 1], node_json(f, n, by_value, old, &kids));

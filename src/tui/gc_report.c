@@ -135,7 +135,9 @@ static void lines_spark(const tui_gc_data *d, int width, tui_lines *ls)
     char row[SPARK_MAX + 1];
     for (int i = 0; i < n; i++) {
         int lvl = (int)((double)b[i] * 7.0 / (double)top + 0.5);
-        row[i] = b[i] > 0 ? levels[lvl < 0 ? 0 : lvl > 7 ? 7 : lvl] : ' ';
+        row[i] = ' ';
+        if (b[i] > 0)
+            row[i] = levels[lvl < 0 ? 0 : lvl > 7 ? 7 : lvl];
     }
     row[n] = 0;
     char col[24], mx[24];

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/xalloc.h"
 #include "model/units.h"
 #include "tui/chrome.h"
 #include "tui/flame_json.h"
@@ -71,15 +72,13 @@ json_t *tui_io_detail_json(const jp_io_detail *d)
 static size_t panel_rows(const tui_view *v, const jp_io_entry ***out)
 {
     const jp_io_detail *d = v->io;
-    const jp_io_entry **all = calloc(d->count ? d->count : 1, sizeof *all);
+    // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
+    const jp_io_entry **all = jp_xcalloc(d->count ? d->count : 1, sizeof *all);
     size_t n = 0;
-    if (!all) {
-        *out = NULL;
-        return 0;
-    }
     for (int t = 0; t < JP_IO_TARGET_COUNT; t++) {
         const jp_io_entry **rows;
         size_t k = jp_io_detail_top(d, (jp_io_target)t, 0, &rows);
+        // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
         memcpy(all + n, rows, k * sizeof *rows);
         n += k;
         free(rows);

@@ -103,7 +103,7 @@ static void threads_render(const tui_live_view *v, tui_canvas *c, int top, int h
     int rows = h - 1, first = 0;
     if (v->sel >= rows)
         first = v->sel - rows + 1;
-    for (int r = 0; r < rows && (size_t)(first + r) < v->norder; r++) {
+    for (int r = 0; r < rows && (size_t)first + (size_t)r < v->norder; r++) {
         size_t i = v->order[first + r];
         const jp_thread *t = &s->threads[i];
         char pct[32] = "-", cpu[32] = "-", blocks[32] = "", frame[512] = "";
@@ -133,7 +133,7 @@ static void text_render(const tui_live_view *v, tui_canvas *c, int top, int h)
 {
     int sc = v->scroll[v->stack ? TUI_LSCR_THREADS : v->screen];
     for (int r = 0; r < h; r++) {
-        size_t i = (size_t)(sc + r);
+        size_t i = (size_t)sc + (size_t)r;
         if (i >= v->lines.count)
             break;
         const tui_line *ln = &v->lines.items[i];
@@ -252,7 +252,7 @@ static void picker_render(const tui_live_view *v, tui_canvas *c)
     tui_canvas_fill(c, 1, 0, c->cols, ' ', TUI_STYLE_TABLEHEAD, 0);
     tui_canvas_puts(c, 1, 0, pk->head, TUI_STYLE_TABLEHEAD, TUI_F_BOLD);
     int h = c->rows - 4, first = v->pick_sel >= h && h > 0 ? v->pick_sel - h + 1 : 0;
-    for (int r = 0; r < h && (size_t)(first + r) < v->picks.count; r++) {
+    for (int r = 0; r < h && (size_t)first + (size_t)r < v->picks.count; r++) {
         const tui_pick_row *row = &v->picks.rows[first + r];
         unsigned fl = first + r == v->pick_sel ? TUI_F_REVERSE : 0;
         if (fl)

@@ -26,6 +26,7 @@ void tui_live_view_message(tui_live_view *v, bool error, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
+    // NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start above; clang 14 misses it
     vsnprintf(v->msg, sizeof v->msg, fmt, ap);
     va_end(ap);
     v->msg_error = error;
@@ -239,7 +240,7 @@ static void text_build(tui_live_view *v)
     if (v->stack) {
         const jp_snapshot *s = v->live->cur;
         long idx = -1;
-        for (size_t i = 0; i < s->count && idx < 0; i++)
+        for (size_t i = 0; s && i < s->count && idx < 0; i++)
             if (thread_key(&s->threads[i]) == v->stack_id)
                 idx = (long)i;
         if (idx >= 0)

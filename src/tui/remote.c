@@ -102,6 +102,7 @@ static jp_err fail(tui_remote *r, tui_remote_fail f, jp_err code, jp_error *err,
     va_list ap;
     va_start(ap, fmt);
     char msg[sizeof err->msg];
+    // NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start above; clang 14 misses it
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     return jp_error_set(err, code, "%s", msg);

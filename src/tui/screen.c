@@ -58,7 +58,12 @@ static void colours_init(void)
     bool rich = COLORS >= 256;
     for (int s = 0; s < TUI_STYLE_COUNT; s++) {
         const style_def *d = &styles[s];
-        init_pair((short)(s + 1), rich ? d->fg256 : d->fg, rich ? d->bg256 : d->bg);
+        short fg = d->fg, bg = d->bg;
+        if (rich) {
+            fg = d->fg256;
+            bg = d->bg256;
+        }
+        init_pair((short)(s + 1), fg, bg);
     }
 }
 

@@ -88,6 +88,7 @@ void tui_view_message(tui_view *v, bool error, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
+    // NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start above; clang 14 misses it
     vsnprintf(v->msg, sizeof v->msg, fmt, ap);
     va_end(ap);
     v->msg_error = error;

@@ -93,6 +93,8 @@ INTEGRATION_TEST_LIST += tests/integration/test_server_api.sh
 JPROF_SERVER_API_LOG = tests/integration/test_server_api.sh.log
 $(JPROF_SERVER_API_LOG): jprof-server jprof-top jprof-workload
 EXTRA_DIST += tests/integration/test_server_api.sh tests/integration/server_api.py
+# the server and the agent under valgrind (JPROF_VALGRIND=1; make check-valgrind-integration)
+EXTRA_DIST += tests/integration/vgwrap.py
 
 # jprof-server on the ClickHouse store: a throwaway clickhouse-server
 # (clickhouse-server.sh), the store-level comparison with the embedded store

@@ -16,6 +16,8 @@ against the embedded store and ClickHouse:
                      6 hours so the ClickHouse suite reuses it
   JPROF_ONLY         run only cases whose name contains this text
   CI=true            a missing tool (zstd, jprof-top, a JDK) fails instead of skipping
+  JPROF_VALGRIND=1   every server runs under valgrind's memcheck (vgwrap.py;
+                     make check-valgrind-integration)
 
 Only loopback traffic; every loop is bounded. Exit 0 pass, 1 fail, 77 skip.
 Tests never depend on today's date: times are computed from the clock, and
@@ -38,6 +40,8 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+
+import vgwrap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRCDIR = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -86,7 +90,8 @@ class Server:
 
     def start(self):
         cmd = os.environ.get("JPROF_SERVER_CMD", "./jprof-server --data-dir {data}")
-        args = [a.replace("{data}", self.data) for a in shlex.split(cmd)]
+        args = vgwrap.wrap("jprof-server", [a.replace("{data}", self.data)
+                                            for a in shlex.split(cmd)])
         portfile = os.path.join(self.work, "port")
         if os.path.exists(portfile):
             os.unlink(portfile)
@@ -102,7 +107,7 @@ class Server:
         env.update(self.env_extra)
         self.log = open(os.path.join(self.work, "server.log"), "a")
         self.proc = subprocess.Popen(args, env=env, stdout=self.log, stderr=self.log)
-        for _ in range(200):
+        for _ in range(int(vgwrap.slow(200))):
             if os.path.exists(portfile):
                 with open(portfile) as f:
                     txt = f.read().strip()
@@ -112,7 +117,7 @@ class Server:
             if self.proc.poll() is not None:
                 raise Fail("server exited at start: " + self.logtext())
             time.sleep(0.05)
-        raise Fail("server did not start within 10 s: " + self.logtext())
+        raise Fail("server did not start within %d s: %s" % (vgwrap.slow(10), self.logtext()))
 
     def logtext(self):
         try:
@@ -125,7 +130,7 @@ class Server:
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(sig)
             try:
-                self.proc.wait(timeout=20)
+                self.proc.wait(timeout=vgwrap.slow(20))
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
@@ -146,7 +151,7 @@ class Server:
             h["Authorization"] = "Bearer " + TOKENS.get(token, token)
         req = urllib.request.Request(self.url(path), data=body, method=method, headers=h)
         try:
-            with urllib.request.urlopen(req, timeout=30, context=self.ssl_ctx) as r:
+            with urllib.request.urlopen(req, timeout=vgwrap.slow(30), context=self.ssl_ctx) as r:
                 return r.status, r.read(), dict(r.headers)
         except urllib.error.HTTPError as e:
             return e.code, e.read(), dict(e.headers)
@@ -834,7 +839,7 @@ def case_kill9(ctx):
     ths = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
     for t in ths:
         t.start()
-    deadline = time.time() + 20
+    deadline = time.time() + vgwrap.slow(20)
     while time.time() < deadline and len(acked) < 150:
         time.sleep(0.05)
     s.stop(signal.SIGKILL)
@@ -1184,12 +1189,14 @@ def parse_rfc3339(s):
 def case_insecure_flag(ctx):
     """--insecure-no-auth only on loopback, and loud."""
     cmd = os.environ.get("JPROF_SERVER_CMD", "./jprof-server --data-dir {data}")
-    args = [a.replace("{data}", ctx.datadir()) for a in shlex.split(cmd)]
+    args = vgwrap.wrap("jprof-server",
+                       [a.replace("{data}", ctx.datadir()) for a in shlex.split(cmd)])
     p = subprocess.run(args + ["--insecure-no-auth", "--listen", "0.0.0.0:0"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=vgwrap.slow(30))
     check(p.returncode == 2 and b"loopback" in p.stderr, "non-loopback refused: %d %s" %
           (p.returncode, p.stderr[:200]))
-    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=vgwrap.slow(30))
     check(p.returncode == 2 and b"--tokens" in p.stderr, "tokens required: %s" % p.stderr[:200])
     s = ctx.server(extra_args=["--insecure-no-auth"], no_tokens=True)
     st, _ = s.get("/api/v1/services", token=None)

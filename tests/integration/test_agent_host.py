@@ -21,6 +21,8 @@ Checks:
     --json`) over that window, and GET /api/v1/gc is the merge of the stored
     windows (exact percentiles, longest pause and its collector and cause).
 Run from the build dir. Exit 0 pass, 1 fail, 77 skip (not in CI).
+JPROF_VALGRIND=1: the agent and the server run under valgrind's memcheck
+(vgwrap.py); every wait on their work is stretched (vgwrap.slow).
 """
 import glob
 import json
@@ -38,6 +40,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gc_oracle  # noqa: E402
+import vgwrap  # noqa: E402
 from jfr_oracle import duration_ns, timestamp_ns  # noqa: E402
 
 BUILD = os.getcwd()
@@ -67,7 +70,8 @@ def get(url, token=None):
 
 
 def wait_for(pred, timeout=20.0, step=0.3):
-    end = time.monotonic() + timeout
+    """Every wait here bounds the agent's or the server's work: stretched under valgrind."""
+    end = time.monotonic() + vgwrap.slow(timeout)
     last = None
     while time.monotonic() < end:
         try:
@@ -79,6 +83,11 @@ def wait_for(pred, timeout=20.0, step=0.3):
             return last
         time.sleep(step)
     return last
+
+
+def life(seconds):
+    """A test JVM's lifetime (its argument), stretched under valgrind."""
+    return str(int(vgwrap.slow(seconds)))
 
 
 def free_port():
@@ -116,18 +125,18 @@ class Env:
         return p
 
     def start_server(self):
-        self.server = self.spawn([SERVER, "--listen", "127.0.0.1:%d" % self.port, "--data-dir",
+        self.server = self.spawn(vgwrap.wrap("jprof-server", [SERVER, "--listen", "127.0.0.1:%d" % self.port, "--data-dir",
                                   os.path.join(self.tmp, "data"), "--tokens",
-                                  os.path.join(self.tmp, "tokens")], "server.log")
+                                  os.path.join(self.tmp, "tokens")]), "server.log")
         ok = wait_for(lambda: urllib.request.urlopen(self.base + "/healthz", timeout=2), 10)
         return bool(ok)
 
     def start_agent(self, conf, scan="1s"):
         log = "agent-%d.log" % len(self.procs)
-        a = self.spawn([AGENT, "--mode", "host", "--config", conf, "--window", "%ds" % WINDOW,
+        a = self.spawn(vgwrap.wrap("jprof-agent", [AGENT, "--mode", "host", "--config", conf, "--window", "%ds" % WINDOW,
                         "--scan-interval", scan, "--server", self.base, "--token-file",
                         os.path.join(self.tmp, "ingest.tok"), "--queue-bytes", "8k",
-                        "--metrics-listen", "127.0.0.1:0", "--namespace", "demo"], log)
+                        "--metrics-listen", "127.0.0.1:0", "--namespace", "demo"]), log)
         m = wait_for(lambda: re.search(r"metrics on port (\d+)",
                                        open(os.path.join(self.tmp, log)).read()), 10)
         a.murl = "http://127.0.0.1:%s" % (m.group(1) if m else "0")
@@ -291,14 +300,17 @@ def gc_checks(env, pid, oracle_jfr, since_ns):
 def run(env):
     if not check(env.start_server(), "jprof-server starts"):
         return 1
-    wl = env.spawn(["java", "-Xmx256m", "-cp", CLASSES, "shop.JprofWorkload", "300"], "wl.log")
-    short = env.spawn(["java", "-Xmx64m", "-cp", CLASSES, "shop.JprofWorkload", "12"], "wl2.log")
+    # the JVMs' lifetimes are stretched with the agent's work under valgrind: the
+    # short one must still be profiled before it exits, the others outlive the test
+    wl = env.spawn(["java", "-Xmx256m", "-cp", CLASSES, "shop.JprofWorkload", life(300)], "wl.log")
+    short = env.spawn(["java", "-Xmx64m", "-cp", CLASSES, "shop.JprofWorkload", life(12)],
+                      "wl2.log")
     dl = None
     src = os.path.join(SRCDIR, "tests/java/Deadlocks.java")
     if shutil.which("javac") and os.path.exists(src):
         subprocess.run(["javac", "-d", os.path.join(env.tmp, "dl"), src], check=True)
         dl = env.spawn(["java", "-Xmx64m", "-cp", os.path.join(env.tmp, "dl"), "live.Deadlocks",
-                        "300"], "deadlocks.log")
+                        life(300)], "deadlocks.log")
     conf = os.path.join(env.tmp, "agent.conf")
     with open(conf, "w") as f:
         # GcChurn: started later (section 2b), found by its service name
@@ -319,7 +331,8 @@ def run(env):
         name = wait_for(lambda: (lambda n: n if n and n.startswith(want) else None)(top(env, kind)),
                         timeout=2 * WINDOW + 12)
         check(name, "%s profile on the server, %s on top" % (kind, want), top(env, kind))
-    check(time.monotonic() - t0 < 2 * WINDOW + 25, "profiles arrived within about two windows")
+    check(time.monotonic() - t0 < vgwrap.slow(2 * WINDOW + 25),
+          "profiles arrived within about two windows")
     th = wait_for(lambda: get(env.base + "/api/v1/threads?namespace=demo&service=JprofWorkload",
                               READ), timeout=2 * WINDOW + 10)
     check(th and "checkout-0" in json.dumps(th), "a thread snapshot reaches /api/v1/threads",
@@ -399,7 +412,7 @@ def run(env):
 
     # 3. the server away for three windows
     env.server.send_signal(signal.SIGTERM)
-    env.server.wait(timeout=20)
+    env.server.wait(timeout=vgwrap.slow(20))
     time.sleep(3 * WINDOW)
     wait_for(lambda: env.status(agent)["upload"]["dropped_batches"] > 0, timeout=3 * WINDOW)
     up = env.status(agent).get("upload", {})
@@ -440,7 +453,7 @@ def run(env):
 
     # 5. SIGTERM leaves nothing behind
     agent.send_signal(signal.SIGTERM)
-    check(agent.wait(timeout=30) == 0, "SIGTERM: the agent exits with status 0")
+    check(agent.wait(timeout=vgwrap.slow(30)) == 0, "SIGTERM: the agent exits with status 0")
     check("jprof-agent" not in jfr_check(wl.pid), "no recording left running", jfr_check(wl.pid))
     if not check(wl.poll() is None, "the workload JVM is still alive", wl.poll()):
         return 1
@@ -459,16 +472,18 @@ def run(env):
 
     # 6. a JVM exits and the agent is stopped before its next scan sees it:
     # the stop fails, and the marker must still go (host mode: our /tmp)
-    brief = env.spawn(["java", "-Xmx64m", "-cp", CLASSES, "shop.JprofWorkload", "6"], "wl3.log")
+    brief = env.spawn(["java", "-Xmx64m", "-cp", CLASSES, "shop.JprofWorkload", life(6)],
+                      "wl3.log")
     conf2 = os.path.join(env.tmp, "agent2.conf")
     with open(conf2, "w") as f:
         f.write("pid %d\n" % brief.pid)
     agent = env.start_agent(conf2, scan="600s")
     marker = "/tmp/jprof/agent-session-%d" % brief.pid
     check(wait_for(lambda: os.path.exists(marker), 20), "the short JVM is profiled", marker)
-    brief.wait(timeout=30)
+    brief.wait(timeout=vgwrap.slow(30))
     agent.send_signal(signal.SIGTERM)
-    check(agent.wait(timeout=30) == 0, "SIGTERM after the JVM exited: the agent exits with 0")
+    check(agent.wait(timeout=vgwrap.slow(30)) == 0,
+          "SIGTERM after the JVM exited: the agent exits with 0")
     check(not os.path.exists(marker), "no marker left for a JVM that exited before the stop",
           marker)
     return 0

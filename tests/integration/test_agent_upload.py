@@ -11,6 +11,7 @@ its heartbeat batches (one per window). Checks:
   - 503 is retried with the same batch id, with growing delays, and counted;
   - /status shows why the server refused.
 Run from the build dir. Exit 0 pass, 1 fail, 77 skip (not in CI).
+JPROF_VALGRIND=1: the agent runs under valgrind's memcheck (vgwrap.py).
 """
 import json
 import os
@@ -24,6 +25,8 @@ import threading
 import time
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import vgwrap
 
 AGENT = os.environ.get("JPROF_AGENT", os.path.join(os.getcwd(), "jprof-agent"))
 TOKEN = "upload-test-token-0123456789"
@@ -65,7 +68,8 @@ def metric(murl, name):
 
 
 def wait_for(pred, timeout):
-    end = time.monotonic() + timeout
+    """Every wait here bounds the agent's work: stretched under valgrind."""
+    end = time.monotonic() + vgwrap.slow(timeout)
     while time.monotonic() < end:
         v = pred()
         if v:
@@ -91,10 +95,11 @@ def main():
     with open(conf, "w") as f:
         f.write("# nothing running has this pid\npid 999999999\n")
     log = open(os.path.join(tmp, "agent.log"), "w+")
-    agent = subprocess.Popen([AGENT, "--mode", "host", "--config", conf, "--window", "5s",
-                              "--server", "http://127.0.0.1:%d/" % srv.server_address[1],
-                              "--token-file", tok, "--metrics-listen", "127.0.0.1:0"],
-                             stdout=log, stderr=subprocess.STDOUT)
+    agent = subprocess.Popen(vgwrap.wrap("jprof-agent", [
+        AGENT, "--mode", "host", "--config", conf, "--window", "5s",
+        "--server", "http://127.0.0.1:%d/" % srv.server_address[1],
+        "--token-file", tok, "--metrics-listen", "127.0.0.1:0"]),
+        stdout=log, stderr=subprocess.STDOUT)
     try:
         m = wait_for(lambda: re.search(r"metrics on port (\d+)", open(log.name).read()), 10)
         murl = "http://127.0.0.1:%s" % m.group(1)
@@ -146,7 +151,7 @@ def main():
         ok = wait_for(lambda: any(s[1] == tries[0][1] and s[2] == 200 for s in SEEN[n0:]), 20)
         check(ok, "the retried batch goes through once the server answers 200")
         agent.send_signal(signal.SIGTERM)
-        check(agent.wait(timeout=20) == 0, "the agent exits with status 0 on SIGTERM")
+        check(agent.wait(timeout=vgwrap.slow(20)) == 0, "the agent exits with status 0 on SIGTERM")
     finally:
         if agent.poll() is None:
             agent.kill()

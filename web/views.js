@@ -388,12 +388,92 @@
     await Promise.all([flameSection(ctx, 'cpu', pods), busySection(ctx)]);
   };
 
+  /* Pauses over the range as bars (the GC screen's sparkline): an SVG made
+   * of elements and attributes only (the CSP allows no inline style). */
+  function pauseBars(points) {
+    const NS = 'http://www.w3.org/2000/svg';
+    const w = 600, h = 48, n = points.length || 1, bw = w / n;
+    const max = Math.max(1, ...points.map((p) => p.pause_total_ns || 0));
+    const svg = document.createElementNS(NS, 'svg');
+    svg.setAttribute('viewBox', `0 0 ${w} ${h}`);
+    svg.setAttribute('preserveAspectRatio', 'none');
+    svg.setAttribute('class', 'gc-bars');
+    svg.setAttribute('role', 'img');
+    svg.setAttribute('aria-label', 'GC pause time over the range, ' + n + ' columns');
+    points.forEach((p, i) => {
+      const v = p.pause_total_ns || 0;
+      const bh = v ? Math.max(2, (v / max) * h) : 0;
+      const r = document.createElementNS(NS, 'rect');
+      r.setAttribute('x', String(i * bw + 0.5));
+      r.setAttribute('width', String(Math.max(1, bw - 1)));
+      r.setAttribute('y', String(h - bh));
+      r.setAttribute('height', String(bh));
+      const t = document.createElementNS(NS, 'title');
+      t.textContent = new Date(Number(BigInt(p.start_ns) / 1000000n)).toLocaleTimeString() + ': ' +
+        JP.int(p.pauses) + ' pauses, ' + JP.fmtUnit(v, 'ns') + ' paused, longest ' + JP.fmtUnit(p.pause_max_ns, 'ns');
+      r.append(t);
+      svg.append(r);
+    });
+    return svg;
+  }
+
+  function nsTime(ns) {
+    if (!ns) return '';
+    return JP.time(new Date(Number(BigInt(ns) / 1000000n)).toISOString());
+  }
+
+  /* GC and memory pressure from the agents' per-window GC summaries
+   * (GET /api/v1/gc: the same shape as jprof-top's GC screen). */
+  async function gcSection(ctx) {
+    const sec = JP.section('GC and memory pressure');
+    sec.dataset.section = 'gc';
+    ctx.out.append(sec);
+    const done = loading(sec, 'the GC summary');
+    const r = await JP.api('gc', Object.assign(scopeParams(ctx.s), { points: 60 }), ctx.signal);
+    done();
+    if (r.aborted) return;
+    if (!r.ok) return sec.append(JP.failure(r, 'the GC summary'));
+    const g = r.data.gc || {};
+    const m = r.data.meta || {};
+    sec.append(...JP.metaNotices(m, 'The GC summary'));
+    if (!g.recorded) {
+      return sec.append(JP.notice('empty', 'No GC summary for ' + whoText(ctx.s) + ' in this range: no collection was recorded, ' +
+        'or the agents are older than the GC summary.'));
+    }
+    const rows = [
+      ['Collections', JP.int(g.collections)],
+      ['Pauses', JP.int(g.pauses) + (g.pauses_from ? ' (' + g.pauses_from + ')' : '')],
+      ['Time paused', JP.fmtUnit(g.pause_total_ns, 'ns') + (g.paused_pct !== null && g.paused_pct !== undefined ? ' — ' + g.paused_pct.toFixed(2) + ' % of the time recorded' : '')],
+      ['Pause p50 / p99 / max', JP.fmtUnit(g.pause_p50_ns, 'ns') + ' / ' + JP.fmtUnit(g.pause_p99_ns, 'ns') + ' / ' + JP.fmtUnit(g.pause_max_ns, 'ns') +
+        (m.percentiles === 'estimated' ? ' (p50 and p99 estimated: a window had more pauses than it keeps)' : '')],
+    ];
+    const longest = g.longest
+      ? el('span', {}, el('strong', { text: JP.fmtUnit(g.pause_max_ns, 'ns') }), ' ' + (g.longest.phase || 'pause') + ' of ',
+        el('strong', { text: g.longest.collector || '?' }), ', cause: ', el('strong', { text: g.longest.cause || '?' }), ', at ', nsTime(g.longest.start_ns))
+      : '—';
+    rows.push(['Longest pause', longest]);
+    if (g.heap) {
+      rows.push(['Heap used, last collection', JP.fmtUnit(g.heap.before_bytes, 'bytes') + ' before → ' + JP.fmtUnit(g.heap.after_bytes, 'bytes') + ' after']);
+      rows.push(['Heap after collections', JP.fmtUnit(g.heap.after_min_bytes, 'bytes') + ' to ' + JP.fmtUnit(g.heap.after_max_bytes, 'bytes') +
+        ' over ' + JP.int(g.heap.gcs) + ' collections (a floor that keeps rising is worth a heap dump)']);
+    }
+    if (g.alloc) rows.push(['Allocation rate', JP.fmtUnit(g.alloc.bytes_per_s, 'bytes') + '/s' + (g.alloc.source ? ' (' + g.alloc.source + ')' : '')]);
+    if (g.dropped) rows.push(['Pauses not kept', JP.int(g.dropped)]);
+    rows.push(['From', JP.int(m.windows) + ' windows of ' + JP.int(m.targets) + (m.targets === 1 ? ' JVM' : ' JVMs') + ', ' + JP.fmtUnit(m.covered_ns, 'ns') + ' recorded']);
+    sec.append(el('div', { class: 'table-wrap' }, el('table', { class: 'kv', dataset: { table: 'gc' } },
+      el('tbody', {}, ...rows.map(([k, v]) => el('tr', {}, el('th', { scope: 'row', text: k }), el('td', {}, v)))))));
+    if ((r.data.points || []).length) {
+      sec.append(el('p', { class: 'dim', text: 'Time paused over the range (hover a bar for its figures):' }), pauseBars(r.data.points));
+    }
+    if (g.cannot_tell) sec.append(JP.notice('info', g.cannot_tell));
+  }
+
   V.memory = async (ctx) => {
     if (!needService(ctx)) return;
     ctx.out.append(JP.notice('info', 'This view shows where memory is allocated (bytes and sampled objects), not what stays alive. ' +
       'Retained-heap questions — leaks, dominators, what holds memory — need a heap dump, which jprof does not take (use jcmd PID GC.heap_dump and a heap analyser).'));
     const pods = await podsOf(ctx);
-    await flameSection(ctx, 'alloc', pods);
+    await Promise.all([flameSection(ctx, 'alloc', pods), gcSection(ctx)]);
   };
 
   V.wall = async (ctx) => {

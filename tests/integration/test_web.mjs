@@ -499,6 +499,22 @@ async function testAll(tmp) {
   const mem = await text(page, 'table[data-table=top] tbody');
   check(/shop\.Catalog/.test(mem.split('\n').slice(0, 3).join('\n')), 'memory: the allocation hot spot tops the table', mem.slice(0, 300));
   check(/heap dump/.test(await page.innerText('#view')) && /sampled objects/.test(await text(page, 'table[data-table=top] thead')), 'memory: bytes and sampled objects; heap dumps said plainly');
+
+  /* GC and memory pressure: the agent's per-window GC summaries (/api/v1/gc) */
+  const gcApi = await waitFor(async () => {
+    const r = await api(base, 'gc?namespace=demo&service=JprofWorkload&from=-1h');
+    return r.status === 200 && r.body.gc && r.body.gc.collections > 0 ? r.body : null;
+  }, 3 * WINDOW + 20);
+  check(gcApi, 'gc: the agent uploaded GC summaries of the JVM (collections in /api/v1/gc)', gcApi);
+  await goto(page, { namespace: 'demo', service: 'JprofWorkload', view: 'memory' });
+  await page.waitForSelector('table[data-table=gc]', { timeout: 15000 }).catch(() => {});
+  const gcText = await text(page, 'table[data-table=gc]');
+  const shown = Number(((gcText.match(/Collections\s+([\d,]+)/) || [])[1] || '0').replace(/,/g, ''));
+  check(gcApi && shown >= gcApi.gc.collections, 'memory: the GC section counts the collections the API counts (or more, later)', { shown, api: gcApi && gcApi.gc.collections, gcText });
+  check(/Longest pause\s+[\d.,]+ (ms|µs|s) .* of \S+, cause: \S/.test(gcText) && /before → .* after/.test(gcText) && /Allocation rate\s+[\d.,]+ \S+\/s/.test(gcText),
+    'memory: the longest pause with collector and cause, heap before/after, allocation rate', gcText);
+  check((await page.locator('svg.gc-bars rect').count()) === 60 && /heap dump/.test(await text(page, 'section[data-section=gc]')),
+    'memory: pauses over time as 60 bars; what JFR cannot tell is said');
   await shot(page, 'memory');
 
   /* locks */

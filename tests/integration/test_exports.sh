@@ -98,13 +98,15 @@ else
     row() { awk -v n="$1" '$7 == n' "$work/top.txt"; }
     hash=$(row shop.Crypto.hashLoop)
     mix=$(row shop.Crypto.mixLoop)
-    if [ -n "$mix" ] && awk '{ exit !($1 == 0 && $2 > 50 && $3 ~ /^\+/) }' <<<"$mix"; then
+    # (counts, not rates: a loaded machine gives a 5 s recording fewer
+    # samples: 52 in one CI run while other tests ran)
+    if [ -n "$mix" ] && awk '{ exit !($1 == 0 && $2 >= 20 && $3 ~ /^\+/) }' <<<"$mix"; then
         pass "diff: the new hot method grows from nothing ($mix)"
     else
         fail "diff: Crypto.mixLoop row '$mix'" "$(head -n 5 "$work/top.txt")"
     fi
     # (another thread of the workload keeps calling hashLoop a little)
-    if [ -n "$hash" ] && awk '{ exit !($1 > 50 && $2 < $1 / 4 && $3 ~ /^-/) }' <<<"$hash"; then
+    if [ -n "$hash" ] && awk '{ exit !($1 >= 20 && $2 < $1 / 4 && $3 ~ /^-/) }' <<<"$hash"; then
         pass "diff: the old hot method shrinks ($hash)"
     else
         fail "diff: Crypto.hashLoop row '$hash'" "$(head -n 5 "$work/top.txt")"

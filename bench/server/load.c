@@ -258,10 +258,11 @@ static int paced(const cfg *c)
         while (now < due) { /* queries in the gaps, every 10 s */
             if (now >= next_q) {
                 for (int w = 0; w < 2; w++) {
-                    snprintf(url, sizeof url,
-                             "%s/api/v1/%s?namespace=bench&service=svc%d&kind=cpu&from=-1h&to=now%s",
-                             c->url, w ? "top" : "flamegraph", (int)(queries % (uint64_t)c->services),
-                             w ? "&limit=100" : "&max_nodes=2000");
+                    snprintf(
+                        url, sizeof url,
+                        "%s/api/v1/%s?namespace=bench&service=svc%d&kind=cpu&from=-1h&to=now%s",
+                        c->url, w ? "top" : "flamegraph", (int)(queries % (uint64_t)c->services),
+                        w ? "&limit=100" : "&max_nodes=2000");
                     curl_easy_setopt(h, CURLOPT_HTTPHEADER, qh);
                     int64_t q0 = jp_time_mono_ns();
                     if (!post_or_get(h, url, NULL, 0))
@@ -292,7 +293,8 @@ static int paced(const cfg *c)
             char p95[48] = "none this minute (the uploads took all of it)";
             if (nlat)
                 snprintf(p95, sizeof p95, "p95 %.1f ms",
-                         (double)lat[(nlat * 95) / 100 < nlat ? (nlat * 95) / 100 : nlat - 1] / 1e6);
+                         (double)lat[(nlat * 95) / 100 < nlat ? (nlat * 95) / 100 : nlat - 1] /
+                             1e6);
             printf("minute %3d: %llu batches, %llu errors; queries %s, %llu errors\n", minute + 1,
                    (unsigned long long)(sent - min_sent), (unsigned long long)(errors - min_err),
                    p95, (unsigned long long)qerrors);

@@ -193,7 +193,7 @@ static const char *qs_show(const char *v, char buf[48])
     n = 40;
     while (n && ((unsigned char)v[n] & 0xc0) == 0x80)
         n--;
-    memcpy(buf, v, n);
+    memcpy(buf, v, n); // NOLINT(bugprone-not-null-terminated-result): "..." and its NUL follow
     memcpy(buf + n, "...", 4);
     return buf;
 }

@@ -107,7 +107,8 @@ static int64_t points_buckets(const tui_gc_data *d, int64_t *out, size_t n)
         const jp_gc_point *p = &d->points[i];
         if (p->pause_total_ns <= 0)
             continue;
-        double pos = (double)((p->start_ns + p->end_ns) / 2 - d->from_ns) / width;
+        int64_t mid = p->start_ns + (p->end_ns - p->start_ns) / 2;
+        double pos = (double)(mid - d->from_ns) / width;
         size_t b = pos < 0 ? 0 : pos >= (double)n ? n - 1 : (size_t)pos;
         out[b] += p->pause_total_ns;
         if (out[b] > top)

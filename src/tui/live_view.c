@@ -360,17 +360,15 @@ static void flame_rebuild_as(tui_live_view *v, int want)
         v->flame_kind = (jp_kind)want;
     jp_kind k = JP_KIND_CPU;
     tui_kind_default(p->profile, &k);
-    if (v->flame_kind_set &&
-        (jp_profile_has_kind(p->profile, v->flame_kind) ||
-         (v->baseline && jp_profile_has_kind(v->baseline, v->flame_kind))))
+    if (v->flame_kind_set && (jp_profile_has_kind(p->profile, v->flame_kind) ||
+                              (v->baseline && jp_profile_has_kind(v->baseline, v->flame_kind))))
         k = v->flame_kind;
     tui_live_prof_label(v->live, v->flame_label, sizeof v->flame_label);
     const char *problem = NULL;
     jp_error err;
     jp_error_init(&err);
-    if (v->baseline && jp_diff_new(v->baseline, p->profile, k, v->flame_threads,
-                                   v->flame_by_value, v->base_norm, &v->flame_diff,
-                                   &err) != JP_OK) {
+    if (v->baseline && jp_diff_new(v->baseline, p->profile, k, v->flame_threads, v->flame_by_value,
+                                   v->base_norm, &v->flame_diff, &err) != JP_OK) {
         v->flame_diff = NULL;
         problem = err.msg;
     }
@@ -424,12 +422,11 @@ static void baseline_toggle(tui_live_view *v)
     char t[48] = "?";
     jp_rfc3339_format(p->rep.start_ns, t, sizeof t);
     char span[32] = "?";
-    jp_format_ns(p->rep.end_ns > p->rep.start_ns ? (uint64_t)(p->rep.end_ns - p->rep.start_ns)
-                                                  : 0,
+    jp_format_ns(p->rep.end_ns > p->rep.start_ns ? (uint64_t)(p->rep.end_ns - p->rep.start_ns) : 0,
                  span, sizeof span);
     /* "baseline 17:21:05Z+10 s": the title has little room */
-    snprintf(v->base_label, sizeof v->base_label, "baseline %.8sZ+%s",
-             strlen(t) >= 19 ? t + 11 : t, span);
+    snprintf(v->base_label, sizeof v->base_label, "baseline %.8sZ+%s", strlen(t) >= 19 ? t + 11 : t,
+             span);
     v->base_norm = JP_DIFF_PER_SAMPLE;
     flame_rebuild(v);
     tui_view_message(v->flame, false,

@@ -150,8 +150,11 @@ static bool gname(gdec *d, const json_t *o, const char *key, char *dst, size_t c
     if (!strcmp(s, "unknown"))
         return true;
     size_t n = utf8_whole(s, strnlen(s, cap - 1));
-    for (size_t i = 0; i < n; i++)
-        dst[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+    for (size_t i = 0; i < n; i++) {
+        dst[i] = s[i];
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            dst[i] = '?';
+    }
     dst[n] = 0;
     return true;
 }

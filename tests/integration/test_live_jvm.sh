@@ -79,8 +79,10 @@ assert ranked[0] == "hot-spinner", ranked[:5]
 assert ranked.index("warm-spinner") < min(ranked.index(n) for n in ranked if n.startswith(("ledger-", "vault-"))), ranked
 hot = d["threads"][0]
 assert hot["cpu_confidence"] == "exact" and hot["cpu_pct"] > 5, hot
-# the snapshot may catch the spinner one call below its loop
-assert any(f.startswith("live.Contention$Hot.spin") for f in hot["stack"][:3]), hot["stack"][:3]
+# the snapshot may catch the spinner one call below its loop, or (a
+# safepoint where the call returns, seen once with JDK 25) in the loop itself
+assert any(f.startswith("live.Contention$Hot.spin") for f in hot["stack"][:3]) or \
+    hot["stack"][0].startswith("live.Contention.lambda$main$0("), hot["stack"][:3]
 locks = {l["lock"]["class"]: l for l in d["locks"]}
 led = locks["live.Contention$Ledger"]
 assert led["owner"]["name"] == "ledger-owner" and led["owner_blocks"] == 3, led

@@ -185,33 +185,6 @@ jp_batch_gc *jp_batch_add_gc(jp_batch *b)
     return g;
 }
 
-/* The GC entries of a window: those that end in [from, to]. The JDK writes
- * an event when it ends, and a window's recording can also hold a few that
- * ended just outside it (a dump's edges): each belongs to the window it
- * ended in, so two windows never count one pause. */
-static void gc_clip(const jp_gc_log *src, int64_t from, int64_t to, jp_gc_log *dst)
-{
-    for (size_t i = 0; i < src->ngcs; i++) {
-        int64_t end =
-            src->gcs[i].start_ns + (src->gcs[i].duration_ns > 0 ? src->gcs[i].duration_ns : 0);
-        if (end >= from && end <= to)
-            jp_gc_log_collection(dst, &src->gcs[i]);
-    }
-    for (size_t i = 0; i < src->npauses; i++) {
-        int64_t end = src->pauses[i].start_ns +
-                      (src->pauses[i].duration_ns > 0 ? src->pauses[i].duration_ns : 0);
-        if (end >= from && end <= to)
-            jp_gc_log_pause(dst, &src->pauses[i]);
-    }
-    for (size_t i = 0; i < src->nheaps; i++)
-        if (src->heaps[i].time_ns >= from && src->heaps[i].time_ns <= to)
-            jp_gc_log_heap(dst, &src->heaps[i]);
-    for (size_t i = 0; i < src->ntallocs; i++)
-        if (src->tallocs[i].time_ns >= from && src->tallocs[i].time_ns <= to)
-            jp_gc_log_talloc(dst, &src->tallocs[i]);
-    dst->dropped = src->dropped;
-}
-
 size_t jp_batch_add_profile(jp_batch *b, const jp_profile *p, const jp_batch_target *target,
                             int64_t start_ns, int64_t end_ns)
 {
@@ -262,22 +235,14 @@ size_t jp_batch_add_profile(jp_batch *b, const jp_profile *p, const jp_batch_tar
     }
     free(map);
     free(smap);
-    jp_gc_log clipped;
-    jp_gc_log_init(&clipped);
-    const jp_gc_log *gl = &p->gc;
-    if (end_ns > start_ns) {
-        gc_clip(&p->gc, start_ns, end_ns, &clipped);
-        gl = &clipped;
-    }
-    if (jp_gc_log_any(gl)) {
+    if (jp_gc_log_any(&p->gc)) {
         jp_batch_gc *g = jp_batch_add_gc(b);
         jp_batch_target_copy(&g->target, target);
         int64_t span = end_ns > start_ns ? end_ns - start_ns : 0;
-        jp_gc_window_compute(gl, 0, 0, p->kinds[JP_KIND_ALLOC].value, span, &g->w);
+        jp_gc_window_compute(&p->gc, 0, 0, p->kinds[JP_KIND_ALLOC].value, span, &g->w);
         g->w.s.from_ns = start_ns;
         g->w.s.to_ns = end_ns;
         added++;
     }
-    jp_gc_log_cleanup(&clipped);
     return added;
 }

@@ -164,7 +164,7 @@ jp_batch_gc *jp_batch_add_gc(jp_batch *b);
 
 /* Adds one window per kind present in `p` (a parsed JFR file) for `target`,
  * covering [start_ns, end_ns), and the GC record of the window when the
- * profile holds GC events that end in it (the allocation profile's total is the last
+ * profile holds GC events (the allocation profile's total is the last
  * resort for the rate, as for a local recording). Frames, threads and
  * stacks are interned into the batch's tables. Returns the number of
  * windows and GC records added. */

@@ -10,7 +10,6 @@
 #include <zlib.h>
 
 #include "model/analyze.h"
-#include "wire/batch.h"
 #include "wire/pprof.h"
 #include "wire/snapshot_json.h"
 #include "wire/zstd_frame.h"
@@ -282,48 +281,6 @@ static void test_pprof_decodes(void **state)
     jp_profile_free(p);
 }
 
-/* A window's GC record holds the GC events that end in it: a pause that
- * ended before the window (a dump's edge) or after it is the neighbour's. */
-static void test_batch_gc_record_holds_what_ends_in_the_window(void **state)
-{
-    (void)state;
-    const int64_t ms = 1000000, t0 = 1795600000000000000LL, t1 = t0 + 10000 * ms;
-    jp_profile *p = jp_profile_new();
-    const int64_t starts[] = {t0 - 50 * ms, t0 - 5 * ms, t0 + 100 * ms, t1 - 2 * ms, t1 + 1 * ms};
-    for (size_t i = 0; i < 5; i++) {
-        jp_gc_collection c = {.start_ns = starts[i],
-                              .duration_ns = 10 * ms,
-                              .sum_pauses_ns = 10 * ms,
-                              .longest_pause_ns = 10 * ms,
-                              .gc_id = i + 1};
-        snprintf(c.name, sizeof c.name, "G1New");
-        snprintf(c.cause, sizeof c.cause, "G1 Evacuation Pause");
-        jp_gc_log_collection(&p->gc, &c);
-        jp_gc_pause ps = {
-            .start_ns = starts[i], .duration_ns = (int64_t)(i + 1) * ms, .gc_id = i + 1};
-        snprintf(ps.name, sizeof ps.name, "GC Pause");
-        jp_gc_log_pause(&p->gc, &ps);
-    }
-    jp_batch b;
-    jp_batch_init(&b);
-    jp_batch_target t = {0};
-    t.ns = "shop";
-    t.service = "checkout";
-    t.pod = "checkout-1";
-    assert_int_equal(jp_batch_add_profile(&b, p, &t, t0, t1), 1);
-    assert_int_equal(b.ngcs, 1);
-    /* the pauses (1..5 ms) end at t0-49, t0-3, t0+103, t1+2, t1+6: only the
-     * third is in; the collections (10 ms) at t0-40, t0+5, t0+110, t1+8,
-     * t1+11: the second and third are */
-    assert_int_equal(b.gcs[0].w.s.pauses, 1);
-    assert_int_equal(b.gcs[0].w.s.pause_total_ns, 3 * ms);
-    assert_int_equal(b.gcs[0].w.s.collections, 2);
-    assert_int_equal(b.gcs[0].w.s.from_ns, t0);
-    assert_int_equal(b.gcs[0].w.s.to_ns, t1);
-    jp_batch_cleanup(&b);
-    jp_profile_free(p);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -332,7 +289,6 @@ int main(void)
         cmocka_unit_test(test_snapshot_json_flat_form),
         cmocka_unit_test(test_zstd_bomb_is_stopped_at_the_cap),
         cmocka_unit_test(test_pprof_decodes),
-        cmocka_unit_test(test_batch_gc_record_holds_what_ends_in_the_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

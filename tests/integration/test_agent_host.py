@@ -241,25 +241,38 @@ def gc_checks(env, pid, oracle_jfr, since_ns):
     check(gc["recorded"] and gc["pauses"] > 0 and gc["collections"] > 0 and
           meta["windows"] == len(got), "/api/v1/gc: pauses > 0 over the stored windows", g)
 
-    # each stored window is the oracle's summary of the events in its span.
-    # An event is written into the recording when it ends, so a window holds
-    # the events that end in it (a pause may start just before).
+    # each stored window is the oracle's summary of the events its recording
+    # holds: an event is written into the recordings running when it is
+    # committed, which is when it ends, except a collection's phase pauses:
+    # HotSpot sends them when the collection ends (a concurrent cycle's Remark
+    # and Cleanup come with its jdk.GarbageCollection, hundreds of ms later,
+    # possibly in the next window). Measured by recording windows beside a
+    # continuous recording of the same JVM: 16 windows under load, every
+    # event placed by this rule.
     def end_of(ev):
         v = ev["values"]
         return timestamp_ns(v["startTime"]) + duration_ns(v.get("duration"))
+    gc_end = {e["values"].get("gcId"): end_of(e) for e in events
+              if e["type"] == "jdk.GarbageCollection"}
+
+    def commit_of(ev):
+        gid = ev["values"].get("gcId")
+        if ev["type"] == "jdk.GCPhasePause" and gid in gc_end:
+            return max(end_of(ev), gc_end[gid])
+        return end_of(ev)
 
     def in_span(ev, w):
-        return w["start"] <= end_of(ev) <= w["end"]
+        return w["start"] <= commit_of(ev) <= w["end"]
 
     # Two recordings convert ticks to ns from their own chunk anchors, so an
-    # event ending within EDGE of a window's bound may fall on either side in
-    # the other recording: the stored window must equal the oracle's summary
-    # of the events inside, with or without each such edge event.
+    # event committed within EDGE of a window's bound may fall on either side
+    # in the other recording: the stored window must equal the oracle's
+    # summary of the events inside, with or without each such edge event.
     EDGE = 1_000_000
 
     def candidates(w):
         def near(e):
-            return abs(end_of(e) - w["start"]) < EDGE or abs(end_of(e) - w["end"]) < EDGE
+            return abs(commit_of(e) - w["start"]) < EDGE or abs(commit_of(e) - w["end"]) < EDGE
         yield gc_oracle.expect([e for e in events if in_span(e, w)])
         inner = [e for e in events if in_span(e, w) and not near(e)]
         edge = [e for e in events if near(e)][:10]
@@ -285,22 +298,13 @@ def gc_checks(env, pid, oracle_jfr, since_ns):
         want = gc_oracle.expect([e for e in events if in_span(e, w)])
         s = w["summary"]
         same = any(matches(s, c) for c in candidates(w))
-        if not same:
-            # at most two events at the window's edges counted on the other
-            # side (seen: +2 and -1 pauses of ~270 in CI runs); the rest exact
-            same = (abs(s.get("pauses", 0) - want.get("pauses", 0)) <= 2 and
-                    abs(s.get("collections", 0) - want.get("collections", 0)) <= 2 and
-                    s.get("pause_max_ns") == want.get("pause_max_ns") and
-                    ("longest" not in want or same_longest(s["longest"], want["longest"])))
-            if same:
-                print("NOTE: window %d..%d within 2 edge events of the oracle" % (w["start"], w["end"]))
         exact += same
         if not same:
             print("NOTE: window %d..%d: stored %s, oracle %s" % (
                 w["start"], w["end"], json.dumps(s, sort_keys=True),
                 json.dumps(want, sort_keys=True)))
     check(exact == len(got), "every stored GC window equals the oracle over its span "
-          "(counts, total, p50, max, longest, heap; at most 2 edge events apart)", "%d of %d" % (exact, len(got)))
+          "(counts, total, p50, max, longest, heap)", "%d of %d" % (exact, len(got)))
 
     # the API's answer is the merge of the stored windows
     durs = sorted(d for w in got for d in w["pause_ns"])
@@ -330,10 +334,10 @@ def gc_checks(env, pid, oracle_jfr, since_ns):
 def run(env):
     if not check(env.start_server(), "jprof-server starts"):
         return 1
-    # the JVMs' lifetimes are stretched with the agent's work under valgrind: the
-    # short one must still be profiled before it exits, the others outlive the test
+    # the JVMs' lifetimes are stretched with the agent's work under valgrind:
+    # they outlive the test (the second one is stopped by the test, section 2)
     wl = env.spawn(["java", "-Xmx256m", "-cp", CLASSES, "shop.JprofWorkload", life(300)], "wl.log")
-    short = env.spawn(["java", "-Xmx64m", "-cp", CLASSES, "shop.JprofWorkload", life(12)],
+    short = env.spawn(["java", "-Xmx64m", "-cp", CLASSES, "shop.JprofWorkload", life(300)],
                       "wl2.log")
     dl = None
     src = os.path.join(SRCDIR, "tests/java/Deadlocks.java")
@@ -405,7 +409,20 @@ def run(env):
     else:
         print("NOTE: no javac: the deadlock check is left out")
 
-    # 2. a JVM exiting mid-window: its last status on the server says why
+    # 2. a JVM exiting mid-window: its last status on the server says why.
+    # It exits (SIGTERM: its shutdown runs) once the agent profiles it, not
+    # after a fixed time: under load the agent may first see a JVM seconds
+    # after it started, and one it never saw alive it has nothing to report.
+    def short_active():
+        r = get(env.base + "/api/v1/targets?namespace=demo&service=JprofWorkload&from=-1h",
+                READ)
+        return any(t["target"].get("pid") == short.pid and t.get("state") == "active"
+                   for t in r.get("targets", []))
+    check(wait_for(short_active, timeout=2 * WINDOW + 20), "the second JVM is profiled (active)",
+          get(env.base + "/api/v1/targets?namespace=demo&service=JprofWorkload&from=-1h", READ))
+    short.terminate()
+    short.wait(timeout=30)
+
     def exited():
         r = get(env.base + "/api/v1/targets?namespace=demo&service=JprofWorkload&from=-1h",
                 READ)

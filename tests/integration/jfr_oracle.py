@@ -218,8 +218,14 @@ def iter_events(text):
         yield obj
 
 
+# jfr print is a short batch job: C1 and the serial collector take a third
+# less CPU than the defaults (make check shares two cores with other tests).
+JFR_JVM_OPTS = ["-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC"]
+
+
 def run_jfr(jfr, path, kind):
-    cmd = [jfr, "print", "--json", "--stack-depth", "2048", "--events", ",".join(EVENTS[kind]), path]
+    cmd = [jfr] + JFR_JVM_OPTS + ["print", "--json", "--stack-depth", "2048", "--events",
+                                  ",".join(EVENTS[kind]), path]
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if proc.returncode != 0:
         sys.stderr.write("jfr_oracle: %s failed (%d): %s\n" % (" ".join(cmd), proc.returncode, proc.stderr.decode(errors="replace")))
@@ -228,6 +234,8 @@ def run_jfr(jfr, path, kind):
 
 
 def stack_key(values):
+    if STACK_KEY in values:
+        return values[STACK_KEY]
     thread = values.get("sampledThread", values.get("eventThread"))
     trace = values.get("stackTrace")
     if trace and trace.get("frames"):
@@ -286,17 +294,69 @@ def leaks(events, tail):
     return [(e[2], e[3]) for e in sorted(live.values(), key=lambda x: x[1]) if e[0] <= cut]
 
 
-def aggregate(jfr, path, kind, window=None, states=None, leak=False, tail=0.1):
-    """{"thread\\x00stack": [samples, total_or_None, events]} for one file and
-    kind, of the events starting in window = (from_ns, to_ns) when given;
-    "\\x00lost" holds the lost cputime samples."""
-    events = []
-    lost = 0
+# A compact event: its scalar values (every field the rules above read is
+# one), and its stack key under a name no JFR field has.
+STACK_KEY = "\x00stack"
+
+
+def compact_events(jfr, path, kind):
+    """[(etype, values)] of one file and kind, in file order, values compact."""
+    out = []
     for ev in iter_events(run_jfr(jfr, path, kind)):
         etype = ev.get("type")
         if etype not in EVENTS[kind]:
             continue
         values = ev.get("values") or {}
+        c = {k: v for k, v in values.items() if not isinstance(v, (dict, list))}
+        c[STACK_KEY] = stack_key(values)
+        out.append((etype, c))
+    return out
+
+
+def cached_events(jfr, path, kind, cache):
+    """compact_events, kept in the cache so that the window, state and leak
+    variants of one (file, kind) cost one `jfr print` and one parse."""
+    if not cache:
+        return compact_events(jfr, path, kind)
+    st = os.stat(path)
+    me = os.stat(os.path.abspath(__file__)).st_mtime_ns
+    ident = "events|%s|%d|%d|%s|%s|%d" % (os.path.abspath(path), st.st_size, st.st_mtime_ns, kind, jfr, me)
+    fname = os.path.join(cache, "events-" + hashlib.sha1(ident.encode()).hexdigest() + ".json")
+    try:
+        with open(fname) as f:
+            d = json.load(f)
+        stacks = d["stacks"]
+        out = []
+        for etype, si, values in d["events"]:
+            values[STACK_KEY] = stacks[si]
+            out.append((etype, values))
+        return out
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        pass
+    events = compact_events(jfr, path, kind)
+    index, stacks, rows = {}, [], []
+    for etype, values in events:
+        v = dict(values)
+        key = v.pop(STACK_KEY)
+        if key not in index:
+            index[key] = len(stacks)
+            stacks.append(key)
+        rows.append([etype, index[key], v])
+    os.makedirs(cache, exist_ok=True)
+    tmp = fname + ".tmp%d" % os.getpid()
+    with open(tmp, "w") as f:
+        json.dump({"stacks": stacks, "events": rows}, f)
+    os.replace(tmp, fname)
+    return events
+
+
+def aggregate(jfr, path, kind, window=None, states=None, leak=False, tail=0.1, cache=None):
+    """{"thread\\x00stack": [samples, total_or_None, events]} for one file and
+    kind, of the events starting in window = (from_ns, to_ns) when given;
+    "\\x00lost" holds the lost cputime samples."""
+    events = []
+    lost = 0
+    for etype, values in cached_events(jfr, path, kind, cache):
         if window and etype != "jdk.ActiveSetting":
             t = timestamp_ns(values.get("startTime"))
             if (window[0] is not None and t < window[0]) or (window[1] is not None and t >= window[1]):
@@ -349,7 +409,7 @@ def cached_aggregate(jfr, path, kind, cache, window=None, states=None, leak=Fals
             return json.load(f)
     except (OSError, ValueError):
         pass
-    agg = aggregate(jfr, path, kind, window, states, leak, tail)
+    agg = aggregate(jfr, path, kind, window, states, leak, tail, cache)
     os.makedirs(cache, exist_ok=True)
     tmp = fname + ".tmp%d" % os.getpid()
     with open(tmp, "w") as f:

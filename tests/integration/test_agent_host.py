@@ -519,14 +519,18 @@ def run(env):
 
     # 6. a JVM exits and the agent is stopped before its next scan sees it:
     # the stop fails, and the marker must still go (host mode: our /tmp)
-    brief = env.spawn(["java", "-Xmx64m", "-cp", CLASSES, "shop.JprofWorkload", life(6)],
+    # (it exits when told, once profiled: a fixed lifetime may end before a
+    # starved agent attaches)
+    brief = env.spawn(["java", "-Xmx64m", "-cp", CLASSES, "shop.JprofWorkload", life(300)],
                       "wl3.log")
     conf2 = os.path.join(env.tmp, "agent2.conf")
     with open(conf2, "w") as f:
         f.write("pid %d\n" % brief.pid)
     agent = env.start_agent(conf2, scan="600s")
     marker = "/tmp/jprof/agent-session-%d" % brief.pid
-    check(wait_for(lambda: os.path.exists(marker), 20), "the short JVM is profiled", marker)
+    check(wait_for(lambda: os.path.exists(marker), vgwrap.slow(30)), "the short JVM is profiled",
+          marker)
+    brief.terminate()
     brief.wait(timeout=vgwrap.slow(30))
     agent.send_signal(signal.SIGTERM)
     check(agent.wait(timeout=vgwrap.slow(30)) == 0,

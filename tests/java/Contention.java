@@ -2,7 +2,9 @@
  * Contention - a JVM whose threads have known CPU use and lock contention,
  * for jprof's live tests.
  *
- *   "hot-spinner"       burns a full core in Hot.spin (hottest thread)
+ *   "hot-spinner"       burns a full core in Hot.spin (hottest thread); with
+ *                       -Dcontention.hot=P, P% of a core (spins P ms of
+ *                       every 100), for tests that share a small machine
  *   "warm-spinner"      burns ~30% of a core in Hot.spin, sleeps the rest
  *   "ledger-owner"      holds the monitor of Contention$Ledger and sleeps inside it;
  *   "ledger-waiter-1..3" BLOCKED entering that monitor (monitor contention)
@@ -96,9 +98,15 @@ public final class Contention {
 
     public static void main(String[] args) throws InterruptedException {
         long seconds = args.length > 0 ? Long.parseLong(args[0]) : 600;
+        int hot = Integer.getInteger("contention.hot", 100);
         post(() -> {
             while (running) {
-                sink += Hot.spin(100_000_000L);
+                if (hot >= 100) {
+                    sink += Hot.spin(100_000_000L);
+                } else {
+                    sink += Hot.spin(1_000_000L * Math.max(hot, 1));
+                    sleep(100L - Math.max(hot, 1));
+                }
             }
         }, "hot-spinner");
         post(() -> {

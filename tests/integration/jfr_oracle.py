@@ -313,15 +313,32 @@ def compact_events(jfr, path, kind):
     return out
 
 
+def cache_file(cache, prefix, path, *parts):
+    """The cache file of one answer about `path`: named by the file's path,
+    size and mtime, this script's mtime (a changed rule invalidates it) and
+    the parts of the question."""
+    st = os.stat(path)
+    me = os.stat(os.path.abspath(__file__)).st_mtime_ns
+    ident = "%s|%s|%d|%d|%d|%s" % (prefix, os.path.abspath(path), st.st_size, st.st_mtime_ns, me,
+                                   "|".join(map(repr, parts)))
+    return os.path.join(cache, prefix + "-" + hashlib.sha1(ident.encode()).hexdigest() + ".json")
+
+
+def cache_store(fname, obj):
+    """Writes obj as JSON into fname atomically (parallel jobs share the cache)."""
+    os.makedirs(os.path.dirname(fname), exist_ok=True)
+    tmp = fname + ".tmp%d" % os.getpid()
+    with open(tmp, "w") as f:
+        json.dump(obj, f)
+    os.replace(tmp, fname)
+
+
 def cached_events(jfr, path, kind, cache):
     """compact_events, kept in the cache so that the window, state and leak
     variants of one (file, kind) cost one `jfr print` and one parse."""
     if not cache:
         return compact_events(jfr, path, kind)
-    st = os.stat(path)
-    me = os.stat(os.path.abspath(__file__)).st_mtime_ns
-    ident = "events|%s|%d|%d|%s|%s|%d" % (os.path.abspath(path), st.st_size, st.st_mtime_ns, kind, jfr, me)
-    fname = os.path.join(cache, "events-" + hashlib.sha1(ident.encode()).hexdigest() + ".json")
+    fname = cache_file(cache, "events", path, kind, jfr)
     try:
         with open(fname) as f:
             d = json.load(f)
@@ -342,11 +359,7 @@ def cached_events(jfr, path, kind, cache):
             index[key] = len(stacks)
             stacks.append(key)
         rows.append([etype, index[key], v])
-    os.makedirs(cache, exist_ok=True)
-    tmp = fname + ".tmp%d" % os.getpid()
-    with open(tmp, "w") as f:
-        json.dump({"stacks": stacks, "events": rows}, f)
-    os.replace(tmp, fname)
+    cache_store(fname, {"stacks": stacks, "events": rows})
     return events
 
 
@@ -398,23 +411,15 @@ def io_detail(jfr, path):
 def cached_aggregate(jfr, path, kind, cache, window=None, states=None, leak=False, tail=0.1):
     if not cache:
         return aggregate(jfr, path, kind, window, states, leak, tail)
-    st = os.stat(path)
-    me = os.stat(os.path.abspath(__file__)).st_mtime_ns  # a changed naming rule invalidates it
-    ident = "%s|%d|%d|%s|%s|%s|%d|%s|%s|%r" % (os.path.abspath(path), st.st_size, st.st_mtime_ns, kind, jfr,
-                                              window, me, sorted(states or []) if states is not None else None,
-                                              leak, tail)
-    fname = os.path.join(cache, "oracle-" + hashlib.sha1(ident.encode()).hexdigest() + ".json")
+    fname = cache_file(cache, "oracle", path, kind, jfr, window,
+                       sorted(states) if states is not None else None, leak, tail)
     try:
         with open(fname) as f:
             return json.load(f)
     except (OSError, ValueError):
         pass
     agg = aggregate(jfr, path, kind, window, states, leak, tail, cache)
-    os.makedirs(cache, exist_ok=True)
-    tmp = fname + ".tmp%d" % os.getpid()
-    with open(tmp, "w") as f:
-        json.dump(agg, f)
-    os.replace(tmp, fname)
+    cache_store(fname, agg)
     return agg
 
 

@@ -421,7 +421,7 @@ def run(env):
     check(wait_for(short_active, timeout=2 * WINDOW + 20), "the second JVM is profiled (active)",
           get(env.base + "/api/v1/targets?namespace=demo&service=JprofWorkload&from=-1h", READ))
     short.terminate()
-    short.wait(timeout=30)
+    short.wait(timeout=vgwrap.slow(30))
 
     def exited():
         r = get(env.base + "/api/v1/targets?namespace=demo&service=JprofWorkload&from=-1h",

@@ -98,14 +98,12 @@ public final class Contention {
 
     public static void main(String[] args) throws InterruptedException {
         long seconds = args.length > 0 ? Long.parseLong(args[0]) : 600;
-        int hot = Integer.getInteger("contention.hot", 100);
+        int hot = Math.max(1, Math.min(100, Integer.getInteger("contention.hot", 100)));
         post(() -> {
             while (running) {
-                if (hot >= 100) {
-                    sink += Hot.spin(100_000_000L);
-                } else {
-                    sink += Hot.spin(1_000_000L * Math.max(hot, 1));
-                    sleep(100L - Math.max(hot, 1));
+                sink += Hot.spin(1_000_000L * hot);
+                if (hot < 100) {
+                    sleep(100L - hot);
                 }
             }
         }, "hot-spinner");

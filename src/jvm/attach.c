@@ -207,9 +207,63 @@ static jp_err errno_to_err(const jvm_proc *t, int e, const char *what, jp_error 
     return jp_error_set(err, JP_ERR_IO, "pid %d: %s: %s", (int)t->pid, what, strerror(e));
 }
 
+/* 1 when the process catches SIGQUIT (its SigCgt mask in /proc/PID/status),
+ * 0 when it does not (yet), -errno when the file cannot be read. */
+static int catches_sigquit(pid_t pid)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    if (jvm_read_small_file(path, buf, sizeof buf) < 0)
+        return -errno;
+    const char *line = strstr(buf, "\nSigCgt:");
+    if (!line)
+        return -EPROTO;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long mask = strtoull(line + 8, &end, 16);
+    if (errno || end == line + 8)
+        return -EPROTO;
+    return ((mask >> (SIGQUIT - 1)) & 1) ? 1 : 0;
+}
+
+/* SIGQUIT ends a JVM that has mapped libjvm.so but not yet installed its
+ * handler (its first tens of ms; seconds with a large pre-touched heap):
+ * waits for the handler until the deadline, and never signals without it.
+ * A JVM run with -Xrs has no handler but opens its socket at start-up, so
+ * it is connected to before this point. */
+static jp_err wait_sigquit_handler(const jvm_proc *t, int64_t deadline, jp_error *err)
+{
+    int64_t delay = 5 * NS_PER_MS;
+    for (;;) {
+        int c = catches_sigquit(t->pid);
+        if (c == 1)
+            return JP_OK;
+        if (c < 0 && c != -EPROTO)
+            return errno_to_err(t, -c, "/proc status", err);
+        if (!jvm_proc_alive(t))
+            return jp_error_set(err, JP_ERR_EXITED, "pid %d exited during attach", (int)t->pid);
+        int64_t left = deadline - jp_time_mono_ns();
+        if (left <= 0)
+            return jp_error_set(err, JP_ERR_TIMEOUT,
+                                "pid %d: no SIGQUIT handler and no attach socket (a JVM still "
+                                "starting, or one run with -Xrs whose socket was removed); not "
+                                "signalled, since SIGQUIT would end it; retry",
+                                (int)t->pid);
+        sleep_ns(delay < left ? delay : left);
+        delay = delay * 2 > 200 * NS_PER_MS ? 200 * NS_PER_MS : delay * 2;
+    }
+}
+
 /* Makes the JVM start its attach listener and waits for the socket. */
 static jp_err start_listener(const jvm_proc *t, const jvm_attach_opts *o, int *fd, jp_error *err)
 {
+    int64_t deadline = jp_time_mono_ns() + o->attach_timeout_ns;
+    jp_err hr = wait_sigquit_handler(t, deadline, err);
+    if (hr != JP_OK)
+        return hr;
+    *fd = connect_target(t); /* it may have opened the socket meanwhile */
+    if (*fd >= 0)
+        return JP_OK;
     char trig[32];
     int dfd = create_trigger(t, trig, sizeof trig);
     if (dfd < 0)
@@ -223,7 +277,6 @@ static jp_err start_listener(const jvm_proc *t, const jvm_attach_opts *o, int *f
         out = errno_to_err(t, errno, "SIGQUIT", err);
         goto done;
     }
-    int64_t deadline = jp_time_mono_ns() + o->attach_timeout_ns;
     int64_t delay = 10 * NS_PER_MS;
     for (;;) {
         int64_t left = deadline - jp_time_mono_ns();

@@ -5,10 +5,13 @@
  *     that libjvm.so is mapped: nothing here signals a process that is not a
  *     HotSpot JVM, and a JVM started with -XX:+DisableAttachMechanism is
  *     refused before it is signalled (JP_ERR_ATTACH_DISABLED).
- *  2. If /proc/PID/root/tmp/.java_pid<NSPID> is not a live socket, it creates
- *     .attach_pid<NSPID> in the JVM's cwd (or its /tmp), sends SIGQUIT, and
- *     polls for the socket with a growing back-off bounded by
- *     opts.attach_timeout_ns (default 6 s). The trigger file is removed.
+ *  2. If /proc/PID/root/tmp/.java_pid<NSPID> is not a live socket, it waits
+ *     until the JVM catches SIGQUIT (SigCgt in /proc/PID/status; a JVM in its
+ *     first ms has libjvm.so mapped but no handler, and SIGQUIT would end
+ *     it), then creates .attach_pid<NSPID> in the JVM's cwd (or its /tmp),
+ *     sends SIGQUIT, and polls for the socket with a growing back-off; both
+ *     waits together are bounded by opts.attach_timeout_ns (default 6 s).
+ *     The trigger file is removed.
  *  3. It connects with the target's effective uid/gid, which the JVM checks
  *     with SO_PEERCRED. When we are root and the target is another user, a
  *     forked single-threaded child changes its credentials, connects, and

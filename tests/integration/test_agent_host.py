@@ -526,6 +526,17 @@ def run(env):
     conf2 = os.path.join(env.tmp, "agent2.conf")
     with open(conf2, "w") as f:
         f.write("pid %d\n" % brief.pid)
+
+    # the agent scans once at its start and not again for 600 s: a JVM that
+    # has not mapped libjvm.so yet is no JVM to it (the attach then waits
+    # for its SIGQUIT handler: jvm/attach.h)
+    def jvm_loaded():
+        try:
+            with open("/proc/%d/maps" % brief.pid) as f:
+                return "/libjvm.so" in f.read()
+        except OSError:
+            return False
+    check(wait_for(jvm_loaded, vgwrap.slow(30)), "the short JVM has loaded libjvm.so")
     agent = env.start_agent(conf2, scan="600s")
     marker = "/tmp/jprof/agent-session-%d" % brief.pid
     check(wait_for(lambda: os.path.exists(marker), vgwrap.slow(30)), "the short JVM is profiled",

@@ -181,6 +181,35 @@ expect_exit() {
     fi
 }
 
+# A JVM that has mapped libjvm.so but not yet installed its SIGQUIT handler
+# (its first tens of ms; HotSpot's PauseAtStartup holds it there until a
+# file goes): SIGQUIT would end it, so jprof must wait for the handler.
+starting_case() {
+    local home=$1 pause=$work/vm.paused.$$ sp
+    echo "--- a JVM still starting"
+    rm -f "$pause"
+    (cd "$work/cwd" && exec "$home/bin/java" -XX:+UnlockDiagnosticVMOptions -XX:+PauseAtStartup \
+        "-XX:PauseAtStartupFile=$pause" -Xmx64m -cp "$classes" live.Deadlocks 600 >/dev/null 2>&1) &
+    sp=$!
+    pids+=("$sp")
+    for _ in $(seq 100); do
+        [ -e "$pause" ] && grep -q /libjvm.so "/proc/$sp/maps" 2>/dev/null && break
+        sleep 0.1
+    done
+    if ! [ -e "$pause" ]; then
+        fail "the paused JVM did not start"
+        return
+    fi
+    expect_exit "a starting JVM is not signalled: attach times out" 20 "no SIGQUIT handler" \
+        env JPROF_ATTACH_TIMEOUT=1s "$probe" snapshot "$sp" thread-print
+    if kill -0 "$sp" 2>/dev/null; then pass "the starting JVM survives the attach"; else fail "the starting JVM was killed"; fi
+    [ -z "$(leftovers "$sp")" ] && pass "no trigger file left for the starting JVM"
+    (sleep 1 && rm -f "$pause") &
+    expect_exit "attach waits for the handler, then works" 0 "deadlock 2" \
+        env JPROF_ATTACH_TIMEOUT=30s "$probe" snapshot "$sp" thread-print
+    kill "$sp" 2>/dev/null
+}
+
 error_cases() {
     local home=$1
     echo "--- error cases"
@@ -203,6 +232,8 @@ error_cases() {
     kill -CONT "$tp"
     sleep 0.5
     expect_exit "attach works after the JVM resumes" 0 "deadlock 2" "$probe" snapshot "$tp" thread-print
+
+    starting_case "$home"
 
     start_jvm "$home" Deadlocks || fail "JVM for exit"
     local xp=$jvm_pid

@@ -127,7 +127,11 @@ static int scan_maps(pid_t pid, jvm_proc *out)
         }
         if (strstr(slash, "libasyncProfiler"))
             out->async_profiler = true;
+        if (strstr(slash, "/libj9vm"))
+            out->openj9 = true;
     }
+    if (out->openj9)
+        out->hotspot = false;
     /* reading maps of a process we may not ptrace yields EACCES on read */
     int bad = ferror(f);
     int e = errno;
@@ -322,6 +326,12 @@ jp_err jvm_proc_open(pid_t pid, jvm_proc *out, jp_error *err)
     jp_err rc = jvm_proc_read(pid, out, err);
     if (rc != JP_OK)
         return rc;
+    if (out->openj9)
+        return jp_error_set(err, JP_ERR_NOT_JVM,
+                            "pid %d is an Eclipse OpenJ9 JVM: jprof speaks HotSpot's attach "
+                            "protocol only (SIGQUIT would make OpenJ9 write a javacore); left "
+                            "untouched",
+                            (int)pid);
     if (!out->hotspot)
         return jp_error_set(err, JP_ERR_NOT_JVM,
                             "pid %d is not a HotSpot JVM (no libjvm.so mapped); left untouched",

@@ -1,8 +1,10 @@
 /* proc.h - local JVM discovery and identity through /proc.
  *
  * Everything here only reads /proc; nothing signals or writes to a process.
- * A process counts as a HotSpot JVM when libjvm.so is mapped into it, which
- * is the check every later step relies on before it may send SIGQUIT.
+ * A process counts as a HotSpot JVM when libjvm.so is mapped into it and
+ * no OpenJ9 VM library (libj9vm*.so: OpenJ9 maps a libjvm.so too, and answers
+ * SIGQUIT with a javacore file), which is the check every later step relies
+ * on before it may send SIGQUIT.
  *
  * Privileges: reading /proc/PID/maps, /proc/PID/environ and following
  * /proc/PID/root needs ptrace-read access to the target, i.e. the same user
@@ -31,7 +33,8 @@ typedef struct jvm_proc {
     char main_class[256]; /* main class, "-jar" file or module/class; "" if unknown */
     int64_t start_ns;     /* process start, ns since the epoch (part of its identity) */
     int64_t uptime_ns;    /* at the time of reading */
-    bool hotspot;         /* libjvm.so is mapped */
+    bool hotspot;         /* libjvm.so is mapped, and no OpenJ9 VM library */
+    bool openj9;          /* an Eclipse OpenJ9 VM (libj9vm*.so): another attach protocol */
     bool async_profiler;  /* a libasyncProfiler is mapped (someone else's profiler) */
     bool attach_disabled; /* -XX:+DisableAttachMechanism found in its options */
     bool agents_disabled; /* -XX:-EnableDynamicAgentLoading found in its options */

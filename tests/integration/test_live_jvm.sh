@@ -221,6 +221,25 @@ error_cases() {
     expect_exit "not a JVM" 23 "not a HotSpot JVM" "$probe" snapshot "$sp"
     if kill -0 "$sp" 2>/dev/null; then pass "sleep survives untouched"; else fail "sleep was killed"; fi
 
+    # an Eclipse OpenJ9 JVM maps a libjvm.so too, and answers SIGQUIT with a
+    # javacore: a process that maps both names (a lookalike: no OpenJ9 here;
+    # SIGQUIT would end it) must be refused untouched
+    mkdir -p "$work/j9/lib/default"
+    head -c 8192 /dev/zero >"$work/j9/lib/default/libjvm.so"
+    head -c 8192 /dev/zero >"$work/j9/lib/default/libj9vm29.so"
+    python3 -c '
+import mmap, sys, time
+files = [open(f, "rb") for f in sys.argv[1:]]
+maps = [mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ) for f in files]
+print("ready", flush=True)
+time.sleep(600)' "$work/j9/lib/default/libjvm.so" "$work/j9/lib/default/libj9vm29.so" >"$work/j9.out" &
+    local jp=$!
+    pids+=("$jp")
+    for _ in $(seq 50); do grep -q ready "$work/j9.out" && break; sleep 0.1; done
+    expect_exit "an OpenJ9 JVM is refused" 23 "Eclipse OpenJ9" "$probe" snapshot "$jp"
+    if kill -0 "$jp" 2>/dev/null; then pass "the OpenJ9 lookalike survives untouched"; else fail "the OpenJ9 lookalike was signalled"; fi
+    kill "$jp"
+
     start_jvm "$home" Deadlocks -XX:+DisableAttachMechanism || fail "JVM without attach"
     expect_exit "attach mechanism disabled" 24 "DisableAttachMechanism" "$probe" snapshot "$jvm_pid"
     [ -z "$(leftovers "$jvm_pid")" ] && kill -0 "$jvm_pid" && pass "attach-disabled JVM unharmed"

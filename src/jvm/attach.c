@@ -228,12 +228,14 @@ static int catches_sigquit(pid_t pid)
 
 /* SIGQUIT ends a JVM that has mapped libjvm.so but not yet installed its
  * handler (its first tens of ms; seconds with a large pre-touched heap):
- * waits for the handler until the deadline, and never signals without it.
- * A JVM run with -Xrs has no handler but opens its socket at start-up, so
- * it is connected to before this point. */
-static jp_err wait_sigquit_handler(const jvm_proc *t, int64_t deadline, jp_error *err)
+ * waits until the deadline for the handler, or for the socket (a JVM run
+ * with -Xrs never installs the handler but opens its socket at start-up),
+ * and never signals without the handler. On JP_OK *fd is the connected
+ * socket, or negative when the JVM now catches SIGQUIT. */
+static jp_err wait_sigquit_handler(const jvm_proc *t, int64_t deadline, int *fd, jp_error *err)
 {
     int64_t delay = 5 * NS_PER_MS;
+    *fd = -1;
     for (;;) {
         int c = catches_sigquit(t->pid);
         if (c == 1)
@@ -251,6 +253,11 @@ static jp_err wait_sigquit_handler(const jvm_proc *t, int64_t deadline, jp_error
                                 (int)t->pid);
         sleep_ns(delay < left ? delay : left);
         delay = delay * 2 > 200 * NS_PER_MS ? 200 * NS_PER_MS : delay * 2;
+        *fd = connect_target(t);
+        if (*fd >= 0)
+            return JP_OK;
+        if (*fd == -EACCES || *fd == -EPERM)
+            return errno_to_err(t, -*fd, "connect", err);
     }
 }
 
@@ -258,12 +265,9 @@ static jp_err wait_sigquit_handler(const jvm_proc *t, int64_t deadline, jp_error
 static jp_err start_listener(const jvm_proc *t, const jvm_attach_opts *o, int *fd, jp_error *err)
 {
     int64_t deadline = jp_time_mono_ns() + o->attach_timeout_ns;
-    jp_err hr = wait_sigquit_handler(t, deadline, err);
-    if (hr != JP_OK)
+    jp_err hr = wait_sigquit_handler(t, deadline, fd, err);
+    if (hr != JP_OK || *fd >= 0)
         return hr;
-    *fd = connect_target(t); /* it may have opened the socket meanwhile */
-    if (*fd >= 0)
-        return JP_OK;
     char trig[32];
     int dfd = create_trigger(t, trig, sizeof trig);
     if (dfd < 0)

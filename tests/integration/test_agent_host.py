@@ -536,7 +536,7 @@ def run(env):
                 return "/libjvm.so" in f.read()
         except OSError:
             return False
-    check(wait_for(jvm_loaded, vgwrap.slow(30)), "the short JVM has loaded libjvm.so")
+    check(wait_for(jvm_loaded, 30), "the short JVM has loaded libjvm.so")
     agent = env.start_agent(conf2, scan="600s")
     marker = "/tmp/jprof/agent-session-%d" % brief.pid
     check(wait_for(lambda: os.path.exists(marker), vgwrap.slow(30)), "the short JVM is profiled",

@@ -181,22 +181,31 @@ expect_exit() {
     fi
 }
 
-# A JVM that has mapped libjvm.so but not yet installed its SIGQUIT handler
-# (its first tens of ms; HotSpot's PauseAtStartup holds it there until a
-# file goes): SIGQUIT would end it, so jprof must wait for the handler.
-starting_case() {
-    local home=$1 pause=$work/vm.paused.$$ sp
-    echo "--- a JVM still starting"
+# start_paused HOME [JVM-OPTION...]: a JVM held by HotSpot's PauseAtStartup
+# until the file $pause goes, once it has mapped libjvm.so; sets sp
+start_paused() {
+    local home=$1
+    shift
     rm -f "$pause"
     (cd "$work/cwd" && exec "$home/bin/java" -XX:+UnlockDiagnosticVMOptions -XX:+PauseAtStartup \
-        "-XX:PauseAtStartupFile=$pause" -Xmx64m -cp "$classes" live.Deadlocks 600 >/dev/null 2>&1) &
+        "-XX:PauseAtStartupFile=$pause" "$@" -Xmx64m -cp "$classes" live.Deadlocks 600 >/dev/null 2>&1) &
     sp=$!
     pids+=("$sp")
     for _ in $(seq 100); do
-        [ -e "$pause" ] && grep -q /libjvm.so "/proc/$sp/maps" 2>/dev/null && break
+        [ -e "$pause" ] && grep -q /libjvm.so "/proc/$sp/maps" 2>/dev/null && return 0
         sleep 0.1
     done
-    if ! [ -e "$pause" ]; then
+    return 1
+}
+
+# A JVM that has mapped libjvm.so but not yet installed its SIGQUIT handler
+# (its first tens of ms; PauseAtStartup holds it there): SIGQUIT would end
+# it, so jprof must wait for the handler, or for the socket of a JVM run
+# with -Xrs (no handler ever; the socket opens at start-up).
+starting_case() {
+    local home=$1 pause=$work/vm.paused.$$ sp
+    echo "--- a JVM still starting"
+    if ! start_paused "$home"; then
         fail "the paused JVM did not start"
         return
     fi
@@ -208,6 +217,16 @@ starting_case() {
     # (its threads may not have met their deadlocks yet: only the attach counts)
     expect_exit "attach waits for the handler, then works" 0 "source=thread-print threads=" \
         env JPROF_ATTACH_TIMEOUT=30s "$probe" snapshot "$sp" thread-print
+    kill "$sp" 2>/dev/null
+
+    if ! start_paused "$home" -Xrs; then
+        fail "the paused -Xrs JVM did not start"
+        return
+    fi
+    (sleep 1 && rm -f "$pause") &
+    expect_exit "a starting -Xrs JVM is reached through its socket, never signalled" 0 \
+        "source=thread-print threads=" env JPROF_ATTACH_TIMEOUT=30s "$probe" snapshot "$sp" thread-print
+    if kill -0 "$sp" 2>/dev/null; then pass "the -Xrs JVM survives the attach"; else fail "the -Xrs JVM was killed"; fi
     kill "$sp" 2>/dev/null
 }
 

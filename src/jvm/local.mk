@@ -7,6 +7,7 @@ libjpjvm_a_SOURCES = \
 	src/jvm/cleanup.c src/jvm/cleanup.h \
 	src/jvm/targetfs.c src/jvm/targetfs.h \
 	src/jvm/threadprint.c src/jvm/threadprint.h \
+	src/jvm/histogram.c src/jvm/histogram.h src/jvm/histogram_take.c \
 	src/jvm/snapshot_take.c src/jvm/snapshot_take.h \
 	src/jvm/recorder.c src/jvm/recorder.h \
 	src/jvm/jfc.c src/jvm/jfc.h \

@@ -5,7 +5,8 @@ libjpmodel_a_SOURCES = \
 	src/model/diff.c src/model/diff.h \
 	src/model/iodetail.c src/model/iodetail.h \
 	src/model/units.c src/model/units.h \
-	src/model/gc.c src/model/gc.h
+	src/model/gc.c src/model/gc.h \
+	src/model/heap.c src/model/heap.h
 libjpmodel_a_SOURCES += \
 	src/model/snapshot.c src/model/snapshot.h \
 	src/model/analyze.c src/model/analyze.h \

@@ -14,6 +14,9 @@ libjpwire_a_SOURCES += \
 # GC summaries (jprof-top -b --format json)
 libjpwire_a_SOURCES += \
 	src/wire/gc_json.c src/wire/gc_json.h
+# heap histograms and their growth (--heap, batches, /api/v1/heap)
+libjpwire_a_SOURCES += \
+	src/wire/heap_json.c src/wire/heap_json.h
 # jprof-server's query API, read by jprof-top's remote view
 libjpwire_a_SOURCES += \
 	src/wire/http_client.c src/wire/http_client.h \

@@ -29,7 +29,7 @@ INTEGRATION_TEST_LIST += tests/integration/test_jfr_oracle.sh
 JPROF_ORACLE_LOG = tests/integration/test_jfr_oracle.sh.log
 $(JPROF_ORACLE_LOG): jprof-top jprof-workload
 
-EXTRA_DIST += tests/java/JprofWorkload.java tests/java/FixtureWork.java \
+EXTRA_DIST += tests/java/JprofWorkload.java tests/java/FixtureWork.java tests/java/Leak.java \
 	tests/integration/test_jfr_oracle.sh \
 	tests/integration/jfr_oracle.py \
 	tests/integration/gc_oracle.py \

@@ -22,7 +22,7 @@ tests_unit_test_wire_LDADD = libjpwire.a $(UNIT_LDADD) $(ZSTD_LIBS) $(JANSSON_LI
 # src/jvm + snapshot model/analyses (live-JVM work)
 check_PROGRAMS += tests/unit/test_threadprint tests/unit/test_snapshot
 TESTS += tests/unit/test_threadprint tests/unit/test_snapshot
-tests_unit_test_threadprint_SOURCES = tests/unit/test_threadprint.c
+tests_unit_test_threadprint_SOURCES = tests/unit/test_threadprint.c tests/unit/data_file.c tests/unit/data_file.h
 tests_unit_test_threadprint_CPPFLAGS = $(AM_CPPFLAGS) -DTEST_DATA_DIR='"$(abs_top_srcdir)/tests/unit/data"'
 tests_unit_test_threadprint_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_threadprint_LDADD = libjpjvm.a $(UNIT_LDADD) $(JANSSON_LIBS)
@@ -121,3 +121,11 @@ TESTS += tests/unit/test_gc
 tests_unit_test_gc_SOURCES = tests/unit/test_gc.c tests/unit/jfr_writer.c tests/unit/jfr_writer.h
 tests_unit_test_gc_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_test_gc_LDADD = libjpwire.a $(UNIT_LDADD) $(JANSSON_LIBS)
+
+# heap histograms: the GC.class_histogram parser (JDK 11 to 25 text), growth, JSON
+check_PROGRAMS += tests/unit/test_heap
+TESTS += tests/unit/test_heap
+tests_unit_test_heap_SOURCES = tests/unit/test_heap.c tests/unit/data_file.c tests/unit/data_file.h
+tests_unit_test_heap_CPPFLAGS = $(AM_CPPFLAGS) -DTEST_DATA_DIR='"$(abs_top_srcdir)/tests/unit/data"'
+tests_unit_test_heap_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_test_heap_LDADD = libjpjvm.a libjpwire.a $(UNIT_LDADD) $(JANSSON_LIBS)

@@ -11,35 +11,15 @@
 
 #include <cmocka.h>
 
+#include "data_file.h"
 #include "jvm/threadprint.h"
 #include "model/analyze.h"
 #include "model/snapshot.h"
 
-#ifndef TEST_DATA_DIR
-#define TEST_DATA_DIR "tests/unit/data"
-#endif
-
-static char *slurp(const char *name, size_t *len)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", TEST_DATA_DIR, name);
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    buf[n] = '\0';
-    *len = (size_t)n;
-    return buf;
-}
-
 static jp_snapshot *parse_file(const char *name)
 {
     size_t len;
-    char *text = slurp(name, &len);
+    char *text = ut_data_file(name, &len);
     jp_snapshot *s = NULL;
     jp_error err;
     jp_error_init(&err);
@@ -226,7 +206,7 @@ static void test_garbage_is_refused_or_bounded(void **state)
     assert_null(s);
     /* truncated everywhere: no crash, whatever is parsed is consistent */
     size_t len;
-    char *text = slurp("threadprint-deadlocks-jdk17.txt", &len);
+    char *text = ut_data_file("threadprint-deadlocks-jdk17.txt", &len);
     for (size_t cut = 0; cut < len; cut += 97) {
         if (jvm_threadprint_parse(text, cut, 0, &s, NULL) == JP_OK) {
             jp_deadlock_list dl;

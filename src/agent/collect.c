@@ -10,8 +10,10 @@
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "jfr/jfr.h"
+#include "jvm/histogram.h"
 #include "jvm/jfc.h"
 #include "jvm/targetfs.h"
+#include "wire/heap_json.h"
 #include "wire/snapshot_json.h"
 
 #define BACKOFF_MAX_NS (600 * JP_NS_PER_SEC)
@@ -289,14 +291,13 @@ static jp_err start_window(agent_target *t, const agent_collect_opts *o, int64_t
 
 /* ---- thread snapshots ---- */
 
-static void add_doc(agent_target *t, const char *json, bool deadlock, int64_t time_ns)
+static void add_doc(agent_target *t, const char *json, agent_doc_kind kind, int64_t time_ns)
 {
     if (t->ndocs == AGENT_DOCS_MAX) { /* keep the newest */
         jp_batch_target_cleanup(&t->docs[0].target);
         free(t->docs[0].json);
         memmove(&t->docs[0], &t->docs[1], (AGENT_DOCS_MAX - 1) * sizeof t->docs[0]);
-        memmove(&t->deadlock_docs[0], &t->deadlock_docs[1],
-                (AGENT_DOCS_MAX - 1) * sizeof t->deadlock_docs[0]);
+        memmove(&t->doc_kinds[0], &t->doc_kinds[1], (AGENT_DOCS_MAX - 1) * sizeof t->doc_kinds[0]);
         t->ndocs--;
     }
     jp_batch_doc *d = &t->docs[t->ndocs];
@@ -305,7 +306,7 @@ static void add_doc(agent_target *t, const char *json, bool deadlock, int64_t ti
     d->time_ns = time_ns;
     d->json = jp_xstrdup(json);
     d->len = strlen(json);
-    t->deadlock_docs[t->ndocs] = deadlock;
+    t->doc_kinds[t->ndocs] = (uint8_t)kind;
     t->ndocs++;
 }
 
@@ -339,7 +340,8 @@ static json_t *target_json(const agent_target *t)
 /* Adds {"target": identity, "time": ns, <key>: obj} (docs/API.md, "Thread
  * snapshot" and "Deadlock"); with key NULL the members of obj are merged in
  * (deadlock entries are sent as they are, with target and time added). */
-static void add_json_doc(agent_target *t, const char *key, json_t *obj, bool deadlock, int64_t when)
+static void add_json_doc(agent_target *t, const char *key, json_t *obj, agent_doc_kind kind,
+                         int64_t when)
 {
     json_t *doc = key ? json_object() : json_copy(obj);
     if (key)
@@ -348,7 +350,7 @@ static void add_json_doc(agent_target *t, const char *key, json_t *obj, bool dea
     json_object_set_new(doc, "time", json_integer(when));
     char *text = json_dumps(doc, JSON_COMPACT);
     if (text)
-        add_doc(t, text, deadlock, when);
+        add_doc(t, text, kind, when);
     free(text);
     json_decref(doc);
 }
@@ -379,13 +381,13 @@ static void take_snapshot(agent_target *t, const agent_collect_opts *o)
     jo.max_frames = 64;
     json_t *j = jp_snapshot_json(snap, t->prev_snapshot, &st, &jo);
     int64_t when = snap->taken_ns ? snap->taken_ns : jp_time_now_ns();
-    add_json_doc(t, "snapshot", j, false, when);
+    add_json_doc(t, "snapshot", j, AGENT_DOC_SNAPSHOT, when);
     size_t i;
     json_t *d;
     json_array_foreach(json_object_get(j, "deadlocks"), i, d)
     {
         if (json_is_object(d))
-            add_json_doc(t, NULL, d, true, when);
+            add_json_doc(t, NULL, d, AGENT_DOC_DEADLOCK, when);
     }
     json_decref(j);
     jp_snapshot_free(t->prev_snapshot);
@@ -400,6 +402,42 @@ static void maybe_snapshot(agent_target *t, const agent_collect_opts *o, int64_t
         t->policy.threads == AGENT_THREADS_HIGH ? o->snapshot_high_ns : o->snapshot_low_ns;
     t->next_snapshot_mono = now_mono + every;
     take_snapshot(t, o);
+}
+
+/* ---- class histograms (jprof.io/heap-histogram) ---- */
+
+static void take_heap(agent_target *t, const agent_collect_opts *o)
+{
+    jp_heap_histo h;
+    jp_heap_histo_init(&h);
+    jp_error err;
+    jp_error_init(&err);
+    if (jvm_histogram_take(&t->proc, NULL, false, &h, &err) != JP_OK) {
+        if (o->metrics)
+            atomic_fetch_add(&o->metrics->heap_histogram_failures, 1);
+        jp_heap_histo_cleanup(&h);
+        return;
+    }
+    if (o->metrics)
+        atomic_fetch_add(&o->metrics->heap_histograms_taken, 1);
+    t->heap_took_ns = h.took_ns;
+    t->heaps++;
+    json_t *j = jp_heap_histo_json(&h, JP_BATCH_HEAP_CLASSES);
+    add_json_doc(t, "histogram", j, AGENT_DOC_HEAP, h.time_ns);
+    json_decref(j);
+    jp_heap_histo_cleanup(&h);
+}
+
+static void maybe_heap(agent_target *t, const agent_collect_opts *o, int64_t now_mono)
+{
+    if (!t->policy.heap_every_ns) {
+        t->next_heap_mono = 0; /* a later window starts with one */
+        return;
+    }
+    if (t->next_heap_mono && now_mono < t->next_heap_mono)
+        return;
+    t->next_heap_mono = now_mono + t->policy.heap_every_ns;
+    take_heap(t, o);
 }
 
 /* ---- the step ---- */
@@ -461,6 +499,28 @@ static const char *active_message(const agent_target *t)
     return t->recovered ? "recovered the session of an earlier agent run" : "";
 }
 
+/* The status message: base, then what the heap histograms do (each one
+ * pauses the JVM, so the status says how long the last one took). */
+static void heap_message(const agent_target *t, const char *base, char *buf, size_t len)
+{
+    const char *sep = *base ? "; " : "";
+    if (t->policy.heap_every_ns && t->heaps)
+        snprintf(buf, len,
+                 "%s%sclass histogram every %llds, the last paused the JVM %.0f ms (a full GC and "
+                 "a heap walk)",
+                 base, sep, (long long)(t->policy.heap_every_ns / JP_NS_PER_SEC),
+                 (double)t->heap_took_ns / 1e6);
+    else if (t->policy.heap_every_ns)
+        snprintf(buf, len, "%s%sclass histogram every %llds", base, sep,
+                 (long long)(t->policy.heap_every_ns / JP_NS_PER_SEC));
+    else if (t->policy.heap_outside)
+        snprintf(buf, len,
+                 "%s%s%s applies in a profile-until window only: no class histogram taken", base,
+                 sep, AGENT_ANN_HEAP);
+    else
+        snprintf(buf, len, "%s", base);
+}
+
 void agent_target_step(agent_target *t, const agent_collect_opts *o, int64_t now_mono)
 {
     if (t->gone)
@@ -487,7 +547,10 @@ void agent_target_step(agent_target *t, const agent_collect_opts *o, int64_t now
         return;
     }
     t->failures = 0;
-    set_status(t, "active", NULL, active_message(t));
+    maybe_heap(t, o, now_mono);
+    char msg[sizeof t->message];
+    heap_message(t, active_message(t), msg, sizeof msg);
+    set_status(t, "active", NULL, msg);
     maybe_snapshot(t, o, now_mono);
 }
 

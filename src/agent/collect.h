@@ -16,6 +16,11 @@
  * of calling it a conflict. Someone else's async-profiler is a `conflict`
  * and the JVM is left alone.
  *
+ * In a temporary window whose pod asks for it (jprof.io/heap-histogram: D),
+ * a class histogram of live objects every D, the first when the window
+ * starts, queued as a document; the status message says how long the last
+ * one paused the JVM. Nothing else ever takes one.
+ *
  * Failures never stop other targets: each one is a status reason
  * (attach_permission, attach_timeout, attach_disabled, agent_refused,
  * exited, recording_failed, read_failed, ...) and a per-target back-off
@@ -41,7 +46,14 @@
 #include "wire/batch.h"
 
 #define AGENT_SESSION "jprof-agent" /* the engine's session name */
-#define AGENT_DOCS_MAX 8            /* pending snapshot/deadlock documents per target */
+#define AGENT_DOCS_MAX 8            /* pending documents per target */
+
+/* What a pending document is (where the batch carries it). */
+typedef enum agent_doc_kind {
+    AGENT_DOC_SNAPSHOT = 0,
+    AGENT_DOC_DEADLOCK,
+    AGENT_DOC_HEAP, /* a class histogram (jprof.io/heap-histogram) */
+} agent_doc_kind;
 
 typedef struct agent_collect_opts {
     int64_t window_ns;             /* default 60 s */
@@ -89,7 +101,11 @@ typedef struct agent_target {
     jp_snapshot *prev_snapshot;
     jp_batch_doc docs[AGENT_DOCS_MAX]; /* pending, for the next status batch */
     size_t ndocs;
-    bool deadlock_docs[AGENT_DOCS_MAX];
+    uint8_t doc_kinds[AGENT_DOCS_MAX]; /* agent_doc_kind of each */
+    /* class histograms of a temporary window (jprof.io/heap-histogram) */
+    int64_t next_heap_mono; /* 0: the first is due when asked for */
+    int64_t heap_took_ns;   /* how long the latest one paused the JVM, 0 none yet */
+    uint64_t heaps;         /* histograms taken */
 } agent_target;
 
 void agent_target_init(agent_target *t, const jvm_proc *p, int64_t now_mono);

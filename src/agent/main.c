@@ -44,6 +44,8 @@ static void usage(FILE *f)
           "  --cluster NAME          cluster name put on every target\n"
           "  --events LIST           default events (cpu,alloc,lock)\n"
           "  --startup-delay DUR     default startup delay (0s)\n"
+          "  --heap-min-interval DUR the shortest jprof.io/heap-histogram accepted (1m;\n"
+          "                          at least 5s; each histogram pauses the JVM)\n"
           "  --jfr-settings S        JFR settings: jprof (only the events jprof reads;\n"
           "                          default), or a .jfc name/path in the target\n"
           "  --cpu-interval DUR      cpu sampling interval, continuous targets (50ms)\n"
@@ -86,6 +88,7 @@ typedef struct cli {
     agent_upload_opts up;
     const char *mode, *metrics_listen, *config_path, *kubeconfig, *collector, *events;
     const char *startup_delay, *window, *scan, *snap_source, *cpu_interval, *dense_interval;
+    const char *heap_min;
     char collector_buf[320], host[256];
 } cli;
 
@@ -114,6 +117,7 @@ enum {
     O_KUBE,
     O_NODE,
     O_MODE,
+    O_HEAP_MIN,
     O_VERSION
 };
 
@@ -141,6 +145,8 @@ static const char **string_slot(cli *c, int ch)
         return &c->events;
     case O_DELAY:
         return &c->startup_delay;
+    case O_HEAP_MIN:
+        return &c->heap_min;
     case O_JFR:
         return &c->run.collect.jfr_settings;
     case O_CPU_INTERVAL:
@@ -179,6 +185,7 @@ static const struct option long_opts[] = {{"mode", 1, 0, O_MODE},
                                           {"cluster", 1, 0, O_CLUSTER},
                                           {"events", 1, 0, O_EVENTS},
                                           {"startup-delay", 1, 0, O_DELAY},
+                                          {"heap-min-interval", 1, 0, O_HEAP_MIN},
                                           {"jfr-settings", 1, 0, O_JFR},
                                           {"cpu-interval", 1, 0, O_CPU_INTERVAL},
                                           {"dense-cpu-interval", 1, 0, O_DENSE_INTERVAL},
@@ -298,6 +305,7 @@ static int settle(cli *c)
     if (duration("--window", c->window, &r->collect.window_ns, 5 * JP_NS_PER_SEC) ||
         duration("--scan-interval", c->scan, &r->scan_ns, JP_NS_PER_SEC / 10) ||
         duration("--startup-delay", c->startup_delay, &r->defaults.startup_delay_ns, 0) ||
+        duration("--heap-min-interval", c->heap_min, &r->defaults.heap_min_ns, 5 * JP_NS_PER_SEC) ||
         duration("--cpu-interval", c->cpu_interval, &r->collect.cpu_interval_ns, JP_NS_PER_MS) ||
         duration("--dense-cpu-interval", c->dense_interval, &r->collect.dense_cpu_interval_ns,
                  JP_NS_PER_MS))

@@ -29,6 +29,7 @@ typedef struct agent_metrics {
     /* counters */
     atomic_uint_fast64_t attach_failures, recording_failures, windows_collected;
     atomic_uint_fast64_t snapshots_taken, snapshot_failures;
+    atomic_uint_fast64_t heap_histograms_taken, heap_histogram_failures;
     atomic_uint_fast64_t uploads_ok, uploads_retried, uploads_rejected, uploads_dropped;
     /* windows of accepted batches the server refused (clock ahead, too old) */
     atomic_uint_fast64_t windows_refused_future, windows_refused_retention;

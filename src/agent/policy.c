@@ -15,6 +15,7 @@ void agent_policy_defaults_init(agent_policy_defaults *d)
 {
     d->kinds = (1u << JP_KIND_CPU) | (1u << JP_KIND_ALLOC) | (1u << JP_KIND_LOCK);
     d->startup_delay_ns = 0;
+    d->heap_min_ns = AGENT_HEAP_MIN_NS;
 }
 
 const char *agent_mode_name(agent_mode m)
@@ -82,7 +83,8 @@ static void set_invalid(agent_policy *out, const char *key, const char *value, c
 }
 
 /* Parses the optional knobs; any failure marks the policy invalid. */
-static void eval_knobs(const agent_kv *kv, size_t n, agent_policy *out)
+static void eval_knobs(const agent_kv *kv, size_t n, const agent_policy_defaults *d,
+                       agent_policy *out)
 {
     const char *v;
     char why[160];
@@ -97,6 +99,21 @@ static void eval_knobs(const agent_kv *kv, size_t n, agent_policy *out)
             set_invalid(out, AGENT_ANN_DELAY, v, "longer than 24h");
         else
             out->startup_delay_ns = ns;
+    }
+    if ((v = kv_get(kv, n, AGENT_ANN_HEAP))) {
+        int64_t ns;
+        if (jp_duration_parse(v, &ns, NULL) != JP_OK || ns <= 0)
+            set_invalid(out, AGENT_ANN_HEAP, v, "expected a duration such as 10m");
+        else if (ns < d->heap_min_ns)
+            set_invalid(out, AGENT_ANN_HEAP, v,
+                        "shorter than the agent's --heap-min-interval (each histogram pauses the "
+                        "JVM for a full GC)");
+        else if (ns > AGENT_HEAP_MAX_NS)
+            set_invalid(out, AGENT_ANN_HEAP, v, "longer than 24h");
+        else if (out->mode == AGENT_MODE_TEMPORARY)
+            out->heap_every_ns = ns;
+        else
+            out->heap_outside = true;
     }
     if ((v = kv_get(kv, n, AGENT_ANN_THREADS))) {
         if (strcmp(v, "off") == 0)
@@ -151,7 +168,7 @@ void agent_policy_eval(const agent_kv *kv, size_t n, int64_t now_ns, const agent
                 : continuous ? AGENT_MODE_CONTINUOUS
                              : AGENT_MODE_OFF;
     out->threads = out->mode == AGENT_MODE_TEMPORARY ? AGENT_THREADS_HIGH : AGENT_THREADS_LOW;
-    eval_knobs(kv, n, out);
+    eval_knobs(kv, n, d, out);
     if (out->reason) /* invalid_annotation */
         return;
     if (out->mode == AGENT_MODE_OFF) {

@@ -8,6 +8,9 @@
  *   jprof.io/profile: continuous                     -> continuous
  *   otherwise                                        -> off ("not_enabled", or
  *                                                      "window_expired" after T)
+ * jprof.io/heap-histogram: D (1m..24h) asks for a class histogram every D,
+ * only inside a temporary window (never in continuous profiling: each one
+ * pauses the JVM).
  * An annotation with a value we cannot use never crashes or half-applies: the
  * target is not profiled, with reason "invalid_annotation" and a message that
  * names the annotation (an explicit "disabled" still wins over it).
@@ -26,6 +29,13 @@
 #define AGENT_ANN_EVENTS "jprof.io/events"
 #define AGENT_ANN_DELAY "jprof.io/startup-delay"
 #define AGENT_ANN_THREADS "jprof.io/threads"
+#define AGENT_ANN_HEAP "jprof.io/heap-histogram"
+
+/* Bounds of jprof.io/heap-histogram: a class histogram stops the JVM (a
+ * full GC and a heap walk), so by default never more often than every
+ * minute (--heap-min-interval lowers it, for tests). */
+#define AGENT_HEAP_MIN_NS (60LL * 1000000000LL)
+#define AGENT_HEAP_MAX_NS (24LL * 3600 * 1000000000LL)
 
 typedef enum agent_mode {
     AGENT_MODE_OFF = 0,
@@ -55,6 +65,7 @@ typedef struct agent_kv {
 typedef struct agent_policy_defaults {
     uint32_t kinds;           /* bit (1 << jp_kind); default cpu, alloc, lock */
     int64_t startup_delay_ns; /* default 0 */
+    int64_t heap_min_ns;      /* shortest jprof.io/heap-histogram accepted: AGENT_HEAP_MIN_NS */
 } agent_policy_defaults;
 
 void agent_policy_defaults_init(agent_policy_defaults *d);
@@ -65,9 +76,11 @@ typedef struct agent_policy {
     uint32_t kinds;
     int64_t startup_delay_ns;
     agent_threads threads;
-    int64_t until_ns;   /* end of the temporary window (also when expired), 0 none */
-    const char *reason; /* static; NULL when profiled */
-    char message[256];  /* for humans; "" when profiled */
+    int64_t until_ns;      /* end of the temporary window (also when expired), 0 none */
+    int64_t heap_every_ns; /* class histograms this often (temporary window only), 0 none */
+    bool heap_outside;     /* jprof.io/heap-histogram is set but no temporary window is open */
+    const char *reason;    /* static; NULL when profiled */
+    char message[256];     /* for humans; "" when profiled */
 } agent_policy;
 
 /* Evaluates annotations (n pairs; keys outside jprof.io/ are ignored) at now_ns.

@@ -239,10 +239,16 @@ static void status_add(jp_batch *b, const agent_target *t, int64_t now)
 static void docs_move(jp_batch *b, agent_target *t)
 {
     for (size_t i = 0; i < t->ndocs; i++) {
-        bool dl = t->deadlock_docs[i];
-        jp_batch_doc **arr = dl ? &b->deadlocks : &b->snapshots;
-        size_t *n = dl ? &b->ndeadlocks : &b->nsnapshots;
-        size_t *cap = dl ? &b->deadlocks_cap : &b->snapshots_cap;
+        uint8_t k = t->doc_kinds[i];
+        jp_batch_doc **arr = k == AGENT_DOC_HEAP       ? &b->heaps
+                             : k == AGENT_DOC_DEADLOCK ? &b->deadlocks
+                                                       : &b->snapshots;
+        size_t *n = k == AGENT_DOC_HEAP       ? &b->nheaps
+                    : k == AGENT_DOC_DEADLOCK ? &b->ndeadlocks
+                                              : &b->nsnapshots;
+        size_t *cap = k == AGENT_DOC_HEAP       ? &b->heaps_cap
+                      : k == AGENT_DOC_DEADLOCK ? &b->deadlocks_cap
+                                                : &b->snapshots_cap;
         *arr = jp_xgrow(*arr, cap, *n + 1, sizeof **arr);
         (*arr)[(*n)++] = t->docs[i];
     }
@@ -277,7 +283,11 @@ static void send_status(run_state *rs)
             jp_batch_target_cleanup(&b.deadlocks[i].target);
             free(b.deadlocks[i].json);
         }
-        b.nsnapshots = b.ndeadlocks = 0;
+        for (size_t i = 0; i < b.nheaps; i++) {
+            jp_batch_target_cleanup(&b.heaps[i].target);
+            free(b.heaps[i].json);
+        }
+        b.nsnapshots = b.ndeadlocks = b.nheaps = 0;
         agent_upload_add(o->uploader, &b, now, &err);
     }
     jp_batch_cleanup(&b);

@@ -113,6 +113,8 @@ jp_err ch_flame(store *s, const store_filter *f, const store_budget *b, store_st
                 void *ctx, store_flame_totals *totals, store_query_info *info, jp_error *err);
 jp_err ch_snapshots_latest(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb,
                            void *ctx, store_query_info *info, jp_error *err);
+jp_err ch_heaps(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb, void *ctx,
+                store_query_info *info, jp_error *err);
 jp_err ch_gc(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb, void *ctx,
              store_query_info *info, jp_error *err);
 jp_err ch_deadlocks(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb,

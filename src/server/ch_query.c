@@ -687,6 +687,12 @@ jp_err ch_deadlocks(store *s, const store_filter *f, const store_budget *b, stor
     return cq_newest(s, f, b, false, "jprof_deadlocks", cb, ctx, info, err);
 }
 
+jp_err ch_heaps(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb, void *ctx,
+                store_query_info *info, jp_error *err)
+{
+    return cq_newest(s, f, b, false, "jprof_heaps", cb, ctx, info, err);
+}
+
 jp_err ch_gc(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb, void *ctx,
              store_query_info *info, jp_error *err)
 {
@@ -827,6 +833,8 @@ static const char cq_days_sql[] =
     " FROM jprof_deadlocks GROUP BY day UNION ALL "
     "SELECT day, " CQ_Z ", " CQ_Z ", " CQ_Z ", count(), " CQ_Z
     " FROM jprof_gc GROUP BY day UNION ALL "
+    "SELECT day, " CQ_Z ", " CQ_Z ", " CQ_Z ", count(), " CQ_Z
+    " FROM jprof_heaps GROUP BY day UNION ALL "
     "SELECT day, " CQ_Z ", " CQ_Z ", " CQ_Z ", " CQ_Z ", countIf(outcome = 0)"
     " FROM jprof_ingest GROUP BY day) GROUP BY day";
 

@@ -231,6 +231,7 @@ static const struct route {
     {"GET", "/api/v1/threads", api_threads, MRT_QUERY},
     {"GET", "/api/v1/deadlocks", api_deadlocks, MRT_QUERY},
     {"GET", "/api/v1/gc", api_gc, MRT_QUERY},
+    {"GET", "/api/v1/heap", api_heap, MRT_QUERY},
     {"GET", "/api/v1/targets", api_targets, MRT_QUERY},
     {"GET", "/api/v1/ingestion", api_ingestion, MRT_QUERY},
     {"GET", "/api/v1/retention", api_retention, MRT_QUERY},

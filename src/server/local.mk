@@ -13,7 +13,7 @@ libjpserver_a_SOURCES += \
 	src/server/ingest.c src/server/api_int.h src/server/api.c \
 	src/server/api_query.c src/server/api_query.h \
 	src/server/api_docs.c src/server/api_threads.c src/server/api_diff.c \
-	src/server/api_gc.c
+	src/server/api_gc.c src/server/api_heap.c
 
 sbin_PROGRAMS += jprof-server
 jprof_server_SOURCES = src/server/main.c

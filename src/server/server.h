@@ -104,6 +104,7 @@ void api_top(srv_req *r, srv_resp *o);
 void api_threads(srv_req *r, srv_resp *o);
 void api_deadlocks(srv_req *r, srv_resp *o);
 void api_gc(srv_req *r, srv_resp *o);
+void api_heap(srv_req *r, srv_resp *o);
 void api_targets(srv_req *r, srv_resp *o);
 void api_ingestion(srv_req *r, srv_resp *o);
 void api_retention(srv_req *r, srv_resp *o);

@@ -15,9 +15,9 @@
 /* A day file's schema (meta.schema_version). Version 2 added statuses.mode
  * and statuses.until_time (the target's policy: continuous, temporary until
  * T, disabled); version 3 the gc table (GC summaries per window, created at
- * open like every table); sq_migrate() brings an older file up to date when
- * the server opens it. */
-#define SQ_SCHEMA_VERSION "3"
+ * open like every table); version 4 the heaps table (class histograms);
+ * sq_migrate() brings an older file up to date when the server opens it. */
+#define SQ_SCHEMA_VERSION "4"
 #define SQ_MAX_DAYS 64 /* day files a store looks at (retention is at most 7) */
 
 typedef struct sq_req sq_req;
@@ -70,6 +70,8 @@ jp_err sq_deadlocks(store *s, const store_filter *f, const store_budget *b, stor
                     void *ctx, store_query_info *info, jp_error *err);
 jp_err sq_statuses(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb,
                    void *ctx, store_query_info *info, jp_error *err);
+jp_err sq_heaps(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb, void *ctx,
+                store_query_info *info, jp_error *err);
 jp_err sq_gc(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb, void *ctx,
              store_query_info *info, jp_error *err);
 jp_err sq_ingestion(store *s, const store_filter *f, const store_budget *b, store_ingest_cb cb,
@@ -92,6 +94,7 @@ enum {
     ST_SNAPSHOT,
     ST_DEADLOCK,
     ST_GC,
+    ST_HEAP,
     ST_BATCH,
     ST_LOG,
     ST_BATCH_FIND,

@@ -728,6 +728,14 @@ jp_err sq_deadlocks(store *s, const store_filter *f, const store_budget *b, stor
                          cb, ctx, info);
 }
 
+jp_err sq_heaps(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb, void *ctx,
+                store_query_info *info, jp_error *err)
+{
+    (void)err;
+    return q_docs_newest(s, f, b, Q_DOC_TARGET "d.time,d.json FROM heaps d" Q_DOC_WHERE, false, cb,
+                         ctx, info);
+}
+
 jp_err sq_gc(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb, void *ctx,
              store_query_info *info, jp_error *err)
 {
@@ -891,9 +899,9 @@ jp_err sq_days(store *s, store_day_cb cb, void *ctx, jp_error *err)
             row.windows = q_count(db, "SELECT count(*) FROM windows");
             row.stack_rows = q_count(db, "SELECT total(nrows) FROM windows");
             row.stacks = q_count(db, "SELECT count(*) FROM stacks");
-            row.docs = q_count(
-                db, "SELECT (SELECT count(*) FROM statuses)+(SELECT count(*) "
-                    "FROM snapshots)+(SELECT count(*) FROM deadlocks)+(SELECT count(*) FROM gc)");
+            row.docs = q_count(db, "SELECT (SELECT count(*) FROM statuses)+(SELECT count(*) "
+                                   "FROM snapshots)+(SELECT count(*) FROM deadlocks)+(SELECT "
+                                   "count(*) FROM gc)+(SELECT count(*) FROM heaps)");
             row.batches = q_count(db, "SELECT count(*) FROM batches");
             sqlite3_close(db);
         }

@@ -357,6 +357,12 @@ jp_err sq_write_part(sq_store *st, sq_day *d, sq_req *r, int64_t now, jp_strbuf 
             rc = sq_put_doc(d, ST_DEADLOCK, &b->deadlocks[i], bkey, i, err);
             r->res->docs++;
         }
+    for (size_t i = 0; i < b->nheaps && !rc; i++)
+        if (store_day_of(b->heaps[i].time_ns) == d->day &&
+            sq_doc_day_ok(d->day, now, st->retention_days)) {
+            rc = sq_put_doc(d, ST_HEAP, &b->heaps[i], bkey, i, err);
+            r->res->docs++;
+        }
     for (size_t i = 0; i < b->ngcs && !rc; i++)
         if (store_day_of(b->gcs[i].w.s.from_ns) == d->day &&
             sq_doc_day_ok(d->day, now, st->retention_days)) {

@@ -247,6 +247,12 @@ typedef struct store_ops {
     jp_err (*gc)(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb, void *ctx,
                  store_query_info *info, jp_error *err);
 
+    /* Class histograms (documents {"target", "time", "histogram"}, the
+     * histogram of wire/heap_json.h) taken in [from, to) matching the
+     * filter (kind ignored), newest first; time_ns is when it was taken. */
+    jp_err (*heaps)(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb,
+                    void *ctx, store_query_info *info, jp_error *err);
+
     /* Target status history in [from, to) matching the filter, newest first. */
     jp_err (*statuses)(store *s, const store_filter *f, const store_budget *b, store_doc_cb cb,
                        void *ctx, store_query_info *info, jp_error *err);

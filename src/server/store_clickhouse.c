@@ -51,9 +51,9 @@
 #define CH_IN_CHUNK 2000               /* stack ids per existence query */
 #define CH_TTL_DAYS (STORE_RETENTION_MAX_DAYS + 1)
 
-static const char *const ch_tables[] = {"jprof_samples",  "jprof_windows",   "jprof_stacks",
-                                        "jprof_statuses", "jprof_snapshots", "jprof_deadlocks",
-                                        "jprof_ingest",   "jprof_rollup_1m", "jprof_gc"};
+static const char *const ch_tables[] = {
+    "jprof_samples",   "jprof_windows", "jprof_stacks",    "jprof_statuses", "jprof_snapshots",
+    "jprof_deadlocks", "jprof_ingest",  "jprof_rollup_1m", "jprof_gc",       "jprof_heaps"};
 #define CH_NTABLES (sizeof ch_tables / sizeof *ch_tables)
 
 /* ---- schema ---- */
@@ -112,6 +112,11 @@ static const char *const ch_schema_v1[] = {
     "time_ns Int64, json String, " CH_IDENT ", attempt UInt64, end_ns Int64, "
     "collections UInt64, pauses UInt64, pause_total_ns Int64, pause_max_ns Int64) "
     "ENGINE = MergeTree PARTITION BY day ORDER BY (ns, service, time_ns){TTL}",
+    /* Class histograms (json: the document {"target", "time", "histogram"}
+     * of wire/heap_json.h). Only adds a table, as jprof_gc did. */
+    "CREATE TABLE IF NOT EXISTS jprof_heaps (day Date, ns {S}, service {S}, pod {S}, "
+    "time_ns Int64, json String, " CH_IDENT ", attempt UInt64) ENGINE = MergeTree "
+    "PARTITION BY day ORDER BY (ns, service, pod, time_ns){TTL}",
 };
 
 /* Columns added after version 1, in the order they were added (ALTER TABLE
@@ -533,10 +538,10 @@ static jp_err ch_put_docs(ch_wctx *w, jp_error *err)
     jp_err rc = JP_OK;
     if (w->rows.len)
         rc = ch_insert(w->st, "jprof_statuses", &w->rows, err);
-    const jp_batch_doc *lists[2] = {b->snapshots, b->deadlocks};
-    size_t counts[2] = {b->nsnapshots, b->ndeadlocks};
-    const char *tables[2] = {"jprof_snapshots", "jprof_deadlocks"};
-    for (int l = 0; l < 2 && !rc; l++) {
+    const jp_batch_doc *lists[3] = {b->snapshots, b->deadlocks, b->heaps};
+    size_t counts[3] = {b->nsnapshots, b->ndeadlocks, b->nheaps};
+    const char *tables[3] = {"jprof_snapshots", "jprof_deadlocks", "jprof_heaps"};
+    for (int l = 0; l < 3 && !rc; l++) {
         jp_strbuf_reset(&w->rows);
         for (size_t i = 0; i < counts[l]; i++) {
             const jp_batch_doc *d = &lists[l][i];
@@ -951,6 +956,7 @@ static const store_ops ch_ops = {
     .snapshots_latest = ch_snapshots_latest,
     .deadlocks = ch_deadlocks,
     .gc = ch_gc,
+    .heaps = ch_heaps,
     .statuses = ch_statuses,
     .ingestion = ch_ingestion,
     .days = ch_days,

@@ -43,6 +43,7 @@ static const char *const sq_stmt_sql[ST_COUNT] = {
     [ST_SNAPSHOT] = "INSERT OR IGNORE INTO snapshots(batch,idx,target,time,json) VALUES(?,?,?,?,?)",
     [ST_DEADLOCK] = "INSERT OR IGNORE INTO deadlocks(batch,idx,target,time,json) VALUES(?,?,?,?,?)",
     [ST_GC] = "INSERT OR IGNORE INTO gc(batch,idx,target,time,end_time,json) VALUES(?,?,?,?,?,?)",
+    [ST_HEAP] = "INSERT OR IGNORE INTO heaps(batch,idx,target,time,json) VALUES(?,?,?,?,?)",
     [ST_BATCH] = "INSERT OR IGNORE INTO batches(id,received) VALUES(?,?)",
     [ST_LOG] = "INSERT INTO ingest_log(received,collector,version,outcome,batch,reason,windows,"
                "rows,bytes,heartbeat,q_batches,q_bytes,q_now,q_oldest) "
@@ -81,6 +82,9 @@ static const char sq_schema[] =
     "CREATE TABLE IF NOT EXISTS gc(batch INTEGER, idx INTEGER, target INTEGER,"
     " time INTEGER, end_time INTEGER, json TEXT, UNIQUE(batch,idx));"
     "CREATE INDEX IF NOT EXISTS gc_t ON gc(time);"
+    "CREATE TABLE IF NOT EXISTS heaps(batch INTEGER, idx INTEGER, target INTEGER,"
+    " time INTEGER, json TEXT, UNIQUE(batch,idx));"
+    "CREATE INDEX IF NOT EXISTS heaps_t ON heaps(target,time);"
     "CREATE TABLE IF NOT EXISTS batches(id TEXT PRIMARY KEY, received INTEGER);"
     "CREATE TABLE IF NOT EXISTS ingest_log(received INTEGER, collector TEXT, version TEXT,"
     " outcome INTEGER, batch TEXT, reason TEXT, windows INTEGER, rows INTEGER, bytes INTEGER,"
@@ -484,9 +488,9 @@ static size_t sq_group_days(sq_store *st, sq_req **reqs, size_t n, int64_t now, 
         for (size_t k = 0; k < b->nwindows; k++)
             if (!(r->opt && r->opt->skip_windows && r->opt->skip_windows[k]))
                 sq_add_day(days, &nd, store_day_of(b->windows[k].start_ns));
-        const jp_batch_doc *lists[2] = {b->snapshots, b->deadlocks};
-        size_t counts[2] = {b->nsnapshots, b->ndeadlocks};
-        for (int l = 0; l < 2; l++)
+        const jp_batch_doc *lists[3] = {b->snapshots, b->deadlocks, b->heaps};
+        size_t counts[3] = {b->nsnapshots, b->ndeadlocks, b->nheaps};
+        for (int l = 0; l < 3; l++)
             for (size_t k = 0; k < counts[l]; k++) {
                 int64_t day = store_day_of(lists[l][k].time_ns);
                 if (sq_doc_day_ok(day, now, st->retention_days))
@@ -853,6 +857,7 @@ static const store_ops sq_ops = {
     .snapshots_latest = sq_snapshots_latest,
     .deadlocks = sq_deadlocks,
     .gc = sq_gc,
+    .heaps = sq_heaps,
     .statuses = sq_statuses,
     .ingestion = sq_ingestion,
     .days = sq_days,

@@ -84,6 +84,7 @@ void jp_batch_cleanup(jp_batch *b)
     free(b->statuses);
     jp_batch_docs_free(b->snapshots, b->nsnapshots);
     jp_batch_docs_free(b->deadlocks, b->ndeadlocks);
+    jp_batch_docs_free(b->heaps, b->nheaps);
     for (size_t i = 0; i < b->ngcs; i++)
         jp_batch_target_cleanup(&b->gcs[i].target);
     free(b->gcs);

@@ -3,8 +3,8 @@
  *
  * A batch carries profile windows that share one frame-name table and one
  * stack table (each stack a root-first list of frame indexes), plus target
- * status, thread snapshots, deadlocks, a heartbeat and the agent's queue
- * counters. Thread snapshots and deadlocks travel as JSON text (their codec is
+ * status, thread snapshots, deadlocks, heap histograms, a heartbeat and the
+ * agent's queue counters. Thread snapshots and deadlocks travel as JSON text (their codec is
  * src/wire/snapshot_json.*); the server stores and serves that text as is.
  *
  * Ownership: jp_batch_init() a caller-storage batch; every pointer in it is
@@ -129,7 +129,15 @@ typedef struct jp_batch {
     size_t ndeadlocks, deadlocks_cap;
     jp_batch_gc *gcs; /* GC summaries (none from an older agent) */
     size_t ngcs, gcs_cap;
+    /* heap histograms: {"target", "time", "histogram": wire/heap_json.h};
+     * at most JP_BATCH_HEAP_CLASSES classes each */
+    jp_batch_doc *heaps;
+    size_t nheaps, heaps_cap;
 } jp_batch;
+
+/* Classes one uploaded heap histogram may list (its biggest; the totals
+ * count every class). */
+#define JP_BATCH_HEAP_CLASSES 4096
 
 void jp_batch_init(jp_batch *b);
 void jp_batch_cleanup(jp_batch *b);

@@ -9,6 +9,7 @@
 #include "base/xalloc.h"
 #include "base/hash.h"
 #include "wire/gc_json.h"
+#include "wire/heap_json.h"
 #include "wire/json_pull.h"
 
 void jp_batch_limits_default(jp_batch_limits *l)
@@ -165,9 +166,46 @@ static jp_err dec_statuses(dec *d, json_t *root, jp_batch *b, size_t *docs)
     return JP_OK;
 }
 
-/* Thread snapshots and deadlocks: shape-checked, then kept as compact JSON. */
+/* What a thread snapshot or a deadlock must hold: a thread list. */
+static jp_err check_threads(dec *d, json_t *o)
+{
+    json_t *th = json_object_get(o, "threads");
+    json_t *snap = json_object_get(o, "snapshot");
+    if (!json_is_array(th) && json_is_object(snap)) /* snapshot_json.h form */
+        th = json_object_get(snap, "threads");
+    if (!json_is_array(th))
+        return dec_fail(d, JP_ERR_FORMAT, "threads",
+                        "required array is missing (or snapshot.threads)");
+    size_t k;
+    json_t *t;
+    json_array_foreach(th, k, t)
+    {
+        if (!json_is_object(t) || !json_is_string(json_object_get(t, "name"))) {
+            snprintf(d->path + strlen(d->path), sizeof d->path - strlen(d->path), ".threads[%zu]",
+                     k);
+            return dec_fail(d, JP_ERR_FORMAT, "name", "each thread needs a string name");
+        }
+    }
+    return JP_OK;
+}
+
+/* What a heap histogram document must hold: a histogram of
+ * wire/heap_json.h with at most JP_BATCH_HEAP_CLASSES classes. */
+static jp_err check_heap(dec *d, json_t *o)
+{
+    jp_heap_histo h;
+    jp_heap_histo_init(&h);
+    char why[200];
+    bool ok = jp_heap_histo_from_json(json_object_get(o, "histogram"), &h, JP_BATCH_HEAP_CLASSES,
+                                      why, sizeof why);
+    jp_heap_histo_cleanup(&h);
+    return ok ? JP_OK : jp_error_set(d->err, JP_ERR_FORMAT, "%s.histogram.%s", d->path, why);
+}
+
+/* Thread snapshots, deadlocks and heap histograms: shape-checked (check),
+ * then kept as compact JSON. */
 static jp_err dec_docs(dec *d, json_t *root, const char *key, jp_batch_doc **out, size_t *n,
-                       size_t *cap, size_t *docs)
+                       size_t *cap, size_t *docs, jp_err (*check)(dec *, json_t *))
 {
     json_t *a = json_object_get(root, key);
     if (!a || json_is_null(a))
@@ -189,25 +227,8 @@ static jp_err dec_docs(dec *d, json_t *root, const char *key, jp_batch_doc **out
             return dec_fail(d, JP_ERR_FORMAT, "", "must be an object");
         jp_err rc;
         if ((rc = dec_target(d, o, false, &doc->target)) ||
-            (rc = dec_time(d, o, "time", true, &doc->time_ns)))
+            (rc = dec_time(d, o, "time", true, &doc->time_ns)) || (rc = check(d, o)))
             return rc;
-        json_t *th = json_object_get(o, "threads");
-        json_t *snap = json_object_get(o, "snapshot");
-        if (!json_is_array(th) && json_is_object(snap)) /* snapshot_json.h form */
-            th = json_object_get(snap, "threads");
-        if (!json_is_array(th))
-            return dec_fail(d, JP_ERR_FORMAT, "threads",
-                            "required array is missing (or snapshot.threads)");
-        size_t k;
-        json_t *t;
-        json_array_foreach(th, k, t)
-        {
-            if (!json_is_object(t) || !json_is_string(json_object_get(t, "name"))) {
-                snprintf(d->path + strlen(d->path), sizeof d->path - strlen(d->path),
-                         ".threads[%zu]", k);
-                return dec_fail(d, JP_ERR_FORMAT, "name", "each thread needs a string name");
-            }
-        }
         char *text = json_dumps(o, JSON_COMPACT);
         if (!text)
             return dec_fail(d, JP_ERR_FORMAT, "", "cannot be encoded");
@@ -667,10 +688,14 @@ static jp_err pd_small(pdec *x, const char *key, jpull_tok t)
         rc = dec_statuses(&x->d, wrap, b, &x->docs);
     } else if (!strcmp(key, "gc")) {
         rc = dec_gcs(&x->d, wrap, b, &x->docs);
+    } else if (!strcmp(key, "heap_histograms")) {
+        rc = dec_docs(&x->d, wrap, key, &b->heaps, &b->nheaps, &b->heaps_cap, &x->docs, check_heap);
     } else if (!strcmp(key, "thread_snapshots")) {
-        rc = dec_docs(&x->d, wrap, key, &b->snapshots, &b->nsnapshots, &b->snapshots_cap, &x->docs);
+        rc = dec_docs(&x->d, wrap, key, &b->snapshots, &b->nsnapshots, &b->snapshots_cap, &x->docs,
+                      check_threads);
     } else {
-        rc = dec_docs(&x->d, wrap, key, &b->deadlocks, &b->ndeadlocks, &b->deadlocks_cap, &x->docs);
+        rc = dec_docs(&x->d, wrap, key, &b->deadlocks, &b->ndeadlocks, &b->deadlocks_cap, &x->docs,
+                      check_threads);
     }
     if (!rc)
         x->d.path[0] = '\0';
@@ -703,10 +728,11 @@ static jp_err pd_scalar(pdec *x, int key, jpull_tok t)
     }
 }
 
-static const char *const pd_keys[] = {
-    "batch_id",  "sent",   "heartbeat", "collector", "queue",   "statuses",    "thread_snapshots",
-    "deadlocks", "frames", "threads",   "stacks",    "windows", "frame_kinds", "gc"};
-#define PD_NKEYS 14
+static const char *const pd_keys[] = {"batch_id",    "sent",     "heartbeat",        "collector",
+                                      "queue",       "statuses", "thread_snapshots", "deadlocks",
+                                      "frames",      "threads",  "stacks",           "windows",
+                                      "frame_kinds", "gc",       "heap_histograms"};
+#define PD_NKEYS 15
 
 static jp_err pd_field(pdec *x, int key, jpull_tok t)
 {
@@ -729,6 +755,7 @@ static jp_err pd_field(pdec *x, int key, jpull_tok t)
     case 11:
         return pd_windows(x, t);
     case 13:
+    case 14:
         return pd_small(x, pd_keys[key], t);
     default:
         return pd_frame_kinds(x, t);
@@ -964,6 +991,8 @@ char *jp_batch_json_encode(const jp_batch *b, size_t *len)
     jp_strbuf_putc(&o, ']');
     enc_docs(&o, "thread_snapshots", b->snapshots, b->nsnapshots);
     enc_docs(&o, "deadlocks", b->deadlocks, b->ndeadlocks);
+    if (b->nheaps) /* an older server ignores the key */
+        enc_docs(&o, "heap_histograms", b->heaps, b->nheaps);
     if (b->ngcs) { /* an older server ignores the key */
         jp_strbuf_puts(&o, ",\"gc\":[");
         for (size_t i = 0; i < b->ngcs; i++) {

@@ -130,6 +130,13 @@ JPROF_AGENT_HOST_LOG = tests/integration/test_agent_host.py.log
 $(JPROF_AGENT_HOST_LOG): jprof-agent jprof-server jprof-workload
 EXTRA_DIST += tests/integration/test_agent_k8s.py tests/integration/test_agent_upload.py \
 	tests/integration/test_agent_host.py tests/integration/fake-k8s-api.py
+
+# "hungry": class histograms and their growth on a JVM with a known leak
+# (tests/java/Leak.java, compiled by the test): agent -> server.
+INTEGRATION_TEST_LIST += tests/integration/test_heap.py
+JPROF_HEAP_LOG = tests/integration/test_heap.py.log
+$(JPROF_HEAP_LOG): jprof-agent jprof-server
+EXTRA_DIST += tests/integration/test_heap.py
 # The async-profiler engine: error paths always; the engine itself only when
 # JPROF_ASPROF_LIB names a libasyncProfiler.so (else a loud SKIPPED, exit 0).
 INTEGRATION_TEST_LIST += tests/integration/test_agent_asprof.py

@@ -610,6 +610,71 @@ def case_gc(ctx):
     check(st == 401, "auth: %d" % st)
 
 
+def heap_doc(pod, t_ns, leak, service="checkout", extra=()):
+    """A class histogram as the agent uploads it (docs/API.md, "heap_histograms")."""
+    classes = [{"name": "[B", "module": "java.base@17", "instances": 5000, "bytes": 4_000_000},
+               {"name": "com.shop.Session", "module": "", "instances": leak, "bytes": leak * 144},
+               {"name": "java.lang.String", "module": "java.base@17", "instances": 3000,
+                "bytes": 72_000}] + list(extra)
+    classes.sort(key=lambda c: -c["bytes"])
+    return {"target": target(pod, service=service), "time": t_ns,
+            "histogram": {"time_ns": t_ns, "took_ns": 40_000_000, "all": False,
+                          "total_instances": sum(c["instances"] for c in classes),
+                          "total_bytes": sum(c["bytes"] for c in classes),
+                          "classes_total": len(classes), "undercounted": 0, "classes": classes}}
+
+
+def case_heap(ctx):
+    """Class histograms ride in the batch, are kept by the store, and GET
+    /api/v1/heap answers per pod the latest one and the growth from the
+    first one of the range."""
+    s = ctx.server()
+    t0 = now_ns() - 30 * 60 * NS
+    b1 = make_batch("heap-1", t0, docs=False)
+    b1["heap_histograms"] = [heap_doc("checkout-1", t0, 1000), heap_doc("checkout-2", t0, 50)]
+    b2 = make_batch("heap-2", t0 + 60 * NS, docs=False)
+    b2["heap_histograms"] = [heap_doc("checkout-1", t0 + 5 * 60 * NS, 6000)]
+    b3 = make_batch("heap-3", t0 + 120 * NS, docs=False)
+    b3["heap_histograms"] = [heap_doc("checkout-1", t0 + 10 * 60 * NS, 11000,
+                                      extra=[{"name": "com.shop.New", "module": "",
+                                              "instances": 2, "bytes": 64}])]
+    for b in (b1, b2, b3):
+        st, r, _ = s.ingest(b)
+        check(st == 200 and r["status"] == "accepted", "ingest %s: %d %s" % (b["batch_id"], st, r))
+    rng = dict(namespace="shop", service="checkout",
+               **{"from": rfc3339(t0 - 60 * NS), "to": rfc3339(t0 + 20 * 60 * NS)})
+    h = s.getj(q("/api/v1/heap", top=2, **rng))
+    pods = h["pods"]
+    check([p["target"]["pod"] for p in pods] == ["checkout-1", "checkout-2"], "pods %s" % pods)
+    p1 = pods[0]
+    check(p1["histograms"] == 3 and p1["latest"]["time_ns"] == t0 + 10 * 60 * NS and
+          len(p1["latest"]["classes"]) == 2 and p1["latest"]["cut"] is True and
+          p1["latest"]["classes_total"] == 4, "latest, top 2 %s" % p1["latest"])
+    g = p1["growth"]
+    top = g["classes"][0]
+    check(g["span_ns"] == 10 * 60 * NS and g["histograms"] == 3 and top["name"] == "com.shop.Session"
+          and top["instances_delta"] == 10000 and abs(top["instances_per_min"] - 1000) < 1e-6
+          and top["bytes_delta"] == 1_440_000 and len(g["classes"]) == 2,
+          "growth first -> latest, the leak first %s" % g)
+    check(pods[1]["histograms"] == 1 and pods[1]["growth"] is None, "one histogram: no growth")
+    check("safepoint" in h["pause_note"] and h["meta"]["histograms"] == 4 and h["meta"]["pods"] == 2
+          and h["meta"]["partial"] is False, "meta %s %s" % (h["pause_note"], h["meta"]))
+    h1 = s.getj(q("/api/v1/heap", pod="checkout-1", **dict(rng, **{"from": rfc3339(t0 + 4 * 60 * NS)})))
+    check(len(h1["pods"]) == 1 and h1["pods"][0]["growth"]["span_ns"] == 5 * 60 * NS,
+          "a narrower range: growth from its first histogram %s" % h1["pods"])
+    # refused shapes name the field; the same conventions as the other queries
+    bad = make_batch("heap-bad", t0, docs=False)
+    bad["heap_histograms"] = [heap_doc("checkout-1", t0, 10)]
+    bad["heap_histograms"][0]["histogram"]["classes"][0]["bytes"] = -1
+    st, r, _ = s.ingest(bad)
+    check(st == 400 and "heap_histograms[0].histogram.classes[0].bytes" in json.dumps(r),
+          "a bad histogram is refused naming the field: %d %s" % (st, r))
+    st, body = s.get(q("/api/v1/heap", namespace="shop"))
+    check(st == 400 and b"service" in body, "service required: %d %s" % (st, body))
+    st, body = s.get(q("/api/v1/heap", namespace="shop", service="checkout"), token="read_other")
+    check(st == 403, "namespace scope: %d" % st)
+
+
 def case_diff(ctx):
     """GET /api/v1/flamegraph/diff: a range or a pod against a baseline."""
     s = ctx.server()
@@ -1234,7 +1299,7 @@ def case_tls(ctx):
     check(ok, "plain HTTP must not work on a TLS port")
 
 
-CASES = [case_basics, case_endpoints, case_auth, case_gc, case_diff, case_malformed,
+CASES = [case_basics, case_endpoints, case_auth, case_gc, case_heap, case_diff, case_malformed,
          case_duplicates_restart, case_kill9, case_retention, case_jfr_upload, case_jfr_new_kinds,
          case_insecure_flag,
          case_tls]

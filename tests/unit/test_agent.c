@@ -109,6 +109,16 @@ static void test_policy_knobs(void **state)
     eval(&p, t0(), 1, "jprof.io/profile", "continuous");
     assert_int_equal(p.kinds, (1u << JP_KIND_CPU) | (1u << JP_KIND_ALLOC) | (1u << JP_KIND_LOCK));
     assert_int_equal(p.startup_delay_ns, 0);
+    assert_int_equal(p.heap_every_ns, 0);
+    /* class histograms only in a temporary window: each pauses the JVM */
+    eval(&p, t0(), 2, "jprof.io/profile-until", "2026-11-21T10:30:00Z", "jprof.io/heap-histogram",
+         "10m");
+    assert_true(p.profile);
+    assert_int_equal(p.heap_every_ns, 600 * JP_NS_PER_SEC);
+    eval(&p, t0(), 2, "jprof.io/profile", "continuous", "jprof.io/heap-histogram", "10m");
+    assert_true(p.profile);
+    assert_int_equal(p.heap_every_ns, 0);
+    assert_true(p.heap_outside);
 }
 
 static void test_policy_invalid_names_the_annotation(void **state)
@@ -124,7 +134,10 @@ static void test_policy_invalid_names_the_annotation(void **state)
                {"jprof.io/events", ""},
                {"jprof.io/startup-delay", "soon"},
                {"jprof.io/startup-delay", "-5s"},
-               {"jprof.io/threads", "medium"}};
+               {"jprof.io/threads", "medium"},
+               {"jprof.io/heap-histogram", "often"},
+               {"jprof.io/heap-histogram", "30s"}, /* < 1m: a full GC each time */
+               {"jprof.io/heap-histogram", "25h"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         eval(&p, t0(), 2, "jprof.io/profile", "continuous", bad[i].key, bad[i].value);
         assert_false(p.profile);

@@ -92,7 +92,13 @@ static const char good_batch[] =
     "\"longest\":{\"start_ns\":1795341601000000000,\"gc_id\":7,\"phase\":\"GC Pause\","
     "\"collector\":\"G1New\",\"cause\":\"unknown\"},\"heap\":null,"
     "\"alloc\":{\"bytes\":600,\"span_ns\":60,\"source\":\"thread allocation statistics\"},"
-    "\"future_key\":1},\"pause_ns\":[5,1,3]}]}";
+    "\"future_key\":1},\"pause_ns\":[5,1,3]}],"
+    "\"heap_histograms\":[{\"target\":{\"namespace\":\"shop\",\"service\":\"checkout\","
+    "\"pod\":\"p1\"},\"time\":1795341650000000000,\"histogram\":{\"time_ns\":"
+    "1795341650000000000,\"took_ns\":4000000,\"all\":false,\"total_instances\":3,"
+    "\"total_bytes\":48,\"classes_total\":2,\"undercounted\":0,\"classes\":[{\"name\":"
+    "\"a.B\",\"module\":\"m@1\",\"instances\":2,\"bytes\":32},{\"name\":\"c.D\","
+    "\"module\":\"\",\"instances\":1,\"bytes\":16}]}}]}";
 
 static void test_batch_decode_and_roundtrip(void **state)
 {
@@ -156,6 +162,11 @@ static void test_batch_decode_and_roundtrip(void **state)
     assert_string_equal(w->s.longest_cause, "");
     assert_int_equal(w->s.alloc_source, JP_GC_ALLOC_THREADS);
     assert_true(w->s.alloc_rate > 9.99e9 && w->s.alloc_rate < 10.01e9);
+    /* the heap histogram travels as its checked JSON text */
+    assert_int_equal(b2.nheaps, 1);
+    assert_int_equal(b2.heaps[0].time_ns, 1795341650000000000LL);
+    assert_string_equal(b2.heaps[0].target.pod, "p1");
+    assert_non_null(strstr(b2.heaps[0].json, "\"name\":\"c.D\""));
     free(text);
     jp_batch_cleanup(&b2);
     jp_batch_cleanup(&b);
@@ -196,6 +207,12 @@ static void test_batch_errors_name_the_field(void **state)
     expect_error("{\"batch_id\":\"x\",\"collector\":{\"id\":\"a\"},\"gc\":[{\"target\":"
                  "{\"namespace\":\"n\"},\"start\":1,\"end\":2,\"summary\":{\"pauses\":1}}]}",
                  JP_ERR_FORMAT, "gc[0].summary.collections: required integer is missing", &lim);
+    expect_error("{\"batch_id\":\"x\",\"collector\":{\"id\":\"a\"},\"heap_histograms\":[{"
+                 "\"target\":{\"namespace\":\"n\"},\"time\":1,\"histogram\":{\"time_ns\":1,"
+                 "\"took_ns\":1,\"all\":true,\"total_instances\":1,\"total_bytes\":8,"
+                 "\"classes_total\":1,\"undercounted\":0,\"classes\":[{\"name\":\"a\","
+                 "\"module\":\"\",\"instances\":1,\"bytes\":-8}]}}]}",
+                 JP_ERR_FORMAT, "heap_histograms[0].histogram.classes[0].bytes: must be", &lim);
     expect_error("{\"batch_id\":\"x\",\"collector\":{\"id\":\"a\"},\"frames\":[\"a\"],"
                  "\"frame_kinds\":[\"jit\",\"jit\"]}",
                  JP_ERR_FORMAT, "frame_kinds", &lim);

@@ -221,6 +221,7 @@ static void test_status_mode_and_migration(void **state)
                                   "ALTER TABLE statuses DROP COLUMN until_time;"
                                   "ALTER TABLE stacks DROP COLUMN kinds;"
                                   "DROP TABLE gc;"
+                                  "DROP TABLE heaps;"
                                   "UPDATE meta SET value='1' WHERE key='schema_version'",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
@@ -243,8 +244,17 @@ static void test_status_mode_and_migration(void **state)
     g->w.pause_ns[0] = 1000;
     g->w.pause_ns[1] = g->w.s.pause_max_ns = g->w.s.pause_p99_ns = 3000;
     g->w.s.pause_total_ns = 4000;
+    /* schema 4: class histograms, likewise */
+    b2.heaps = jp_xcalloc(1, sizeof *b2.heaps);
+    b2.heaps_cap = b2.nheaps = 1;
+    b2.heaps[0].target.ns = jp_xstrdup("shop");
+    b2.heaps[0].target.service = jp_xstrdup("checkout");
+    b2.heaps[0].target.pod = jp_xstrdup("p2");
+    b2.heaps[0].time_ns = now - 450 * JP_NS_PER_SEC;
+    b2.heaps[0].json = jp_xstrdup("{\"histogram\":{}}");
+    b2.heaps[0].len = strlen(b2.heaps[0].json);
     assert_int_equal(s->ops->write_batch(s, &b2, NULL, &r, &e), JP_OK);
-    assert_int_equal(r.docs, 2);
+    assert_int_equal(r.docs, 3);
     jp_strbuf gcs;
     jp_strbuf_init(&gcs, 0);
     store_filter gf = {.ns = "shop", .from_ns = now - 3600 * JP_NS_PER_SEC, .to_ns = now};
@@ -252,6 +262,9 @@ static void test_status_mode_and_migration(void **state)
     assert_int_equal(s->ops->gc(s, &gf, NULL, gc_row, &gcs, &gi, &e), JP_OK);
     assert_non_null(strstr(gcs.data, "p2:{\"start\":"));
     assert_non_null(strstr(gcs.data, "\"pause_ns\":[1000,3000]"));
+    jp_strbuf_reset(&gcs);
+    assert_int_equal(s->ops->heaps(s, &gf, NULL, gc_row, &gcs, &gi, &e), JP_OK);
+    assert_string_equal(gcs.data, "p2:{\"histogram\":{}};");
     jp_strbuf_cleanup(&gcs);
     modes(s, now, &docs, &targets);
     assert_string_equal(docs.data, "p2:continuous:0;p1:-:0;");
@@ -263,7 +276,7 @@ static void test_status_mode_and_migration(void **state)
         sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &q, NULL),
         SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_string_equal((const char *)sqlite3_column_text(q, 0), "3");
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "4");
     sqlite3_finalize(q);
     sqlite3_close(db);
     jp_batch_cleanup(&b2);

@@ -7,4 +7,5 @@ libjpbase_a_SOURCES = \
 	src/base/timeutil.c src/base/timeutil.h \
 	src/base/datapath.c src/base/datapath.h \
 	src/base/stopsig.c src/base/stopsig.h \
-	src/base/failinj.c src/base/failinj.h
+	src/base/failinj.c src/base/failinj.h \
+	src/base/utf8.c src/base/utf8.h

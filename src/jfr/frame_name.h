@@ -30,9 +30,6 @@
 bool jfr_frame_is_bare(jp_frame_kind kind, size_t cls_len, bool has_cls, const char *desc,
                        size_t desc_len);
 
-/* Length of the stable part of a class name (see the rule above). */
-size_t jfr_class_stable_len(const char *cls, size_t len);
-
 /* Replaces out's contents with the printed name. cls/method may be NULL
  * when has_cls/has_method is false; desc NULL when the descriptor is unknown. */
 void jfr_frame_name(jp_strbuf *out, jp_frame_kind kind, const char *cls, size_t cls_len,

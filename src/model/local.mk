@@ -1,6 +1,7 @@
 noinst_LIBRARIES += libjpmodel.a
 libjpmodel_a_SOURCES = \
 	src/model/profile.c src/model/profile.h \
+	src/model/frame_text.c src/model/frame_text.h \
 	src/model/flame.c src/model/flame.h \
 	src/model/diff.c src/model/diff.h \
 	src/model/iodetail.c src/model/iodetail.h \

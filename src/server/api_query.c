@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/timeutil.h"
+#include "base/utf8.h"
 #include "base/xalloc.h"
 
 /* ---- the raw query string ---- */
@@ -20,47 +21,6 @@ static int qs_hex(char c)
     if (c >= 'A' && c <= 'F')
         return c - 'A' + 10;
     return -1;
-}
-
-/* Index of the first byte of s[0..n) that does not start a valid UTF-8
- * sequence (overlong forms, surrogates and values above U+10FFFF are
- * invalid), or n when all is valid. */
-static size_t qs_utf8_bad(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        unsigned c = s[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t len;
-        unsigned min;
-        if (c >= 0xc2 && c <= 0xdf) {
-            len = 2;
-            min = 0x80;
-        } else if ((c & 0xf0) == 0xe0) {
-            len = 3;
-            min = 0x800;
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            len = 4;
-            min = 0x10000;
-        } else {
-            return i;
-        }
-        if (n - i < len)
-            return i;
-        unsigned cp = c & (0x7fu >> len);
-        for (size_t k = 1; k < len; k++) {
-            if ((s[i + k] & 0xc0) != 0x80)
-                return i;
-            cp = cp << 6 | (s[i + k] & 0x3fu);
-        }
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-            return i;
-        i += len;
-    }
-    return n;
 }
 
 /* Decodes q[from..to) ('+' is a space, %XX a byte) to *w, NUL-terminated. */
@@ -150,7 +110,7 @@ jp_err api_args_parse(const char *q, size_t len, api_args *out, jp_error *err)
                                 "query string, byte %zu: the value of '%s' has %zu bytes (at most "
                                 "%d)",
                                 start, key, vlen, API_QUERY_MAX_VALUE);
-        size_t bad = qs_utf8_bad((const unsigned char *)val, vlen);
+        size_t bad = jp_utf8_first_bad((const unsigned char *)val, vlen);
         if (bad < vlen)
             return jp_error_set(err, JP_ERR_USAGE,
                                 "query string, byte %zu: the value of '%s' is not valid UTF-8 "

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
+
 enum { E_VALUE, E_VALUE_OR_END, E_KEY, E_KEY_OR_END, E_COLON, E_COMMA_OR_END };
 
 void jpull_init(jpull *p, const char *buf, size_t len)
@@ -45,34 +47,6 @@ static void jpull_after_value(jpull *p)
         p->done = true;
     else
         p->expect = E_COMMA_OR_END;
-}
-
-/* Length of a valid UTF-8 sequence at s (n bytes available), 0 if invalid. */
-static size_t jpull_utf8(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    if (c < 0x80)
-        return 1;
-    size_t need;
-    unsigned min;
-    if ((c & 0xe0) == 0xc0)
-        need = 2, min = 0x80, c &= 0x1f;
-    else if ((c & 0xf0) == 0xe0)
-        need = 3, min = 0x800, c &= 0x0f;
-    else if ((c & 0xf8) == 0xf0)
-        need = 4, min = 0x10000, c &= 0x07;
-    else
-        return 0;
-    if (n < need)
-        return 0;
-    for (size_t i = 1; i < need; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        c = (c << 6) | (s[i] & 0x3f);
-    }
-    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-        return 0;
-    return need;
 }
 
 static void jpull_put_utf8(jp_strbuf *b, unsigned c)
@@ -176,7 +150,7 @@ static bool jpull_string(jpull *p)
             continue;
         }
         size_t n =
-            c < 0x80 ? 1 : jpull_utf8((const unsigned char *)p->buf + p->pos, p->len - p->pos);
+            c < 0x80 ? 1 : jp_utf8_len((const unsigned char *)p->buf + p->pos, p->len - p->pos);
         if (!n)
             return false;
         p->pos += n;

@@ -21,9 +21,18 @@ libjpwire_a_SOURCES += \
 libjpwire_a_SOURCES += \
 	src/wire/http_client.c src/wire/http_client.h \
 	src/wire/query_json.c src/wire/query_json.h
-# exports other tools read (gzipped pprof; callers link $(ZLIB_LIBS))
+# the formats other tools read and send (callers link $(ZLIB_LIBS)): the
+# protobuf wire format and gzip they share, pprof, OpenTelemetry profiles
+# (OTLP), Pyroscope's ingest (its name, labels and multipart bodies)
 libjpwire_a_SOURCES += \
-	src/wire/pprof.c src/wire/pprof.h
+	src/wire/protobuf.c src/wire/protobuf.h \
+	src/wire/gzip.c src/wire/gzip.h \
+	src/wire/sample_type.c src/wire/sample_type.h \
+	src/wire/pprof.c src/wire/pprof.h \
+	src/wire/otlp_proto.h \
+	src/wire/otlp_decode.c src/wire/otlp_decode.h \
+	src/wire/otlp_dict.c src/wire/otlp_dict.h \
+	src/wire/otlp_encode.c src/wire/otlp_encode.h
 # one offline HTML file with the web page's flame graph (callers link
 # libjpweb.a, the page's files, after libjpwire.a)
 libjpwire_a_SOURCES += \

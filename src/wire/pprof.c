@@ -4,9 +4,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "base/xalloc.h"
+#include "wire/gzip.h"
+#include "wire/protobuf.h"
 
 /* Field numbers of profile.proto. */
 enum {
@@ -35,46 +36,8 @@ enum {
     PB_FUNCTION_SYSTEM_NAME = 3,
 };
 
-enum { PB_VARINT = 0, PB_LEN = 2 };
-
 /* The fixed head of the string table (index 0 must be ""). */
 enum { S_EMPTY, S_SAMPLES, S_COUNT, S_KIND, S_UNIT, S_THREAD, S_FIRST_FREE };
-
-static jp_err pb_tag(jp_strbuf *b, unsigned field, unsigned wire)
-{
-    return jp_strbuf_put_varint(b, ((uint64_t)field << 3) | wire);
-}
-
-static jp_err pb_uint(jp_strbuf *b, unsigned field, uint64_t v)
-{
-    jp_err rc = pb_tag(b, field, PB_VARINT);
-    return rc ? rc : jp_strbuf_put_varint(b, v);
-}
-
-static jp_err pb_bytes(jp_strbuf *b, unsigned field, const void *data, size_t len)
-{
-    jp_err rc = pb_tag(b, field, PB_LEN);
-    if (!rc)
-        rc = jp_strbuf_put_varint(b, len);
-    return rc ? rc : jp_strbuf_append(b, data, len);
-}
-
-/* Appends `msg` as a length-delimited field and empties it for reuse. */
-static jp_err pb_message(jp_strbuf *b, unsigned field, jp_strbuf *msg)
-{
-    jp_err rc = pb_bytes(b, field, msg->data ? msg->data : "", msg->len);
-    jp_strbuf_reset(msg);
-    return rc;
-}
-
-static jp_err value_type(jp_strbuf *out, jp_strbuf *msg, unsigned field, uint64_t type,
-                         uint64_t unit)
-{
-    jp_err rc = pb_uint(msg, PB_VALUE_TYPE_TYPE, type);
-    if (!rc)
-        rc = pb_uint(msg, PB_VALUE_TYPE_UNIT, unit);
-    return rc ? rc : pb_message(out, field, msg);
-}
 
 typedef struct pp_state {
     const jp_profile *p;
@@ -107,41 +70,41 @@ static jp_err write_sample(pp_state *s, const jp_sample *c)
     for (uint32_t d = depth; d-- > 0 && !rc;) /* leaf first */
         rc = jp_strbuf_put_varint(&s->sub, (uint64_t)fr[d] + 1);
     if (!rc)
-        rc = pb_message(&s->msg, PB_SAMPLE_LOCATION_ID, &s->sub);
+        rc = jp_pb_put_message(&s->msg, PB_SAMPLE_LOCATION_ID, &s->sub);
     if (!rc)
         rc = jp_strbuf_put_varint(&s->sub, c->samples);
     if (!rc)
         rc = jp_strbuf_put_varint(&s->sub, c->value);
     if (!rc)
-        rc = pb_message(&s->msg, PB_SAMPLE_VALUE, &s->sub);
+        rc = jp_pb_put_message(&s->msg, PB_SAMPLE_VALUE, &s->sub);
     if (!rc && s->threads && c->thread != JP_NO_THREAD) {
-        rc = pb_uint(&s->sub, PB_LABEL_KEY, S_THREAD);
+        rc = jp_pb_put_uint(&s->sub, PB_LABEL_KEY, S_THREAD);
         if (!rc)
-            rc = pb_uint(&s->sub, PB_LABEL_STR, s->str_of[c->thread]);
+            rc = jp_pb_put_uint(&s->sub, PB_LABEL_STR, s->str_of[c->thread]);
         if (!rc)
-            rc = pb_message(&s->msg, PB_SAMPLE_LABEL, &s->sub);
+            rc = jp_pb_put_message(&s->msg, PB_SAMPLE_LABEL, &s->sub);
     }
-    return rc ? rc : pb_message(&s->out, PB_PROFILE_SAMPLE, &s->msg);
+    return rc ? rc : jp_pb_put_message(&s->out, PB_PROFILE_SAMPLE, &s->msg);
 }
 
 /* One Function and one Location per frame used (ids: frame index + 1). */
 static jp_err write_frame(pp_state *s, uint32_t f)
 {
     uint64_t id = (uint64_t)f + 1;
-    jp_err rc = pb_uint(&s->msg, PB_FUNCTION_ID, id);
+    jp_err rc = jp_pb_put_uint(&s->msg, PB_FUNCTION_ID, id);
     if (!rc)
-        rc = pb_uint(&s->msg, PB_FUNCTION_NAME, s->str_of[f]);
+        rc = jp_pb_put_uint(&s->msg, PB_FUNCTION_NAME, s->str_of[f]);
     if (!rc)
-        rc = pb_uint(&s->msg, PB_FUNCTION_SYSTEM_NAME, s->str_of[f]);
+        rc = jp_pb_put_uint(&s->msg, PB_FUNCTION_SYSTEM_NAME, s->str_of[f]);
     if (!rc)
-        rc = pb_message(&s->out, PB_PROFILE_FUNCTION, &s->msg);
+        rc = jp_pb_put_message(&s->out, PB_PROFILE_FUNCTION, &s->msg);
     if (!rc)
-        rc = pb_uint(&s->sub, PB_LINE_FUNCTION_ID, id);
+        rc = jp_pb_put_uint(&s->sub, PB_LINE_FUNCTION_ID, id);
     if (!rc)
-        rc = pb_uint(&s->msg, PB_LOCATION_ID, id);
+        rc = jp_pb_put_uint(&s->msg, PB_LOCATION_ID, id);
     if (!rc)
-        rc = pb_message(&s->msg, PB_LOCATION_LINE, &s->sub);
-    return rc ? rc : pb_message(&s->out, PB_PROFILE_LOCATION, &s->msg);
+        rc = jp_pb_put_message(&s->msg, PB_LOCATION_LINE, &s->sub);
+    return rc ? rc : jp_pb_put_message(&s->out, PB_PROFILE_LOCATION, &s->msg);
 }
 
 /* The string table, in index order: the fixed head, then one string per
@@ -152,7 +115,7 @@ static jp_err write_strings(pp_state *s, jp_kind k)
     const char *head[S_FIRST_FREE] = {"", "samples", "count", jp_kind_name(k), unit, "thread"};
     jp_err rc = JP_OK;
     for (int i = 0; i < S_FIRST_FREE && !rc; i++)
-        rc = pb_bytes(&s->out, PB_PROFILE_STRING_TABLE, head[i], strlen(head[i]));
+        rc = jp_pb_put_bytes(&s->out, PB_PROFILE_STRING_TABLE, head[i], strlen(head[i]));
     uint32_t *by_index = jp_xcalloc(s->nstrings, sizeof *by_index);
     for (uint32_t f = 0; f < s->p->nframes; f++)
         if (s->str_of[f])
@@ -160,7 +123,7 @@ static jp_err write_strings(pp_state *s, jp_kind k)
     for (uint32_t i = S_FIRST_FREE; i < s->nstrings && !rc; i++) {
         size_t len;
         const char *name = jp_profile_frame_name(s->p, by_index[i], &len);
-        rc = pb_bytes(&s->out, PB_PROFILE_STRING_TABLE, name, len);
+        rc = jp_pb_put_bytes(&s->out, PB_PROFILE_STRING_TABLE, name, len);
     }
     free(by_index);
     return rc;
@@ -168,9 +131,9 @@ static jp_err write_strings(pp_state *s, jp_kind k)
 
 static jp_err write_profile(pp_state *s, jp_kind k)
 {
-    jp_err rc = value_type(&s->out, &s->msg, PB_PROFILE_SAMPLE_TYPE, S_SAMPLES, S_COUNT);
+    jp_err rc = jp_pb_put_pair(&s->out, &s->msg, PB_PROFILE_SAMPLE_TYPE, S_SAMPLES, S_COUNT);
     if (!rc)
-        rc = value_type(&s->out, &s->msg, PB_PROFILE_SAMPLE_TYPE, S_KIND, S_UNIT);
+        rc = jp_pb_put_pair(&s->out, &s->msg, PB_PROFILE_SAMPLE_TYPE, S_KIND, S_UNIT);
     for (size_t i = 0; i < s->t->count && !rc; i++)
         rc = write_sample(s, &s->t->cells[i]);
     for (uint32_t f = 0; f < s->p->nframes && !rc; f++)
@@ -179,38 +142,16 @@ static jp_err write_profile(pp_state *s, jp_kind k)
     if (!rc)
         rc = write_strings(s, k);
     if (!rc && s->p->start_ns > 0)
-        rc = pb_uint(&s->out, PB_PROFILE_TIME_NANOS, (uint64_t)s->p->start_ns);
+        rc = jp_pb_put_uint(&s->out, PB_PROFILE_TIME_NANOS, (uint64_t)s->p->start_ns);
     if (!rc && s->p->start_ns > 0 && s->p->end_ns > s->p->start_ns)
-        rc = pb_uint(&s->out, PB_PROFILE_DURATION_NANOS, (uint64_t)(s->p->end_ns - s->p->start_ns));
+        rc = jp_pb_put_uint(&s->out, PB_PROFILE_DURATION_NANOS,
+                            (uint64_t)(s->p->end_ns - s->p->start_ns));
     if (!rc && s->t->period_ns > 0) {
-        rc = value_type(&s->out, &s->msg, PB_PROFILE_PERIOD_TYPE, S_KIND, S_UNIT);
+        rc = jp_pb_put_pair(&s->out, &s->msg, PB_PROFILE_PERIOD_TYPE, S_KIND, S_UNIT);
         if (!rc)
-            rc = pb_uint(&s->out, PB_PROFILE_PERIOD, (uint64_t)s->t->period_ns);
+            rc = jp_pb_put_uint(&s->out, PB_PROFILE_PERIOD, (uint64_t)s->t->period_ns);
     }
-    return rc ? rc : pb_uint(&s->out, PB_PROFILE_DEFAULT_SAMPLE_TYPE, S_KIND);
-}
-
-/* gzip (RFC 1952) of in, appended to out. */
-static jp_err gzip_append(const jp_strbuf *in, jp_strbuf *out, jp_error *err)
-{
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        return jp_error_set(err, JP_ERR_INTERNAL, "pprof: deflateInit2 failed");
-    uLong bound = deflateBound(&z, (uLong)in->len);
-    uint8_t *buf = jp_xmalloc(bound);
-    z.next_in = (Bytef *)(in->data ? in->data : "");
-    z.avail_in = (uInt)in->len;
-    z.next_out = buf;
-    z.avail_out = (uInt)bound;
-    int zrc = deflate(&z, Z_FINISH);
-    size_t n = bound - z.avail_out;
-    deflateEnd(&z);
-    jp_err rc = zrc == Z_STREAM_END ? jp_strbuf_append(out, buf, n) : JP_ERR_INTERNAL;
-    free(buf);
-    if (rc)
-        return jp_error_set(err, rc, "pprof: compressing %zu bytes failed", in->len);
-    return JP_OK;
+    return rc ? rc : jp_pb_put_uint(&s->out, PB_PROFILE_DEFAULT_SAMPLE_TYPE, S_KIND);
 }
 
 jp_err jp_pprof_encode(const jp_profile *p, jp_kind k, bool threads, jp_strbuf *out, jp_error *err)
@@ -228,7 +169,7 @@ jp_err jp_pprof_encode(const jp_profile *p, jp_kind k, bool threads, jp_strbuf *
     if (rc)
         jp_error_set(err, rc, "pprof: encoding the %s profile failed", jp_kind_name(k));
     else
-        rc = gzip_append(&s.out, out, err);
+        rc = jp_gzip_append(s.out.data, s.out.len, out, err);
     jp_strbuf_cleanup(&s.out);
     jp_strbuf_cleanup(&s.msg);
     jp_strbuf_cleanup(&s.sub);

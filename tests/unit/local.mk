@@ -19,6 +19,15 @@ tests_unit_test_wire_SOURCES = tests/unit/test_wire.c
 tests_unit_test_wire_CFLAGS = $(UNIT_CFLAGS) $(ZSTD_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_test_wire_LDADD = libjpwire.a $(UNIT_LDADD) $(ZSTD_LIBS) $(JANSSON_LIBS) $(ZLIB_LIBS)
 
+# the protobuf wire format, gzip, OpenTelemetry profiles in and out (with
+# the OTLP files async-profiler wrote beside the JFR fixtures)
+check_PROGRAMS += tests/unit/test_otlp
+TESTS += tests/unit/test_otlp
+tests_unit_test_otlp_SOURCES = tests/unit/test_otlp.c
+tests_unit_test_otlp_CPPFLAGS = $(AM_CPPFLAGS) -DJPROF_FIXTURE_DIR='"$(abs_top_srcdir)/tests/fixtures/jfr"'
+tests_unit_test_otlp_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_otlp_LDADD = libjpwire.a $(UNIT_LDADD) $(JANSSON_LIBS) $(ZLIB_LIBS) -lpthread
+
 # src/jvm + snapshot model/analyses (live-JVM work)
 check_PROGRAMS += tests/unit/test_threadprint tests/unit/test_snapshot
 TESTS += tests/unit/test_threadprint tests/unit/test_snapshot

@@ -1,4 +1,5 @@
-/* chunk.c - one chunk: header, metadata, pools, event loop, aggregation. */
+/* chunk.c - one chunk: header, metadata, pools, the rare events, and the
+ * resolution of its aggregated events into the chunk's profile. */
 #include "jfr/chunk.h"
 
 #include <inttypes.h>
@@ -9,15 +10,15 @@
 #include <sys/mman.h>
 
 #include "base/xalloc.h"
+#include "jfr/agg.h"
+#include "jfr/events.h"
 #include "jfr/meta.h"
-#include "jfr/plan.h"
 #include "jfr/pool.h"
 #include "jfr/resolve.h"
+#include "jfr/split.h"
 
 /* Pages already parsed are given back every this many bytes. */
 #define JFR_RELEASE_STEP (8u << 20)
-/* Largest event type id looked up by table; larger ones by a short list. */
-#define JFR_LUT_MAX 65536
 
 /* ---- header ---- */
 
@@ -114,129 +115,11 @@ bool jfr_timespan_parse(const char *s, int64_t *ns)
     return false;
 }
 
-/* ---- per-chunk aggregation of raw (slot, stack key, thread key, state key) ---- */
-
-typedef struct agg_cell {
-    uint64_t stack, thread, state; /* pool keys, resolved when the chunk ends */
-    uint64_t events, samples, value;
-    uint32_t slot, used;
-} agg_cell;
-
-typedef struct agg {
-    agg_cell *cells;
-    size_t cap, count;
-} agg;
-
-/* Pool keys are small, dense integers: two multiplications spread them well
- * enough, at a third of the cost of a full mix (this runs once per event). */
-static inline size_t agg_hash(uint32_t slot, uint64_t stack, uint64_t thread, uint64_t state)
-{
-    uint64_t h = stack * 0x9e3779b97f4a7c15ULL ^ thread * 0xc2b2ae3d27d4eb4fULL ^
-                 (uint64_t)slot << 59 ^ state << 48;
-    return (size_t)(h ^ h >> 29);
-}
-
-static void agg_grow(agg *a)
-{
-    size_t ncap = a->cap ? a->cap * 2 : 1024;
-    agg_cell *n = jp_xcalloc(ncap, sizeof *n);
-    for (size_t i = 0; i < a->cap; i++) {
-        if (!a->cells[i].used)
-            continue;
-        const agg_cell *c = &a->cells[i];
-        size_t j = agg_hash(c->slot, c->stack, c->thread, c->state) & (ncap - 1);
-        while (n[j].used)
-            j = (j + 1) & (ncap - 1);
-        n[j] = *c;
-    }
-    free(a->cells);
-    a->cells = n;
-    a->cap = ncap;
-}
-
-static inline void agg_add(agg *a, uint32_t slot, const uint64_t *key, uint64_t samples,
-                           uint64_t value)
-{
-    if ((a->count + 1) * 2 > a->cap)
-        agg_grow(a);
-    size_t mask = a->cap - 1;
-    uint64_t stack = key[0], thread = key[1], state = key[2];
-    for (size_t i = agg_hash(slot, stack, thread, state) & mask;; i = (i + 1) & mask) {
-        agg_cell *c = &a->cells[i];
-        if (!c->used) {
-            *c = (agg_cell){.stack = stack,
-                            .thread = thread,
-                            .state = state,
-                            .events = 1,
-                            .samples = samples,
-                            .value = value,
-                            .slot = slot,
-                            .used = 1};
-            a->count++;
-            return;
-        }
-        if (c->stack == stack && c->thread == thread && c->state == state && c->slot == slot) {
-            c->events++;
-            c->samples += samples;
-            c->value += value;
-            return;
-        }
-    }
-}
-
-/* ---- the events a profile is made of (ARCHITECTURE.md, "Profile kind") ---- */
-
-// NOLINTNEXTLINE(clang-analyzer-optin.performance.Padding): one static table, a row an event
-typedef struct ev_spec {
-    const char *name;
-    const char *thread, *thread_alt; /* field naming the thread */
-    const char *value;               /* field holding the value (samples for wall) */
-    const char *state;               /* field holding the thread state */
-    uint8_t slot;
-    uint32_t kinds; /* kinds this event can feed */
-    bool duration;  /* value is a tick count to convert to ns */
-} ev_spec;
-
-#define KB(k) (1u << (k))
-static const ev_spec specs[] = {
-    {"jdk.ExecutionSample", "sampledThread", "eventThread", NULL, "state", JFR_SLOT_EXEC,
-     KB(JP_KIND_CPU) | KB(JP_KIND_WALL), false},
-    {"profiler.WallClockSample", "sampledThread", "eventThread", "samples", "state", JFR_SLOT_WALL,
-     KB(JP_KIND_WALL), false},
-    {"jdk.ObjectAllocationSample", "eventThread", NULL, "weight", NULL, JFR_SLOT_ALLOC,
-     KB(JP_KIND_ALLOC), false},
-    {"jdk.ObjectAllocationInNewTLAB", "eventThread", NULL, "tlabSize", NULL, JFR_SLOT_ALLOC,
-     KB(JP_KIND_ALLOC), false},
-    {"jdk.ObjectAllocationOutsideTLAB", "eventThread", NULL, "allocationSize", NULL, JFR_SLOT_ALLOC,
-     KB(JP_KIND_ALLOC), false},
-    {"jdk.JavaMonitorEnter", "eventThread", NULL, "duration", NULL, JFR_SLOT_LOCK, KB(JP_KIND_LOCK),
-     true},
-    {"jdk.ThreadPark", "eventThread", NULL, "duration", NULL, JFR_SLOT_PARK, KB(JP_KIND_PARK),
-     true},
-    {"profiler.Malloc", "eventThread", NULL, "size", NULL, JFR_SLOT_NMEM, KB(JP_KIND_NATIVEMEM),
-     false},
-    {"profiler.Free", "eventThread", NULL, NULL, NULL, JFR_SLOT_FREE, KB(JP_KIND_NATIVEMEM), false},
-    {"profiler.LiveObject", "eventThread", NULL, "allocationSize", NULL, JFR_SLOT_LIVE,
-     KB(JP_KIND_LIVE), false},
-    {"profiler.NativeLock", "eventThread", NULL, "duration", NULL, JFR_SLOT_NLOCK,
-     KB(JP_KIND_NATIVELOCK), true},
-    {"jdk.CPUTimeSample", "eventThread", NULL, "samplingPeriod", NULL, JFR_SLOT_CPUTIME,
-     KB(JP_KIND_CPUTIME), true},
-    {"jdk.CPUTimeSamplesLost", "eventThread", NULL, "lostSamples", NULL, JFR_SLOT_LOST,
-     KB(JP_KIND_CPUTIME), false},
-    /* I/O: the time blocked; host, port and path stay in the recording */
-    {"jdk.SocketRead", "eventThread", NULL, "duration", NULL, JFR_SLOT_IO, KB(JP_KIND_IO), true},
-    {"jdk.SocketWrite", "eventThread", NULL, "duration", NULL, JFR_SLOT_IO, KB(JP_KIND_IO), true},
-    {"jdk.FileRead", "eventThread", NULL, "duration", NULL, JFR_SLOT_IO, KB(JP_KIND_IO), true},
-    {"jdk.FileWrite", "eventThread", NULL, "duration", NULL, JFR_SLOT_IO, KB(JP_KIND_IO), true},
-};
-#define NSPECS (sizeof specs / sizeof specs[0])
-#define EV_SETTING NSPECS /* jdk.ActiveSetting */
-
+/* Events read field by field, outside the compiled rows: */
+#define EV_SETTING JFR_EV_NSPECS /* jdk.ActiveSetting */
 /* GC evidence (model/gc.h): no stack, read field by field (they are few). */
 enum { GC_COLL, GC_PAUSE, GC_HEAP, GC_TALLOC, GC__COUNT };
-#define EV_GC (NSPECS + 1) /* + GC_* */
-#define EV__COUNT (EV_GC + GC__COUNT)
+#define EV_GC (EV_SETTING + 1) /* + GC_* */
 #define GC_MAX_FIELDS 7
 static const struct {
     const char *name;
@@ -248,8 +131,7 @@ static const struct {
     [GC_HEAP] = {"jdk.GCHeapSummary", {"startTime", "gcId", "when", "heapUsed"}},
     [GC_TALLOC] = {"jdk.ThreadAllocationStatistics", {"startTime", "allocated", "thread"}},
 };
-
-enum { S_TIME, S_STACK, S_THREAD, S_STATE, S_VALUE, S_ADDR, S__COUNT };
+_Static_assert(EV_GC + GC__COUNT <= JFR_EV_MAX, "event index space");
 
 typedef struct chunk chunk;
 
@@ -273,87 +155,34 @@ struct chunk {
     jfr_meta *meta;
     jfr_pools pools;
     jfr_resolver res;
-    jfr_plan plans[NSPECS];
-    uint8_t *lut; /* type id -> event index + 1, 0 = not wanted */
-    size_t lut_n;
-    uint64_t far_id[EV__COUNT];
-    uint8_t far_ev[EV__COUNT];
-    int nfar;
-    uint64_t exec_id; /* type id of jdk.ExecutionSample, UINT64_MAX if none */
+    jfr_evtab tab;
+    jfr_acc acc; /* the events of the chunk, by raw keys */
     uint32_t set_cls;
     uint32_t set_fields[3]; /* id, name, value */
     uint32_t gc_cls[GC__COUNT];
     uint32_t gc_fields[GC__COUNT][GC_MAX_FIELDS];
-    jp_strbuf t_cause;
-    agg agg;
-    double ns_per_tick;
-    jp_strbuf t_name, t_value, t_addr;
-    /* io detail: per spec, the fields host, address, port (sockets) or
+    /* io detail: per row, the fields host, address, port (sockets) or
      * path (files); JFR_NONE where absent */
-    uint32_t io_cls[NSPECS];
-    uint32_t io_fields[NSPECS][3];
+    uint32_t io_fields[JFR_EV_NSPECS][3];
+    jp_strbuf t_name, t_value, t_addr, t_cause;
     jp_u64map states; /* state key -> JFR_STATE_* | 4 when the --state filter drops it */
     size_t prev_off;
     prev_chunk prev;
 };
 
-static void chunk_want(chunk *k, uint64_t id, unsigned ev)
-{
-    if (id < JFR_LUT_MAX) {
-        if (id >= k->lut_n) {
-            k->lut = jp_xrealloc(k->lut, (size_t)id + 1);
-            memset(k->lut + k->lut_n, 0, (size_t)id + 1 - k->lut_n);
-            k->lut_n = (size_t)id + 1;
-        }
-        k->lut[id] = (uint8_t)(ev + 1);
-    } else if (k->nfar < (int)EV__COUNT) {
-        k->far_id[k->nfar] = id;
-        k->far_ev[k->nfar++] = (uint8_t)(ev + 1);
-    }
-}
-
-static void chunk_plan(chunk *k, unsigned i, uint32_t cls)
-{
-    const jfr_meta *m = k->meta;
-    const ev_spec *sp = &specs[i];
-    bool leak = k->c->leak && (sp->slot == JFR_SLOT_NMEM || sp->slot == JFR_SLOT_FREE);
-    uint32_t caps[S__COUNT];
-    caps[S_TIME] = k->c->filter || leak ? jfr_meta_field(m, cls, "startTime") : JFR_NONE;
-    caps[S_STACK] = jfr_meta_field(m, cls, "stackTrace");
-    caps[S_THREAD] = JFR_NONE;
-    if (k->c->threads) {
-        caps[S_THREAD] = jfr_meta_field(m, cls, sp->thread);
-        if (caps[S_THREAD] == JFR_NONE && sp->thread_alt)
-            caps[S_THREAD] = jfr_meta_field(m, cls, sp->thread_alt);
-    }
-    caps[S_STATE] = sp->state ? jfr_meta_field(m, cls, sp->state) : JFR_NONE;
-    caps[S_VALUE] = sp->value ? jfr_meta_field(m, cls, sp->value) : JFR_NONE;
-    caps[S_ADDR] = leak ? jfr_meta_field(m, cls, "address") : JFR_NONE;
-    jfr_plan_compile(&k->plans[i], m, cls, caps, S__COUNT);
-    chunk_want(k, m->classes[cls].id, i);
-    if (sp->slot == JFR_SLOT_IO && k->c->io_detail) {
-        k->io_cls[i] = cls;
-        bool sock = !strncmp(sp->name, "jdk.Socket", 10);
-        k->io_fields[i][0] = jfr_meta_field(m, cls, sock ? "host" : "path");
-        k->io_fields[i][1] = sock ? jfr_meta_field(m, cls, "address") : JFR_NONE;
-        k->io_fields[i][2] = sock ? jfr_meta_field(m, cls, "port") : JFR_NONE;
-    }
-}
-
+/* The rows of events.c, and the rare types read here. */
 static void chunk_plans(chunk *k)
 {
     const jfr_meta *m = k->meta;
-    for (unsigned i = 0; i < NSPECS; i++) {
-        const ev_spec *sp = &specs[i];
-        uint32_t cls = jfr_meta_class(m, sp->name);
-        if (cls == JFR_NONE || !(k->c->kinds & sp->kinds))
+    jfr_evtab_build(&k->tab, k->c, m, k->h);
+    for (unsigned i = 0; i < JFR_EV_NSPECS; i++) {
+        uint32_t cls = k->tab.cls[i];
+        if (cls == JFR_NONE || jfr_ev_specs[i].slot != JFR_SLOT_IO || !k->c->io_detail)
             continue;
-        /* Frees matter only for pairing. */
-        if (sp->slot == JFR_SLOT_FREE && !k->c->leak)
-            continue;
-        if (i == 0)
-            k->exec_id = m->classes[cls].id;
-        chunk_plan(k, i, cls);
+        bool sock = !strncmp(jfr_ev_specs[i].name, "jdk.Socket", 10);
+        k->io_fields[i][0] = jfr_meta_field(m, cls, sock ? "host" : "path");
+        k->io_fields[i][1] = sock ? jfr_meta_field(m, cls, "address") : JFR_NONE;
+        k->io_fields[i][2] = sock ? jfr_meta_field(m, cls, "port") : JFR_NONE;
     }
     /* Settings are read whatever kinds are wanted: they are few, and what
      * they say carries over to later chunks. */
@@ -362,12 +191,7 @@ static void chunk_plans(chunk *k)
         k->set_fields[0] = jfr_meta_field(m, k->set_cls, "id");
         k->set_fields[1] = jfr_meta_field(m, k->set_cls, "name");
         k->set_fields[2] = jfr_meta_field(m, k->set_cls, "value");
-        if (k->exec_id == UINT64_MAX) {
-            uint32_t ex = jfr_meta_class(m, specs[0].name);
-            if (ex != JFR_NONE)
-                k->exec_id = m->classes[ex].id;
-        }
-        chunk_want(k, m->classes[k->set_cls].id, EV_SETTING);
+        jfr_evtab_want(&k->tab, m->classes[k->set_cls].id, EV_SETTING, true);
     }
     /* GC evidence is read whatever kinds are wanted: a few events a second. */
     for (unsigned g = 0; g < GC__COUNT && k->c->gc; g++) {
@@ -378,7 +202,7 @@ static void chunk_plans(chunk *k)
         for (int f = 0; f < GC_MAX_FIELDS; f++)
             k->gc_fields[g][f] =
                 gc_specs[g].fields[f] ? jfr_meta_field(m, cls, gc_specs[g].fields[f]) : JFR_NONE;
-        chunk_want(k, m->classes[cls].id, EV_GC + g);
+        jfr_evtab_want(&k->tab, m->classes[cls].id, EV_GC + g, true);
     }
 }
 
@@ -403,7 +227,7 @@ static void chunk_setting(chunk *k, const uint8_t *p, const uint8_t *end)
         return;
     const char *name = jp_strbuf_str(&k->t_name), *val = jp_strbuf_str(&k->t_value);
     jfr_settings *s = &k->o->set;
-    bool exec = found[0] && nums[0] == k->exec_id;
+    bool exec = found[0] && nums[0] == k->tab.exec_id;
     int64_t v;
     if (exec && !strcmp(name, "period") && jfr_timespan_parse(val, &v) && v > 0) {
         if (!s->jdk_period || v < s->jdk_period)
@@ -427,7 +251,8 @@ static void chunk_setting(chunk *k, const uint8_t *p, const uint8_t *end)
 static void chunk_io(chunk *k, unsigned i, const uint8_t *p, const uint8_t *end, uint64_t ns)
 {
     const uint32_t *f = k->io_fields[i];
-    bool sock = f[1] != JFR_NONE || f[2] != JFR_NONE || !strncmp(specs[i].name, "jdk.Socket", 10);
+    bool sock =
+        f[1] != JFR_NONE || f[2] != JFR_NONE || !strncmp(jfr_ev_specs[i].name, "jdk.Socket", 10);
     uint32_t fields[3];
     int n = 0, at[3] = {-1, -1, -1};
     for (int j = 0; j < 3; j++)
@@ -446,7 +271,7 @@ static void chunk_io(chunk *k, unsigned i, const uint8_t *p, const uint8_t *end,
     bool found[3] = {false, false, false};
     jp_io_detail *d = &k->o->io;
     jp_io_target t = sock ? JP_IO_SOCKET : JP_IO_FILE;
-    if (n && !jfr_resolve_fields(&k->res, k->io_cls[i], p, end, fields, n, nums, texts, found)) {
+    if (n && !jfr_resolve_fields(&k->res, k->tab.cls[i], p, end, fields, n, nums, texts, found)) {
         jp_io_detail_add(d, t, "[unreadable]", 12, 1, ns);
         return;
     }
@@ -462,24 +287,11 @@ static void chunk_io(chunk *k, unsigned i, const uint8_t *p, const uint8_t *end,
     jp_io_detail_add_socket(d, a, strlen(a), b, strlen(b), port, 1, ns);
 }
 
-/* Ticks to ns since the epoch the way the JDK converts them:
- * start_ns + (ticks - start_ticks) * (1e9 / ticks_per_second). */
-static inline int64_t chunk_time(const chunk *k, uint64_t ticks)
-{
-    int64_t d;
-    double dd;
-    if (__builtin_sub_overflow((int64_t)ticks, k->h->start_ticks, &d))
-        dd = (double)(int64_t)ticks - (double)k->h->start_ticks;
-    else
-        dd = (double)d;
-    return jfr_sat_add(k->h->start_ns, jfr_d2i(dd * k->ns_per_tick));
-}
-
 static int64_t chunk_span(const chunk *k, uint64_t ticks, bool found)
 {
     if (!found)
         return -1;
-    int64_t ns = jfr_d2i((double)(int64_t)ticks * k->ns_per_tick);
+    int64_t ns = jfr_d2i((double)(int64_t)ticks * k->tab.ns_per_tick);
     return ns > 0 ? ns : 0;
 }
 
@@ -510,12 +322,12 @@ static jp_err chunk_gc(chunk *k, unsigned g, const uint8_t *ev, const uint8_t *p
     if (!jfr_resolve_fields(&k->res, k->gc_cls[g], p, end, k->gc_fields[g], GC_MAX_FIELDS, n, texts,
                             f))
         return jfr_fail(&k->w, JP_ERR_FORMAT, ev, "malformed %s event", gc_specs[g].name);
-    int64_t t = f[0] ? chunk_time(k, n[0]) : k->h->start_ns;
+    int64_t t = f[0] ? jfr_evtab_time(&k->tab, n[0]) : k->h->start_ns;
     if (k->c->filter && (t < k->c->from_ns || t >= k->c->to_ns)) {
-        k->o->rep.events_filtered++;
+        k->acc.events_filtered++;
         return JP_OK;
     }
-    jp_gc_log *log = &k->o->prof->gc;
+    jp_gc_log *log = &k->o->gc;
     if (g == GC_COLL) {
         jp_gc_collection c = {.start_ns = t,
                               .duration_ns = chunk_span(k, n[1], f[1]),
@@ -544,99 +356,98 @@ static jp_err chunk_gc(chunk *k, unsigned g, const uint8_t *ev, const uint8_t *p
     return JP_OK;
 }
 
-static jp_err chunk_event(chunk *k, unsigned i, const uint8_t *ev, const uint8_t *p,
-                          const uint8_t *end)
+/* A rows' event that pairs mallocs with frees or names an io endpoint. */
+static jp_err chunk_row(chunk *k, unsigned i, const uint8_t *ev, const uint8_t *p,
+                        const uint8_t *next)
 {
-    if (i == EV_SETTING) {
-        chunk_setting(k, p, end);
-        return JP_OK;
-    }
-    if (i >= EV_GC)
-        return chunk_gc(k, i - EV_GC, ev, p, end);
-    const ev_spec *sp = &specs[i];
-    uint64_t s[JFR_PLAN_SLOTS] = {(uint64_t)k->h->start_ticks, 0, 0, 0, sp->slot == JFR_SLOT_WALL};
-    if (JFR_UNLIKELY(!jfr_plan_run(&k->plans[i], k->meta, p, end, s)))
+    const jfr_ev_spec *sp = &jfr_ev_specs[i];
+    uint64_t s[JFR_PLAN_SLOTS];
+    if (!jfr_evtab_fields(&k->tab, i, p, next, s))
         return jfr_fail(&k->w, JP_ERR_FORMAT, ev, "malformed %s event", sp->name);
     int64_t t = 0;
     if (k->c->filter || k->c->leak) {
-        t = chunk_time(k, s[S_TIME]);
+        t = jfr_evtab_time(&k->tab, s[JFR_S_TIME]);
         if (k->c->filter && (t < k->c->from_ns || t >= k->c->to_ns)) {
-            k->o->rep.events_filtered++;
+            k->acc.events_filtered++;
             return JP_OK;
         }
     }
-    uint64_t samples = 1, value = s[S_VALUE];
-    switch (sp->slot) {
-    case JFR_SLOT_LOST:
-        k->o->lost += value;
+    if (sp->slot == JFR_SLOT_NMEM || sp->slot == JFR_SLOT_FREE) {
+        jfr_leak_chunk_add(&k->o->leak, t, s[JFR_S_ADDR], s[JFR_S_VALUE], s[JFR_S_STACK],
+                           s[JFR_S_THREAD], sp->slot == JFR_SLOT_FREE);
         return JP_OK;
-    case JFR_SLOT_NMEM:
-    case JFR_SLOT_FREE:
-        if (k->c->leak) {
-            jfr_leak_chunk_add(&k->o->leak, t, s[S_ADDR], value, s[S_STACK], s[S_THREAD],
-                               sp->slot == JFR_SLOT_FREE);
-            return JP_OK;
-        }
-        break;
-    case JFR_SLOT_WALL:
-        samples = value;
-        value = 0;
-        break;
-    default:
-        if (sp->duration) {
-            int64_t ns = jfr_d2i((double)(int64_t)value * k->ns_per_tick);
-            value = ns > 0 ? (uint64_t)ns : 0;
-        }
-        break;
     }
-    if (sp->slot == JFR_SLOT_IO && k->c->io_detail)
-        chunk_io(k, i, p, end, value);
-    agg_add(&k->agg, sp->slot, &s[S_STACK], samples, value);
+    int64_t ns = jfr_d2i((double)(int64_t)s[JFR_S_VALUE] * k->tab.ns_per_tick);
+    chunk_io(k, i, p, next, ns > 0 ? (uint64_t)ns : 0);
+    jfr_events_add(&k->tab, &k->acc, i, s);
     return JP_OK;
 }
 
-static unsigned chunk_far(const chunk *k, uint64_t type)
+/* The rare-event callback of the event loop (events.h). */
+static jp_err chunk_rare(void *arg, unsigned i, const uint8_t *ev, const uint8_t *p,
+                         const uint8_t *next)
 {
-    for (int i = 0; i < k->nfar; i++)
-        if (k->far_id[i] == type)
-            return k->far_ev[i];
-    return 0;
+    chunk *k = arg;
+    if (i == EV_SETTING) {
+        chunk_setting(k, p, next);
+        return JP_OK;
+    }
+    if (i >= EV_GC)
+        return chunk_gc(k, i - EV_GC, ev, p, next);
+    return chunk_row(k, i, ev, p, next);
+}
+
+/* Pages already parsed are given back every this many bytes. */
+#define JFR_RELEASE_STEP (8u << 20)
+
+/* One thread: the events in steps, releasing the pages behind. */
+static jp_err chunk_events_serial(chunk *k, const uint8_t *p, const uint8_t *end)
+{
+    const jfr_ctx *c = k->c;
+    jfr_run r = {.rare = chunk_rare, .rare_arg = k, .w = &k->w};
+    const uint8_t *need = p;
+    while (p < end) {
+        const uint8_t *we = (size_t)(end - p) > JFR_RELEASE_STEP ? p + JFR_RELEASE_STEP : end;
+        if (need > we)
+            we = need < end ? need : end;
+        r.p = p;
+        r.end = we;
+        r.tail_ok = we < end;
+        jp_err rc = jfr_events_run(&k->tab, &k->acc, &r);
+        jfr_release(c, (size_t)(p - c->base), (size_t)(r.stop - c->base));
+        if (rc)
+            return rc;
+        /* An event longer than the step: the next step takes all of it. */
+        need = r.stop == p ? r.need : p;
+        p = r.stop;
+    }
+    return JP_OK;
+}
+
+/* Forgets what a parallel attempt at the events left behind. */
+static void chunk_reset(chunk *k)
+{
+    jfr_chunk_out *o = k->o;
+    jfr_acc_cleanup(&k->acc);
+    jfr_acc_init(&k->acc);
+    memset(&o->set, 0, sizeof o->set);
+    jfr_leak_chunk_cleanup(&o->leak);
+    jfr_leak_chunk_init(&o->leak);
+    jp_io_detail_cleanup(&o->io);
+    jp_io_detail_init(&o->io);
+    jp_gc_log_cleanup(&o->gc);
+    jp_gc_log_init(&o->gc);
 }
 
 static jp_err chunk_events(chunk *k)
 {
-    const jfr_ctx *c = k->c;
     const uint8_t *p = k->start + JFR_HEADER_SIZE, *end = k->end;
-    const uint8_t *lut = k->lut;
-    size_t lut_n = k->lut_n;
-    uint64_t nread = 0;
-    size_t released = (size_t)(p - c->base);
-    jp_err rc = JP_OK;
-    while (p < end) {
-        const uint8_t *ev = p;
-        uint64_t size = 0, type;
-        if (JFR_UNLIKELY(!jfr_varint(&p, end, &size) || size == 0 || size > (uint64_t)(end - ev))) {
-            rc = jfr_fail(&k->w, JP_ERR_FORMAT, ev, "event size %" PRIu64 " is impossible here",
-                          size);
-            break;
-        }
-        const uint8_t *next = ev + size;
-        if (JFR_UNLIKELY(!jfr_varint(&p, next, &type))) {
-            rc = jfr_fail(&k->w, JP_ERR_FORMAT, ev, "event type runs past the event");
-            break;
-        }
-        unsigned idx = type < lut_n ? lut[type] : (k->nfar ? chunk_far(k, type) : 0);
-        if (idx && (rc = chunk_event(k, idx - 1, ev, p, next)))
-            break;
-        nread += type > 1; /* metadata and checkpoints are not events */
-        p = next;
-        if (JFR_UNLIKELY((size_t)(p - c->base) - released >= JFR_RELEASE_STEP)) {
-            jfr_release(c, released, (size_t)(p - c->base));
-            released = (size_t)(p - c->base);
-        }
+    if (k->c->jobs > 1 && (size_t)(end - p) >= 2 * (size_t)k->c->block) {
+        if (jfr_split_run(&k->tab, &k->acc, p, end, k->c->jobs, k->c->block, chunk_rare, k))
+            return JP_OK;
+        chunk_reset(k);
     }
-    k->o->rep.events_read += nread;
-    return rc;
+    return chunk_events_serial(k, p, end);
 }
 
 /* ---- thread states ---- */
@@ -684,15 +495,19 @@ static void out_cell(jfr_chunk_out *o, const jfr_cell *cell)
     o->cells[o->ncells++] = *cell;
 }
 
+/* Cells in key order: frames and stacks enter the profile in the same order
+ * whatever the number of threads that added the events up. */
 static void chunk_flush(chunk *k)
 {
     const jfr_ctx *c = k->c;
     jfr_chunk_out *o = k->o;
+    o->rep.events_read += k->acc.events_read;
+    o->rep.events_filtered += k->acc.events_filtered;
+    o->lost += k->acc.lost;
     o->ap_states = chunk_ap_states(k);
-    for (size_t i = 0; i < k->agg.cap; i++) {
-        const agg_cell *a = &k->agg.cells[i];
-        if (!a->used)
-            continue;
+    jfr_agg_cell *cells = jfr_acc_sorted(&k->acc);
+    for (size_t i = 0; i < k->acc.count; i++) {
+        const jfr_agg_cell *a = &cells[i];
         unsigned st = JFR_STATE_NONE;
         if (a->slot == JFR_SLOT_EXEC || a->slot == JFR_SLOT_WALL) {
             st = chunk_state(k, a->state);
@@ -712,6 +527,7 @@ static void chunk_flush(chunk *k)
         };
         out_cell(o, &cell);
     }
+    free(cells);
     jfr_leak_chunk *lk = &o->leak;
     jfr_leak_chunk_reduce(lk);
     for (size_t i = 0; i < lk->n; i++) {
@@ -769,6 +585,7 @@ void jfr_chunk_out_init(jfr_chunk_out *o, const jfr_ctx *c, uint32_t no, size_t 
     o->prof = prof ? prof : jp_profile_new();
     jfr_leak_chunk_init(&o->leak);
     jp_io_detail_init(&o->io);
+    jp_gc_log_init(&o->gc);
     jfr_report_init(&o->rep);
     o->warn = (jfr_warner){.rep = &o->rep, .name = c->name, .chunk = no};
 }
@@ -780,6 +597,7 @@ void jfr_chunk_out_cleanup(jfr_chunk_out *o)
     free(o->cells);
     jfr_leak_chunk_cleanup(&o->leak);
     jp_io_detail_cleanup(&o->io);
+    jp_gc_log_cleanup(&o->gc);
     memset(o, 0, sizeof *o);
 }
 
@@ -799,14 +617,11 @@ static void chunk_init(chunk *k, const jfr_ctx *c, jfr_chunk_out *o, size_t prev
     k->h = &o->h;
     k->start = c->base + o->off;
     k->end = k->start + o->h.size;
-    for (unsigned i = 0; i < NSPECS; i++)
-        jfr_plan_init(&k->plans[i]);
-    k->exec_id = UINT64_MAX;
+    jfr_acc_init(&k->acc);
     k->set_cls = JFR_NONE;
     for (unsigned g = 0; g < GC__COUNT; g++)
         k->gc_cls[g] = JFR_NONE;
     jp_strbuf_init(&k->t_cause, 0);
-    k->ns_per_tick = 1e9 / (double)o->h.ticks_per_sec;
     jp_strbuf_init(&k->t_name, 0);
     jp_strbuf_init(&k->t_value, 0);
     jp_strbuf_init(&k->t_addr, 0);
@@ -816,10 +631,8 @@ static void chunk_init(chunk *k, const jfr_ctx *c, jfr_chunk_out *o, size_t prev
 
 static void chunk_cleanup(chunk *k, bool have_pools)
 {
-    for (unsigned i = 0; i < NSPECS; i++)
-        jfr_plan_cleanup(&k->plans[i]);
-    free(k->lut);
-    free(k->agg.cells);
+    jfr_evtab_cleanup(&k->tab);
+    jfr_acc_cleanup(&k->acc);
     jp_strbuf_cleanup(&k->t_name);
     jp_strbuf_cleanup(&k->t_value);
     jp_strbuf_cleanup(&k->t_addr);
@@ -863,6 +676,7 @@ void jfr_chunk_decode(const jfr_ctx *c, jfr_chunk_out *o, size_t prev_off)
         /* Events before any damage count: flush them either way. */
         chunk_flush(&k);
     }
+    jp_gc_log_append(&o->prof->gc, &o->gc);
     /* Look-ups (metadata, pools, the chunk before) may have faulted pages
      * back in. */
     jfr_release(c, prev_off == SIZE_MAX ? o->off : prev_off, o->off + h->size);

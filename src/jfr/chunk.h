@@ -1,8 +1,9 @@
 /* chunk.h - decoding one chunk (internal to src/jfr).
  *
  * A jfr_ctx is what every chunk of one jfr_read_* call shares: the input and
- * the resolved options, read-only while chunks decode (in parallel). A chunk
- * decodes into a jfr_chunk_out of its own: its frames and stacks in a
+ * the resolved options, read-only while a chunk decodes (its events on
+ * several threads, see split.h). A chunk decodes into a jfr_chunk_out of its
+ * own: its frames and stacks in a
  * profile, its events aggregated into cells whose kind and value are decided
  * when the chunk is merged (merge.h), because that needs the sampling
  * settings of earlier chunks (async-profiler writes them in the first only).
@@ -17,6 +18,7 @@
 
 #include "jfr/internal.h"
 #include "jfr/leak.h"
+#include "model/gc.h"
 #include "model/iodetail.h"
 #include "model/profile.h"
 
@@ -55,6 +57,8 @@ typedef struct jfr_ctx {
     bool io_detail;       /* read the endpoint / path of io events */
     jp_io_detail *io_out; /* where the merger adds them (jfr_options.io_detail) */
     size_t page;
+    int jobs;       /* threads that decode a chunk's events (jfr_options.jobs, resolved) */
+    uint32_t block; /* bytes per piece of events (jfr_options.block, resolved) */
 } jfr_ctx;
 
 /* What produced a cell: decides its kind when merged. */
@@ -95,6 +99,7 @@ typedef struct jfr_chunk_out {
     uint64_t lost;  /* jdk.CPUTimeSamplesLost.lostSamples */
     jfr_leak_chunk leak;
     jp_io_detail io; /* with c->io_detail: this chunk's endpoints and paths */
+    jp_gc_log gc;    /* this chunk's GC evidence, added to prof->gc when it ends */
     jfr_report rep;  /* this chunk's counters, warnings and error */
     jfr_warner warn;
     jp_err rc;
@@ -110,9 +115,10 @@ void jfr_chunk_out_init(jfr_chunk_out *o, const jfr_ctx *c, uint32_t no, size_t 
                         const jfr_header *h, jp_profile *prof);
 void jfr_chunk_out_cleanup(jfr_chunk_out *o);
 
-/* Decodes the chunk of o. prev_off is where the chunk before starts (for
- * keys JDK 17 leaves there), SIZE_MAX for none. Sets o->rc; the events
- * before any damage stay in o. Thread-safe for distinct o. */
+/* Decodes the chunk of o, its events on c->jobs threads. prev_off is where
+ * the chunk before starts (for keys JDK 17 leaves there), SIZE_MAX for
+ * none. Sets o->rc; the events before any damage stay in o. The result does
+ * not depend on c->jobs. Thread-safe for distinct o. */
 void jfr_chunk_decode(const jfr_ctx *c, jfr_chunk_out *o, size_t prev_off);
 
 /* Gives the whole pages of [from, to) back to the kernel when c->release. */

@@ -38,12 +38,17 @@
  * allocated), each within --from/--to like the samples. A field the type
  * lacks or a label missing from its pool stays unknown.
  *
- * Chunks are independent, so they decode in parallel (jfr_options.jobs),
- * each into a profile of its own, merged in file order: the result is the
- * same whatever the number of jobs. Memory: the chunks in flight (at most
- * 2 x jobs) and the distinct stacks; with `leak` also the Malloc and Free
- * events of each chunk in flight (48 bytes each, sorted by time) and one
- * entry per malloc address seen.
+ * Chunks decode one after the other, each into a profile of its own, merged
+ * in file order. Inside a chunk, its events decode on jfr_options.jobs
+ * threads: the metadata and constant pools are read once and shared
+ * read-only, the event section is cut into pieces on event boundaries (by
+ * their sizes alone), each thread adds its pieces up by raw pool keys, and
+ * the sums are resolved into stacks once, in key order, when the chunk
+ * ends. So the result is the same, byte for byte, whatever the number of
+ * jobs. Memory: the distinct stacks and frames, the pieces in flight (at
+ * most 4 per job), and with `leak` the Malloc and Free events of the chunk
+ * being read (48 bytes each, sorted by time) and one entry per malloc
+ * address seen.
  *
  * Thread-safety: a reader call uses only its arguments (and threads of its
  * own, joined before it returns); separate calls on separate profiles may
@@ -70,11 +75,13 @@ typedef struct jfr_options {
      * Events of types without a state are not affected. */
     uint32_t nstates;
     char states[JFR_MAX_STATES][32];
-    bool leak;    /* nativemem: only mallocs never freed ... */
-    double tail;  /* ... ignoring those in the last `tail` fraction of the
-                     malloc/free events' time span (0..1, default 0.1) */
-    int jobs;     /* chunks decoded at once; 0 = online CPUs, default 1 */
-    bool skip_gc; /* leave the GC events out of the profile's GC log */
+    bool leak;      /* nativemem: only mallocs never freed ... */
+    double tail;    /* ... ignoring those in the last `tail` fraction of the
+                       malloc/free events' time span (0..1, default 0.1) */
+    int jobs;       /* threads decoding a chunk's events; 0 = online CPUs, default 1 */
+    uint32_t block; /* bytes of events per piece handed to a thread; 0 = 1 MiB
+                       (small ones let tests split small inputs) */
+    bool skip_gc;   /* leave the GC events out of the profile's GC log */
     bool has_from, has_to;
     jp_timespec_arg from; /* keep events that start at or after `from` ... */
     jp_timespec_arg to;   /* ... and before `to`; relative times resolve against

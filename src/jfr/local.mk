@@ -7,6 +7,9 @@ libjpjfr_a_SOURCES = \
 	src/jfr/plan.c src/jfr/plan.h \
 	src/jfr/pool.c src/jfr/pool.h \
 	src/jfr/resolve.c src/jfr/resolve.h \
+	src/jfr/agg.c src/jfr/agg.h \
+	src/jfr/events.c src/jfr/events.h \
+	src/jfr/split.c src/jfr/split.h \
 	src/jfr/frame_name.c src/jfr/frame_name.h \
 	src/jfr/chunk.c src/jfr/chunk.h \
 	src/jfr/leak.c src/jfr/leak.h \

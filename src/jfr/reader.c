@@ -1,9 +1,9 @@
 /* reader.c - jfr_read_file / jfr_read_buffer: the chunks of an input,
- * decoded one after the other or on several threads, merged in file order. */
+ * decoded one after the other (each on several threads, see split.h) and
+ * merged in file order. */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +17,7 @@
 #include "jfr/chunk.h"
 #include "jfr/jfr.h"
 #include "jfr/merge.h"
+#include "jfr/split.h"
 
 /* Threads never outnumber this, whatever --jobs says. */
 #define JFR_MAX_JOBS 256
@@ -150,9 +151,7 @@ static bool walk_next(const jfr_ctx *c, walk *w, uint32_t *no, size_t *off, size
     return true;
 }
 
-/* ---- one chunk after the other ---- */
-
-static jp_err read_serial(const jfr_ctx *c, jfr_merger *m, walk *w, bool direct)
+static jp_err read_chunks(const jfr_ctx *c, jfr_merger *m, walk *w, bool direct)
 {
     uint32_t no;
     size_t off, prev_off;
@@ -169,125 +168,11 @@ static jp_err read_serial(const jfr_ctx *c, jfr_merger *m, walk *w, bool direct)
     return JP_OK;
 }
 
-/* ---- chunks on several threads ---- */
-
-/* Workers take chunks in file order and decode them; the calling thread
- * merges them in the same order. At most `window` chunks are taken and not
- * yet merged, which bounds memory whatever the file size. */
-typedef struct pool {
-    const jfr_ctx *c;
-    jp_profile *out; /* chunk 1 decodes into it when `direct` */
-    bool direct;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    walk w;
-    uint32_t merged; /* chunks merged (the next to merge is merged + 1) */
-    bool stop;       /* damage: take no more chunks */
-    uint32_t window;
-    jfr_chunk_out **slots; /* [no % window]: decoded, not yet merged */
-} pool;
-
-static void *worker(void *arg)
-{
-    pool *pl = arg;
-    pthread_mutex_lock(&pl->mu);
-    for (;;) {
-        while (!pl->stop && !pl->w.done && pl->w.no - pl->merged > pl->window)
-            pthread_cond_wait(&pl->cv, &pl->mu);
-        uint32_t no;
-        size_t off, prev_off;
-        jfr_header h;
-        if (pl->stop || !walk_next(pl->c, &pl->w, &no, &off, &prev_off, &h))
-            break;
-        pthread_mutex_unlock(&pl->mu);
-        jfr_chunk_out *o = jp_xmalloc(sizeof *o);
-        jfr_chunk_out_init(o, pl->c, no, off, &h, no == 1 && pl->direct ? pl->out : NULL);
-        jfr_chunk_decode(pl->c, o, prev_off);
-        pthread_mutex_lock(&pl->mu);
-        pl->slots[no % pl->window] = o;
-        pthread_cond_broadcast(&pl->cv);
-    }
-    pthread_cond_broadcast(&pl->cv);
-    pthread_mutex_unlock(&pl->mu);
-    return NULL;
-}
-
-/* The next chunk in order, NULL when none will come. Called locked. */
-static jfr_chunk_out *pool_wait(pool *pl)
-{
-    uint32_t no = pl->merged + 1;
-    for (;;) {
-        jfr_chunk_out *o = pl->slots[no % pl->window];
-        if (o && o->no == no) {
-            pl->slots[no % pl->window] = NULL;
-            return o;
-        }
-        if (pl->w.done && no >= pl->w.no)
-            return NULL;
-        pthread_cond_wait(&pl->cv, &pl->mu);
-    }
-}
-
-static jp_err read_parallel(const jfr_ctx *c, jfr_merger *m, walk *w, bool direct, int jobs)
-{
-    pool pl = {.c = c, .out = m->out, .direct = direct, .w = *w};
-    pl.window = (uint32_t)jobs * 2;
-    // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
-    pl.slots = jp_xcalloc(pl.window, sizeof *pl.slots);
-    pthread_mutex_init(&pl.mu, NULL);
-    pthread_cond_init(&pl.cv, NULL);
-    pthread_t tids[JFR_MAX_JOBS];
-    int started = 0;
-    for (int i = 0; i < jobs; i++)
-        if (pthread_create(&tids[started], NULL, worker, &pl) == 0)
-            started++;
-    jp_err rc = JP_OK;
-    pthread_mutex_lock(&pl.mu);
-    if (!started) {
-        /* No thread could start: decode here, one chunk at a time. */
-        pthread_mutex_unlock(&pl.mu);
-        rc = read_serial(c, m, &pl.w, direct);
-        pthread_mutex_lock(&pl.mu);
-    }
-    while (started && !rc) {
-        jfr_chunk_out *o = pool_wait(&pl);
-        if (!o)
-            break;
-        pthread_mutex_unlock(&pl.mu);
-        rc = jfr_merger_add(m, o);
-        jfr_chunk_out_cleanup(o);
-        free(o);
-        pthread_mutex_lock(&pl.mu);
-        pl.merged++;
-        pl.stop = rc != JP_OK;
-        pthread_cond_broadcast(&pl.cv);
-    }
-    pl.stop = true;
-    pthread_cond_broadcast(&pl.cv);
-    pthread_mutex_unlock(&pl.mu);
-    for (int i = 0; i < started; i++)
-        pthread_join(tids[i], NULL);
-    /* Chunks decoded past the damage are not part of the answer. */
-    for (uint32_t i = 0; i < pl.window; i++) {
-        if (pl.slots[i]) {
-            jfr_chunk_out_cleanup(pl.slots[i]);
-            free(pl.slots[i]);
-        }
-    }
-    free(pl.slots);
-    pthread_cond_destroy(&pl.cv);
-    pthread_mutex_destroy(&pl.mu);
-    *w = pl.w;
-    return rc;
-}
-
-static int jfr_jobs(const jfr_options *opt, uint32_t chunks)
+static int jfr_jobs(const jfr_options *opt)
 {
     long n = opt ? opt->jobs : 1;
     if (n <= 0)
         n = sysconf(_SC_NPROCESSORS_ONLN);
-    if (n > (long)chunks)
-        n = (long)chunks;
     if (n > JFR_MAX_JOBS)
         n = JFR_MAX_JOBS;
     return n < 1 ? 1 : (int)n;
@@ -304,7 +189,8 @@ static jp_err jfr_read_core(const uint8_t *data, size_t len, const char *name,
     c.release = release;
     c.page = (size_t)sysconf(_SC_PAGESIZE);
     rep->bytes += len;
-    uint32_t before = rep->chunks_total;
+    c.jobs = jfr_jobs(opt);
+    c.block = opt && opt->block ? opt->block : JFR_SPLIT_BLOCK;
     jfr_ctx_options(&c, opt, rep);
     if (len == 0) {
         jfr_where w = {.base = data, .name = c.name, .chunk = 1, .err = &rep->error};
@@ -319,9 +205,7 @@ static jp_err jfr_read_core(const uint8_t *data, size_t len, const char *name,
     jfr_merger_init(&m, &c, out, rep);
     walk w = {.no = 1, .prev_off = SIZE_MAX};
     jp_error_init(&w.err);
-    int jobs = jfr_jobs(opt, rep->chunks_total - before);
-    jp_err rc =
-        jobs > 1 ? read_parallel(&c, &m, &w, direct, jobs) : read_serial(&c, &m, &w, direct);
+    jp_err rc = read_chunks(&c, &m, &w, direct);
     if (!rc && w.rc) {
         rep->partial = true;
         rep->error = w.err;

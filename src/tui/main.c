@@ -121,7 +121,7 @@ static void usage(FILE *out)
           "      --leak             nativemem: only mallocs never freed in the recording\n"
           "      --tail F           --leak ignores mallocs in the last F of the time\n"
           "                         (a fraction, default 0.1)\n"
-          "      --jobs N           chunks read at once (default: every online CPU)\n"
+          "      --jobs N           threads decoding the recording (default: every online CPU)\n"
           "  -h, --help             this help\n"
           "  -V, --version          the version\n"
           "\n"

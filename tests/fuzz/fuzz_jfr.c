@@ -1,14 +1,19 @@
 /* libFuzzer target: the JFR reader over arbitrary bytes (jfr_read_buffer),
  * with threads and a time window on so that every resolution path runs;
- * then again with chunks decoded on two threads, which must give the same
- * profile, and once with malloc/free pairing and a thread state filter.
+ * then again with each chunk's events split into small pieces decoded on
+ * two and three threads, which must give the same profile and report byte
+ * for byte (frames, stacks and cells in the same order, the same warnings
+ * and error), and once with malloc/free pairing and a thread state filter.
  *
  * Build and run: scripts/fuzz [SECONDS] (clang, libclang-rt-14-dev).
  * Seeds: tests/fuzz/corpus/jfr (made by gen_jfr_corpus.c) and the
  * async-profiler fixtures. */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "base/strbuf.h"
 #include "jfr/jfr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -30,14 +35,54 @@ static void check_ranges(const jp_profile *p)
     }
 }
 
-static jp_profile *read_with(const uint8_t *data, size_t size, const jfr_options *opt)
+/* Everything a read produced, in the order the profile holds it. */
+static char *dump(const jp_profile *p, const jfr_report *r, jp_err rc)
+{
+    jp_strbuf b;
+    jp_strbuf_init(&b, 0);
+    for (uint32_t f = 0; f < p->nframes; f++) {
+        size_t len;
+        const char *n = jp_profile_frame_name(p, f, &len);
+        jp_strbuf_printf(&b, "f %.*s %u\n", (int)len, n, p->frames[f].kinds);
+    }
+    for (uint32_t s = 0; s < p->nstacks; s++) {
+        const uint32_t *f = jp_profile_stack_frames(p, s);
+        jp_strbuf_printf(&b, "s%d", (int)p->stacks[s].truncated);
+        for (uint32_t j = 0; j < p->stacks[s].depth; j++)
+            jp_strbuf_printf(&b, " %u", f[j]);
+        jp_strbuf_append(&b, "\n", 1);
+    }
+    for (int k = 0; k < JP_KIND_COUNT; k++) {
+        const jp_kind_table *t = &p->kinds[k];
+        jp_strbuf_printf(&b, "k%d %llu %llu %lld %llu\n", k, (unsigned long long)t->events,
+                         (unsigned long long)t->truncated, (long long)t->period_ns,
+                         (unsigned long long)t->lost);
+        for (size_t i = 0; i < t->count; i++)
+            jp_strbuf_printf(&b, "c %u %u %llu %llu\n", t->cells[i].stack, t->cells[i].thread,
+                             (unsigned long long)t->cells[i].samples,
+                             (unsigned long long)t->cells[i].value);
+    }
+    jp_strbuf_printf(&b, "gc %zu %zu %zu %zu\n", p->gc.ngcs, p->gc.npauses, p->gc.nheaps,
+                     p->gc.ntallocs);
+    jp_strbuf_printf(&b, "r %d %u %u %llu %llu %llu %d %s\n", (int)rc, r->chunks_total,
+                     r->chunks_read, (unsigned long long)r->events_read,
+                     (unsigned long long)r->events_used, (unsigned long long)r->events_filtered,
+                     r->partial, r->error.msg);
+    for (uint32_t w = 0; w < r->nwarnings; w++)
+        jp_strbuf_printf(&b, "w %s\n", r->warnings[w]);
+    return jp_strbuf_take(&b);
+}
+
+static char *read_with(const uint8_t *data, size_t size, const jfr_options *opt)
 {
     jp_profile *p = jp_profile_new();
     jfr_report rep;
     jfr_report_init(&rep);
-    jfr_read_buffer(data, size, "fuzz.jfr", opt, p, &rep);
+    jp_err rc = jfr_read_buffer(data, size, "fuzz.jfr", opt, p, &rep);
     check_ranges(p);
-    return p;
+    char *d = dump(p, &rep, rc);
+    jp_profile_free(p);
+    return d;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -49,22 +94,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     opt.has_from = opt.has_to = true;
     opt.from = (jp_timespec_arg){.relative = true, .value = 0};
     opt.to = (jp_timespec_arg){.relative = true, .from_end = true, .value = 0};
-    jp_profile *serial = read_with(data, size, &opt);
+    char *serial = read_with(data, size, &opt);
+    /* Pieces of a few events each: every chunk is split. */
     opt.jobs = 2;
-    jp_profile *par = read_with(data, size, &opt);
-    for (int k = 0; k < JP_KIND_COUNT; k++) {
-        const jp_kind_table *a = &serial->kinds[k], *b = &par->kinds[k];
-        if (a->count != b->count || a->events != b->events || a->samples != b->samples ||
-            a->value != b->value || a->lost != b->lost)
-            __builtin_trap();
-    }
-    jp_profile_free(serial);
-    jp_profile_free(par);
+    opt.block = 64;
+    char *par = read_with(data, size, &opt);
+    if (strcmp(serial, par))
+        __builtin_trap();
+    free(par);
+    opt.jobs = 3;
+    opt.block = 1;
+    par = read_with(data, size, &opt);
+    if (strcmp(serial, par))
+        __builtin_trap();
+    free(par);
+    free(serial);
     jfr_options_init(&opt);
     opt.leak = true;
     jp_error err;
     jp_error_init(&err);
     jfr_states_parse(&opt, "RUNNABLE,DEFAULT", &err);
-    jp_profile_free(read_with(data, size, &opt));
+    opt.jobs = 2;
+    opt.block = 256;
+    free(read_with(data, size, &opt));
     return 0;
 }

@@ -196,13 +196,16 @@ static void test_jobs_same_profile(void **state)
     uint8_t *buf = all_fixtures(&len);
     char *want[JP_KIND_COUNT];
     jfr_report want_rep;
-    static const int jobs[] = {1, 2, 4, 0};
+    /* Small pieces split every chunk's events between the threads. */
+    static const int jobs[] = {1, 2, 4, 0, 2, 3};
+    static const uint32_t blocks[] = {0, 0, 4096, 0, 64, 1};
     for (size_t j = 0; j < sizeof jobs / sizeof jobs[0]; j++) {
         jfr_options opt;
         jfr_options_init(&opt);
         opt.threads = true;
         opt.leak = true;
         opt.jobs = jobs[j];
+        opt.block = blocks[j];
         jp_profile *p = jp_profile_new();
         jfr_report rep;
         jfr_report_init(&rep);
@@ -233,10 +236,11 @@ static void test_jobs_same_profile(void **state)
     /* Damage in the middle: the same partial answer from every job count. */
     size_t cut = len - 100000;
     char *partial = NULL;
-    for (size_t j = 0; j < 2; j++) {
+    for (size_t j = 0; j < 3; j++) {
         jfr_options opt;
         jfr_options_init(&opt);
         opt.jobs = j ? 4 : 1;
+        opt.block = j == 2 ? 1000 : 0;
         jp_profile *p = jp_profile_new();
         jfr_report rep;
         jfr_report_init(&rep);

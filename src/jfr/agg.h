@@ -1,0 +1,85 @@
+/* agg.h - a chunk's events added up by raw pool keys (internal to src/jfr).
+ *
+ * The event loop adds every event to a cell keyed by (slot, stack key,
+ * thread key, state key) as found on the wire; keys are resolved into
+ * frames and stacks once per cell when the chunk ends. Each thread decoding
+ * part of a chunk has an accumulator of its own; jfr_acc_merge adds one into
+ * another, and jfr_acc_sorted lists the cells in key order, so the result is
+ * the same whatever the number of threads and the order they ran in.
+ *
+ * Memory: one cell per distinct key, 56 bytes, in a table at most half full.
+ * Caller storage (jfr_acc_init / jfr_acc_cleanup); not thread-safe. */
+#ifndef JP_JFR_AGG_H
+#define JP_JFR_AGG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct jfr_agg_cell {
+    uint64_t stack, thread; /* pool keys */
+    uint64_t state;         /* pool key */
+    uint64_t events, samples, value;
+    uint32_t slot; /* JFR_SLOT_* */
+    uint32_t used;
+} jfr_agg_cell;
+
+typedef struct jfr_acc {
+    jfr_agg_cell *cells;
+    size_t cap, count;
+    uint64_t events_read;     /* events seen (metadata and checkpoints not counted) */
+    uint64_t events_filtered; /* dropped by --from/--to */
+    uint64_t lost;            /* jdk.CPUTimeSamplesLost.lostSamples */
+} jfr_acc;
+
+void jfr_acc_init(jfr_acc *a);
+void jfr_acc_cleanup(jfr_acc *a);
+
+void jfr_acc_grow(jfr_acc *a);
+
+/* Pool keys are small, dense integers: two multiplications spread them well
+ * enough, at a third of the cost of a full mix (this runs once per event). */
+static inline size_t jfr_acc_hash(uint32_t slot, uint64_t stack, uint64_t thread, uint64_t state)
+{
+    uint64_t h = stack * 0x9e3779b97f4a7c15ULL ^ thread * 0xc2b2ae3d27d4eb4fULL ^
+                 (uint64_t)slot << 59 ^ state << 48;
+    return (size_t)(h ^ h >> 29);
+}
+
+/* Adds one event (or, from jfr_acc_merge, a cell of `events` events). */
+static inline void jfr_acc_add(jfr_acc *a, uint32_t slot, uint64_t stack, uint64_t thread,
+                               uint64_t state, uint64_t events, uint64_t samples, uint64_t value)
+{
+    if (__builtin_expect((a->count + 1) * 2 > a->cap, 0))
+        jfr_acc_grow(a);
+    size_t mask = a->cap - 1;
+    for (size_t i = jfr_acc_hash(slot, stack, thread, state) & mask;; i = (i + 1) & mask) {
+        jfr_agg_cell *c = &a->cells[i];
+        if (!c->used) {
+            *c = (jfr_agg_cell){.stack = stack,
+                                .thread = thread,
+                                .state = state,
+                                .events = events,
+                                .samples = samples,
+                                .value = value,
+                                .slot = slot,
+                                .used = 1};
+            a->count++;
+            return;
+        }
+        if (c->stack == stack && c->thread == thread && c->state == state && c->slot == slot) {
+            c->events += events;
+            c->samples += samples;
+            c->value += value;
+            return;
+        }
+    }
+}
+
+/* Adds everything src holds into dst (src is left as it was). */
+void jfr_acc_merge(jfr_acc *dst, const jfr_acc *src);
+
+/* The cells of a in key order (slot, stack, thread, state): a new array of
+ * a->count cells (free() it), NULL when there are none. */
+jfr_agg_cell *jfr_acc_sorted(const jfr_acc *a);
+
+#endif

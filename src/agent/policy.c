@@ -169,6 +169,10 @@ void agent_policy_eval(const agent_kv *kv, size_t n, int64_t now_ns, const agent
                              : AGENT_MODE_OFF;
     out->threads = out->mode == AGENT_MODE_TEMPORARY ? AGENT_THREADS_HIGH : AGENT_THREADS_LOW;
     eval_knobs(kv, n, d, out);
+    /* the old-object sampler comes with allocation profiling (a few hundred
+     * events a window at most): what is allocated, and what of it stays */
+    if (out->kinds & (1u << JP_KIND_ALLOC))
+        out->kinds |= 1u << JP_KIND_OLD;
     if (out->reason) /* invalid_annotation */
         return;
     if (out->mode == AGENT_MODE_OFF) {

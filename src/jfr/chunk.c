@@ -117,6 +117,10 @@ bool jfr_timespan_parse(const char *s, int64_t *ns)
 
 /* Events read field by field, outside the compiled rows: */
 #define EV_SETTING JFR_EV_NSPECS /* jdk.ActiveSetting */
+
+#define OLD_NFIELDS 6
+static const char *const old_field_names[OLD_NFIELDS] = {
+    "startTime", "allocationTime", "objectAge", "lastKnownHeapUsage", "objectSize", "object"};
 /* GC evidence (model/gc.h): no stack, read field by field (they are few). */
 enum { GC_COLL, GC_PAUSE, GC_HEAP, GC_TALLOC, GC__COUNT };
 #define EV_GC (EV_SETTING + 1) /* + GC_* */
@@ -164,6 +168,9 @@ struct chunk {
     /* io detail: per row, the fields host, address, port (sockets) or
      * path (files); JFR_NONE where absent */
     uint32_t io_fields[JFR_EV_NSPECS][3];
+    /* jdk.OldObjectSample: startTime, allocationTime, objectAge,
+     * lastKnownHeapUsage, objectSize, object (JFR_NONE where absent) */
+    uint32_t old_fields[OLD_NFIELDS];
     jp_strbuf t_name, t_value, t_addr, t_cause;
     jp_u64map states; /* state key -> JFR_STATE_* | 4 when the --state filter drops it */
     size_t prev_off;
@@ -177,6 +184,9 @@ static void chunk_plans(chunk *k)
     jfr_evtab_build(&k->tab, k->c, m, k->h);
     for (unsigned i = 0; i < JFR_EV_NSPECS; i++) {
         uint32_t cls = k->tab.cls[i];
+        if (cls != JFR_NONE && jfr_ev_specs[i].slot == JFR_SLOT_OLD)
+            for (int f = 0; f < OLD_NFIELDS; f++)
+                k->old_fields[f] = jfr_meta_field(m, cls, old_field_names[f]);
         if (cls == JFR_NONE || jfr_ev_specs[i].slot != JFR_SLOT_IO || !k->c->io_detail)
             continue;
         bool sock = !strncmp(jfr_ev_specs[i].name, "jdk.Socket", 10);
@@ -356,7 +366,32 @@ static jp_err chunk_gc(chunk *k, unsigned g, const uint8_t *ev, const uint8_t *p
     return JP_OK;
 }
 
-/* A rows' event that pairs mallocs with frees or names an io endpoint. */
+/* The rest of a jdk.OldObjectSample (its stack goes to the cells): the
+ * object's class, age, size and the heap in use, into the chunk's
+ * old-object log. A field that is missing stays unknown. */
+static void chunk_old(chunk *k, unsigned i, const uint8_t *p, const uint8_t *end)
+{
+    uint64_t n[OLD_NFIELDS] = {0};
+    bool f[OLD_NFIELDS] = {false};
+    if (!jfr_resolve_fields(&k->res, k->tab.cls[i], p, end, k->old_fields, OLD_NFIELDS, n, NULL, f))
+        return; /* its plan decoded: the event is whole, only a field is odd */
+    int64_t age = -1;
+    if (f[2]) {
+        int64_t ns = jfr_d2i((double)(int64_t)n[2] * k->tab.ns_per_tick);
+        age = ns > 0 ? ns : 0;
+    }
+    jp_old_sample s = {.time_ns = f[0] ? jfr_evtab_time(&k->tab, n[0]) : k->h->start_ns,
+                       .alloc_ns = f[1] ? jfr_evtab_time(&k->tab, n[1]) : 0,
+                       .age_ns = age,
+                       .heap_used = f[3] ? n[3] : 0,
+                       .size = f[4] ? n[4] : 0};
+    if (f[5] && jfr_resolve_old_class(&k->res, n[5], &k->t_name))
+        snprintf(s.cls, sizeof s.cls, "%s", jp_strbuf_str(&k->t_name));
+    jp_old_log_add(&k->o->old, &s);
+}
+
+/* A rows' event that pairs mallocs with frees, names an io endpoint or is
+ * an old object. */
 static jp_err chunk_row(chunk *k, unsigned i, const uint8_t *ev, const uint8_t *p,
                         const uint8_t *next)
 {
@@ -377,8 +412,12 @@ static jp_err chunk_row(chunk *k, unsigned i, const uint8_t *ev, const uint8_t *
                            s[JFR_S_THREAD], sp->slot == JFR_SLOT_FREE);
         return JP_OK;
     }
-    int64_t ns = jfr_d2i((double)(int64_t)s[JFR_S_VALUE] * k->tab.ns_per_tick);
-    chunk_io(k, i, p, next, ns > 0 ? (uint64_t)ns : 0);
+    if (sp->slot == JFR_SLOT_OLD) {
+        chunk_old(k, i, p, next);
+    } else {
+        int64_t ns = jfr_d2i((double)(int64_t)s[JFR_S_VALUE] * k->tab.ns_per_tick);
+        chunk_io(k, i, p, next, ns > 0 ? (uint64_t)ns : 0);
+    }
     jfr_events_add(&k->tab, &k->acc, i, s);
     return JP_OK;
 }
@@ -437,6 +476,8 @@ static void chunk_reset(chunk *k)
     jp_io_detail_init(&o->io);
     jp_gc_log_cleanup(&o->gc);
     jp_gc_log_init(&o->gc);
+    jp_old_log_cleanup(&o->old);
+    jp_old_log_init(&o->old);
 }
 
 static jp_err chunk_events(chunk *k)
@@ -586,6 +627,7 @@ void jfr_chunk_out_init(jfr_chunk_out *o, const jfr_ctx *c, uint32_t no, size_t 
     jfr_leak_chunk_init(&o->leak);
     jp_io_detail_init(&o->io);
     jp_gc_log_init(&o->gc);
+    jp_old_log_init(&o->old);
     jfr_report_init(&o->rep);
     o->warn = (jfr_warner){.rep = &o->rep, .name = c->name, .chunk = no};
 }
@@ -598,6 +640,7 @@ void jfr_chunk_out_cleanup(jfr_chunk_out *o)
     jfr_leak_chunk_cleanup(&o->leak);
     jp_io_detail_cleanup(&o->io);
     jp_gc_log_cleanup(&o->gc);
+    jp_old_log_cleanup(&o->old);
     memset(o, 0, sizeof *o);
 }
 
@@ -677,6 +720,7 @@ void jfr_chunk_decode(const jfr_ctx *c, jfr_chunk_out *o, size_t prev_off)
         chunk_flush(&k);
     }
     jp_gc_log_append(&o->prof->gc, &o->gc);
+    jp_old_log_append(&o->prof->old, &o->old);
     /* Look-ups (metadata, pools, the chunk before) may have faulted pages
      * back in. */
     jfr_release(c, prev_off == SIZE_MAX ? o->off : prev_off, o->off + h->size);

@@ -19,6 +19,7 @@
 #include "jfr/internal.h"
 #include "jfr/leak.h"
 #include "model/gc.h"
+#include "model/oldobj.h"
 #include "model/iodetail.h"
 #include "model/profile.h"
 
@@ -73,6 +74,7 @@ enum {
     JFR_SLOT_NLOCK,
     JFR_SLOT_CPUTIME,
     JFR_SLOT_IO,   /* jdk.SocketRead/Write, jdk.FileRead/Write */
+    JFR_SLOT_OLD,  /* jdk.OldObjectSample */
     JFR_SLOT_FREE, /* profiler.Free: only ever a leak event */
     JFR_SLOT_LOST, /* jdk.CPUTimeSamplesLost: only ever a count */
 };
@@ -100,6 +102,7 @@ typedef struct jfr_chunk_out {
     jfr_leak_chunk leak;
     jp_io_detail io; /* with c->io_detail: this chunk's endpoints and paths */
     jp_gc_log gc;    /* this chunk's GC evidence, added to prof->gc when it ends */
+    jp_old_log old;  /* this chunk's old objects (kind old), added to prof->old likewise */
     jfr_report rep;  /* this chunk's counters, warnings and error */
     jfr_warner warn;
     jp_err rc;

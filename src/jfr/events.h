@@ -37,7 +37,7 @@ typedef struct jfr_ev_spec {
     bool duration;  /* value is a tick count to convert to ns */
 } jfr_ev_spec;
 
-#define JFR_EV_NSPECS 17 /* rows of jfr_ev_specs */
+#define JFR_EV_NSPECS 18 /* rows of jfr_ev_specs */
 extern const jfr_ev_spec jfr_ev_specs[JFR_EV_NSPECS];
 
 /* Event index space of a chunk's type table: 0 .. JFR_EV_NSPECS - 1 are the

@@ -84,6 +84,7 @@ static jp_kind cell_kind(const jfr_cell *cell, bool ap_states, const periods *pr
         [JFR_SLOT_LIVE] = JP_KIND_LIVE,       [JFR_SLOT_NLOCK] = JP_KIND_NATIVELOCK,
         [JFR_SLOT_CPUTIME] = JP_KIND_CPUTIME, [JFR_SLOT_FREE] = JP_KIND_NATIVEMEM,
         [JFR_SLOT_LOST] = JP_KIND_CPUTIME,    [JFR_SLOT_IO] = JP_KIND_IO,
+        [JFR_SLOT_OLD] = JP_KIND_OLD,
     };
     if (cell->slot != JFR_SLOT_EXEC)
         return kinds[cell->slot];
@@ -129,6 +130,7 @@ jp_err jfr_merger_add(jfr_merger *m, const jfr_chunk_out *o)
     if (!o->direct) {
         jp_profile_merge_maps(out, o->prof, &fmap, &smap);
         jp_gc_log_append(&out->gc, &o->prof->gc);
+        jp_old_log_append(&out->old, &o->prof->old);
     }
     bool sampled[JP_KIND_COUNT] = {false};
     for (size_t i = 0; i < o->ncells; i++) {

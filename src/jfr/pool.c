@@ -9,7 +9,7 @@ static const char *const jfr_pool_names[JFR_POOL__COUNT] = {
     [JFR_POOL_FRAMETYPE] = "jdk.types.FrameType", [JFR_POOL_THREAD] = "java.lang.Thread",
     [JFR_POOL_STACK] = "jdk.types.StackTrace",    [JFR_POOL_STATE] = "jdk.types.ThreadState",
     [JFR_POOL_GCNAME] = "jdk.types.GCName",       [JFR_POOL_GCCAUSE] = "jdk.types.GCCause",
-    [JFR_POOL_GCWHEN] = "jdk.types.GCWhen",
+    [JFR_POOL_GCWHEN] = "jdk.types.GCWhen",       [JFR_POOL_OLDOBJECT] = "jdk.types.OldObject",
 };
 
 void jfr_pools_init(jfr_pools *pl, const jfr_meta *m)

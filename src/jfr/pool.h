@@ -26,9 +26,10 @@ typedef enum jfr_pool_kind {
     JFR_POOL_STATE,      /* jdk.types.ThreadState */
     /* Label pools: one String field each, read as the text of the field
      * that refers to them (see jfr_resolve_fields). */
-    JFR_POOL_GCNAME,  /* jdk.types.GCName */
-    JFR_POOL_GCCAUSE, /* jdk.types.GCCause */
-    JFR_POOL_GCWHEN,  /* jdk.types.GCWhen */
+    JFR_POOL_GCNAME,    /* jdk.types.GCName */
+    JFR_POOL_GCCAUSE,   /* jdk.types.GCCause */
+    JFR_POOL_GCWHEN,    /* jdk.types.GCWhen */
+    JFR_POOL_OLDOBJECT, /* jdk.types.OldObject (its class: the old kind's object class) */
     JFR_POOL__COUNT
 } jfr_pool_kind;
 

@@ -41,6 +41,7 @@ void jfr_resolver_init(jfr_resolver *r, const jfr_meta *m, const jfr_pools *pool
     r->f_sf_method = jfr_meta_field(m, sf, "method");
     r->f_sf_type = jfr_meta_field(m, sf, "type");
     r->f_ts_name = jfr_meta_field(m, c[JFR_POOL_STATE], "name");
+    r->f_old_type = jfr_meta_field(m, c[JFR_POOL_OLDOBJECT], "type");
     jp_u64map_init(&r->stacks);
     jp_u64map_init(&r->threads);
     jp_u64map_init(&r->ftypes);
@@ -325,6 +326,27 @@ static bool resolve_class_name(jfr_resolver *r, uint64_t ck)
     return walk_fields(r, r->pools->cls[JFR_POOL_CLASS], &p, r->chunk_end, &r->f_class_name, 1,
                        &num, texts, &found, 0, false) &&
            found;
+}
+
+bool jfr_resolve_old_class(jfr_resolver *r, uint64_t key, jp_strbuf *out)
+{
+    const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_OLDOBJECT, key, r->base);
+    uint64_t ck = 0;
+    bool found = false;
+    if (!p ||
+        !walk_fields(r, r->pools->cls[JFR_POOL_OLDOBJECT], &p, r->chunk_end, &r->f_old_type, 1, &ck,
+                     NULL, &found, 0, false) ||
+        !found || !resolve_class_name(r, ck))
+        return false;
+    jp_strbuf_reset(out);
+    const char *s = sb_str(&r->s1);
+    for (size_t i = 0; s[i]; i++) {
+        char ch = s[i];
+        if (ch == '/')
+            ch = '.';
+        jp_strbuf_putc(out, ch);
+    }
+    return true;
 }
 
 /* Printed name of method key `mk` seen as a frame of `kind`, into r->out. */

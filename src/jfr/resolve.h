@@ -27,7 +27,7 @@ typedef struct jfr_resolver {
     /* field indexes into m->fields, JFR_NONE when the type lacks the field */
     uint32_t f_method_type, f_method_name, f_method_desc, f_class_name, f_symbol_string, f_ft_desc;
     uint32_t f_th_osname, f_th_osid, f_th_javaname, f_st_truncated, f_st_frames;
-    uint32_t f_sf_method, f_sf_type, f_ts_name;
+    uint32_t f_sf_method, f_sf_type, f_ts_name, f_old_type;
     jp_u64map stacks;                         /* stack key -> model stack index */
     jp_u64map threads;                        /* thread key -> model thread (frame) index */
     jp_u64map ftypes;                         /* frame type key -> jp_frame_kind */
@@ -60,6 +60,11 @@ uint32_t jfr_resolve_thread(jfr_resolver *r, uint64_t key);
 /* Name of a thread state key ("STATE_RUNNABLE") into out; false when the
  * key is not in the ThreadState pool. */
 bool jfr_resolve_state(jfr_resolver *r, uint64_t key, jp_strbuf *out);
+
+/* The class of an OldObject key (jdk.OldObjectSample's `object`) as Java
+ * prints it ("java.util.HashMap$Node", "[Ljava.lang.Object;") into out;
+ * false when the key or its class is missing. */
+bool jfr_resolve_old_class(jfr_resolver *r, uint64_t key, jp_strbuf *out);
 
 /* Reads the fields of an event (or any struct) of class cls at p by field
  * index: for each i < n, fields[i] receives into nums[i] (numbers, pool keys)

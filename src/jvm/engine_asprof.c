@@ -571,7 +571,8 @@ static void ap_release(jvm_engine *e)
 
 const jvm_engine_ops jvm_engine_asprof_ops = {
     .name = "async-profiler",
-    .unsupported = 1u << JP_KIND_CPUTIME | 1u << JP_KIND_IO, /* the JDK's own events */
+    .unsupported =
+        1u << JP_KIND_CPUTIME | 1u << JP_KIND_IO | 1u << JP_KIND_OLD, /* the JDK's own events */
     .foreign = ap_foreign,
     .recover = ap_recover,
     .start = ap_start,

@@ -59,11 +59,12 @@ bool jvm_jfc_cputime(const jvm_jfc_opts *o)
 jp_err jvm_jfc_build(const jvm_jfc_opts *o, jp_strbuf *out, jp_error *err)
 {
     const uint32_t jfr_kinds = (1u << JP_KIND_CPU) | (1u << JP_KIND_ALLOC) | (1u << JP_KIND_LOCK) |
-                               (1u << JP_KIND_PARK) | (1u << JP_KIND_CPUTIME) | (1u << JP_KIND_IO);
+                               (1u << JP_KIND_PARK) | (1u << JP_KIND_CPUTIME) | (1u << JP_KIND_IO) |
+                               (1u << JP_KIND_OLD);
     if (!(o->kinds & jfr_kinds))
         return jp_error_set(err, JP_ERR_USAGE,
                             "no event kind the JDK engine records (cpu, alloc, lock, park, "
-                            "cputime, io)");
+                            "cputime, io, old)");
     if (o->kinds == (1u << JP_KIND_CPUTIME) && o->jdk_major && o->jdk_major < 25)
         return jp_error_set(err, JP_ERR_UNSUPPORTED,
                             "cputime needs JDK 25 (jdk.CPUTimeSample); this is JDK %d",
@@ -105,6 +106,11 @@ jp_err jvm_jfc_build(const jvm_jfc_opts *o, jp_strbuf *out, jp_error *err)
             event(out, &rc, "jdk.ObjectAllocationSample", "throttle", rate);
         }
     }
+    /* objects still alive at the end of the window, at their allocation
+     * site (kind old): the sampler keeps at most 256; cutoff 0 means no
+     * search for paths to GC roots, which is what makes it cheap */
+    if (o->kinds & (1u << JP_KIND_OLD))
+        event(out, &rc, "jdk.OldObjectSample", "cutoff", "0 ns");
     timespan(span, sizeof span, o->lock_threshold_ns);
     if (o->kinds & (1u << JP_KIND_LOCK))
         event(out, &rc, "jdk.JavaMonitorEnter", "threshold", span);

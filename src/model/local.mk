@@ -7,7 +7,8 @@ libjpmodel_a_SOURCES = \
 	src/model/iodetail.c src/model/iodetail.h \
 	src/model/units.c src/model/units.h \
 	src/model/gc.c src/model/gc.h \
-	src/model/heap.c src/model/heap.h
+	src/model/heap.c src/model/heap.h \
+	src/model/oldobj.c src/model/oldobj.h
 libjpmodel_a_SOURCES += \
 	src/model/snapshot.c src/model/snapshot.h \
 	src/model/analyze.c src/model/analyze.h \

@@ -6,7 +6,8 @@
 #include "base/xalloc.h"
 
 static const char *const jp_kind_names[JP_KIND_COUNT] = {
-    "cpu", "wall", "alloc", "lock", "park", "nativemem", "live", "nativelock", "cputime", "io"};
+    "cpu",  "wall",       "alloc",   "lock", "park", "nativemem",
+    "live", "nativelock", "cputime", "io",   "old"};
 
 const char *jp_kind_name(jp_kind k)
 {
@@ -26,7 +27,7 @@ bool jp_kind_parse(const char *s, jp_kind *out)
 
 bool jp_kind_is_bytes(jp_kind k)
 {
-    return k == JP_KIND_ALLOC || k == JP_KIND_NATIVEMEM || k == JP_KIND_LIVE;
+    return k == JP_KIND_ALLOC || k == JP_KIND_NATIVEMEM || k == JP_KIND_LIVE || k == JP_KIND_OLD;
 }
 
 const char *jp_kind_unit(jp_kind k)
@@ -36,7 +37,7 @@ const char *jp_kind_unit(jp_kind k)
 
 const char *jp_kind_list(void)
 {
-    return "cpu, wall, alloc, lock, park, nativemem, live, nativelock, cputime or io";
+    return "cpu, wall, alloc, lock, park, nativemem, live, nativelock, cputime, io or old";
 }
 
 static const char *const jp_frame_kind_names[JP_FRAME_KIND_COUNT] = {
@@ -87,6 +88,7 @@ jp_profile *jp_profile_new(void)
     for (int k = 0; k < JP_KIND_COUNT; k++)
         jp_u64map_init(&p->kinds[k].index);
     jp_gc_log_init(&p->gc);
+    jp_old_log_init(&p->old);
     return p;
 }
 
@@ -105,6 +107,7 @@ void jp_profile_free(jp_profile *p)
         jp_u64map_cleanup(&p->kinds[k].index);
     }
     jp_gc_log_cleanup(&p->gc);
+    jp_old_log_cleanup(&p->old);
     free(p);
 }
 
@@ -220,7 +223,7 @@ size_t jp_profile_memory(const jp_profile *p)
                p->stack_frames_cap * sizeof *p->stack_frames + p->stack_index.cap * 17;
     for (int k = 0; k < JP_KIND_COUNT; k++)
         n += p->kinds[k].cap * sizeof(jp_sample) + p->kinds[k].index.cap * 17;
-    return n + jp_gc_log_memory(&p->gc);
+    return n + jp_gc_log_memory(&p->gc) + jp_old_log_memory(&p->old);
 }
 
 void jp_profile_merge_maps(jp_profile *dst, const jp_profile *src, uint32_t **fmap_out,
@@ -282,4 +285,5 @@ void jp_profile_merge(jp_profile *dst, const jp_profile *src)
 {
     jp_profile_merge_kinds(dst, src, (1u << JP_KIND_COUNT) - 1);
     jp_gc_log_append(&dst->gc, &src->gc);
+    jp_old_log_append(&dst->old, &src->old);
 }

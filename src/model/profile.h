@@ -19,6 +19,7 @@
 
 #include "base/hash.h"
 #include "model/gc.h"
+#include "model/oldobj.h"
 
 /* ---- profile kinds (ARCHITECTURE.md, "Profile kind") ---- */
 typedef enum jp_kind {
@@ -33,6 +34,7 @@ typedef enum jp_kind {
     JP_KIND_NATIVELOCK, /* pthread mutex waits (async-profiler nativelock) */
     JP_KIND_CPUTIME,    /* JDK 25 CPU-time samples (jdk.CPUTimeSample, JEP 509) */
     JP_KIND_IO,         /* socket and file reads/writes, ns blocked (jdk.SocketRead, ...) */
+    JP_KIND_OLD,        /* sampled objects still alive, by allocation site (jdk.OldObjectSample) */
     JP_KIND_COUNT
 } jp_kind;
 
@@ -42,7 +44,7 @@ const char *jp_kind_name(jp_kind k);
 bool jp_kind_parse(const char *s, jp_kind *out);
 /* Unit of the kind's value: "ns" or "bytes". */
 const char *jp_kind_unit(jp_kind k);
-/* True when the kind's value counts bytes (alloc, nativemem, live). */
+/* True when the kind's value counts bytes (alloc, nativemem, live, old). */
 bool jp_kind_is_bytes(jp_kind k);
 /* The kind names joined as "cpu, wall, ... or cputime" (for messages). */
 const char *jp_kind_list(void);
@@ -122,6 +124,8 @@ typedef struct jp_profile {
     int64_t start_ns, end_ns;
     /* garbage collections of the range (model/gc.h); jp_profile_merge appends */
     jp_gc_log gc;
+    /* the old kind's sampled live objects: class, age, heap use (model/oldobj.h) */
+    jp_old_log old;
 } jp_profile;
 
 jp_profile *jp_profile_new(void);

@@ -18,6 +18,7 @@ static const struct {
     {"nativelock", JP_KIND_NATIVELOCK},
     {"cputime", JP_KIND_CPUTIME},
     {"io", JP_KIND_IO},
+    {"old", JP_KIND_OLD},
     /* async-profiler: jfrconv's value types and the agent's engine names */
     {"itimer", JP_KIND_CPU},
     {"ctimer", JP_KIND_CPU},

@@ -8,7 +8,7 @@ Usage: jfr_oracle.py FILE KIND [--value samples|total] [--threads]
                      [--leak [--tail F]] [--lost]
        jfr_oracle.py FILE io --io-detail [--jfr PATH]
 
-KIND is cpu|wall|alloc|lock|park|nativemem|live|nativelock|cputime|io. Prints
+KIND is cpu|wall|alloc|lock|park|nativemem|live|nativelock|cputime|io|old. Prints
 one line per distinct stack,
 `root;...;leaf VALUE`, sorted. Frame names follow jprof's rule: the class name
 with '/' turned into '.', then '.' and the method; the bare method for C++ and
@@ -38,7 +38,8 @@ short for "STATE_RUNNABLE"). nativemem is profiler.Malloc (total = size);
 ties), a malloc counts when no later free has its address, and when its
 time t <= max - int(tail * (max - min)) over all Malloc/Free times. live is
 profiler.LiveObject (allocationSize), nativelock profiler.NativeLock
-(duration), cputime jdk.CPUTimeSample (samplingPeriod). --lost prints the sum
+(duration), cputime jdk.CPUTimeSample (samplingPeriod), old
+jdk.OldObjectSample (objectSize; 0 where the JDK does not record it). --lost prints the sum
 of jdk.CPUTimeSamplesLost.lostSamples instead of stacks.
 
 --io-detail (kind io only) prints what `jprof-top -b --io-detail` lists
@@ -74,12 +75,14 @@ EVENTS = {
     "nativelock": ["profiler.NativeLock"],
     "cputime": ["jdk.CPUTimeSample", "jdk.CPUTimeSamplesLost"],
     "io": ["jdk.SocketRead", "jdk.SocketWrite", "jdk.FileRead", "jdk.FileWrite"],
+    "old": ["jdk.OldObjectSample"],
 }
 
 # Field holding the event's total for kinds whose value is not a duration.
 SIZE_FIELD = {
     "profiler.Malloc": "size",
     "profiler.LiveObject": "allocationSize",
+    "jdk.OldObjectSample": "objectSize",  # JDK 17 has none: 0
 }
 DURATION_FIELD = {
     "jdk.CPUTimeSample": "samplingPeriod",

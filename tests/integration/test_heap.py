@@ -5,11 +5,14 @@ leak.rate objects a second, plus steady garbage).
 
 Checks (JDK 17, java on PATH):
   - agent -> server: a host-mode agent whose config opens a temporary window
-    with jprof.io/heap-histogram=10s takes class histograms of live objects,
+    with jprof.io/events=alloc and jprof.io/heap-histogram=10s takes class
+    histograms of live objects,
     uploads them, and GET /api/v1/heap ranks the leaking class first by
     growth, its instances per minute within 20 % of the true rate; the
     agent's status says how long the last histogram paused the JVM; a JVM
-    without the annotation gets none.
+    without the annotation gets none; the old kind (jdk.OldObjectSample, on
+    with alloc) puts the leaking method first among the allocation sites of
+    the sampled objects still alive.
 Run from the build dir. Exit 0 pass, 1 fail, 77 skip (not in CI).
 """
 import os
@@ -52,7 +55,7 @@ def agent_to_server(env, classes):
     conf = os.path.join(env.tmp, "agent.conf")
     until = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
     with open(conf, "w") as f:
-        f.write("pid %d jprof.io/profile-until=%s jprof.io/events=cpu jprof.io/heap-histogram=10s\n"
+        f.write("pid %d jprof.io/profile-until=%s jprof.io/events=alloc jprof.io/heap-histogram=10s\n"
                 "pid %d jprof.io/profile-until=%s jprof.io/events=cpu\n"
                 % (leak.pid, until, quiet.pid, until))
     agent = env.spawn(tah.vgwrap.wrap("jprof-agent", [
@@ -85,6 +88,13 @@ def agent_to_server(env, classes):
           "the agent's status says how long the last histogram paused the JVM",
           t and t.get("message"))
     check(heap_answer(env, quiet.pid) is None, "no histogram of a JVM that did not ask for one")
+    # the old kind came with alloc: its top allocation site is the leaking method
+    old = tah.wait_for(lambda: tah.get(env.base + "/api/v1/top?" + urllib.parse.urlencode(
+        {"namespace": "demo", "service": "Leak", "kind": "old", "from": "-1h", "by": "samples",
+         "limit": "5"}), tah.READ).get("rows"), timeout=30, step=1)
+    check(bool(old) and old[0]["name"] == "leak.Leak$SessionCache.remember",
+          "old: the top allocation site of the live sampled objects is the leaking method",
+          old)
     check(agent.poll() is None, "the agent is still running")
 
 

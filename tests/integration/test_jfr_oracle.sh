@@ -299,7 +299,7 @@ done
 # --json` and its parsing are most of this test's time, and there are 2 cores ----
 warm=""
 for v in $recorded; do
-    (for k in cpu alloc lock park io; do
+    (for k in cpu alloc lock park io old; do
         python3 "$oracle" --jfr "$(jdk_home "$v")/bin/jfr" "$work/jdk$v.jfr" "$k" --count >/dev/null 2>&1
     done) &
     warm="$warm $!"
@@ -312,7 +312,7 @@ done
 for v in $recorded; do
     f=$work/jdk$v.jfr
     tool=$(jdk_home "$v")/bin/jfr
-    for k in cpu alloc lock park io; do
+    for k in cpu alloc lock park io old; do
         n=$(python3 "$oracle" --jfr "$tool" "$f" "$k" --count)
         if [ "${n:-0}" -gt 0 ]; then
             pass "JDK $v recording has $n $k events"
@@ -320,7 +320,7 @@ for v in $recorded; do
             fail "JDK $v recording has no $k events (workload or recording settings broken)"
         fi
     done
-    check_file "jdk$v" "$f" "$tool" "cpu alloc lock park io" "alloc lock park io" "cpu" yes
+    check_file "jdk$v" "$f" "$tool" "cpu alloc lock park io old" "alloc lock park io old" "cpu" yes
     # the time blocked in I/O is the workload's: Orders.awaitReply waits for
     # the peer's answer (JDK 22+ reports I/O events from the caller's frame)
     if "$top" -b --jfr "$f" --event io --format top 2>/dev/null | sed -n 3,10p |

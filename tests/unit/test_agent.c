@@ -107,7 +107,9 @@ static void test_policy_knobs(void **state)
     assert_int_equal(p.threads, AGENT_THREADS_OFF);
     /* defaults */
     eval(&p, t0(), 1, "jprof.io/profile", "continuous");
-    assert_int_equal(p.kinds, (1u << JP_KIND_CPU) | (1u << JP_KIND_ALLOC) | (1u << JP_KIND_LOCK));
+    /* alloc brings the old-object sampler (kind old) with it */
+    assert_int_equal(p.kinds, (1u << JP_KIND_CPU) | (1u << JP_KIND_ALLOC) | (1u << JP_KIND_LOCK) |
+                                  (1u << JP_KIND_OLD));
     assert_int_equal(p.startup_delay_ns, 0);
     assert_int_equal(p.heap_every_ns, 0);
     /* class histograms only in a temporary window: each pauses the JVM */

@@ -1,6 +1,7 @@
 /* Unit tests of the GC evidence: the summary of model/gc.c on logs made by
  * hand, and the JFR reader's GC events on synthetic chunks (jfr_writer),
- * including missing pool entries, missing fields and damage. */
+ * including missing pool entries, missing fields and damage; and the old
+ * kind's objects (jdk.OldObjectSample, model/oldobj.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -471,6 +472,124 @@ static jp_gc_window *windows_of(const jp_gc_log *l, int64_t span, size_t n)
     return ws;
 }
 
+/* ---- the old kind: jdk.OldObjectSample (stacks, and class, age, size and
+ * heap use into the profile's old-object log) ---- */
+
+enum { T_OLDOBJ = 220, T_OLD };
+
+static void ev_old(jw_buf *b, uint64_t at_ms, uint64_t stack, uint64_t size, uint64_t age_ms,
+                   uint64_t heap, uint64_t obj)
+{
+    size_t ev = jw_event_begin(b, T_OLD);
+    jw_varint(b, T0 + at_ms * MS);
+    jw_varint(b, 0);
+    jw_varint(b, 1);
+    jw_varint(b, stack);
+    jw_varint(b, T0 + (at_ms - age_ms) * MS); /* allocationTime */
+    jw_varint(b, size);
+    jw_varint(b, age_ms * MS);
+    jw_varint(b, heap);
+    jw_varint(b, obj);
+    jw_be32(b, 0xffffffffu); /* arrayElements: -1, as the JDK writes for no array */
+    jw_event_end(b, ev);
+}
+
+static void test_reader_old_objects(void **state)
+{
+    (void)state;
+    jw_buf b;
+    jw_init(&b);
+    int64_t start = 1700000000000000000LL;
+    jw_chunk c;
+    jw_chunk_begin(&c, &b, 1, start, T0, 1000000000);
+    jw_class cls[48];
+    size_t n = jw_std_classes(JW_JDK17, cls);
+    cls[n++] =
+        (jw_class){T_OLDOBJ,
+                   "jdk.types.OldObject",
+                   NULL,
+                   3,
+                   {F("address", JW_LONG), P("type", JW_CLASS), F("description", JW_STRING)}};
+    cls[n++] = (jw_class){T_OLD,
+                          "jdk.OldObjectSample",
+                          "jdk.jfr.Event",
+                          10,
+                          {F("startTime", JW_LONG), F("duration", JW_LONG),
+                           P("eventThread", JW_THREAD), P("stackTrace", JW_STACKTRACE),
+                           F("allocationTime", JW_LONG), F("objectSize", JW_LONG),
+                           F("objectAge", JW_LONG), F("lastKnownHeapUsage", JW_LONG),
+                           P("object", T_OLDOBJ), F("arrayElements", JW_INT)}};
+    jw_metadata(&c, cls, n);
+    ev_old(&b, 9000, 1, 144, 5000, 10 * MB, 1);
+    ev_old(&b, 9000, 1, 144, 2000, 30 * MB, 1);
+    ev_old(&b, 9000, 2, 0, 1000, 40 * MB, 2);
+    ev_old(&b, 9000, 3, 16, 7000, 5 * MB, 99); /* an object missing from its pool */
+    jw_std_pools(&c, JW_JDK17);
+    size_t cp = jw_checkpoint_begin(&c, 1);
+    jw_pool(&b, T_OLDOBJ, 2);
+    for (uint64_t k = 1; k <= 2; k++) {
+        jw_varint(&b, k);
+        jw_varint(&b, 0x7f0000001000ULL * k);
+        jw_varint(&b, k); /* class key: com/example/App, com/example/Util */
+        jw_str_utf8(&b, "");
+    }
+    jw_checkpoint_end(&c, cp);
+    jw_chunk_end(&c, 9000 * MS);
+    jfr_options o;
+    jfr_options_init(&o);
+    jfr_report rep;
+    jfr_report_init(&rep);
+    jp_profile *p = jp_profile_new();
+    assert_int_equal(jfr_read_buffer(b.data, b.len, "old.jfr", &o, p, &rep), JP_OK);
+    const jp_kind_table *t = &p->kinds[JP_KIND_OLD];
+    assert_int_equal(t->samples, 4);
+    assert_int_equal(t->value, 304);
+    assert_int_equal(p->old.n, 4);
+    assert_int_equal(p->old.v[0].age_ns, 5000 * MS);
+    assert_int_equal(p->old.v[0].alloc_ns, start + 4000 * MS);
+    assert_int_equal(p->old.v[0].time_ns, start + 9000 * MS);
+    assert_int_equal(p->old.v[2].heap_used, 40 * MB);
+    jp_old_summary s;
+    jp_old_summary_init(&s);
+    jp_old_summarize(&p->old, &s);
+    assert_int_equal(s.n, 3);
+    assert_int_equal(s.objects, 4);
+    assert_string_equal(s.classes[0].name, "com.example.App");
+    assert_int_equal(s.classes[0].objects, 2);
+    assert_int_equal(s.classes[0].bytes, 288);
+    assert_int_equal(s.classes[0].age_min_ns, 2000 * MS);
+    assert_int_equal(s.classes[0].age_median_ns, 2000 * MS);
+    assert_int_equal(s.classes[0].age_max_ns, 5000 * MS);
+    assert_string_equal(s.classes[1].name, "[unknown]");
+    assert_string_equal(s.classes[2].name, "com.example.Util");
+    /* the heap in use when the oldest and the newest object was allocated */
+    assert_int_equal(s.heap_first, 5 * MB);
+    assert_int_equal(s.heap_last, 40 * MB);
+    jp_old_summary_cleanup(&s);
+    jp_profile_free(p);
+    /* the chunk's events in pieces on two threads: the same log, in file order */
+    o.jobs = 2;
+    o.block = 64;
+    p = jp_profile_new();
+    jfr_report_init(&rep);
+    assert_int_equal(jfr_read_buffer(b.data, b.len, "old.jfr", &o, p, &rep), JP_OK);
+    assert_int_equal(p->kinds[JP_KIND_OLD].value, 304);
+    assert_int_equal(p->old.n, 4);
+    assert_int_equal(p->old.v[1].age_ns, 2000 * MS);
+    assert_int_equal(p->old.v[3].age_ns, 7000 * MS);
+    jp_profile_free(p);
+    o.jobs = 1;
+    o.block = 0;
+    /* asked only for cpu: no old kind, no log */
+    o.kinds = 1u << JP_KIND_CPU;
+    p = jp_profile_new();
+    jfr_report_init(&rep);
+    jfr_read_buffer(b.data, b.len, "old.jfr", &o, p, &rep);
+    assert_int_equal(p->old.n, 0);
+    jp_profile_free(p);
+    jw_free(&b);
+}
+
 static void test_window_merge(void **state)
 {
     (void)state;
@@ -612,6 +731,7 @@ int main(void)
         cmocka_unit_test(test_log_cap_and_append),
         cmocka_unit_test(test_reader_gc_events),
         cmocka_unit_test(test_reader_gc_damage_and_lean_types),
+        cmocka_unit_test(test_reader_old_objects),
         cmocka_unit_test(test_window_merge),
         cmocka_unit_test(test_window_merge_capped),
         cmocka_unit_test(test_window_json_refused),

@@ -248,6 +248,12 @@ static void test_jfc_settings(void **state)
     assert_int_equal(count(x, "jdk.ThreadPark"), 1);
     free(x);
     /* io: the four I/O events, with stacks, at the locks' threshold */
+    /* old: the old-object sampler with its allocation sites, no paths to GC roots */
+    x = jfc(alloc | (1u << JP_KIND_OLD), 17, 20 * 1000000LL);
+    assert_int_equal(count(x, "jdk.OldObjectSample"), 1);
+    assert_non_null(strstr(x, "<setting name=\"cutoff\">0 ns</setting>"));
+    assert_int_equal(count(x, "<setting name=\"stackTrace\">true</setting>"), 2);
+    free(x);
     x = jfc(1u << JP_KIND_IO, 17, 20 * 1000000LL);
     assert_int_equal(count(x, "<event "), 8); /* with jdk.ActiveSetting and GC */
     assert_int_equal(count(x, "jdk.SocketRead"), 1);
@@ -392,7 +398,8 @@ static void test_engine_contract(void **state)
                                 "/nonexistent/libasyncProfiler.so", &e),
                      JP_OK);
     assert_string_equal(jvm_engine_name(e), "async-profiler");
-    assert_int_equal(jvm_engine_unsupported(e, all), 1u << JP_KIND_CPUTIME | 1u << JP_KIND_IO);
+    assert_int_equal(jvm_engine_unsupported(e, all),
+                     1u << JP_KIND_CPUTIME | 1u << JP_KIND_IO | 1u << JP_KIND_OLD);
     assert_false(jvm_engine_records_cputime(e, &w));
     assert_int_equal(jvm_engine_foreign(e, &err), JP_OK);
     /* a viewer never finishes a window: it peeks */

@@ -20,6 +20,7 @@
 #include "base/timeutil.h"
 #include "jvm/attach.h"
 #include "jvm/cleanup.h"
+#include "jvm/histogram.h"
 #include "jvm/jfc.h"
 #include "jvm/proc.h"
 #include "jvm/snapshot_take.h"
@@ -29,6 +30,7 @@
 #include "probe/proto.h"
 #include "wire/batch.h"
 #include "wire/batch_json.h"
+#include "wire/heap_json.h"
 #include "wire/snapshot_json.h"
 
 #define PROBE_MAX_JVMS_LISTED 32
@@ -236,6 +238,27 @@ static void do_snapshot(probe *p, const probe_req *q)
     send_json(p, j);
 }
 
+/* One class histogram: it stops the JVM (a full GC and a heap walk unless
+ * `all`), so only ever on the client's request. Its biggest classes travel
+ * (JP_BATCH_HEAP_CLASSES), the totals count every class. */
+static void do_heap(probe *p, const probe_req *q)
+{
+    if (!need_jvm(p, q))
+        return;
+    jp_error err;
+    jp_error_init(&err);
+    jp_heap_histo h;
+    jp_heap_histo_init(&h);
+    if (jvm_histogram_take(&p->jvm, NULL, q->all, &h, &err) != JP_OK) {
+        send_error(p, "heap", q->id, &err);
+        return;
+    }
+    json_t *j = reply_new("heap", q->id);
+    json_object_set_new(j, "histogram", jp_heap_histo_json(&h, JP_BATCH_HEAP_CLASSES));
+    jp_heap_histo_cleanup(&h);
+    send_json(p, j);
+}
+
 static void do_profile_start(probe *p, const probe_req *q)
 {
     if (!need_jvm(p, q))
@@ -354,6 +377,9 @@ static bool handle(probe *p, const char *line, size_t len, unsigned long lineno)
         break;
     case PROBE_OP_PROFILE_STOP:
         do_profile_stop(p, &q);
+        break;
+    case PROBE_OP_HEAP:
+        do_heap(p, &q);
         break;
     case PROBE_OP_BYE:
         send_json(p, reply_new("bye", q.id));

@@ -11,8 +11,8 @@
 
 #define PROBE_MAX_KINDS 8
 
-static const char *const op_names[] = {"hello",        "snapshot",     "profile_start",
-                                       "profile_read", "profile_stop", "bye"};
+static const char *const op_names[] = {"hello",        "snapshot", "profile_start", "profile_read",
+                                       "profile_stop", "bye",      "heap"};
 
 const char *probe_op_name(probe_op op)
 {
@@ -103,6 +103,10 @@ static jp_err parse_object(const json_t *o, unsigned long lineno, probe_req *out
     if ((rc = num_field(o, "max_frames", 0, 100000, 0, &n, lineno, err)) != JP_OK)
         return rc;
     out->max_frames = (size_t)n;
+    const json_t *all = json_object_get(o, "all");
+    if (all && !json_is_null(all) && !json_is_boolean(all))
+        return jp_error_set(err, JP_ERR_FORMAT, "line %lu: all: must be true or false", lineno);
+    out->all = json_is_true(all);
     return JP_OK;
 }
 

@@ -29,6 +29,7 @@ typedef enum probe_op {
     PROBE_OP_PROFILE_READ,
     PROBE_OP_PROFILE_STOP,
     PROBE_OP_BYE,
+    PROBE_OP_HEAP, /* a class histogram (pauses the JVM: only when the user asks) */
 } probe_op;
 
 /* "hello", "snapshot", "profile_start", ... */
@@ -43,6 +44,8 @@ typedef struct probe_req {
     int64_t window_ns;   /* how much history a read returns; default 30 s, max 1 h */
     /* snapshot */
     size_t max_frames; /* frames per thread sent; 0 = all */
+    /* heap */
+    bool all; /* GC.class_histogram -all: unreachable objects too, no full GC */
 } probe_req;
 
 /* Parses one request line (len bytes, no newline). lineno labels errors.

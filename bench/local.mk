@@ -8,6 +8,7 @@
 #   make bench-server  (see bench/server/run) ingest rows/s and query latency per store
 #   make bench-decode  ingest batch decoding: the pull parser vs a jansson tree (bench/wire/run)
 #   make bench-soak    RSS and open files of agent and server over an hour (bench/soak/run)
+#   make bench-heap    what a class histogram of a 2 GB heap pauses the JVM, vs jcmd (bench/heap/run)
 bench-jfr: jprof-top
 	$(srcdir)/bench/jfr/run
 bench-jfr-asprof: jprof-top
@@ -20,10 +21,12 @@ bench-agent-snapshots: jprof-agent jprof-server jprof-top
 	$(srcdir)/bench/agent/snapshots
 bench-soak: jprof-agent jprof-server bench/server/load
 	$(srcdir)/bench/soak/run
-.PHONY: bench-jfr bench-jfr-asprof bench-live bench-agent bench-agent-snapshots bench-soak
+bench-heap: jprof-probe
+	$(srcdir)/bench/heap/run
+.PHONY: bench-jfr bench-jfr-asprof bench-live bench-agent bench-agent-snapshots bench-soak bench-heap
 
 EXTRA_DIST += bench/jfr/run bench/jfr/asprof bench/jfr/lib.sh bench/live/run bench/agent/run \
-	bench/agent/Spin.java bench/agent/snapshots bench/soak/run
+	bench/agent/Spin.java bench/agent/snapshots bench/soak/run bench/heap/run
 
 # bench/wire: what decoding an ingest batch costs, the server's pull decoder
 # against a jansson tree of the same text (make bench-decode; bench/wire/run)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/base64.h"
 #include "base/xalloc.h"
 
 #define YAML_LINES_MAX 100000
@@ -91,50 +92,6 @@ jp_err agent_k8s_conn_incluster(agent_k8s_conn *c, const char *sa_dir, jp_error 
     snprintf(path, sizeof path, "%s/ca.crt", sa_dir);
     c->ca_file = jp_xstrdup(path);
     c->source = jp_xstrdup("in-cluster service account");
-    return JP_OK;
-}
-
-/* ---- base64 ---- */
-
-static int b64val(unsigned char ch)
-{
-    if (ch >= 'A' && ch <= 'Z')
-        return ch - 'A';
-    if (ch >= 'a' && ch <= 'z')
-        return ch - 'a' + 26;
-    if (ch >= '0' && ch <= '9')
-        return ch - '0' + 52;
-    if (ch == '+')
-        return 62;
-    if (ch == '/')
-        return 63;
-    return -1;
-}
-
-jp_err agent_base64_decode(const char *s, size_t len, uint8_t **out, size_t *out_len, jp_error *err)
-{
-    uint8_t *o = jp_xmalloc(len / 4 * 3 + 4);
-    size_t n = 0;
-    uint32_t acc = 0;
-    int bits = 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch == '=' || ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t')
-            continue;
-        int v = b64val(ch);
-        if (v < 0) {
-            free(o);
-            return jp_error_set(err, JP_ERR_FORMAT, "invalid base64 at byte %zu", i);
-        }
-        acc = (acc << 6) | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            o[n++] = (uint8_t)(acc >> bits);
-        }
-    }
-    *out = o;
-    *out_len = n;
     return JP_OK;
 }
 
@@ -412,7 +369,7 @@ static jp_err b64_field(json_t *o, const char *k, uint8_t **out, size_t *len, jp
     const char *v = jstr(o, k);
     if (!v)
         return JP_OK;
-    jp_err rc = agent_base64_decode(v, strlen(v), out, len, err);
+    jp_err rc = jp_base64_decode(v, strlen(v), out, len, err);
     if (rc != JP_OK)
         jp_error_prefix(err, "%s: ", k);
     return rc;

@@ -55,8 +55,4 @@ jp_err agent_kubeconfig_parse(const char *text, size_t len, const char *base_dir
 /* The YAML subset above as a JSON tree (new reference), for tests. */
 jp_err agent_yaml_parse(const char *text, size_t len, json_t **out, jp_error *err);
 
-/* Standard base64 (padding optional, whitespace ignored); heap result. */
-jp_err agent_base64_decode(const char *s, size_t len, uint8_t **out, size_t *out_len,
-                           jp_error *err);
-
 #endif

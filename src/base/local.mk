@@ -8,4 +8,5 @@ libjpbase_a_SOURCES = \
 	src/base/datapath.c src/base/datapath.h \
 	src/base/stopsig.c src/base/stopsig.h \
 	src/base/failinj.c src/base/failinj.h \
-	src/base/utf8.c src/base/utf8.h
+	src/base/utf8.c src/base/utf8.h \
+	src/base/base64.c src/base/base64.h

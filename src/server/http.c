@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/base64.h"
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "server/server.h"
@@ -141,7 +142,7 @@ typedef struct conn_state {
     /* the handler's job (state under the pool's lock once queued) */
     struct MHD_Connection *conn;
     const struct route *rt;
-    char *url, *method, *content_encoding;
+    char *url, *method, *content_encoding, *content_type, *accept;
     const auth_token *tok;
     char *query;   /* the raw query string (http_on_uri), NULL when none */
     api_args args; /* ... parsed (api_query.c) before the handler runs */
@@ -151,9 +152,41 @@ typedef struct conn_state {
     struct conn_state *next;
 } conn_state;
 
+/* HTTP Basic credentials (RFC 7617) carrying a token: Pyroscope's agents
+ * send the server URL's user and password so, and an OpenTelemetry
+ * collector's basicauth extension too. The password is tried first, then the
+ * user (a URL written http://TOKEN@host:8480 has no password). */
+static const auth_token *http_basic_token(srv *s, const char *b64)
+{
+    uint8_t *raw = NULL;
+    size_t n = 0;
+    if (jp_base64_decode(b64, strlen(b64), &raw, &n, NULL) != JP_OK)
+        return NULL;
+    const auth_token *tok = NULL;
+    uint8_t *colon = memchr(raw, ':', n);
+    if (colon) {
+        size_t user = (size_t)(colon - raw), pass = n - user - 1;
+        if (pass)
+            tok = auth_lookup(s->auth, (const char *)colon + 1, pass);
+        if (!tok && user)
+            tok = auth_lookup(s->auth, (const char *)raw, user);
+    }
+    if (raw)
+        memset(raw, 0, n);
+    free(raw);
+    return tok;
+}
+
+/* The request's token: "Authorization: Bearer TOKEN", or Basic as above. */
 static const auth_token *http_token(srv *s, struct MHD_Connection *c)
 {
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (h && !strncasecmp(h, "Basic ", 6)) {
+        h += 6;
+        while (*h == ' ')
+            h++;
+        return strlen(h) <= 4 * AUTH_TOKEN_MAX ? http_basic_token(s, h) : NULL;
+    }
     if (!h || strncasecmp(h, "Bearer ", 7) != 0)
         return NULL;
     h += 7;
@@ -224,6 +257,8 @@ static const struct route {
 } routes[] = {
     {"POST", "/api/v1/ingest", ingest_batch, MRT_INGEST},
     {"POST", "/api/v1/ingest/jfr", ingest_jfr, MRT_INGEST},
+    {"POST", "/v1development/profiles", ingest_otlp, MRT_INGEST},
+    {"POST", "/ingest", ingest_pyroscope, MRT_INGEST},
     {"GET", "/api/v1/services", api_services, MRT_QUERY},
     {"GET", "/api/v1/flamegraph", api_flamegraph, MRT_QUERY},
     {"GET", "/api/v1/flamegraph/diff", api_flamegraph_diff, MRT_QUERY},
@@ -298,6 +333,8 @@ static void http_dispatch(srv *s, conn_state *cs, srv_resp *o)
     r.body = (const uint8_t *)cs->body.data;
     r.body_len = cs->body.len;
     r.content_encoding = cs->content_encoding;
+    r.content_type = cs->content_type;
+    r.accept = cs->accept;
     if (cs->rt) {
         cs->route = cs->rt->group;
         cs->rt->fn(&r, o);
@@ -503,6 +540,11 @@ static enum MHD_Result http_on_request(void *cls, struct MHD_Connection *c, cons
         const char *ce =
             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_ENCODING);
         cs->content_encoding = ce ? jp_xstrdup(ce) : NULL;
+        const char *ct =
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+        cs->content_type = ct ? jp_xstrdup(ct) : NULL;
+        const char *ac = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+        cs->accept = ac ? jp_xstrdup(ac) : NULL;
         cs->tok = http_token(s, c);
         cs->resp.status = 500;
         jp_strbuf_init(&cs->resp.body, 0);
@@ -535,6 +577,8 @@ static void http_on_completed(void *cls, struct MHD_Connection *c, void **con_cl
     free(cs->url);
     free(cs->method);
     free(cs->content_encoding);
+    free(cs->content_type);
+    free(cs->accept);
     free(cs);
     *con_cls = NULL;
 }

@@ -10,7 +10,9 @@ libjpserver_a_SOURCES += \
 	src/server/auth.c src/server/auth.h \
 	src/server/metrics.c src/server/metrics.h \
 	src/server/server.h src/server/http.c \
-	src/server/ingest.c src/server/api_int.h src/server/api.c \
+	src/server/ingest.c src/server/ingest.h src/server/ingest_otlp.c \
+	src/server/ingest_pyroscope.c \
+	src/server/api_int.h src/server/api.c \
 	src/server/api_query.c src/server/api_query.h \
 	src/server/api_docs.c src/server/api_threads.c src/server/api_diff.c \
 	src/server/api_gc.c src/server/api_heap.c

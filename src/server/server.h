@@ -64,6 +64,8 @@ typedef struct srv_req {
     const uint8_t *body;
     size_t body_len;
     const char *content_encoding;
+    const char *content_type; /* NULL when not sent */
+    const char *accept;       /* NULL when not sent */
 } srv_req;
 
 typedef struct srv_resp {
@@ -98,6 +100,8 @@ bool srv_authorize(srv_req *r, srv_resp *o, auth_role role, const char *ns);
 /* Handlers. */
 void ingest_batch(srv_req *r, srv_resp *o);
 void ingest_jfr(srv_req *r, srv_resp *o);
+void ingest_otlp(srv_req *r, srv_resp *o);      /* ingest_otlp.c */
+void ingest_pyroscope(srv_req *r, srv_resp *o); /* ingest_pyroscope.c */
 void api_services(srv_req *r, srv_resp *o);
 void api_flamegraph(srv_req *r, srv_resp *o);
 void api_top(srv_req *r, srv_resp *o);

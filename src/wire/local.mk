@@ -29,10 +29,13 @@ libjpwire_a_SOURCES += \
 	src/wire/gzip.c src/wire/gzip.h \
 	src/wire/sample_type.c src/wire/sample_type.h \
 	src/wire/pprof.c src/wire/pprof.h \
+	src/wire/pprof_decode.c src/wire/pprof_decode.h \
 	src/wire/otlp_proto.h \
 	src/wire/otlp_decode.c src/wire/otlp_decode.h \
 	src/wire/otlp_dict.c src/wire/otlp_dict.h \
-	src/wire/otlp_encode.c src/wire/otlp_encode.h
+	src/wire/otlp_encode.c src/wire/otlp_encode.h \
+	src/wire/multipart.c src/wire/multipart.h \
+	src/wire/pyroscope.c src/wire/pyroscope.h
 # one offline HTML file with the web page's flame graph (callers link
 # libjpweb.a, the page's files, after libjpwire.a)
 libjpwire_a_SOURCES += \

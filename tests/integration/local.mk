@@ -117,6 +117,14 @@ clean-local-server-api:
 	rm -rf tests/integration/server-api.d
 .PHONY: clean-local-server-api
 
+# What other profilers send: OTLP profiles (async-profiler's files, beside the
+# JFR fixtures) and Pyroscope's /ingest (the fixtures posted as its Java agent
+# posts them), checked against jprof-top's reading of the same recordings.
+INTEGRATION_TEST_LIST += tests/integration/test_ingest_formats.py
+JPROF_INGEST_FORMATS_LOG = tests/integration/test_ingest_formats.py.log
+$(JPROF_INGEST_FORMATS_LOG): jprof-server jprof-top
+EXTRA_DIST += tests/integration/test_ingest_formats.py
+
 # jprof-agent: k8s mode against the FAKE API server (fake-k8s-api.py, stdlib
 # python, loopback only), the uploader against a tiny test peer, and host mode
 # end to end with a real JVM and the real jprof-server.

@@ -18,6 +18,7 @@
 #include "agent/policy.h"
 #include "agent/queue.h"
 #include "agent/upload.h"
+#include "base/base64.h"
 #include "base/timeutil.h"
 #include "model/profile.h"
 
@@ -582,11 +583,11 @@ static void test_kubeconfig_unsupported(void **state)
     assert_int_not_equal(agent_yaml_parse(deep, strlen(deep), &j, &e), JP_OK);
     uint8_t *out;
     size_t n;
-    assert_int_equal(agent_base64_decode("aGk=", 4, &out, &n, &e), JP_OK);
+    assert_int_equal(jp_base64_decode("aGk=", 4, &out, &n, &e), JP_OK);
     assert_int_equal(n, 2);
     assert_memory_equal(out, "hi", 2);
     free(out);
-    assert_int_equal(agent_base64_decode("a$b", 3, &out, &n, &e), JP_ERR_FORMAT);
+    assert_int_equal(jp_base64_decode("a$b", 3, &out, &n, &e), JP_ERR_FORMAT);
 }
 
 static void test_yaml_subset(void **state)

@@ -1,6 +1,8 @@
-/* test_otlp.c - the protobuf wire format (src/wire/protobuf.c), gzip, the
- * foreign names (sample types, frame names) and OpenTelemetry profiles in
- * and out (src/wire/otlp_*.c): bounds and refusals on hand-made bytes, a
+/* test_otlp.c - the formats other profilers send and read: the protobuf
+ * wire format (src/wire/protobuf.c), gzip, the foreign names (sample types,
+ * frame names), OpenTelemetry profiles in and out (src/wire/otlp_*.c), pprof
+ * read back, Pyroscope's names and multipart bodies: bounds and refusals on
+ * hand-made bytes, a
  * round trip, and the files async-profiler wrote (the .otlp files of tests/fixtures/jfr)
  * against jprof's own reading of the JFR they came from. */
 #include <setjmp.h>
@@ -18,8 +20,12 @@
 #include "wire/gzip.h"
 #include "wire/otlp_decode.h"
 #include "wire/otlp_encode.h"
+#include "wire/multipart.h"
 #include "wire/otlp_proto.h"
+#include "wire/pprof.h"
+#include "wire/pprof_decode.h"
 #include "wire/protobuf.h"
+#include "wire/pyroscope.h"
 #include "wire/sample_type.h"
 
 /* ---- protobuf ---- */
@@ -766,6 +772,111 @@ static void test_otlp_refusals(void **state)
     jp_strbuf_cleanup(&b);
 }
 
+/* ---- pprof read back, Pyroscope's names, multipart ---- */
+
+static void test_pprof_read_back(void **state)
+{
+    (void)state;
+    jp_profile *p = sample_profile();
+    jp_otlp_limits lim;
+    jp_otlp_limits_default(&lim, NULL);
+    jp_error e;
+    jp_error_init(&e);
+    for (int k = JP_KIND_CPU; k <= JP_KIND_ALLOC; k += JP_KIND_ALLOC - JP_KIND_CPU) {
+        jp_strbuf gz;
+        jp_strbuf_init(&gz, 0);
+        assert_int_equal(jp_pprof_encode(p, (jp_kind)k, true, &gz, &e), JP_OK);
+        jp_profile *q = jp_profile_new();
+        assert_int_equal(jp_pprof_decode((const uint8_t *)gz.data, gz.len, &lim, 1u << 20, q, &e),
+                         JP_OK);
+        char *a = aggregate(p, 1u << k, true), *b = aggregate(q, 1u << k, true);
+        assert_string_equal(a, b); /* ("samples", "count") counts the file's own kind */
+        assert_int_equal(q->start_ns, p->start_ns);
+        free(a);
+        free(b);
+        /* a cut profile is refused, never read past its end */
+        assert_int_not_equal(
+            jp_pprof_decode((const uint8_t *)gz.data, gz.len / 2, &lim, 1u << 20, q, &e), JP_OK);
+        jp_profile_free(q);
+        jp_strbuf_cleanup(&gz);
+    }
+    jp_profile_free(p);
+}
+
+static void test_pyroscope_name(void **state)
+{
+    (void)state;
+    jp_batch_target t;
+    memset(&t, 0, sizeof t);
+    const char *hint;
+    jp_error e;
+    jp_error_init(&e);
+    assert_int_equal(
+        jp_pyroscope_name("shop.app.cpu{service_name=checkout,namespace=shop,pod=c-1,hostname=h1,"
+                          "process.runtime.name=OpenJDK,process.runtime.version=17.0.9}",
+                          NULL, 4096, &t, &hint, &e),
+        JP_OK);
+    assert_string_equal(hint, "cpu");
+    assert_string_equal(t.service, "checkout");
+    assert_string_equal(t.ns, "shop");
+    assert_string_equal(t.pod, "c-1");
+    assert_string_equal(t.node, "h1");
+    assert_string_equal(t.jvm, "OpenJDK 17.0.9");
+    jp_batch_target_cleanup(&t);
+    assert_int_equal(jp_pyroscope_name("my.app", "batch", 4096, &t, &hint, &e), JP_OK);
+    assert_string_equal(t.service, "my.app");
+    assert_string_equal(t.ns, "batch");
+    assert_string_equal(t.pod, "upload");
+    jp_batch_target_cleanup(&t);
+    assert_int_equal(jp_pyroscope_name("app{novalue}", NULL, 4096, &t, &hint, &e), JP_ERR_FORMAT);
+    jp_batch_target_cleanup(&t);
+    assert_int_equal(jp_pyroscope_name("app{a=b", NULL, 4096, &t, &hint, &e), JP_ERR_FORMAT);
+    jp_batch_target_cleanup(&t);
+    assert_int_equal(jp_pyroscope_name("", NULL, 4096, &t, &hint, &e), JP_ERR_FORMAT);
+}
+
+static void test_multipart(void **state)
+{
+    (void)state;
+    char b[80];
+    jp_error e;
+    jp_error_init(&e);
+    assert_int_equal(
+        jp_multipart_boundary("multipart/form-data; boundary=\"x y\"", b, sizeof b, &e), JP_OK);
+    assert_string_equal(b, "x y");
+    assert_int_equal(
+        jp_multipart_boundary("multipart/form-data; charset=utf-8; boundary=ab", b, sizeof b, &e),
+        JP_OK);
+    assert_string_equal(b, "ab");
+    assert_int_equal(jp_multipart_boundary("application/octet-stream", b, sizeof b, &e),
+                     JP_ERR_NOT_FOUND);
+    const char body[] =
+        "--ab\r\nContent-Disposition: form-data; name=\"jfr\"; filename=\"jfr\"\r\n"
+        "Content-Length: 5\r\n\r\nFLR\r\n\r\n--ab\r\nContent-Disposition: form-data; "
+        "name=labels\r\nContent-Type: application/x-protobuf\r\n\r\n\r\n--ab--\r\n";
+    jp_mp_part parts[4];
+    size_t n;
+    assert_int_equal(
+        jp_multipart_parse((const uint8_t *)body, sizeof body - 1, "ab", parts, 4, &n, &e), JP_OK);
+    assert_int_equal(n, 2);
+    const jp_mp_part *jfr = jp_multipart_find(parts, n, "jfr");
+    assert_non_null(jfr);
+    assert_int_equal(jfr->len, 5);
+    assert_memory_equal(jfr->data, "FLR\r\n", 5);
+    const jp_mp_part *labels = jp_multipart_find(parts, n, "labels");
+    assert_non_null(labels);
+    assert_int_equal(labels->len, 0);
+    assert_int_equal(labels->ctype_len, 22);
+    assert_int_equal(
+        jp_multipart_parse((const uint8_t *)body, sizeof body - 1, "ab", parts, 1, &n, &e),
+        JP_ERR_LIMIT);
+    assert_int_equal(jp_multipart_parse((const uint8_t *)body, 60, "ab", parts, 4, &n, &e),
+                     JP_ERR_FORMAT);
+    assert_int_equal(
+        jp_multipart_parse((const uint8_t *)body, sizeof body - 1, "zz", parts, 4, &n, &e),
+        JP_ERR_FORMAT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -779,6 +890,9 @@ int main(void)
         cmocka_unit_test(test_otlp_agent_fixture),
         cmocka_unit_test(test_otlp_identity_and_shapes),
         cmocka_unit_test(test_otlp_refusals),
+        cmocka_unit_test(test_pprof_read_back),
+        cmocka_unit_test(test_pyroscope_name),
+        cmocka_unit_test(test_multipart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,7 +15,7 @@
   const el = JP.el;
   const VIEWS = ['overview', 'cpu', 'memory', 'locks', 'deadlocks', 'wall', 'io', 'status'];
   const VIEW_TITLES = { overview: 'Overview', cpu: 'CPU', memory: 'Memory', locks: 'Locks', deadlocks: 'Deadlocks', wall: 'Wall', io: 'I/O', status: 'Status' };
-  const KIND_VIEW = { cpu: 'cpu', alloc: 'memory', lock: 'locks', park: 'locks', wall: 'wall', io: 'io' };
+  const KIND_VIEW = { cpu: 'cpu', alloc: 'memory', old: 'memory', lock: 'locks', park: 'locks', wall: 'wall', io: 'io' };
   const VIEW_KIND = { cpu: 'cpu', memory: 'alloc', wall: 'wall', io: 'io' };
   const KEYS = ['namespace', 'service', 'pod', 'kind', 'from', 'to', 'view', 'base_from', 'base_to', 'base_pod', 'search', 'mode', 'frame', 'max_nodes', 'threads'];
 
@@ -26,9 +26,9 @@
     const q = new URLSearchParams(location.search);
     const s = {};
     for (const k of KEYS) s[k] = q.has(k) ? q.get(k) : null;
-    if (!['cpu', 'wall', 'alloc', 'lock', 'park', 'io'].includes(s.kind)) s.kind = null;
+    if (!['cpu', 'wall', 'alloc', 'old', 'lock', 'park', 'io'].includes(s.kind)) s.kind = null;
     if (!VIEWS.includes(s.view)) s.view = s.kind ? KIND_VIEW[s.kind] : 'overview';
-    if (VIEW_KIND[s.view]) s.kind = VIEW_KIND[s.view];
+    if (VIEW_KIND[s.view] && !(s.view === 'memory' && s.kind === 'old')) s.kind = VIEW_KIND[s.view];
     if (s.view === 'locks' && s.kind !== 'park') s.kind = 'lock';
     if (!/^\d+$/.test(s.max_nodes || '')) s.max_nodes = null;
     s.from = s.from || '-1h';

@@ -75,8 +75,8 @@ JP.pp = function (x) {
   return (x > 0 ? '+' : x < 0 ? '−' : '±') + v.replace('-', '') + ' pp';
 };
 
-JP.UNIT_WORDS = { cpu: 'CPU time', wall: 'wall time', alloc: 'bytes allocated', lock: 'time blocked', park: 'time parked', io: 'time waiting for I/O' };
-JP.SAMPLE_WORDS = { cpu: 'samples', wall: 'samples', alloc: 'sampled objects', lock: 'contentions', park: 'parks', io: 'I/O waits' };
+JP.UNIT_WORDS = { cpu: 'CPU time', wall: 'wall time', alloc: 'bytes allocated', old: 'bytes still alive', lock: 'time blocked', park: 'time parked', io: 'time waiting for I/O' };
+JP.SAMPLE_WORDS = { cpu: 'samples', wall: 'samples', alloc: 'sampled objects', old: 'live sampled objects', lock: 'contentions', park: 'parks', io: 'I/O waits' };
 
 /* <time> in the viewer's zone, UTC on hover. */
 JP.time = function (iso) {

@@ -8,7 +8,7 @@
   const JP = window.JP;
   const el = JP.el;
 
-  const KIND_TITLES = { cpu: 'CPU', wall: 'Wall clock', alloc: 'Allocations', lock: 'Monitor contention (lock)', park: 'Parking (java.util.concurrent)', io: 'I/O waits (sockets and files)' };
+  const KIND_TITLES = { cpu: 'CPU', wall: 'Wall clock', alloc: 'Allocations', old: 'Objects still alive (old-object sampler)', lock: 'Monitor contention (lock)', park: 'Parking (java.util.concurrent)', io: 'I/O waits (sockets and files)' };
   const CONFIDENCE = {
     exact_thread_cpu: 'exact thread CPU over the last interval',
     exact: 'exact thread CPU over the last interval',
@@ -468,12 +468,75 @@
     if (g.cannot_tell) sec.append(JP.notice('info', g.cannot_tell));
   }
 
+  /* per pod, the latest class histogram of the range and the growth since
+   * the first one (/api/v1/heap): only there when a temporary window asked
+   * for histograms (jprof.io/heap-histogram), since each pauses the JVM */
+  async function heapSection(ctx) {
+    const sec = JP.section('Heap by class, and what grows');
+    sec.dataset.section = 'heap';
+    ctx.out.append(sec);
+    const done = loading(sec, 'the class histograms');
+    const r = await JP.api('heap', Object.assign(scopeParams(ctx.s), { top: 20 }), ctx.signal);
+    done();
+    if (r.aborted) return;
+    if (!r.ok) return sec.append(JP.failure(r, 'the class histograms'));
+    sec.append(...JP.metaNotices(r.data.meta || {}, 'The class histograms'));
+    const pods = r.data.pods || [];
+    if (!pods.length) {
+      return sec.append(JP.notice('empty', 'No class histogram of ' + whoText(ctx.s) + ' in this range. The agent takes them only when a temporary ' +
+        'window asks for them (annotation jprof.io/heap-histogram, see jprof(7)): ' + r.data.pause_note + '.'));
+    }
+    sec.append(JP.notice('info', 'Taken only when a temporary window asks for them, because ' + r.data.pause_note + '.'));
+    for (const p of pods) {
+      const h = p.latest || {};
+      const g = p.growth;
+      const card = el('div', { class: 'heap-pod', dataset: { pod: p.target.pod || '' } });
+      card.append(el('p', {}, 'Pod ', el('strong', { text: p.target.pod || '?' }), ' · ', JP.int(p.histograms),
+        p.histograms === 1 ? ' histogram' : ' histograms', ', the latest at ', nsTime(h.time_ns), ': ', JP.fmtUnit(h.total_bytes, 'bytes'),
+        ' in ', JP.int(h.total_instances), ' objects of ', JP.int(h.classes_total), ' classes; it paused the JVM ',
+        el('strong', { text: JP.fmtUnit(h.took_ns, 'ns') }), h.all ? ' (-all: unreachable objects too)' : ''));
+      if (g) {
+        card.append(el('p', { class: 'summary' }, 'Growth over ', JP.fmtUnit(g.span_ns, 'ns'), ' (', JP.int(g.histograms), ' histograms): ',
+          el('strong', { text: (g.total_bytes_per_min >= 0 ? '+' : '') + JP.fmtUnit(g.total_bytes_per_min, 'bytes') + '/min' }),
+          g.approximate ? ' (approximate: a histogram listed only its biggest classes)' : ''));
+        card.append(JP.table({
+          name: 'growth', rows: g.classes || [], sort: 'bytes_per_min',
+          cols: [
+            { key: 'name', label: 'Class', render: (x) => el('code', { text: x.name }) },
+            { key: 'bytes_per_min', label: 'Bytes/min', num: true, render: (x) => (x.bytes_per_min >= 0 ? '+' : '') + JP.fmtUnit(x.bytes_per_min, 'bytes') },
+            { key: 'instances_per_min', label: 'Objects/min', num: true, render: (x) => (x.instances_per_min >= 0 ? '+' : '') + JP.int(Math.round(x.instances_per_min)) },
+            { key: 'bytes_delta', label: 'Bytes grown', num: true, render: (x) => (x.bytes_delta >= 0 ? '+' : '') + JP.fmtUnit(x.bytes_delta, 'bytes') },
+            { key: 'bytes_to', label: 'Bytes now', num: true, render: (x) => JP.fmtUnit(x.bytes_to, 'bytes') },
+            { key: 'module', label: 'Module' },
+          ],
+        }));
+      } else {
+        card.append(el('p', { class: 'dim', text: 'One histogram in this range: the growth needs a second one.' }));
+      }
+      card.append(el('details', {}, el('summary', { text: 'The latest histogram, biggest classes' }), JP.table({
+        name: 'histogram', rows: h.classes || [], sort: 'bytes',
+        cols: [
+          { key: 'name', label: 'Class', render: (x) => el('code', { text: x.name }) },
+          { key: 'bytes', label: 'Bytes', num: true, render: (x) => JP.fmtUnit(x.bytes, 'bytes') },
+          { key: 'instances', label: 'Objects', num: true, render: (x) => JP.int(x.instances) },
+          { key: 'module', label: 'Module' },
+        ],
+      })));
+      sec.append(card);
+    }
+  }
+
   V.memory = async (ctx) => {
     if (!needService(ctx)) return;
-    ctx.out.append(JP.notice('info', 'This view shows where memory is allocated (bytes and sampled objects), not what stays alive. ' +
-      'Retained-heap questions — leaks, dominators, what holds memory — need a heap dump, which jprof does not take (use jcmd PID GC.heap_dump and a heap analyser).'));
+    const kind = ctx.s.kind === 'old' ? 'old' : 'alloc';
+    ctx.out.append(JP.notice('info', 'Where memory is allocated (Allocations), which sampled objects stay alive and where they were allocated ' +
+      '(Still alive: the JDK\'s old-object sampler), the heap by class and what grows (class histograms, when a temporary window asked for them), ' +
+      'and GC pressure. Who holds an object (paths to GC roots) still needs a heap dump (jcmd PID GC.heap_dump and a heap analyser).'));
+    ctx.out.append(el('p', { class: 'subnav', role: 'group', 'aria-label': 'Memory kind' },
+      ['alloc', 'old'].map((k) => el('button', { type: 'button', class: 'mode', 'aria-pressed': String(k === kind), dataset: { kind: k },
+        text: k === 'alloc' ? 'Allocations' : 'Still alive (old objects)', onclick: () => ctx.set({ kind: k }, true) }))));
     const pods = await podsOf(ctx);
-    await Promise.all([flameSection(ctx, 'alloc', pods), gcSection(ctx)]);
+    await Promise.all([flameSection(ctx, kind, pods), heapSection(ctx), gcSection(ctx)]);
   };
 
   V.wall = async (ctx) => {

@@ -96,6 +96,21 @@ async function ingest(base, batch) {
 
 const nowNs = () => BigInt(Date.now()) * 1_000_000n;
 
+/* Two class histograms of one pod ten minutes apart, as the agent uploads
+ * them: web.Session grows by `leak` objects (144 bytes each), the rest stays. */
+function heapBatch(id, t, n) {
+  const classes = [
+    { name: '[B', module: 'java.base@17', instances: 5000, bytes: 4000000 },
+    { name: 'web.Session', module: '', instances: n, bytes: n * 144 },
+    { name: 'java.lang.String', module: 'java.base@17', instances: 3000, bytes: 72000 },
+  ].sort((a, b) => b.bytes - a.bytes);
+  const total = (k) => classes.reduce((s, c) => s + c[k], 0);
+  return { batch_id: id, collector: { id: 'web-test' }, heap_histograms: [{
+    target: { namespace: 'demo', service: 'heapsvc', pod: 'heapsvc-1' }, time: t,
+    histogram: { time_ns: t, took_ns: 42000000, all: false, total_instances: total('instances'), total_bytes: total('bytes'),
+      classes_total: classes.length, undercounted: 0, classes } }] };
+}
+
 /* A tree of 20,010 nodes where nearly every node is drawn (the worst case
  * for the canvas): 10 roots, each with 100 chains 20 frames deep. */
 function bigBatch(start) {
@@ -187,6 +202,8 @@ async function testAll(tmp) {
     await ingest(base, shapeBatch('web-shape-new', now - 5n * 60n * NS, 20, 80)) === 200, 'the baseline and the current shape are ingested');
   check(await ingest(base, { batch_id: 'web-empty', collector: { id: 'web-test' }, statuses: [{ target: { namespace: 'demo', service: 'empty', pod: 'empty-1' }, time: now - 60n * NS, state: 'skipped', reason: 'unsupported_jvm', message: 'not a HotSpot JVM' }] }) === 200,
   'a service with a status and no data is ingested');
+  check(await ingest(base, heapBatch('web-heap-1', now - 15n * 60n * NS, 1000)) === 200 &&
+    await ingest(base, heapBatch('web-heap-2', now - 5n * 60n * NS, 61000)) === 200, 'two class histograms are ingested');
 
   /* ---- headers: every answer ---- */
   const page0 = await fetch(base + '/');
@@ -519,6 +536,24 @@ async function testAll(tmp) {
   check((await page.locator('svg.gc-bars rect').count()) === 60 && /heap dump/.test(await text(page, 'section[data-section=gc]')),
     'memory: pauses over time as 60 bars; what JFR cannot tell is said');
   await shot(page, 'memory');
+
+  /* the old kind: sampled objects still alive, where they were allocated */
+  await page.click('button.mode[data-kind=old]');
+  await done(page);
+  await page.waitForSelector('section[data-kind=old]', { timeout: 15000 }).catch(() => {});
+  check(new URL(page.url()).searchParams.get('kind') === 'old' && /Objects still alive/.test(await text(page, 'section[data-kind=old] h2')) &&
+    /live sampled objects/.test(await text(page, 'section[data-kind=old]')),
+    'memory: the old kind (still alive) is a click away, in the URL', await text(page, 'section[data-kind=old]'));
+
+  /* class histograms: the growth per class, the pause said */
+  await goto(page, { namespace: 'demo', service: 'heapsvc', view: 'memory' });
+  await page.waitForSelector('table[data-table=growth]', { timeout: 15000 }).catch(() => {});
+  const growth = await text(page, 'table[data-table=growth] tbody');
+  const heapText = await text(page, 'section[data-section=heap]');
+  check(/^web\.Session\s+\+[\d.,]+ [KMG]?i?B\s+\+6,000/.test(growth), 'memory: the class that grows tops the growth table, per minute', growth.slice(0, 300));
+  check(/paused the JVM\s+42(\.0)? ms/.test(heapText) && /safepoint/.test(heapText) && /2 histograms/.test(heapText),
+    'memory: how long the latest histogram paused the JVM, and why it does', heapText.slice(0, 600));
+  await shot(page, 'memory-heap');
 
   /* locks */
   await goto(page, { namespace: 'demo', service: 'JprofWorkload', view: 'locks' });

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/xalloc.h"
+
 /* Names are valid UTF-8 (the parser and the decoder see to it); a string
  * jansson still refuses becomes "?". */
 static json_t *str_json(const char *s)
@@ -154,6 +156,78 @@ static bool dec_classes(hdec *d, const json_t *a, jp_heap_histo *h, size_t max)
     d->at[0] = '\0';
     if (si > h->total_instances || sb > h->total_bytes)
         return hfail(d, "total_bytes", "smaller than what the classes add up to");
+    return true;
+}
+
+static bool hsigned(hdec *d, const json_t *o, const char *key, int64_t *out)
+{
+    const json_t *v = json_object_get(o, key);
+    *out = 0;
+    if (!json_is_integer(v))
+        return hfail(d, key, "must be an integer");
+    *out = json_integer_value(v);
+    return true;
+}
+
+static bool dec_growth_row(hdec *d, const json_t *c, jp_heap_growth_row *r, jp_heap_histo *names)
+{
+    const char *name, *module;
+    if (!json_is_object(c))
+        return hfail(d, "", "must be an object");
+    if (!hname(d, c, "name", false, &name) || !hname(d, c, "module", true, &module) ||
+        !hu64(d, c, "instances_from", &r->instances_from) ||
+        !hu64(d, c, "instances_to", &r->instances_to) ||
+        !hu64(d, c, "bytes_from", &r->bytes_from) || !hu64(d, c, "bytes_to", &r->bytes_to))
+        return false;
+    jp_heap_histo_add(names, name, strlen(name), module, strlen(module), r->instances_to,
+                      r->bytes_to);
+    r->name = names->classes[names->n - 1].name;
+    r->module = names->classes[names->n - 1].module;
+    r->instances_delta = (int64_t)(r->instances_to - r->instances_from);
+    r->bytes_delta = (int64_t)(r->bytes_to - r->bytes_from);
+    return true;
+}
+
+bool jp_heap_growth_from_json(const json_t *o, jp_heap_growth *g, jp_heap_histo *names,
+                              size_t max_rows, char *why, size_t len)
+{
+    hdec d = {why, len, ""};
+    jp_heap_growth_cleanup(g);
+    jp_heap_histo_cleanup(names);
+    int64_t hist = 0;
+    const json_t *a = json_object_get(o, "classes");
+    const json_t *approx = json_object_get(o, "approximate");
+    bool ok = json_is_object(o) && hint(&d, o, "from_ns", &g->from_ns) &&
+              hint(&d, o, "to_ns", &g->to_ns) && hint(&d, o, "span_ns", &g->span_ns) &&
+              hint(&d, o, "histograms", &hist) &&
+              hsigned(&d, o, "total_instances_delta", &g->total_instances_delta) &&
+              hsigned(&d, o, "total_bytes_delta", &g->total_bytes_delta) &&
+              (json_is_boolean(approx) || hfail(&d, "approximate", "must be true or false")) &&
+              (json_is_array(a) || hfail(&d, "classes", "must be an array")) &&
+              (json_array_size(a) <= max_rows || hfail(&d, "classes", "more rows than allowed"));
+    if (!json_is_object(o))
+        hfail(&d, "growth", "must be an object");
+    if (ok) {
+        g->histograms = hist > UINT32_MAX ? UINT32_MAX : (uint32_t)hist;
+        g->approximate = json_is_true(approx);
+        g->rows = jp_xcalloc(json_array_size(a) + 1, sizeof *g->rows);
+        for (size_t i = 0; ok && i < json_array_size(a); i++) {
+            snprintf(d.at, sizeof d.at, "classes[%zu].", i);
+            ok = dec_growth_row(&d, json_array_get(a, i), &g->rows[g->n], names);
+            g->n += ok;
+        }
+    }
+    if (!ok) {
+        jp_heap_growth_cleanup(g);
+        jp_heap_histo_cleanup(names);
+        return false;
+    }
+    double per = g->span_ns > 0 ? 60e9 / (double)g->span_ns : 0.0;
+    for (size_t i = 0; i < g->n; i++) {
+        g->rows[i].instances_per_min = (double)g->rows[i].instances_delta * per;
+        g->rows[i].bytes_per_min = (double)g->rows[i].bytes_delta * per;
+    }
+    g->total_bytes_per_min = (double)g->total_bytes_delta * per;
     return true;
 }
 

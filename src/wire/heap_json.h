@@ -41,5 +41,11 @@ bool jp_heap_histo_from_json(const json_t *o, jp_heap_histo *h, size_t max_class
 
 /* The growth with its first `top` rows (0: all). */
 json_t *jp_heap_growth_json(const jp_heap_growth *g, size_t top);
+/* Reads what jp_heap_growth_json wrote into *g (cleaned first); at most
+ * max_rows rows. The rows' names are copied into *names (cleaned first, one
+ * class per row), which must outlive g. The per-minute rates are derived
+ * again from the deltas and the span, not read. */
+bool jp_heap_growth_from_json(const json_t *o, jp_heap_growth *g, jp_heap_histo *names,
+                              size_t max_rows, char *why, size_t len);
 
 #endif

@@ -36,7 +36,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     jp_heap_growth g;
     jp_heap_growth_init(&g);
     jp_heap_growth_compute(&back, &h, &g);
-    json_decref(jp_heap_growth_json(&g, 3));
+    json_t *gj = jp_heap_growth_json(&g, 0);
+    jp_heap_growth gb;
+    jp_heap_histo names;
+    jp_heap_growth_init(&gb);
+    jp_heap_histo_init(&names);
+    if (!jp_heap_growth_from_json(gj, &gb, &names, JP_HEAP_MAX_CLASSES * 2, why, sizeof why) ||
+        gb.n != g.n)
+        abort(); /* a growth written must read back */
+    jp_heap_growth_cleanup(&gb);
+    jp_heap_histo_cleanup(&names);
+    json_decref(gj);
     jp_heap_growth_cleanup(&g);
     jp_heap_histo_cleanup(&back);
     jp_heap_histo_cleanup(&cut);

@@ -310,6 +310,29 @@ static void test_json(void **state)
     assert_int_equal(json_integer_value(json_object_get(r, "bytes_delta")), 60 * 144);
     assert_true(json_real_value(json_object_get(r, "instances_per_min")) == 60.0);
     json_decref(j);
+    /* read back (the server's growth in jprof-top): rows, names, rates */
+    j = jp_heap_growth_json(&g, 0);
+    jp_heap_growth back_g;
+    jp_heap_histo names;
+    jp_heap_growth_init(&back_g);
+    jp_heap_histo_init(&names);
+    assert_true(jp_heap_growth_from_json(j, &back_g, &names, 100, why, sizeof why));
+    assert_int_equal(back_g.n, g.n);
+    assert_int_equal(back_g.span_ns, 60000000000LL);
+    assert_string_equal(back_g.rows[0].name, "com.shop.cart.CartLine");
+    assert_string_equal(back_g.rows[0].module, "app.core@");
+    assert_int_equal(back_g.rows[0].bytes_delta, 60 * 144);
+    assert_true(back_g.rows[0].instances_per_min == 60.0);
+    assert_false(jp_heap_growth_from_json(j, &back_g, &names, 2, why, sizeof why));
+    assert_string_equal(why, "classes: more rows than allowed");
+    json_object_set_new(json_array_get(json_object_get(j, "classes"), 0), "bytes_to",
+                        json_string("x"));
+    assert_false(jp_heap_growth_from_json(j, &back_g, &names, 100, why, sizeof why));
+    assert_string_equal(why, "classes[0].bytes_to: must be an integer >= 0");
+    assert_int_equal(back_g.n, 0);
+    json_decref(j);
+    jp_heap_growth_cleanup(&back_g);
+    jp_heap_histo_cleanup(&names);
     jp_heap_growth_cleanup(&g);
     jp_heap_histo_cleanup(&later);
     jp_heap_histo_cleanup(&h);

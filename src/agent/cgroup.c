@@ -139,9 +139,3 @@ jp_err agent_cgroup_read(pid_t pid, agent_cgroup *out, jp_error *err)
     agent_cgroup_parse(buf, (size_t)n, out);
     return JP_OK;
 }
-
-const char *agent_container_id_strip(const char *s)
-{
-    const char *p = strstr(s, "://");
-    return p ? p + 3 : s;
-}

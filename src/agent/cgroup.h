@@ -35,8 +35,4 @@ bool agent_cgroup_parse(const char *text, size_t len, agent_cgroup *out);
  * result. */
 jp_err agent_cgroup_read(pid_t pid, agent_cgroup *out, jp_error *err);
 
-/* Strips a runtime prefix from a Kubernetes containerID
- * ("containerd://abc..." -> "abc..."); returns a pointer into s. */
-const char *agent_container_id_strip(const char *s);
-
 #endif

@@ -280,7 +280,7 @@ static jp_err start_window(agent_target *t, const agent_collect_opts *o, int64_t
     w.kinds = t->policy.kinds;
     w.jdk_major = t->jdk_major;
     w.cpu_interval_ns =
-        t->policy.mode == AGENT_MODE_TEMPORARY ? o->dense_cpu_interval_ns : o->cpu_interval_ns;
+        t->policy.mode == JP_POLICY_TEMPORARY ? o->dense_cpu_interval_ns : o->cpu_interval_ns;
     jp_err rc = jvm_engine_start(t->engine, &w, err);
     if (rc != JP_OK)
         return rc;
@@ -396,10 +396,9 @@ static void take_snapshot(agent_target *t, const agent_collect_opts *o)
 
 static void maybe_snapshot(agent_target *t, const agent_collect_opts *o, int64_t now_mono)
 {
-    if (t->policy.threads == AGENT_THREADS_OFF || now_mono < t->next_snapshot_mono)
+    if (t->policy.threads == JP_THREADS_OFF || now_mono < t->next_snapshot_mono)
         return;
-    int64_t every =
-        t->policy.threads == AGENT_THREADS_HIGH ? o->snapshot_high_ns : o->snapshot_low_ns;
+    int64_t every = t->policy.threads == JP_THREADS_HIGH ? o->snapshot_high_ns : o->snapshot_low_ns;
     t->next_snapshot_mono = now_mono + every;
     take_snapshot(t, o);
 }
@@ -516,7 +515,7 @@ static void heap_message(const agent_target *t, const char *base, char *buf, siz
     else if (t->policy.heap_outside)
         snprintf(buf, len,
                  "%s%s%s applies in a profile-until window only: no class histogram taken", base,
-                 sep, AGENT_ANN_HEAP);
+                 sep, JP_ANN_HEAP);
     else
         snprintf(buf, len, "%s", base);
 }

@@ -37,7 +37,7 @@
 #include <stdint.h>
 
 #include "agent/metrics.h"
-#include "agent/policy.h"
+#include "model/policy.h"
 #include "agent/upload.h"
 #include "jvm/engine.h"
 #include "jvm/proc.h"
@@ -78,7 +78,7 @@ void agent_collect_opts_init(agent_collect_opts *o);
 typedef struct agent_target {
     jvm_proc proc;
     jp_batch_target id;
-    agent_policy policy;
+    jp_policy policy;
     bool seen; /* found by the latest discovery */
     bool gone; /* the JVM went away; reported once, then removed */
     /* status of the latest step */

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "agent/policy.h"
+#include "model/policy.h"
 #include "base/error.h"
 
 #define AGENT_HOST_CONFIG_MAX 1024 /* entries */
@@ -35,7 +35,7 @@ void agent_host_service(const char *cmdline, size_t len, char *out, size_t outle
 typedef struct agent_host_entry {
     char *service; /* NULL for a pid entry */
     pid_t pid;     /* 0 for a service entry */
-    agent_kv ann[AGENT_HOST_ANN_MAX];
+    jp_kv ann[AGENT_HOST_ANN_MAX];
     size_t nann;
     unsigned line;
 } agent_host_entry;

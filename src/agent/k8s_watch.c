@@ -24,43 +24,12 @@ struct agent_k8s_watch {
     pthread_cond_t cond;
     int stop;
     bool synced;
-    agent_pod_list pods; /* under lock */
+    jp_pod_list pods; /* under lock */
     char last_error[256];
     /* per-watch-request state (thread only) */
     jp_strbuf line;
     bool gone, failed, overflow;
 };
-
-static char *dup0(const char *s)
-{
-    return s ? jp_xstrdup(s) : NULL;
-}
-
-void agent_pod_copy(agent_pod *dst, const agent_pod *src)
-{
-    memset(dst, 0, sizeof *dst);
-    dst->uid = dup0(src->uid);
-    dst->name = dup0(src->name);
-    dst->ns = dup0(src->ns);
-    dst->node = dup0(src->node);
-    dst->phase = dup0(src->phase);
-    dst->resource_version = dup0(src->resource_version);
-    dst->label_name = dup0(src->label_name);
-    dst->label_app = dup0(src->label_app);
-    dst->label_hash = dup0(src->label_hash);
-    dst->owner_kind = dup0(src->owner_kind);
-    dst->owner_name = dup0(src->owner_name);
-    for (size_t i = 0; i < src->nann; i++) {
-        dst->ann[i].key = dup0(src->ann[i].key);
-        dst->ann[i].value = dup0(src->ann[i].value);
-    }
-    dst->nann = src->nann;
-    for (size_t i = 0; i < src->ncontainers; i++) {
-        dst->containers[i].name = dup0(src->containers[i].name);
-        dst->containers[i].id = dup0(src->containers[i].id);
-    }
-    dst->ncontainers = src->ncontainers;
-}
 
 static void set_error(agent_k8s_watch *w, const char *msg)
 {
@@ -73,27 +42,27 @@ static void set_error(agent_k8s_watch *w, const char *msg)
 
 /* ---- the pod table (lock held) ---- */
 
-static void table_upsert(agent_k8s_watch *w, agent_pod *p)
+static void table_upsert(agent_k8s_watch *w, jp_pod *p)
 {
-    agent_pod_list *l = &w->pods;
+    jp_pod_list *l = &w->pods;
     for (size_t i = 0; i < l->count; i++)
         if (strcmp(l->items[i].uid, p->uid) == 0) {
-            agent_pod_cleanup(&l->items[i]);
-            agent_pod_move(&l->items[i], p);
+            jp_pod_cleanup(&l->items[i]);
+            jp_pod_move(&l->items[i], p);
             return;
         }
-    if (l->count >= AGENT_POD_LIST_MAX)
+    if (l->count >= JP_POD_LIST_MAX)
         return;
     l->items = jp_xgrow(l->items, &l->cap, l->count + 1, sizeof *l->items);
-    agent_pod_move(&l->items[l->count++], p);
+    jp_pod_move(&l->items[l->count++], p);
 }
 
 static void table_delete(agent_k8s_watch *w, const char *uid)
 {
-    agent_pod_list *l = &w->pods;
+    jp_pod_list *l = &w->pods;
     for (size_t i = 0; i < l->count; i++)
         if (strcmp(l->items[i].uid, uid) == 0) {
-            agent_pod_cleanup(&l->items[i]);
+            jp_pod_cleanup(&l->items[i]);
             l->items[i] = l->items[--l->count];
             return;
         }
@@ -119,36 +88,36 @@ static void handle_line(agent_k8s_watch *w, const char *line, size_t len)
 {
     if (len == 0)
         return;
-    agent_watch_event ev;
+    jp_pod_watch_event ev;
     jp_error err;
     jp_error_init(&err);
-    if (agent_watch_event_parse(line, len, &ev, &err) != JP_OK) {
+    if (jp_pod_watch_event_parse(line, len, &ev, &err) != JP_OK) {
         char msg[300];
         snprintf(msg, sizeof msg, "watch event: %.250s", err.msg);
         set_error(w, msg);
         w->failed = true;
-        agent_pod_cleanup(&ev.pod);
+        jp_pod_cleanup(&ev.pod);
         return;
     }
     atomic_fetch_add(&w->m->k8s_watch_events, 1);
     pthread_mutex_lock(&w->lock);
     switch (ev.type) {
-    case AGENT_WATCH_ADDED:
-    case AGENT_WATCH_MODIFIED:
+    case JP_POD_WATCH_ADDED:
+    case JP_POD_WATCH_MODIFIED:
         set_rv(w, ev.pod.resource_version);
         table_upsert(w, &ev.pod);
         break;
-    case AGENT_WATCH_DELETED:
+    case JP_POD_WATCH_DELETED:
         set_rv(w, ev.pod.resource_version);
         table_delete(w, ev.pod.uid);
         break;
-    case AGENT_WATCH_BOOKMARK:
+    case JP_POD_WATCH_BOOKMARK:
         set_rv(w, ev.pod.resource_version);
         break;
-    case AGENT_WATCH_GONE:
+    case JP_POD_WATCH_GONE:
         w->gone = true;
         break;
-    case AGENT_WATCH_ERROR:
+    case JP_POD_WATCH_ERROR:
         snprintf(w->last_error, sizeof w->last_error, "watch error %d: %.200s", ev.code,
                  ev.message);
         w->failed = true;
@@ -156,7 +125,7 @@ static void handle_line(agent_k8s_watch *w, const char *line, size_t len)
     }
     atomic_store(&w->m->k8s_pods, w->pods.count);
     pthread_mutex_unlock(&w->lock);
-    agent_pod_cleanup(&ev.pod);
+    jp_pod_cleanup(&ev.pod);
 }
 
 static size_t on_data(char *p, size_t size, size_t n, void *ctx)
@@ -316,14 +285,14 @@ static bool do_list(agent_k8s_watch *w)
 {
     char *url = pods_url(w, NULL, false);
     body b = {.w = w};
-    jp_strbuf_init(&b.buf, AGENT_K8S_BODY_MAX);
+    jp_strbuf_init(&b.buf, JP_K8S_BODY_MAX);
     char why[256] = "";
     long st = http_get(w, url, &b, 60, why, sizeof why);
     free(url);
     bool ok = false;
     char msg[400];
-    agent_pod_list l;
-    agent_pod_list_init(&l);
+    jp_pod_list l;
+    jp_pod_list_init(&l);
     if (st != 200) {
         snprintf(msg, sizeof msg, "list pods: %s%s%ld %.160s", why, why[0] ? "; HTTP " : "HTTP ",
                  st, b.buf.data ? b.buf.data : "");
@@ -331,14 +300,14 @@ static bool do_list(agent_k8s_watch *w)
     } else {
         jp_error err;
         jp_error_init(&err);
-        if (agent_pod_list_parse(b.buf.data ? b.buf.data : "", b.buf.len, &l, &err) != JP_OK) {
+        if (jp_pod_list_parse(b.buf.data ? b.buf.data : "", b.buf.len, &l, &err) != JP_OK) {
             snprintf(msg, sizeof msg, "list pods: %.300s", err.msg);
             set_error(w, msg);
         } else {
             pthread_mutex_lock(&w->lock);
-            agent_pod_list_cleanup(&w->pods);
+            jp_pod_list_cleanup(&w->pods);
             w->pods = l;
-            agent_pod_list_init(&l);
+            jp_pod_list_init(&l);
             w->synced = true;
             w->last_error[0] = '\0';
             atomic_store(&w->m->k8s_pods, w->pods.count);
@@ -347,7 +316,7 @@ static bool do_list(agent_k8s_watch *w)
             ok = true;
         }
     }
-    agent_pod_list_cleanup(&l);
+    jp_pod_list_cleanup(&l);
     jp_strbuf_cleanup(&b.buf);
     return ok;
 }
@@ -362,7 +331,7 @@ static watch_end do_watch(agent_k8s_watch *w)
     char *url = pods_url(w, rv, true);
     free(rv);
     body b = {.w = w, .watch = true};
-    jp_strbuf_init(&b.buf, AGENT_K8S_LINE_MAX);
+    jp_strbuf_init(&b.buf, JP_K8S_LINE_MAX);
     w->gone = w->failed = w->overflow = false;
     char why[256] = "";
     long st = http_get(w, url, &b, WATCH_TIMEOUT_S + 30, why, sizeof why);
@@ -437,7 +406,7 @@ jp_err agent_k8s_watch_start(agent_k8s_conn *conn, const char *node, agent_metri
         m = &w->dummy;
     }
     w->m = m;
-    agent_pod_list_init(&w->pods);
+    jp_pod_list_init(&w->pods);
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->cond, NULL);
     if (pthread_create(&w->thread, NULL, watch_main, w) != 0) {
@@ -459,7 +428,7 @@ void agent_k8s_watch_stop(agent_k8s_watch *w)
     pthread_cond_broadcast(&w->cond);
     pthread_mutex_unlock(&w->lock);
     pthread_join(w->thread, NULL);
-    agent_pod_list_cleanup(&w->pods);
+    jp_pod_list_cleanup(&w->pods);
     agent_k8s_conn_cleanup(&w->conn);
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->cond);
@@ -469,9 +438,9 @@ void agent_k8s_watch_stop(agent_k8s_watch *w)
     free(w);
 }
 
-bool agent_k8s_pods_copy(agent_k8s_watch *w, agent_pod_list *out)
+bool agent_k8s_pods_copy(agent_k8s_watch *w, jp_pod_list *out)
 {
-    agent_pod_list_init(out);
+    jp_pod_list_init(out);
     pthread_mutex_lock(&w->lock);
     bool synced = w->synced;
     if (w->pods.count) {
@@ -479,8 +448,8 @@ bool agent_k8s_pods_copy(agent_k8s_watch *w, agent_pod_list *out)
         out->cap = w->pods.count;
     }
     for (size_t i = 0; i < w->pods.count; i++)
-        agent_pod_copy(&out->items[out->count++], &w->pods.items[i]);
-    out->resource_version = dup0(w->pods.resource_version);
+        jp_pod_copy(&out->items[out->count++], &w->pods.items[i]);
+    out->resource_version = w->pods.resource_version ? jp_xstrdup(w->pods.resource_version) : NULL;
     pthread_mutex_unlock(&w->lock);
     return synced;
 }

@@ -3,7 +3,7 @@
  * A thread lists GET /api/v1/pods?fieldSelector=spec.nodeName=NODE, then
  * watches from the list's resourceVersion (with bookmarks). Each watch line
  * is one JSON event; the stream is split with a hard line cap
- * (AGENT_K8S_LINE_MAX) so a hostile or broken server cannot make it buffer
+ * (JP_K8S_LINE_MAX) so a hostile or broken server cannot make it buffer
  * without bound. A watch that answers 410 Gone (as an HTTP status or as an
  * ERROR event) means our resourceVersion is too old: list again at once. A
  * watch the server ends normally is resumed from the last version seen. Any
@@ -20,7 +20,7 @@
 #include <stddef.h>
 
 #include "agent/k8s_conn.h"
-#include "agent/k8s_pod.h"
+#include "wire/k8s_pod.h"
 #include "agent/metrics.h"
 #include "base/error.h"
 
@@ -33,12 +33,9 @@ void agent_k8s_watch_stop(agent_k8s_watch *w);
 
 /* Deep copies of the known pods (list->resource_version is the last seen).
  * Returns false until the first list succeeded. */
-bool agent_k8s_pods_copy(agent_k8s_watch *w, agent_pod_list *out);
+bool agent_k8s_pods_copy(agent_k8s_watch *w, jp_pod_list *out);
 
 /* The last API error ("" when fine), for status. */
 void agent_k8s_last_error(agent_k8s_watch *w, char *buf, size_t len);
-
-/* Deep copy of a pod (dst must be clean). */
-void agent_pod_copy(agent_pod *dst, const agent_pod *src);
 
 #endif

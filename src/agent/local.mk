@@ -2,9 +2,7 @@
 noinst_LIBRARIES += libjpagent.a
 libjpagent_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS) $(ZSTD_CFLAGS)
 libjpagent_a_SOURCES = \
-	src/agent/policy.c src/agent/policy.h \
 	src/agent/cgroup.c src/agent/cgroup.h \
-	src/agent/k8s_pod.c src/agent/k8s_pod.h \
 	src/agent/hostmode.c src/agent/hostmode.h \
 	src/agent/queue.c src/agent/queue.h \
 	src/agent/metrics.c src/agent/metrics.h \

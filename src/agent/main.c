@@ -322,7 +322,7 @@ static int settle(cli *c)
                        js),
                -1;
     char msg[160];
-    if (c->events && !agent_kinds_parse(c->events, &r->defaults.kinds, msg, sizeof msg))
+    if (c->events && !jp_policy_kinds_parse(c->events, &r->defaults.kinds, msg, sizeof msg))
         return fprintf(stderr, "jprof-agent: --events: %s\n", msg), -1;
     if (c->snap_source && !jvm_snap_source_parse(c->snap_source, &r->collect.snap_source))
         return fprintf(stderr,
@@ -362,7 +362,7 @@ int main(int argc, char **argv)
     memset(&c, 0, sizeof c);
     agent_upload_opts_init(&c.up);
     agent_collect_opts_init(&c.run.collect);
-    agent_policy_defaults_init(&c.run.defaults);
+    jp_policy_defaults_init(&c.run.defaults);
     c.run.scan_ns = 10 * JP_NS_PER_SEC;
     c.run.tick_ns = JP_NS_PER_SEC;
     c.metrics_listen = "127.0.0.1:9464";

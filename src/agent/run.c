@@ -12,11 +12,11 @@
 #include "jvm/cleanup.h"
 #include "jvm/proc.h"
 
-#define ANN_MAX (AGENT_POD_ANN_MAX + AGENT_HOST_ANN_MAX + 1)
+#define ANN_MAX (JP_POD_ANN_MAX + AGENT_HOST_ANN_MAX + 1)
 
 typedef struct slot {
     agent_target t;
-    agent_kv ann[ANN_MAX]; /* owned strings */
+    jp_kv ann[ANN_MAX]; /* owned strings */
     size_t nann;
     const char *block_reason; /* not profiled whatever the annotations say */
     char block_message[200];
@@ -26,7 +26,7 @@ typedef struct run_state {
     const agent_run_opts *o;
     slot **slots;
     size_t n, cap;
-    agent_pod_list pods;
+    jp_pod_list pods;
     bool synced;
 } run_state;
 
@@ -89,15 +89,15 @@ static void identify_host(run_state *rs, slot *s)
     const agent_host_entry *e =
         o->config ? agent_host_config_match(o->config, s->t.proc.pid, svc) : NULL;
     if (o->all || e)
-        ann_add(s, AGENT_ANN_PROFILE, "continuous");
+        ann_add(s, JP_ANN_PROFILE, "continuous");
     for (size_t i = 0; e && i < e->nann; i++)
         ann_add(s, e->ann[i].key, e->ann[i].value);
 }
 
-static const agent_pod *find_pod(run_state *rs, const agent_cgroup *cg, const char **container)
+static const jp_pod *find_pod(run_state *rs, const agent_cgroup *cg, const char **container)
 {
     for (size_t i = 0; i < rs->pods.count; i++) {
-        const agent_pod *p = &rs->pods.items[i];
+        const jp_pod *p = &rs->pods.items[i];
         for (size_t c = 0; cg->container_id[0] && c < p->ncontainers; c++)
             if (p->containers[c].id && strcmp(p->containers[c].id, cg->container_id) == 0) {
                 *container = p->containers[c].name;
@@ -117,7 +117,7 @@ static void identify_k8s(run_state *rs, slot *s)
     agent_cgroup cg;
     agent_cgroup_read(s->t.proc.pid, &cg, NULL);
     const char *container = NULL;
-    const agent_pod *p = find_pod(rs, &cg, &container);
+    const jp_pod *p = find_pod(rs, &cg, &container);
     ann_clear(s);
     s->block_reason = NULL;
     if (!p) {
@@ -135,8 +135,8 @@ static void identify_k8s(run_state *rs, slot *s)
         }
         return;
     }
-    char svc[AGENT_POD_STR_MAX + 1], wl[AGENT_POD_STR_MAX + 32];
-    agent_pod_service(p, svc, sizeof svc, wl, sizeof wl);
+    char svc[JP_POD_STR_MAX + 1], wl[JP_POD_STR_MAX + 32];
+    jp_pod_service(p, svc, sizeof svc, wl, sizeof wl);
     id_set(&s->t, rs->o, p->ns, svc, p->name, container, wl);
     for (size_t i = 0; i < p->nann; i++)
         ann_add(s, p->ann[i].key, p->ann[i].value);
@@ -157,7 +157,7 @@ static void discover(run_state *rs, int64_t now_mono)
 {
     const agent_run_opts *o = rs->o;
     if (o->mode == AGENT_RUN_K8S) {
-        agent_pod_list_cleanup(&rs->pods);
+        jp_pod_list_cleanup(&rs->pods);
         rs->synced = agent_k8s_pods_copy(o->k8s, &rs->pods);
     }
     jvm_proc_list l = {0};
@@ -202,8 +202,8 @@ static void step_all(run_state *rs, int64_t now_mono)
         slot *s = rs->slots[i];
         if (s->t.gone)
             continue;
-        agent_policy_eval(s->ann, s->nann, now, &o->defaults, &s->t.policy);
-        if (s->block_reason && s->t.policy.mode != AGENT_MODE_DISABLED) {
+        jp_policy_eval(s->ann, s->nann, now, &o->defaults, &s->t.policy);
+        if (s->block_reason && s->t.policy.mode != JP_POLICY_DISABLED) {
             s->t.policy.profile = false;
             s->t.policy.reason = s->block_reason;
             snprintf(s->t.policy.message, sizeof s->t.policy.message, "%s", s->block_message);
@@ -231,7 +231,7 @@ static void status_add(jp_batch *b, const agent_target *t, int64_t now)
     st->reason = dup0(t->reason);
     st->message = dup0(t->message);
     st->engine = agent_target_engine(t) ? jp_xstrdup(agent_target_engine(t)) : NULL;
-    st->mode = jp_xstrdup(agent_mode_name(t->policy.mode));
+    st->mode = jp_xstrdup(jp_policy_mode_name(t->policy.mode));
     st->until_ns = t->policy.until_ns;
 }
 
@@ -302,18 +302,19 @@ static json_t *pods_json(run_state *rs, int64_t now)
 {
     json_t *a = json_array();
     for (size_t i = 0; i < rs->pods.count; i++) {
-        const agent_pod *p = &rs->pods.items[i];
-        agent_policy pol;
-        agent_policy_eval(p->ann, p->nann, now, &rs->o->defaults, &pol);
-        char svc[AGENT_POD_STR_MAX + 1], wl[AGENT_POD_STR_MAX + 32], until[40] = "";
-        agent_pod_service(p, svc, sizeof svc, wl, sizeof wl);
+        const jp_pod *p = &rs->pods.items[i];
+        jp_policy pol;
+        jp_policy_eval(p->ann, p->nann, now, &rs->o->defaults, &pol);
+        char svc[JP_POD_STR_MAX + 1], wl[JP_POD_STR_MAX + 32], until[40] = "";
+        jp_pod_service(p, svc, sizeof svc, wl, sizeof wl);
         if (pol.until_ns)
             jp_rfc3339_format(pol.until_ns, until, sizeof until);
-        json_array_append_new(
-            a, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:o, s:s, s:o}", "namespace", p->ns, "pod",
-                         p->name, "service", svc, "workload", wl, "mode", agent_mode_name(pol.mode),
-                         "profile", pol.profile, "reason", jstr_or_null(pol.reason), "message",
-                         pol.message, "until", until[0] ? json_string(until) : json_null()));
+        json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:o, s:s, s:o}",
+                                           "namespace", p->ns, "pod", p->name, "service", svc,
+                                           "workload", wl, "mode", jp_policy_mode_name(pol.mode),
+                                           "profile", pol.profile, "reason",
+                                           jstr_or_null(pol.reason), "message", pol.message,
+                                           "until", until[0] ? json_string(until) : json_null()));
     }
     return a;
 }
@@ -329,7 +330,7 @@ static json_t *targets_json(run_state *rs)
                       jstr_or_null(t->id.service), "pod", jstr_or_null(t->id.pod), "container",
                       jstr_or_null(t->id.container), "state", t->state ? t->state : "skipped",
                       "reason", jstr_or_null(t->reason), "message", t->message, "mode",
-                      agent_mode_name(t->policy.mode), "recording", agent_target_recording(t),
+                      jp_policy_mode_name(t->policy.mode), "recording", agent_target_recording(t),
                       "windows", (json_int_t)t->windows, "main_class", t->proc.main_class);
         if (o && agent_target_engine(t))
             json_object_set_new(o, "engine", json_string(agent_target_engine(t)));
@@ -431,7 +432,7 @@ static void nap(int64_t ns, volatile sig_atomic_t *stop)
 void agent_run(const agent_run_opts *o, volatile sig_atomic_t *stop)
 {
     run_state rs = {.o = o};
-    agent_pod_list_init(&rs.pods);
+    jp_pod_list_init(&rs.pods);
     int64_t next_scan = 0, next_status = jp_time_mono_ns() + o->status_ns;
     while (!*stop) {
         int64_t now = jp_time_mono_ns();
@@ -456,6 +457,6 @@ void agent_run(const agent_run_opts *o, volatile sig_atomic_t *stop)
         rs.slots[i]->t.gone = true;
     reap(&rs);
     free(rs.slots);
-    agent_pod_list_cleanup(&rs.pods);
+    jp_pod_list_cleanup(&rs.pods);
     jvm_cleanup_run_all();
 }

@@ -15,7 +15,7 @@
 #include "agent/hostmode.h"
 #include "agent/k8s_watch.h"
 #include "agent/metrics.h"
-#include "agent/policy.h"
+#include "model/policy.h"
 #include "agent/upload.h"
 
 typedef enum agent_run_mode { AGENT_RUN_HOST, AGENT_RUN_K8S } agent_run_mode;
@@ -27,7 +27,7 @@ typedef struct agent_run_opts {
     const char *node;                /* node / host name */
     bool all;                        /* host mode: every JVM */
     const agent_host_config *config; /* host mode: may be NULL */
-    agent_policy_defaults defaults;
+    jp_policy_defaults defaults;
     int64_t scan_ns;   /* discovery interval, default 10 s */
     int64_t status_ns; /* status batch interval, default = window */
     int64_t tick_ns;   /* loop tick, default 1 s */

@@ -1,5 +1,6 @@
-/* kube.h - the kubectl-exec source: pods through kubectl, and a session
- * with jprof-probe streamed into one container (docs/PROBE.md).
+/* kube.h - the kubectl client library: pods through kubectl, and a session
+ * with jprof-probe streamed into one container (docs/PROBE.md). jprof-top's
+ * kubectl source (tui/source_kubectl.h) and kubectl-jprof call it.
  *
  * Every kubectl call is a child process with a deadline (kube_opts
  * .timeout_ns): when it runs out the child is killed and the call fails
@@ -34,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/k8s_pod.h"
+#include "wire/k8s_pod.h"
 #include "base/error.h"
 #include "base/strbuf.h"
 #include "model/gc.h"
@@ -69,12 +70,12 @@ jp_err kube_run(const kube_opts *o, const char *const *args, jp_strbuf *out, jp_
 /* The pods of a service: its selector (`get service S -o json`), or when
  * the service does not exist the pods labelled app.kubernetes.io/name=S,
  * else app=S. JP_ERR_NOT_FOUND when none match. Parsed by the agent's pod
- * parser (agent/k8s_pod.h); out must be initialised (agent_pod_list_init). */
-jp_err kube_pods_for_service(const kube_opts *o, const char *service, agent_pod_list *out,
+ * parser (wire/k8s_pod.h); out must be initialised (jp_pod_list_init). */
+jp_err kube_pods_for_service(const kube_opts *o, const char *service, jp_pod_list *out,
                              jp_error *err);
 
 /* One pod by name (a list of one). */
-jp_err kube_pod_get(const kube_opts *o, const char *pod, agent_pod_list *out, jp_error *err);
+jp_err kube_pod_get(const kube_opts *o, const char *pod, jp_pod_list *out, jp_error *err);
 
 /* The probe binary: o->probe, $JPROF_PROBE, next to this program, the build
  * tree. JP_ERR_NOT_FOUND with what was tried. */
@@ -108,7 +109,7 @@ typedef struct kube_session kube_session;
  * debug command), JP_ERR_TIMEOUT, or kubectl's error. `p` (may be NULL)
  * names the containers to try when container is NULL. */
 jp_err kube_session_open(const kube_opts *o, const char *pod, const char *container,
-                         const agent_pod *p, kube_session **out, jp_error *err);
+                         const jp_pod *p, kube_session **out, jp_error *err);
 
 const kube_hello *kube_session_hello(const kube_session *s);
 /* The container the session runs in. */

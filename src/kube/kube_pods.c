@@ -13,7 +13,7 @@
 
 #define KUBE_SELECTOR_MAX 2048
 
-static jp_err get_pods(const kube_opts *o, const char *flag, const char *value, agent_pod_list *out,
+static jp_err get_pods(const kube_opts *o, const char *flag, const char *value, jp_pod_list *out,
                        jp_error *err)
 {
     const char *args[] = {"get", "pods", flag, value, "-o", "json", NULL};
@@ -21,7 +21,7 @@ static jp_err get_pods(const kube_opts *o, const char *flag, const char *value, 
     jp_strbuf_init(&sb, KUBE_OUTPUT_MAX);
     jp_err rc = kube_run(o, args, &sb, err);
     if (rc == JP_OK) {
-        rc = agent_pod_list_parse(sb.data ? sb.data : "", sb.len, out, err);
+        rc = jp_pod_list_parse(sb.data ? sb.data : "", sb.len, out, err);
         if (rc != JP_OK)
             jp_error_prefix(err, "kubectl get pods %s %s: ", flag, value);
     }
@@ -85,7 +85,7 @@ static int service_selector(const char *text, size_t len, const char *svc, char 
     return found;
 }
 
-jp_err kube_pods_for_service(const kube_opts *o, const char *service, agent_pod_list *out,
+jp_err kube_pods_for_service(const kube_opts *o, const char *service, jp_pod_list *out,
                              jp_error *err)
 {
     if (!label_ok(service))
@@ -116,7 +116,7 @@ jp_err kube_pods_for_service(const kube_opts *o, const char *service, agent_pod_
         return rc;
     }
     /* no service (or one without a selector): the labels the agent names
-     * services by (agent/k8s_pod.h) */
+     * services by (wire/k8s_pod.h) */
     static const char *const labels[] = {"app.kubernetes.io/name", "app"};
     for (size_t i = 0; i < 2; i++) {
         snprintf(sel, sizeof sel, "%s=%s", labels[i], service);
@@ -131,7 +131,7 @@ jp_err kube_pods_for_service(const kube_opts *o, const char *service, agent_pod_
                         o->ns ? o->ns : "");
 }
 
-jp_err kube_pod_get(const kube_opts *o, const char *pod, agent_pod_list *out, jp_error *err)
+jp_err kube_pod_get(const kube_opts *o, const char *pod, jp_pod_list *out, jp_error *err)
 {
     if (!label_ok(pod) || strchr(pod, '/'))
         return jp_error_set(err, JP_ERR_USAGE, "pod name \"%.64s\" is not valid", pod);

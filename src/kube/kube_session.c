@@ -378,7 +378,7 @@ opened:
 }
 
 jp_err kube_session_open(const kube_opts *o, const char *pod, const char *container,
-                         const agent_pod *p, kube_session **out, jp_error *err)
+                         const jp_pod *p, kube_session **out, jp_error *err)
 {
     *out = NULL;
     signal(SIGPIPE, SIG_IGN);

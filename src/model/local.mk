@@ -13,3 +13,7 @@ libjpmodel_a_SOURCES += \
 	src/model/snapshot.c src/model/snapshot.h \
 	src/model/analyze.c src/model/analyze.h \
 	src/model/busy.c src/model/busy.h
+# which JVMs are profiled, from the jprof.io/ annotations (jprof(7)): the
+# agent decides with it, kubectl-jprof status reads it back
+libjpmodel_a_SOURCES += \
+	src/model/policy.c src/model/policy.h

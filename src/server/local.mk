@@ -23,24 +23,9 @@ jprof_server_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JANSSON_CFLAGS)
 jprof_server_LDADD = libjpserver.a libjpwire.a libjpweb.a libjpjfr.a libjpmodel.a libjpbase.a \
 	$(MHD_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(ZSTD_LIBS) $(ZLIB_LIBS) -lpthread -lm
 
-# The web page (web/): compiled into jprof-server by web_gen, a tiny build
-# tool, so `make install` installs nothing else; --web-dir DIR serves a
-# directory instead (development).
-WEB_FILES = index.html app.css app.js flame.js views.js util.js export.js
-WEB_SRC = web/index.html web/app.css web/app.js web/flame.js web/views.js web/util.js web/export.js
-EXTRA_DIST += $(WEB_SRC)
-noinst_PROGRAMS += web_gen
-web_gen_SOURCES = src/server/web_gen.c
+# the web page (web/, its files a library of their own: src/web/local.mk),
+# served by web.c; --web-dir DIR serves a directory instead (development)
 libjpserver_a_SOURCES += src/server/web.c src/server/web.h
-# the files themselves, a library of their own: jprof-top's --format html
-# inlines the flame graph's CSS and scripts from it
-noinst_LIBRARIES += libjpweb.a
-libjpweb_a_SOURCES = src/server/web_files.h
-nodist_libjpweb_a_SOURCES = src/server/web_files.c
-CLEANFILES += src/server/web_files.c
-src/server/web_files.c: web_gen$(EXEEXT) $(WEB_SRC)
-	$(AM_V_GEN)$(MKDIR_P) src/server && ./web_gen$(EXEEXT) $(srcdir) $(WEB_FILES) >$@.tmp && \
-	mv $@.tmp $@
 
 # bench/server: the benchmark client (run by bench/server/run, not by make check)
 noinst_PROGRAMS += bench/server/load

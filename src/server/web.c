@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "server/web.h"
-#include "server/web_files.h"
+#include "web/web_files.h"
 
 const char *web_mime(const char *path)
 {

@@ -474,7 +474,7 @@ static int kube_fail(const jp_error *err)
     return kube_status(err);
 }
 
-static bool pod_running(const agent_pod *p)
+static bool pod_running(const jp_pod *p)
 {
     return !p->phase || !strcmp(p->phase, "Running");
 }
@@ -483,14 +483,14 @@ static bool pod_running(const agent_pod *p)
  * JVM as `-b -p PID` prints one (two snapshots one interval apart, for
  * CPU%); JSON: one object with "via": "kubectl" and jvms[] in that shape,
  * as the server's batch output has. */
-static int kube_batch(const rargs *a, const kube_opts *ko, agent_pod_list *pods,
+static int kube_batch(const rargs *a, const kube_opts *ko, jp_pod_list *pods,
                       const tui_live_opts *o)
 {
     int status = TUI_EXIT_OK;
     json_t *jvms = json_array();
     size_t n = 0;
     for (size_t i = 0; i < pods->count && !tui_live_stop_signal; i++) {
-        const agent_pod *p = &pods->items[i];
+        const jp_pod *p = &pods->items[i];
         if (!pod_running(p)) {
             fprintf(stderr, "jprof-top: pod %s is %s; left out\n", p->name, p->phase);
             continue;
@@ -552,17 +552,17 @@ static int kube_main(const rargs *a)
     jp_error err;
     jp_error_init(&err);
     tui_live_signals_install();
-    agent_pod_list pods;
-    agent_pod_list_init(&pods);
+    jp_pod_list pods;
+    jp_pod_list_init(&pods);
     jp_err rc = a->bo.pod ? kube_pod_get(&ko, a->bo.pod, &pods, &err)
                           : kube_pods_for_service(&ko, a->ro.svc, &pods, &err);
     if (rc != JP_OK) {
-        agent_pod_list_cleanup(&pods);
+        jp_pod_list_cleanup(&pods);
         return kube_fail(&err);
     }
     if (a->batch) {
         int st = kube_batch(a, &ko, &pods, &o);
-        agent_pod_list_cleanup(&pods);
+        jp_pod_list_cleanup(&pods);
         return st;
     }
     /* one pod: open it at once; several: the list first */
@@ -570,13 +570,13 @@ static int kube_main(const rargs *a)
     if (pods.count == 1) {
         rc = tui_kubectl_open(&ko, pods.items[0].name, a->container, &pods.items[0], &o, &l, &err);
         if (rc != JP_OK) {
-            agent_pod_list_cleanup(&pods);
+            jp_pod_list_cleanup(&pods);
             return kube_fail(&err);
         }
     }
     /* o lists the service's pods (a pod named with --pod has no list) */
     tui_picker *pk = a->ro.svc ? tui_picker_kubectl(&ko, a->ro.svc, a->container, &pods) : NULL;
-    agent_pod_list_cleanup(&pods);
+    jp_pod_list_cleanup(&pods);
     tui_live_view *v = tui_live_view_new_with(l, pk, &o);
     if (l)
         tui_live_view_tick(v); /* the first snapshot before the first screen */

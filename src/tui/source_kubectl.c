@@ -129,7 +129,7 @@ static const tui_source_ops kubectl_ops = {
 };
 
 jp_err tui_kubectl_open(const kube_opts *ko, const char *pod, const char *container,
-                        const agent_pod *p, const tui_live_opts *o, tui_live **out, jp_error *err)
+                        const jp_pod *p, const tui_live_opts *o, tui_live **out, jp_error *err)
 {
     *out = NULL;
     kube_session *s = NULL;
@@ -165,7 +165,7 @@ jp_err tui_kubectl_open(const kube_opts *ko, const char *pod, const char *contai
 typedef struct kpick {
     kube_opts ko;
     char *service, *container;
-    agent_pod_list pods;
+    jp_pod_list pods;
     bool listed; /* pods holds a list not shown yet: the first scan uses it */
 } kpick;
 
@@ -174,15 +174,15 @@ static jp_err kp_scan(tui_picker *p, tui_pick_list *out, jp_error *err)
     kpick *k = p->ctx;
     out->count = 0;
     if (!k->listed) {
-        agent_pod_list_cleanup(&k->pods);
-        agent_pod_list_init(&k->pods);
+        jp_pod_list_cleanup(&k->pods);
+        jp_pod_list_init(&k->pods);
         jp_err rc = kube_pods_for_service(&k->ko, k->service, &k->pods, err);
         if (rc != JP_OK)
             return rc;
     }
     k->listed = false;
     for (size_t i = 0; i < k->pods.count; i++) {
-        const agent_pod *pod = &k->pods.items[i];
+        const jp_pod *pod = &k->pods.items[i];
         tui_pick_row *r = tui_pick_list_add(out);
         snprintf(r->text, sizeof r->text, "%-48.48s %-24.24s %s", pod->name ? pod->name : "?",
                  pod->node ? pod->node : "-", pod->phase ? pod->phase : "?");
@@ -197,7 +197,7 @@ static jp_err kp_open(tui_picker *p, size_t i, const tui_live_opts *o, tui_live 
     kpick *k = p->ctx;
     if (i >= k->pods.count)
         return jp_error_set(err, JP_ERR_NOT_FOUND, "no such pod in the list");
-    const agent_pod *pod = &k->pods.items[i];
+    const jp_pod *pod = &k->pods.items[i];
     if (pod->phase && strcmp(pod->phase, "Running") != 0)
         return jp_error_set(err, JP_ERR_USAGE, "pod %s is %s, not Running", pod->name, pod->phase);
     return tui_kubectl_open(&k->ko, pod->name, k->container, pod, o, out, err);
@@ -206,25 +206,25 @@ static jp_err kp_open(tui_picker *p, size_t i, const tui_live_opts *o, tui_live 
 static void kp_free(tui_picker *p)
 {
     kpick *k = p->ctx;
-    agent_pod_list_cleanup(&k->pods);
+    jp_pod_list_cleanup(&k->pods);
     free(k->service);
     free(k->container);
     free(k);
 }
 
 tui_picker *tui_picker_kubectl(const kube_opts *ko, const char *service, const char *container,
-                               agent_pod_list *pods)
+                               jp_pod_list *pods)
 {
     tui_picker *p = jp_xcalloc(1, sizeof *p);
     kpick *k = jp_xcalloc(1, sizeof *k);
     k->ko = *ko;
     k->service = jp_xstrdup(service);
     k->container = container ? jp_xstrdup(container) : NULL;
-    agent_pod_list_init(&k->pods);
+    jp_pod_list_init(&k->pods);
     if (pods) {
         k->pods = *pods;
         k->listed = true;
-        agent_pod_list_init(pods);
+        jp_pod_list_init(pods);
     }
     snprintf(p->title, sizeof p->title, "pods of service %s%s%s", ko->ns ? ko->ns : "",
              ko->ns ? "/" : "", service);

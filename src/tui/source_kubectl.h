@@ -12,7 +12,7 @@
 #ifndef JP_TUI_SOURCE_KUBECTL_H
 #define JP_TUI_SOURCE_KUBECTL_H
 
-#include "agent/k8s_pod.h"
+#include "wire/k8s_pod.h"
 #include "base/error.h"
 #include "kube/kube.h"
 #include "tui/live.h"
@@ -21,7 +21,7 @@
 /* Opens pod (container NULL: the first that runs a JVM; p, when known,
  * names the containers) as a target of the screens. */
 jp_err tui_kubectl_open(const kube_opts *ko, const char *pod, const char *container,
-                        const agent_pod *p, const tui_live_opts *o, tui_live **out, jp_error *err);
+                        const jp_pod *p, const tui_live_opts *o, tui_live **out, jp_error *err);
 
 /* The probe session of a target tui_kubectl_open made (NULL for another
  * source). */
@@ -30,6 +30,6 @@ kube_session *tui_kubectl_session(const tui_live *l);
 /* The picker of service's pods; pods, when not NULL, is a list already
  * read, taken over (shown first without asking kubectl again). */
 tui_picker *tui_picker_kubectl(const kube_opts *ko, const char *service, const char *container,
-                               agent_pod_list *pods);
+                               jp_pod_list *pods);
 
 #endif

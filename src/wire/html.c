@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/web_files.h"
+#include "web/web_files.h"
 
 static const web_file *web(const char *path)
 {

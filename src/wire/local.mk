@@ -40,3 +40,7 @@ libjpwire_a_SOURCES += \
 # libjpweb.a, the page's files, after libjpwire.a)
 libjpwire_a_SOURCES += \
 	src/wire/html.c src/wire/html.h
+# Kubernetes Pods from the API server's JSON (the agent's pod watch, the
+# kubectl client's pods of a service)
+libjpwire_a_SOURCES += \
+	src/wire/k8s_pod.c src/wire/k8s_pod.h

@@ -4,8 +4,8 @@
  *
  * Build (clang):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -include BUILD/config.h \
- *     -Isrc -IBUILD tests/fuzz/fuzz_k8s_pods.c src/agent/k8s_pod.c \
- *     src/agent/k8s_conn.c src/agent/cgroup.c src/agent/policy.c src/jvm/proc.c \
+ *     -Isrc -IBUILD tests/fuzz/fuzz_k8s_pods.c src/wire/k8s_pod.c \
+ *     src/agent/k8s_conn.c src/agent/cgroup.c src/model/policy.c src/jvm/proc.c \
  *     src/model/profile.c src/base/[a-z]*.c -ljansson -lm -o fuzz_k8s_pods
  *   ./fuzz_k8s_pods tests/fuzz/corpus/k8s */
 #include <stddef.h>
@@ -14,28 +14,28 @@
 
 #include "agent/cgroup.h"
 #include "agent/k8s_conn.h"
-#include "agent/k8s_pod.h"
-#include "agent/policy.h"
+#include "wire/k8s_pod.h"
+#include "model/policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *text = (const char *)data;
-    agent_pod_list l;
-    agent_pod_list_init(&l);
-    if (agent_pod_list_parse(text, size, &l, NULL) == JP_OK) {
-        char svc[AGENT_POD_STR_MAX + 1], wl[AGENT_POD_STR_MAX + 32];
+    jp_pod_list l;
+    jp_pod_list_init(&l);
+    if (jp_pod_list_parse(text, size, &l, NULL) == JP_OK) {
+        char svc[JP_POD_STR_MAX + 1], wl[JP_POD_STR_MAX + 32];
         for (size_t i = 0; i < l.count; i++) {
-            agent_policy p;
-            agent_pod_service(&l.items[i], svc, sizeof svc, wl, sizeof wl);
-            agent_policy_eval(l.items[i].ann, l.items[i].nann, 0, NULL, &p);
+            jp_policy p;
+            jp_pod_service(&l.items[i], svc, sizeof svc, wl, sizeof wl);
+            jp_policy_eval(l.items[i].ann, l.items[i].nann, 0, NULL, &p);
         }
     }
-    agent_pod_list_cleanup(&l);
-    agent_watch_event ev;
-    agent_watch_event_parse(text, size, &ev, NULL);
-    agent_pod_cleanup(&ev.pod);
+    jp_pod_list_cleanup(&l);
+    jp_pod_watch_event ev;
+    jp_pod_watch_event_parse(text, size, &ev, NULL);
+    jp_pod_cleanup(&ev.pod);
     agent_k8s_conn c;
     if (agent_kubeconfig_parse(text, size, "/d", &c, NULL) == JP_OK)
         agent_k8s_conn_cleanup(&c);

@@ -13,9 +13,9 @@
 #include "agent/cgroup.h"
 #include "agent/hostmode.h"
 #include "agent/k8s_conn.h"
-#include "agent/k8s_pod.h"
+#include "wire/k8s_pod.h"
 #include "agent/metrics.h"
-#include "agent/policy.h"
+#include "model/policy.h"
 #include "agent/queue.h"
 #include "agent/upload.h"
 #include "base/base64.h"
@@ -30,9 +30,9 @@ static int64_t t0(void)
     return ns;
 }
 
-static void eval(agent_policy *p, int64_t now, size_t n, ...)
+static void eval(jp_policy *p, int64_t now, size_t n, ...)
 {
-    agent_kv kv[8];
+    jp_kv kv[8];
     va_list ap;
     va_start(ap, n);
     for (size_t i = 0; i < n; i++) {
@@ -40,16 +40,16 @@ static void eval(agent_policy *p, int64_t now, size_t n, ...)
         kv[i].value = va_arg(ap, const char *);
     }
     va_end(ap);
-    agent_policy_eval(kv, n, now, NULL, p);
+    jp_policy_eval(kv, n, now, NULL, p);
 }
 
 static void test_policy_off_unless_asked(void **state)
 {
     (void)state;
-    agent_policy p;
+    jp_policy p;
     eval(&p, t0(), 0);
     assert_false(p.profile);
-    assert_int_equal(p.mode, AGENT_MODE_OFF);
+    assert_int_equal(p.mode, JP_POLICY_OFF);
     assert_string_equal(p.reason, "not_enabled");
     /* foreign annotations do not enable anything */
     eval(&p, t0(), 1, "example.com/profile", "continuous");
@@ -59,29 +59,29 @@ static void test_policy_off_unless_asked(void **state)
 static void test_policy_precedence(void **state)
 {
     (void)state;
-    agent_policy p;
+    jp_policy p;
     int64_t now = t0();
     eval(&p, now, 1, "jprof.io/profile", "continuous");
     assert_true(p.profile);
-    assert_int_equal(p.mode, AGENT_MODE_CONTINUOUS);
-    assert_int_equal(p.threads, AGENT_THREADS_LOW);
+    assert_int_equal(p.mode, JP_POLICY_CONTINUOUS);
+    assert_int_equal(p.threads, JP_THREADS_LOW);
     assert_null(p.reason);
     /* an open window beats continuous and makes threads dense */
     eval(&p, now, 2, "jprof.io/profile", "continuous", "jprof.io/profile-until",
          "2026-11-21T10:30:00Z");
-    assert_int_equal(p.mode, AGENT_MODE_TEMPORARY);
-    assert_int_equal(p.threads, AGENT_THREADS_HIGH);
-    assert_int_equal(agent_policy_next_change(&p, now), now + 1800 * JP_NS_PER_SEC);
+    assert_int_equal(p.mode, JP_POLICY_TEMPORARY);
+    assert_int_equal(p.threads, JP_THREADS_HIGH);
+    assert_int_equal(jp_policy_next_change(&p, now), now + 1800 * JP_NS_PER_SEC);
     /* disabled beats everything, even an open window and invalid knobs */
     eval(&p, now, 3, "jprof.io/profile", "disabled", "jprof.io/profile-until",
          "2026-11-21T10:30:00Z", "jprof.io/events", "bogus");
     assert_false(p.profile);
-    assert_int_equal(p.mode, AGENT_MODE_DISABLED);
+    assert_int_equal(p.mode, JP_POLICY_DISABLED);
     assert_string_equal(p.reason, "disabled");
     /* an expired window falls back to continuous when that is set ... */
     eval(&p, now, 2, "jprof.io/profile", "continuous", "jprof.io/profile-until",
          "2026-11-21T09:00:00Z");
-    assert_int_equal(p.mode, AGENT_MODE_CONTINUOUS);
+    assert_int_equal(p.mode, JP_POLICY_CONTINUOUS);
     assert_true(p.profile);
     /* ... and to off with its own reason when not */
     eval(&p, now, 1, "jprof.io/profile-until", "2026-11-21T09:59:59Z");
@@ -93,19 +93,19 @@ static void test_policy_precedence(void **state)
     assert_false(p.profile);
     eval(&p, now - 1, 1, "jprof.io/profile-until", "2026-11-21T10:00:00Z");
     assert_true(p.profile);
-    assert_int_equal(p.mode, AGENT_MODE_TEMPORARY);
+    assert_int_equal(p.mode, JP_POLICY_TEMPORARY);
 }
 
 static void test_policy_knobs(void **state)
 {
     (void)state;
-    agent_policy p;
+    jp_policy p;
     eval(&p, t0(), 4, "jprof.io/profile", "continuous", "jprof.io/events", "cpu, wall,park",
          "jprof.io/startup-delay", "90s", "jprof.io/threads", "off");
     assert_true(p.profile);
     assert_int_equal(p.kinds, (1u << JP_KIND_CPU) | (1u << JP_KIND_WALL) | (1u << JP_KIND_PARK));
     assert_int_equal(p.startup_delay_ns, 90 * JP_NS_PER_SEC);
-    assert_int_equal(p.threads, AGENT_THREADS_OFF);
+    assert_int_equal(p.threads, JP_THREADS_OFF);
     /* defaults */
     eval(&p, t0(), 1, "jprof.io/profile", "continuous");
     /* alloc brings the old-object sampler (kind old) with it */
@@ -127,7 +127,7 @@ static void test_policy_knobs(void **state)
 static void test_policy_invalid_names_the_annotation(void **state)
 {
     (void)state;
-    agent_policy p;
+    jp_policy p;
     struct {
         const char *key, *value;
     } bad[] = {{"jprof.io/profile", "yes"},
@@ -149,7 +149,7 @@ static void test_policy_invalid_names_the_annotation(void **state)
     }
     char msg[128];
     uint32_t mask;
-    assert_false(agent_kinds_parse("cpu,heap", &mask, msg, sizeof msg));
+    assert_false(jp_policy_kinds_parse("cpu,heap", &mask, msg, sizeof msg));
     assert_non_null(strstr(msg, "'heap'"));
 }
 
@@ -203,8 +203,8 @@ static void test_cgroup_formats(void **state)
     assert_false(agent_cgroup_parse(host, strlen(host), &cg));
     /* junk does not crash */
     assert_false(agent_cgroup_parse("::::\n:\n\n", 9, &cg));
-    assert_string_equal(agent_container_id_strip("containerd://abc"), "abc");
-    assert_string_equal(agent_container_id_strip("abc"), "abc");
+    assert_string_equal(jp_pod_container_id_strip("containerd://abc"), "abc");
+    assert_string_equal(jp_pod_container_id_strip("abc"), "abc");
 }
 
 static const char *POD_LIST =
@@ -226,14 +226,14 @@ static const char *POD_LIST =
 static void test_pod_list_and_naming(void **state)
 {
     (void)state;
-    agent_pod_list l;
-    agent_pod_list_init(&l);
+    jp_pod_list l;
+    jp_pod_list_init(&l);
     jp_error e;
     jp_error_init(&e);
-    assert_int_equal(agent_pod_list_parse(POD_LIST, strlen(POD_LIST), &l, &e), JP_OK);
+    assert_int_equal(jp_pod_list_parse(POD_LIST, strlen(POD_LIST), &l, &e), JP_OK);
     assert_int_equal(l.count, 2);
     assert_string_equal(l.resource_version, "1234");
-    agent_pod *p = &l.items[0];
+    jp_pod *p = &l.items[0];
     assert_string_equal(p->name, "checkout-7d9f8b6c5d-x2x9z");
     assert_string_equal(p->node, "node-1");
     assert_int_equal(p->nann, 1); /* only jprof.io/ keys are kept */
@@ -241,22 +241,22 @@ static void test_pod_list_and_naming(void **state)
     assert_int_equal(p->ncontainers, 1);
     assert_string_equal(p->containers[0].id, "abcdef");
     char svc[128], wl[128];
-    assert_string_equal(agent_pod_service(p, svc, sizeof svc, wl, sizeof wl), "checkout");
+    assert_string_equal(jp_pod_service(p, svc, sizeof svc, wl, sizeof wl), "checkout");
     assert_string_equal(wl, "Deployment/checkout");
     /* label app wins over the workload; app.kubernetes.io/name over app */
-    assert_string_equal(agent_pod_service(&l.items[1], svc, sizeof svc, wl, sizeof wl), "postgres");
+    assert_string_equal(jp_pod_service(&l.items[1], svc, sizeof svc, wl, sizeof wl), "postgres");
     assert_string_equal(wl, "StatefulSet/db");
     free(l.items[1].label_app);
     l.items[1].label_app = NULL;
-    assert_string_equal(agent_pod_service(&l.items[1], svc, sizeof svc, NULL, 0), "db");
-    agent_pod_list_cleanup(&l);
+    assert_string_equal(jp_pod_service(&l.items[1], svc, sizeof svc, NULL, 0), "db");
+    jp_pod_list_cleanup(&l);
 
     char d[64];
-    agent_rs_to_deployment("checkout-7d9f8b6c5d", NULL, d, sizeof d);
+    jp_pod_rs_to_deployment("checkout-7d9f8b6c5d", NULL, d, sizeof d);
     assert_string_equal(d, "checkout");
-    agent_rs_to_deployment("web-api-5c8b7f9d", "5c8b7f9d", d, sizeof d);
+    jp_pod_rs_to_deployment("web-api-5c8b7f9d", "5c8b7f9d", d, sizeof d);
     assert_string_equal(d, "web-api");
-    agent_rs_to_deployment("frontend-canary", NULL, d, sizeof d); /* vowels: not a hash */
+    jp_pod_rs_to_deployment("frontend-canary", NULL, d, sizeof d); /* vowels: not a hash */
     assert_string_equal(d, "frontend-canary");
 }
 
@@ -273,59 +273,59 @@ static void test_pod_json_errors(void **state)
         "{\"items\":[",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        agent_pod_list l;
-        agent_pod_list_init(&l);
+        jp_pod_list l;
+        jp_pod_list_init(&l);
         jp_error e;
         jp_error_init(&e);
-        assert_int_not_equal(agent_pod_list_parse(bad[i], strlen(bad[i]), &l, &e), JP_OK);
+        assert_int_not_equal(jp_pod_list_parse(bad[i], strlen(bad[i]), &l, &e), JP_OK);
         assert_true(e.msg[0] != '\0');
-        agent_pod_list_cleanup(&l);
+        jp_pod_list_cleanup(&l);
     }
     /* an over-long string is a limit error naming the field */
-    size_t n = AGENT_POD_STR_MAX + 100;
+    size_t n = JP_POD_STR_MAX + 100;
     char *big = malloc(n + 200);
     int off = snprintf(big, n + 200,
                        "{\"items\":[{\"metadata\":{\"uid\":\"u\",\"namespace\":"
                        "\"n\",\"name\":\"");
     memset(big + off, 'a', n);
     snprintf(big + off + n, 200 - 0, "\"}}]}");
-    agent_pod_list l;
-    agent_pod_list_init(&l);
+    jp_pod_list l;
+    jp_pod_list_init(&l);
     jp_error e;
     jp_error_init(&e);
-    assert_int_equal(agent_pod_list_parse(big, strlen(big), &l, &e), JP_ERR_LIMIT);
+    assert_int_equal(jp_pod_list_parse(big, strlen(big), &l, &e), JP_ERR_LIMIT);
     assert_non_null(strstr(e.msg, "items[0].metadata.name"));
-    agent_pod_list_cleanup(&l);
+    jp_pod_list_cleanup(&l);
     free(big);
 }
 
 static void test_watch_events(void **state)
 {
     (void)state;
-    agent_watch_event ev;
+    jp_pod_watch_event ev;
     jp_error e;
     jp_error_init(&e);
     const char *add = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"p\",\"namespace\":"
                       "\"n\",\"uid\":\"u\",\"resourceVersion\":\"77\"}}}";
-    assert_int_equal(agent_watch_event_parse(add, strlen(add), &ev, &e), JP_OK);
-    assert_int_equal(ev.type, AGENT_WATCH_ADDED);
+    assert_int_equal(jp_pod_watch_event_parse(add, strlen(add), &ev, &e), JP_OK);
+    assert_int_equal(ev.type, JP_POD_WATCH_ADDED);
     assert_string_equal(ev.pod.resource_version, "77");
-    agent_pod_cleanup(&ev.pod);
+    jp_pod_cleanup(&ev.pod);
     const char *gone = "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,"
                        "\"message\":\"too old resource version: 5 (99)\"}}";
-    assert_int_equal(agent_watch_event_parse(gone, strlen(gone), &ev, &e), JP_OK);
-    assert_int_equal(ev.type, AGENT_WATCH_GONE);
+    assert_int_equal(jp_pod_watch_event_parse(gone, strlen(gone), &ev, &e), JP_OK);
+    assert_int_equal(ev.type, JP_POD_WATCH_GONE);
     assert_non_null(strstr(ev.message, "too old"));
-    agent_pod_cleanup(&ev.pod);
+    jp_pod_cleanup(&ev.pod);
     const char *bm =
         "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"88\"}}}";
-    assert_int_equal(agent_watch_event_parse(bm, strlen(bm), &ev, &e), JP_OK);
-    assert_int_equal(ev.type, AGENT_WATCH_BOOKMARK);
+    assert_int_equal(jp_pod_watch_event_parse(bm, strlen(bm), &ev, &e), JP_OK);
+    assert_int_equal(ev.type, JP_POD_WATCH_BOOKMARK);
     assert_string_equal(ev.pod.resource_version, "88");
-    agent_pod_cleanup(&ev.pod);
+    jp_pod_cleanup(&ev.pod);
     const char *weird = "{\"type\":\"EXPLODED\",\"object\":{}}";
-    assert_int_equal(agent_watch_event_parse(weird, strlen(weird), &ev, &e), JP_ERR_FORMAT);
-    agent_pod_cleanup(&ev.pod);
+    assert_int_equal(jp_pod_watch_event_parse(weird, strlen(weird), &ev, &e), JP_ERR_FORMAT);
+    jp_pod_cleanup(&ev.pod);
 }
 
 static void test_host_service_names(void **state)

@@ -1,7 +1,7 @@
 /* kubectl-jprof - `kubectl jprof ...`: which thread, which lock, which stack
  * in a pod, through kubectl exec and jprof-probe, with nothing installed in
  * the cluster (man/kubectl-jprof.1). */
-#include "kube/plugin.h"
+#include "kubectl-jprof/plugin.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -70,7 +70,7 @@ int plugin_fail(const jp_error *err)
     }
 }
 
-int plugin_pods(const plugin_args *a, agent_pod_list *out)
+int plugin_pods(const plugin_args *a, jp_pod_list *out)
 {
     jp_error err;
     jp_error_init(&err);
@@ -98,7 +98,7 @@ static bool sleep_bounded(int64_t ns, kube_session *s)
     return false;
 }
 
-static void add_pod(json_t *j, const plugin_args *a, const agent_pod *p, const kube_session *s)
+static void add_pod(json_t *j, const plugin_args *a, const jp_pod *p, const kube_session *s)
 {
     json_t *tg = json_object_get(j, "target");
     if (!json_is_object(tg))
@@ -110,8 +110,8 @@ static void add_pod(json_t *j, const plugin_args *a, const agent_pod *p, const k
     (void)a;
 }
 
-static int print_answer(const plugin_args *a, const agent_pod *p, const kube_session *s,
-                        tui_live *l, bool several)
+static int print_answer(const plugin_args *a, const jp_pod *p, const kube_session *s, tui_live *l,
+                        bool several)
 {
     bool json = a->output && strcmp(a->output, "json") == 0;
     if (json) {
@@ -144,7 +144,7 @@ static int print_answer(const plugin_args *a, const agent_pod *p, const kube_ses
     return rc == JP_OK ? PLUGIN_EXIT_OK : PLUGIN_EXIT_ERROR;
 }
 
-static int snapshot_pod(const plugin_args *a, const agent_pod *p, bool several)
+static int snapshot_pod(const plugin_args *a, const jp_pod *p, bool several)
 {
     jp_error err;
     jp_error_init(&err);
@@ -179,8 +179,8 @@ out:
 
 static int cmd_snapshot(const plugin_args *a)
 {
-    agent_pod_list pods;
-    agent_pod_list_init(&pods);
+    jp_pod_list pods;
+    jp_pod_list_init(&pods);
     int status = plugin_pods(a, &pods);
     bool deadlock = false;
     /* every pod answers, even after one failed; any failure fails the whole */
@@ -193,7 +193,7 @@ static int cmd_snapshot(const plugin_args *a)
     }
     if (status == PLUGIN_EXIT_OK && deadlock)
         status = PLUGIN_EXIT_DEADLOCK;
-    agent_pod_list_cleanup(&pods);
+    jp_pod_list_cleanup(&pods);
     return status;
 }
 
@@ -232,8 +232,8 @@ static int cmd_flame(const plugin_args *a)
                 a->event);
         return PLUGIN_EXIT_USAGE;
     }
-    agent_pod_list pods;
-    agent_pod_list_init(&pods);
+    jp_pod_list pods;
+    jp_pod_list_init(&pods);
     int status = plugin_pods(a, &pods);
     if (status != PLUGIN_EXIT_OK)
         goto done;
@@ -270,7 +270,7 @@ static int cmd_flame(const plugin_args *a)
         jp_profile_free(prof);
     }
 done:
-    agent_pod_list_cleanup(&pods);
+    jp_pod_list_cleanup(&pods);
     return status;
 }
 

@@ -1,15 +1,15 @@
 /* kubectl-jprof enable | disable | profile --for D | status: the jprof.io/
  * annotations of jprof(7), written with kubectl annotate (pods) or kubectl
  * patch (the workload's pod template), read back under the agent's own
- * precedence rules (agent/policy.h). */
+ * precedence rules (model/policy.h). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/policy.h"
+#include "model/policy.h"
 #include "base/timeutil.h"
-#include "kube/plugin.h"
+#include "kubectl-jprof/plugin.h"
 
 #define MAX_WINDOW_NS (24LL * 3600 * JP_NS_PER_SEC)
 
@@ -26,17 +26,17 @@ static int build_set(const plugin_args *a, ann_set *s)
     if (a->events) {
         uint32_t mask;
         char msg[160];
-        if (!agent_kinds_parse(a->events, &mask, msg, sizeof msg)) {
+        if (!jp_policy_kinds_parse(a->events, &mask, msg, sizeof msg)) {
             fprintf(stderr, "kubectl-jprof: --events: %s\n", msg);
             return PLUGIN_EXIT_USAGE;
         }
-        snprintf(s->events, sizeof s->events, AGENT_ANN_EVENTS "=%s", a->events);
+        snprintf(s->events, sizeof s->events, JP_ANN_EVENTS "=%s", a->events);
     }
     if (strcmp(a->cmd, "enable") == 0) {
-        s->items[s->n++] = AGENT_ANN_PROFILE "=continuous";
+        s->items[s->n++] = JP_ANN_PROFILE "=continuous";
     } else if (strcmp(a->cmd, "disable") == 0) {
-        s->items[s->n++] = AGENT_ANN_PROFILE "=disabled";
-        s->items[s->n++] = AGENT_ANN_UNTIL "-";
+        s->items[s->n++] = JP_ANN_PROFILE "=disabled";
+        s->items[s->n++] = JP_ANN_UNTIL "-";
     } else {
         if (a->for_ns <= 0) {
             fprintf(stderr, "kubectl-jprof: profile needs --for DURATION (a window always "
@@ -50,7 +50,7 @@ static int build_set(const plugin_args *a, ann_set *s)
         }
         char t[64];
         jp_rfc3339_format(jp_time_now_ns() + a->for_ns, t, sizeof t);
-        snprintf(s->until, sizeof s->until, AGENT_ANN_UNTIL "=%s", t);
+        snprintf(s->until, sizeof s->until, JP_ANN_UNTIL "=%s", t);
         s->items[s->n++] = s->until;
     }
     if (s->events[0])
@@ -58,7 +58,7 @@ static int build_set(const plugin_args *a, ann_set *s)
     return PLUGIN_EXIT_OK;
 }
 
-static const char *ann_get(const agent_pod *p, const char *key)
+static const char *ann_get(const jp_pod *p, const char *key)
 {
     for (size_t i = 0; i < p->nann; i++)
         if (strcmp(p->ann[i].key, key) == 0)
@@ -66,11 +66,11 @@ static const char *ann_get(const agent_pod *p, const char *key)
     return NULL;
 }
 
-static int annotate_pods(const plugin_args *a, const agent_pod_list *pods, const ann_set *s)
+static int annotate_pods(const plugin_args *a, const jp_pod_list *pods, const ann_set *s)
 {
     int status = PLUGIN_EXIT_OK;
     for (size_t i = 0; i < pods->count; i++) {
-        const agent_pod *p = &pods->items[i];
+        const jp_pod *p = &pods->items[i];
         const char *args[12] = {"annotate", "--overwrite", "pod", p->name};
         size_t n = 4;
         for (size_t k = 0; k < s->n; k++)
@@ -86,10 +86,10 @@ static int annotate_pods(const plugin_args *a, const agent_pod_list *pods, const
             printf("pod/%s annotated:%s%s%s\n", p->name, s->n > 0 ? " " : "", s->items[0],
                    s->n > 1 ? " ..." : "");
         jp_strbuf_cleanup(&out);
-        const char *prof = ann_get(p, AGENT_ANN_PROFILE);
+        const char *prof = ann_get(p, JP_ANN_PROFILE);
         if (strcmp(a->cmd, "profile") == 0 && prof && strcmp(prof, "disabled") == 0)
             fprintf(stderr,
-                    "kubectl-jprof: pod %s has " AGENT_ANN_PROFILE "=disabled, which wins over "
+                    "kubectl-jprof: pod %s has " JP_ANN_PROFILE "=disabled, which wins over "
                     "the window (jprof(7)); `kubectl jprof enable` first to profile it\n",
                     p->name);
     }
@@ -98,10 +98,10 @@ static int annotate_pods(const plugin_args *a, const agent_pod_list *pods, const
 
 /* The pod template of the workload that owns the pods (a Deployment through
  * its ReplicaSet, a StatefulSet, a DaemonSet). */
-static int annotate_workload(const plugin_args *a, const agent_pod_list *pods, const ann_set *s)
+static int annotate_workload(const plugin_args *a, const jp_pod_list *pods, const ann_set *s)
 {
     char svc[256], workload[256] = "";
-    agent_pod_service(&pods->items[0], svc, sizeof svc, workload, sizeof workload);
+    jp_pod_service(&pods->items[0], svc, sizeof svc, workload, sizeof workload);
     char *slash = strchr(workload, '/');
     if (!slash) {
         fprintf(stderr,
@@ -154,19 +154,19 @@ int plugin_annotate(const plugin_args *a)
     int st = build_set(a, &s);
     if (st != PLUGIN_EXIT_OK)
         return st;
-    agent_pod_list pods;
-    agent_pod_list_init(&pods);
+    jp_pod_list pods;
+    jp_pod_list_init(&pods);
     st = plugin_pods(a, &pods);
     if (st == PLUGIN_EXIT_OK)
         st = a->workload ? annotate_workload(a, &pods, &s) : annotate_pods(a, &pods, &s);
-    agent_pod_list_cleanup(&pods);
+    jp_pod_list_cleanup(&pods);
     return st;
 }
 
-static void print_policy(const agent_pod *p, bool json, json_t *row)
+static void print_policy(const jp_pod *p, bool json, json_t *row)
 {
-    agent_policy pol;
-    agent_policy_eval(p->ann, p->nann, jp_time_now_ns(), NULL, &pol);
+    jp_policy pol;
+    jp_policy_eval(p->ann, p->nann, jp_time_now_ns(), NULL, &pol);
     char until[64] = "";
     if (pol.until_ns)
         jp_rfc3339_format(pol.until_ns, until, sizeof until);
@@ -175,7 +175,7 @@ static void print_policy(const agent_pod *p, bool json, json_t *row)
         for (size_t i = 0; i < p->nann; i++)
             json_object_set_new(ann, p->ann[i].key, json_string(p->ann[i].value));
         json_object_set_new(row, "annotations", ann);
-        json_object_set_new(row, "mode", json_string(agent_mode_name(pol.mode)));
+        json_object_set_new(row, "mode", json_string(jp_policy_mode_name(pol.mode)));
         json_object_set_new(row, "profiled", json_boolean(pol.profile));
         json_object_set_new(row, "reason", pol.reason ? json_string(pol.reason) : json_null());
         json_object_set_new(row, "until", until[0] ? json_string(until) : json_null());
@@ -185,18 +185,18 @@ static void print_policy(const agent_pod *p, bool json, json_t *row)
     for (size_t i = 0; i < p->nann; i++)
         printf(" %s=%s", p->ann[i].key, p->ann[i].value);
     printf("%s\n", p->nann ? "" : " (none)");
-    printf("  agent policy: %s%s%s%s%s\n", agent_mode_name(pol.mode), until[0] ? " until " : "",
+    printf("  agent policy: %s%s%s%s%s\n", jp_policy_mode_name(pol.mode), until[0] ? " until " : "",
            until, pol.reason ? ", reason " : "", pol.reason ? pol.reason : "");
 }
 
 int plugin_status(const plugin_args *a)
 {
-    agent_pod_list pods;
-    agent_pod_list_init(&pods);
+    jp_pod_list pods;
+    jp_pod_list_init(&pods);
     int st = plugin_pods(a, &pods);
     bool json = a->output && strcmp(a->output, "json") == 0;
     for (size_t i = 0; st == PLUGIN_EXIT_OK && i < pods.count; i++) {
-        const agent_pod *p = &pods.items[i];
+        const jp_pod *p = &pods.items[i];
         jp_error err;
         jp_error_init(&err);
         kube_session *s = NULL;
@@ -232,7 +232,7 @@ int plugin_status(const plugin_args *a)
             json_decref(row);
         }
     }
-    agent_pod_list_cleanup(&pods);
+    jp_pod_list_cleanup(&pods);
     if (a->server)
         fprintf(stderr,
                 "kubectl-jprof: agent status from %s: use jprof-top --server %s "

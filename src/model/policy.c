@@ -1,4 +1,4 @@
-#include "agent/policy.h"
+#include "model/policy.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -11,33 +11,33 @@
 #define AGENT_UNTIL_MAX_NS (31LL * 24 * 3600 * JP_NS_PER_SEC)
 #define AGENT_DELAY_MAX_NS (24LL * 3600 * JP_NS_PER_SEC)
 
-void agent_policy_defaults_init(agent_policy_defaults *d)
+void jp_policy_defaults_init(jp_policy_defaults *d)
 {
     d->kinds = (1u << JP_KIND_CPU) | (1u << JP_KIND_ALLOC) | (1u << JP_KIND_LOCK);
     d->startup_delay_ns = 0;
-    d->heap_min_ns = AGENT_HEAP_MIN_NS;
+    d->heap_min_ns = JP_HEAP_MIN_NS;
 }
 
-const char *agent_mode_name(agent_mode m)
+const char *jp_policy_mode_name(jp_policy_mode m)
 {
     switch (m) {
-    case AGENT_MODE_CONTINUOUS:
+    case JP_POLICY_CONTINUOUS:
         return "continuous";
-    case AGENT_MODE_TEMPORARY:
+    case JP_POLICY_TEMPORARY:
         return "temporary";
-    case AGENT_MODE_DISABLED:
+    case JP_POLICY_DISABLED:
         return "disabled";
     default:
         return "off";
     }
 }
 
-const char *agent_threads_name(agent_threads t)
+const char *jp_policy_threads_name(jp_policy_threads t)
 {
-    return t == AGENT_THREADS_HIGH ? "high" : t == AGENT_THREADS_LOW ? "low" : "off";
+    return t == JP_THREADS_HIGH ? "high" : t == JP_THREADS_LOW ? "low" : "off";
 }
 
-static const char *kv_get(const agent_kv *kv, size_t n, const char *key)
+static const char *kv_get(const jp_kv *kv, size_t n, const char *key)
 {
     const char *v = NULL;
     for (size_t i = 0; i < n; i++)
@@ -46,7 +46,7 @@ static const char *kv_get(const agent_kv *kv, size_t n, const char *key)
     return v;
 }
 
-bool agent_kinds_parse(const char *s, uint32_t *mask, char *msg, size_t msglen)
+bool jp_policy_kinds_parse(const char *s, uint32_t *mask, char *msg, size_t msglen)
 {
     uint32_t m = 0;
     const char *p = s;
@@ -74,100 +74,99 @@ bool agent_kinds_parse(const char *s, uint32_t *mask, char *msg, size_t msglen)
     return true;
 }
 
-static void set_invalid(agent_policy *out, const char *key, const char *value, const char *why)
+static void set_invalid(jp_policy *out, const char *key, const char *value, const char *why)
 {
-    if (out->reason && strcmp(out->reason, AGENT_REASON_INVALID) == 0)
+    if (out->reason && strcmp(out->reason, JP_REASON_INVALID) == 0)
         return; /* keep the first complaint */
-    out->reason = AGENT_REASON_INVALID;
+    out->reason = JP_REASON_INVALID;
     snprintf(out->message, sizeof out->message, "%s: invalid value '%.60s': %s", key, value, why);
 }
 
 /* Parses the optional knobs; any failure marks the policy invalid. */
-static void eval_knobs(const agent_kv *kv, size_t n, const agent_policy_defaults *d,
-                       agent_policy *out)
+static void eval_knobs(const jp_kv *kv, size_t n, const jp_policy_defaults *d, jp_policy *out)
 {
     const char *v;
     char why[160];
-    if ((v = kv_get(kv, n, AGENT_ANN_EVENTS)) &&
-        !agent_kinds_parse(v, &out->kinds, why, sizeof why))
-        set_invalid(out, AGENT_ANN_EVENTS, v, why);
-    if ((v = kv_get(kv, n, AGENT_ANN_DELAY))) {
+    if ((v = kv_get(kv, n, JP_ANN_EVENTS)) &&
+        !jp_policy_kinds_parse(v, &out->kinds, why, sizeof why))
+        set_invalid(out, JP_ANN_EVENTS, v, why);
+    if ((v = kv_get(kv, n, JP_ANN_DELAY))) {
         int64_t ns;
         if (jp_duration_parse(v, &ns, NULL) != JP_OK || ns < 0)
-            set_invalid(out, AGENT_ANN_DELAY, v, "expected a duration such as 30s or 2m");
+            set_invalid(out, JP_ANN_DELAY, v, "expected a duration such as 30s or 2m");
         else if (ns > AGENT_DELAY_MAX_NS)
-            set_invalid(out, AGENT_ANN_DELAY, v, "longer than 24h");
+            set_invalid(out, JP_ANN_DELAY, v, "longer than 24h");
         else
             out->startup_delay_ns = ns;
     }
-    if ((v = kv_get(kv, n, AGENT_ANN_HEAP))) {
+    if ((v = kv_get(kv, n, JP_ANN_HEAP))) {
         int64_t ns;
         if (jp_duration_parse(v, &ns, NULL) != JP_OK || ns <= 0)
-            set_invalid(out, AGENT_ANN_HEAP, v, "expected a duration such as 10m");
+            set_invalid(out, JP_ANN_HEAP, v, "expected a duration such as 10m");
         else if (ns < d->heap_min_ns)
-            set_invalid(out, AGENT_ANN_HEAP, v,
+            set_invalid(out, JP_ANN_HEAP, v,
                         "shorter than the agent's --heap-min-interval (each histogram pauses the "
                         "JVM for a full GC)");
-        else if (ns > AGENT_HEAP_MAX_NS)
-            set_invalid(out, AGENT_ANN_HEAP, v, "longer than 24h");
-        else if (out->mode == AGENT_MODE_TEMPORARY)
+        else if (ns > JP_HEAP_MAX_NS)
+            set_invalid(out, JP_ANN_HEAP, v, "longer than 24h");
+        else if (out->mode == JP_POLICY_TEMPORARY)
             out->heap_every_ns = ns;
         else
             out->heap_outside = true;
     }
-    if ((v = kv_get(kv, n, AGENT_ANN_THREADS))) {
+    if ((v = kv_get(kv, n, JP_ANN_THREADS))) {
         if (strcmp(v, "off") == 0)
-            out->threads = AGENT_THREADS_OFF;
+            out->threads = JP_THREADS_OFF;
         else if (strcmp(v, "low") == 0)
-            out->threads = AGENT_THREADS_LOW;
+            out->threads = JP_THREADS_LOW;
         else if (strcmp(v, "high") == 0)
-            out->threads = AGENT_THREADS_HIGH;
+            out->threads = JP_THREADS_HIGH;
         else
-            set_invalid(out, AGENT_ANN_THREADS, v, "expected off, low or high");
+            set_invalid(out, JP_ANN_THREADS, v, "expected off, low or high");
     }
 }
 
-void agent_policy_eval(const agent_kv *kv, size_t n, int64_t now_ns, const agent_policy_defaults *d,
-                       agent_policy *out)
+void jp_policy_eval(const jp_kv *kv, size_t n, int64_t now_ns, const jp_policy_defaults *d,
+                    jp_policy *out)
 {
-    agent_policy_defaults defs;
+    jp_policy_defaults defs;
     if (!d) {
-        agent_policy_defaults_init(&defs);
+        jp_policy_defaults_init(&defs);
         d = &defs;
     }
     memset(out, 0, sizeof *out);
     out->kinds = d->kinds;
     out->startup_delay_ns = d->startup_delay_ns;
 
-    const char *prof = kv_get(kv, n, AGENT_ANN_PROFILE);
+    const char *prof = kv_get(kv, n, JP_ANN_PROFILE);
     if (prof && strcmp(prof, "disabled") == 0) {
-        out->mode = AGENT_MODE_DISABLED;
-        out->reason = AGENT_REASON_DISABLED;
-        snprintf(out->message, sizeof out->message, "%s is disabled", AGENT_ANN_PROFILE);
+        out->mode = JP_POLICY_DISABLED;
+        out->reason = JP_REASON_DISABLED;
+        snprintf(out->message, sizeof out->message, "%s is disabled", JP_ANN_PROFILE);
         return;
     }
     bool continuous = prof && strcmp(prof, "continuous") == 0;
     if (prof && !continuous)
-        set_invalid(out, AGENT_ANN_PROFILE, prof, "expected continuous or disabled");
+        set_invalid(out, JP_ANN_PROFILE, prof, "expected continuous or disabled");
 
-    const char *until = kv_get(kv, n, AGENT_ANN_UNTIL);
+    const char *until = kv_get(kv, n, JP_ANN_UNTIL);
     bool window_open = false, window_expired = false;
     if (until) {
         int64_t t;
         if (jp_rfc3339_parse(until, &t, NULL) != JP_OK)
-            set_invalid(out, AGENT_ANN_UNTIL, until, "expected an RFC 3339 time");
+            set_invalid(out, JP_ANN_UNTIL, until, "expected an RFC 3339 time");
         else if (t - now_ns > AGENT_UNTIL_MAX_NS)
-            set_invalid(out, AGENT_ANN_UNTIL, until, "more than 31 days ahead");
+            set_invalid(out, JP_ANN_UNTIL, until, "more than 31 days ahead");
         else {
             out->until_ns = t;
             window_open = now_ns < t;
             window_expired = !window_open;
         }
     }
-    out->mode = window_open  ? AGENT_MODE_TEMPORARY
-                : continuous ? AGENT_MODE_CONTINUOUS
-                             : AGENT_MODE_OFF;
-    out->threads = out->mode == AGENT_MODE_TEMPORARY ? AGENT_THREADS_HIGH : AGENT_THREADS_LOW;
+    out->mode = window_open  ? JP_POLICY_TEMPORARY
+                : continuous ? JP_POLICY_CONTINUOUS
+                             : JP_POLICY_OFF;
+    out->threads = out->mode == JP_POLICY_TEMPORARY ? JP_THREADS_HIGH : JP_THREADS_LOW;
     eval_knobs(kv, n, d, out);
     /* the old-object sampler comes with allocation profiling (a few hundred
      * events a window at most): what is allocated, and what of it stays */
@@ -175,24 +174,23 @@ void agent_policy_eval(const agent_kv *kv, size_t n, int64_t now_ns, const agent
         out->kinds |= 1u << JP_KIND_OLD;
     if (out->reason) /* invalid_annotation */
         return;
-    if (out->mode == AGENT_MODE_OFF) {
+    if (out->mode == JP_POLICY_OFF) {
         if (window_expired) {
             char when[40];
             jp_rfc3339_format(out->until_ns, when, sizeof when);
-            out->reason = AGENT_REASON_EXPIRED;
+            out->reason = JP_REASON_EXPIRED;
             snprintf(out->message, sizeof out->message, "temporary window ended at %s", when);
         } else {
-            out->reason = AGENT_REASON_NOT_ENABLED;
+            out->reason = JP_REASON_NOT_ENABLED;
             snprintf(out->message, sizeof out->message,
-                     "profiling is off unless asked for (%s or %s)", AGENT_ANN_PROFILE,
-                     AGENT_ANN_UNTIL);
+                     "profiling is off unless asked for (%s or %s)", JP_ANN_PROFILE, JP_ANN_UNTIL);
         }
         return;
     }
     out->profile = true;
 }
 
-int64_t agent_policy_next_change(const agent_policy *p, int64_t now_ns)
+int64_t jp_policy_next_change(const jp_policy *p, int64_t now_ns)
 {
-    return p->mode == AGENT_MODE_TEMPORARY && p->until_ns > now_ns ? p->until_ns : 0;
+    return p->mode == JP_POLICY_TEMPORARY && p->until_ns > now_ns ? p->until_ns : 0;
 }

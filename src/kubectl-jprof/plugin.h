@@ -1,11 +1,11 @@
 /* plugin.h - kubectl-jprof's command line and the parts its files share. */
-#ifndef JP_KUBE_PLUGIN_H
-#define JP_KUBE_PLUGIN_H
+#ifndef JP_KUBECTL_JPROF_PLUGIN_H
+#define JP_KUBECTL_JPROF_PLUGIN_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/k8s_pod.h"
+#include "wire/k8s_pod.h"
 #include "kube/kube.h"
 
 /* Exit statuses (man/kubectl-jprof.1). */
@@ -29,7 +29,7 @@ typedef struct plugin_args {
 } plugin_args;
 
 /* The pods named by -s SVC or POD (out initialised by the caller). */
-int plugin_pods(const plugin_args *a, agent_pod_list *out);
+int plugin_pods(const plugin_args *a, jp_pod_list *out);
 
 /* enable | disable | profile; status. Return exit statuses. */
 int plugin_annotate(const plugin_args *a);

@@ -1,14 +1,13 @@
-#include "agent/k8s_pod.h"
+#include "wire/k8s_pod.h"
 
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/cgroup.h"
 #include "base/xalloc.h"
 
-void agent_pod_cleanup(agent_pod *p)
+void jp_pod_cleanup(jp_pod *p)
 {
     char **s[] = {&p->uid,        &p->name,      &p->ns,
                   &p->node,       &p->phase,     &p->resource_version,
@@ -27,7 +26,7 @@ void agent_pod_cleanup(agent_pod *p)
     memset(p, 0, sizeof *p);
 }
 
-void agent_pod_move(agent_pod *dst, agent_pod *src)
+void jp_pod_move(jp_pod *dst, jp_pod *src)
 {
     *dst = *src;
     memset(src, 0, sizeof *src);
@@ -54,7 +53,7 @@ static jp_err dec_str(dec *d, json_t *obj, const char *key, const char *field, c
     if (!json_is_string(v))
         return dec_fail(d, JP_ERR_FORMAT, field, "must be a string");
     size_t n = json_string_length(v);
-    if (n > AGENT_POD_STR_MAX)
+    if (n > JP_POD_STR_MAX)
         return dec_fail(d, JP_ERR_LIMIT, field, "string longer than the limit");
     if (memchr(json_string_value(v), '\0', n))
         return dec_fail(d, JP_ERR_FORMAT, field, "contains a NUL byte");
@@ -63,7 +62,7 @@ static jp_err dec_str(dec *d, json_t *obj, const char *key, const char *field, c
     return JP_OK;
 }
 
-static jp_err dec_labels(dec *d, json_t *meta, agent_pod *p)
+static jp_err dec_labels(dec *d, json_t *meta, jp_pod *p)
 {
     json_t *l = json_object_get(meta, "labels");
     if (!l || json_is_null(l))
@@ -78,7 +77,7 @@ static jp_err dec_labels(dec *d, json_t *meta, agent_pod *p)
     return JP_OK;
 }
 
-static jp_err dec_annotations(dec *d, json_t *meta, agent_pod *p)
+static jp_err dec_annotations(dec *d, json_t *meta, jp_pod *p)
 {
     json_t *a = json_object_get(meta, "annotations");
     if (!a || json_is_null(a))
@@ -91,12 +90,12 @@ static jp_err dec_annotations(dec *d, json_t *meta, agent_pod *p)
     {
         if (strncmp(key, "jprof.io/", 9) != 0)
             continue; /* others are none of our business, whatever their size */
-        if (p->nann == AGENT_POD_ANN_MAX)
+        if (p->nann == JP_POD_ANN_MAX)
             return dec_fail(d, JP_ERR_LIMIT, "metadata.annotations", "too many jprof.io/ keys");
         if (!json_is_string(v))
             return dec_fail(d, JP_ERR_FORMAT, "metadata.annotations", "values must be strings");
         size_t kn = strlen(key), vn = json_string_length(v);
-        if (kn > 128 || vn > AGENT_POD_STR_MAX)
+        if (kn > 128 || vn > JP_POD_STR_MAX)
             return dec_fail(d, JP_ERR_LIMIT, "metadata.annotations", "value longer than the limit");
         p->ann[p->nann].key = jp_xstrndup(key, kn);
         p->ann[p->nann].value = jp_xstrndup(json_string_value(v), vn);
@@ -105,7 +104,7 @@ static jp_err dec_annotations(dec *d, json_t *meta, agent_pod *p)
     return JP_OK;
 }
 
-static jp_err dec_owner(dec *d, json_t *meta, agent_pod *p)
+static jp_err dec_owner(dec *d, json_t *meta, jp_pod *p)
 {
     json_t *o = json_object_get(meta, "ownerReferences");
     if (!o || json_is_null(o))
@@ -133,7 +132,7 @@ static jp_err dec_owner(dec *d, json_t *meta, agent_pod *p)
     return JP_OK;
 }
 
-static jp_err dec_statuses(dec *d, json_t *status, const char *key, agent_pod *p)
+static jp_err dec_statuses(dec *d, json_t *status, const char *key, jp_pod *p)
 {
     json_t *a = json_object_get(status, key);
     if (!a || json_is_null(a))
@@ -144,11 +143,11 @@ static jp_err dec_statuses(dec *d, json_t *status, const char *key, agent_pod *p
     json_t *c;
     json_array_foreach(a, i, c)
     {
-        if (p->ncontainers == AGENT_POD_CONTAINERS_MAX)
+        if (p->ncontainers == JP_POD_CONTAINERS_MAX)
             return dec_fail(d, JP_ERR_LIMIT, key, "more containers than the limit");
         if (!json_is_object(c))
             return dec_fail(d, JP_ERR_FORMAT, key, "must hold objects");
-        agent_pod_container *pc = &p->containers[p->ncontainers++];
+        jp_pod_container *pc = &p->containers[p->ncontainers++];
         char *id = NULL;
         jp_err rc;
         if ((rc = dec_str(d, c, "name", key, &pc->name)) ||
@@ -157,14 +156,14 @@ static jp_err dec_statuses(dec *d, json_t *status, const char *key, agent_pod *p
             return rc;
         }
         if (id) {
-            pc->id = jp_xstrdup(agent_container_id_strip(id));
+            pc->id = jp_xstrdup(jp_pod_container_id_strip(id));
             free(id);
         }
     }
     return JP_OK;
 }
 
-static jp_err dec_pod(dec *d, json_t *o, agent_pod *p)
+static jp_err dec_pod(dec *d, json_t *o, jp_pod *p)
 {
     if (!json_is_object(o))
         return dec_fail(d, JP_ERR_FORMAT, "", "a pod must be an object");
@@ -195,9 +194,9 @@ static jp_err dec_pod(dec *d, json_t *o, agent_pod *p)
 
 static json_t *load(dec *d, const char *text, size_t len, jp_err *rc)
 {
-    if (len > AGENT_K8S_BODY_MAX) {
+    if (len > JP_K8S_BODY_MAX) {
         *rc = jp_error_set(d->err, JP_ERR_LIMIT, "response of %zu bytes exceeds the %u byte limit",
-                           len, AGENT_K8S_BODY_MAX);
+                           len, JP_K8S_BODY_MAX);
         return NULL;
     }
     json_error_t je;
@@ -213,21 +212,21 @@ static json_t *load(dec *d, const char *text, size_t len, jp_err *rc)
     return root;
 }
 
-void agent_pod_list_init(agent_pod_list *l)
+void jp_pod_list_init(jp_pod_list *l)
 {
     memset(l, 0, sizeof *l);
 }
 
-void agent_pod_list_cleanup(agent_pod_list *l)
+void jp_pod_list_cleanup(jp_pod_list *l)
 {
     for (size_t i = 0; i < l->count; i++)
-        agent_pod_cleanup(&l->items[i]);
+        jp_pod_cleanup(&l->items[i]);
     free(l->items);
     free(l->resource_version);
     memset(l, 0, sizeof *l);
 }
 
-jp_err agent_pod_list_parse(const char *text, size_t len, agent_pod_list *out, jp_error *err)
+jp_err jp_pod_list_parse(const char *text, size_t len, jp_pod_list *out, jp_error *err)
 {
     dec d = {.err = err};
     jp_err rc = JP_OK;
@@ -243,14 +242,14 @@ jp_err agent_pod_list_parse(const char *text, size_t len, agent_pod_list *out, j
         rc = dec_fail(&d, JP_ERR_FORMAT, "items", "must be an array");
         goto out;
     }
-    if (json_array_size(items) > AGENT_POD_LIST_MAX) {
+    if (json_array_size(items) > JP_POD_LIST_MAX) {
         rc = dec_fail(&d, JP_ERR_LIMIT, "items", "more pods than the limit");
         goto out;
     }
     for (size_t i = 0; i < json_array_size(items); i++) {
         snprintf(d.path, sizeof d.path, "items[%zu]", i);
         out->items = jp_xgrow(out->items, &out->cap, out->count + 1, sizeof *out->items);
-        agent_pod *p = &out->items[out->count];
+        jp_pod *p = &out->items[out->count];
         memset(p, 0, sizeof *p);
         out->count++;
         if ((rc = dec_pod(&d, json_array_get(items, i), p)))
@@ -261,23 +260,23 @@ out:
     return rc;
 }
 
-static jp_err dec_error_event(dec *d, json_t *obj, agent_watch_event *ev)
+static jp_err dec_error_event(dec *d, json_t *obj, jp_pod_watch_event *ev)
 {
     json_t *code = json_is_object(obj) ? json_object_get(obj, "code") : NULL;
     json_t *msg = json_is_object(obj) ? json_object_get(obj, "message") : NULL;
     ev->code = json_is_integer(code) ? (int)json_integer_value(code) : 0;
     snprintf(ev->message, sizeof ev->message, "%.200s",
              json_is_string(msg) ? json_string_value(msg) : "");
-    ev->type = ev->code == 410 ? AGENT_WATCH_GONE : AGENT_WATCH_ERROR;
+    ev->type = ev->code == 410 ? JP_POD_WATCH_GONE : JP_POD_WATCH_ERROR;
     return JP_OK;
 }
 
-jp_err agent_watch_event_parse(const char *line, size_t len, agent_watch_event *ev, jp_error *err)
+jp_err jp_pod_watch_event_parse(const char *line, size_t len, jp_pod_watch_event *ev, jp_error *err)
 {
     memset(ev, 0, sizeof *ev);
     dec d = {.err = err};
     jp_err rc = JP_OK;
-    if (len > AGENT_K8S_LINE_MAX)
+    if (len > JP_K8S_LINE_MAX)
         return jp_error_set(err, JP_ERR_LIMIT, "watch event of %zu bytes exceeds the limit", len);
     json_t *root = load(&d, line, len, &rc);
     if (!root)
@@ -291,11 +290,11 @@ jp_err agent_watch_event_parse(const char *line, size_t len, agent_watch_event *
     }
     static const struct {
         const char *name;
-        agent_watch_type type;
-    } types[] = {{"ADDED", AGENT_WATCH_ADDED},
-                 {"MODIFIED", AGENT_WATCH_MODIFIED},
-                 {"DELETED", AGENT_WATCH_DELETED},
-                 {"BOOKMARK", AGENT_WATCH_BOOKMARK}};
+        jp_pod_watch_type type;
+    } types[] = {{"ADDED", JP_POD_WATCH_ADDED},
+                 {"MODIFIED", JP_POD_WATCH_MODIFIED},
+                 {"DELETED", JP_POD_WATCH_DELETED},
+                 {"BOOKMARK", JP_POD_WATCH_BOOKMARK}};
     size_t i = 0;
     while (i < sizeof types / sizeof types[0] && strcmp(types[i].name, t) != 0)
         i++;
@@ -305,7 +304,7 @@ jp_err agent_watch_event_parse(const char *line, size_t len, agent_watch_event *
     }
     ev->type = types[i].type;
     snprintf(d.path, sizeof d.path, "object");
-    if (ev->type == AGENT_WATCH_BOOKMARK) {
+    if (ev->type == JP_POD_WATCH_BOOKMARK) {
         json_t *meta = json_is_object(obj) ? json_object_get(obj, "metadata") : NULL;
         if (!json_is_object(meta))
             rc = dec_fail(&d, JP_ERR_FORMAT, "metadata", "required object is missing");
@@ -334,7 +333,7 @@ static bool hash_alphabet(const char *s, size_t n)
     return true;
 }
 
-void agent_rs_to_deployment(const char *rs, const char *hash, char *out, size_t len)
+void jp_pod_rs_to_deployment(const char *rs, const char *hash, char *out, size_t len)
 {
     size_t n = strlen(rs);
     const char *dash = strrchr(rs, '-');
@@ -352,14 +351,13 @@ void agent_rs_to_deployment(const char *rs, const char *hash, char *out, size_t 
     snprintf(out, len, "%s", rs);
 }
 
-const char *agent_pod_service(const agent_pod *p, char *buf, size_t len, char *workload,
-                              size_t wlen)
+const char *jp_pod_service(const jp_pod *p, char *buf, size_t len, char *workload, size_t wlen)
 {
-    char wl[AGENT_POD_STR_MAX + 32] = "";
-    char wname[AGENT_POD_STR_MAX + 1] = "";
+    char wl[JP_POD_STR_MAX + 32] = "";
+    char wname[JP_POD_STR_MAX + 1] = "";
     if (p->owner_kind && p->owner_name) {
         if (strcmp(p->owner_kind, "ReplicaSet") == 0) {
-            agent_rs_to_deployment(p->owner_name, p->label_hash, wname, sizeof wname);
+            jp_pod_rs_to_deployment(p->owner_name, p->label_hash, wname, sizeof wname);
             snprintf(wl, sizeof wl, "Deployment/%s", wname);
         } else {
             snprintf(wname, sizeof wname, "%s", p->owner_name);
@@ -375,4 +373,41 @@ const char *agent_pod_service(const agent_pod *p, char *buf, size_t len, char *w
                                      : "";
     snprintf(buf, len, "%s", svc);
     return buf;
+}
+
+static char *dup0(const char *s)
+{
+    return s ? jp_xstrdup(s) : NULL;
+}
+
+void jp_pod_copy(jp_pod *dst, const jp_pod *src)
+{
+    memset(dst, 0, sizeof *dst);
+    dst->uid = dup0(src->uid);
+    dst->name = dup0(src->name);
+    dst->ns = dup0(src->ns);
+    dst->node = dup0(src->node);
+    dst->phase = dup0(src->phase);
+    dst->resource_version = dup0(src->resource_version);
+    dst->label_name = dup0(src->label_name);
+    dst->label_app = dup0(src->label_app);
+    dst->label_hash = dup0(src->label_hash);
+    dst->owner_kind = dup0(src->owner_kind);
+    dst->owner_name = dup0(src->owner_name);
+    for (size_t i = 0; i < src->nann; i++) {
+        dst->ann[i].key = dup0(src->ann[i].key);
+        dst->ann[i].value = dup0(src->ann[i].value);
+    }
+    dst->nann = src->nann;
+    for (size_t i = 0; i < src->ncontainers; i++) {
+        dst->containers[i].name = dup0(src->containers[i].name);
+        dst->containers[i].id = dup0(src->containers[i].id);
+    }
+    dst->ncontainers = src->ncontainers;
+}
+
+const char *jp_pod_container_id_strip(const char *s)
+{
+    const char *p = strstr(s, "://");
+    return p ? p + 3 : s;
 }

@@ -1,10 +1,12 @@
-/* web_files.h - the web page (web/) compiled into jprof-server, and how it
- * is served: from the embedded copy, or from --web-dir DIR (development).
+/* web_files.h - the files of the web page (web/), compiled into a library of
+ * their own (libjpweb.a): jprof-server serves them (server/web.h), and
+ * jprof-top's --format html inlines the flame graph's CSS and scripts from
+ * them (wire/html.h).
  *
  * web_files[] is generated at build time by web_gen (web_files.c in the
  * build dir); the data is static and read-only, never freed. */
-#ifndef JP_SERVER_WEB_FILES_H
-#define JP_SERVER_WEB_FILES_H
+#ifndef JP_WEB_WEB_FILES_H
+#define JP_WEB_WEB_FILES_H
 
 #include <stddef.h>
 

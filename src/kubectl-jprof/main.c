@@ -17,10 +17,10 @@
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "model/analyze.h"
+#include "tui/report_profile.h"
+#include "tui/target.h"
 #include "tui/batch.h"
-#include "tui/live.h"
-#include "tui/live_batch.h"
-#include "tui/live_report.h"
+#include "tui/report_target.h"
 #include "tui/source_kubectl.h"
 
 static volatile sig_atomic_t stop_signal;
@@ -110,12 +110,12 @@ static void add_pod(json_t *j, const plugin_args *a, const jp_pod *p, const kube
     (void)a;
 }
 
-static int print_answer(const plugin_args *a, const jp_pod *p, const kube_session *s, tui_live *l,
+static int print_answer(const plugin_args *a, const jp_pod *p, const kube_session *s, tui_target *l,
                         bool several)
 {
     bool json = a->output && strcmp(a->output, "json") == 0;
     if (json) {
-        json_t *j = tui_live_json(l);
+        json_t *j = tui_report_target_json(l);
         add_pod(j, a, p, s);
         int rc = json_dumpf(j, stdout, JSON_COMPACT | JSON_ENSURE_ASCII);
         json_decref(j);
@@ -150,9 +150,9 @@ static int snapshot_pod(const plugin_args *a, const jp_pod *p, bool several)
     jp_error_init(&err);
     /* the kubectl source of jprof-top's screens: the answer is the model
      * and the printers of `jprof-top -b -p PID` */
-    tui_live_opts o;
-    tui_live_opts_init(&o);
-    tui_live *l = NULL;
+    tui_target_opts o;
+    tui_target_opts_init(&o);
+    tui_target *l = NULL;
     if (tui_kubectl_open(&a->kube, p->name, a->container, p, &o, &l, &err) != JP_OK)
         return plugin_fail(&err);
     kube_session *s = tui_kubectl_session(l);
@@ -164,7 +164,7 @@ static int snapshot_pod(const plugin_args *a, const jp_pod *p, bool several)
             status = 128 + (int)stop_signal;
             goto out;
         }
-        if (tui_live_refresh(l, &err) != JP_OK) {
+        if (tui_target_refresh(l, &err) != JP_OK) {
             status = plugin_fail(&err);
             goto out;
         }
@@ -173,7 +173,7 @@ static int snapshot_pod(const plugin_args *a, const jp_pod *p, bool several)
     if (status == PLUGIN_EXIT_OK && strcmp(a->cmd, "deadlocks") == 0 && l->deadlocks.count)
         status = PLUGIN_EXIT_DEADLOCK;
 out:
-    tui_live_free(l); /* bye: the probe stops, removes itself */
+    tui_target_free(l); /* bye: the probe stops, removes itself */
     return status;
 }
 

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "tui/batch.h"
+#include "tui/report_profile.h"
 
 int tui_usage_error(const char *fmt, ...)
 {
@@ -30,7 +30,7 @@ int tui_app_run(const tui_app *app)
 {
     jp_error err;
     jp_error_init(&err);
-    if (tui_screen_run_app(app, &err) != JP_OK) {
+    if (tui_terminal_run_app(app, &err) != JP_OK) {
         fprintf(stderr, "jprof-top: %s\n", err.msg);
         return TUI_EXIT_ERROR;
     }

@@ -11,8 +11,8 @@
 #include <getopt.h>
 #include <stdbool.h>
 
-#include "tui/live.h"
-#include "tui/screen.h"
+#include "tui/target.h"
+#include "tui/terminal.h"
 
 /* getopt values of the long options without a short letter that both front
  * ends accept; main.c numbers its own others from 1000, remote_cli.c from
@@ -42,7 +42,7 @@ int tui_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* True when stdin and stdout are terminals; else says to use -b. */
 bool tui_have_terminal(void);
 
-/* Runs the app until it quits or tui_live_stop_signal is set (the caller
+/* Runs the app until it quits or tui_stop_signal is set (the caller
  * installs the handlers); a failure is printed. Returns TUI_EXIT_OK or
  * TUI_EXIT_ERROR. */
 int tui_app_run(const tui_app *app);
@@ -73,7 +73,7 @@ int tui_app_run(const tui_app *app);
 #define TUI_APP_INIT(P, VIEW, POLL_MS)                                                             \
     {                                                                                              \
         .ctx = (VIEW), .resize = P##_app_resize, .key = P##_app_key, .tick = P##_app_tick,         \
-        .render = P##_app_render, .stop = &tui_live_stop_signal, .poll_ms = (POLL_MS)              \
+        .render = P##_app_render, .stop = &tui_stop_signal, .poll_ms = (POLL_MS)                   \
     }
 
 #endif

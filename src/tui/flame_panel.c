@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "tui/chrome.h"
+#include "tui/flame_chrome.h"
 
 static bool is_java(const jp_profile *p, uint32_t frame)
 {
@@ -46,13 +46,13 @@ size_t tui_bar_label(const char *name, size_t len, bool java, int room, const ch
     return 0; /* a letter or two of a cut name is noise: colour is enough */
 }
 
-static void draw_bar(const tui_view *v, tui_canvas *c, int row, const tui_bar *b)
+static void draw_bar(const tui_flame_view *v, tui_canvas *c, int row, const tui_bar *b)
 {
     const jp_flame *f = v->cur;
     uint32_t frame = f->nodes[b->node].frame;
     bool match = v->pattern[0] && v->matches && b->node < v->matches_cap && v->matches[b->node];
     tui_style st = match                               ? TUI_STYLE_MATCH
-                   : v->diff && frame != JP_FLAME_NONE ? tui_view_diff_style(v, b->node)
+                   : v->diff && frame != JP_FLAME_NONE ? tui_flame_view_diff_style(v, b->node)
                                                        : tui_frame_style(v->prof, frame);
     unsigned flags = b->node == v->sel ? TUI_F_REVERSE | TUI_F_BOLD : 0;
     /* The last column of a bar is a gap so neighbours stay apart. */
@@ -68,9 +68,9 @@ static void draw_bar(const tui_view *v, tui_canvas *c, int row, const tui_bar *b
         tui_canvas_text(c, row, x, "..", 2, b->x + inner - x, st, flags);
 }
 
-void tui_flame_panel_render(const tui_view *v, tui_canvas *c, int top, int h)
+void tui_flame_panel_render(const tui_flame_view *v, tui_canvas *c, int top, int h)
 {
-    const tui_layout *l = &v->layout;
+    const tui_flame_layout *l = &v->layout;
     if (!l->nbars) {
         if (jp_profile_has_kind(v->prof, v->kind) || v->rev)
             tui_canvas_printf(c, top + h / 2, 2, TUI_STYLE_WARN, 0, "nothing to show here (%s)",
@@ -89,31 +89,31 @@ void tui_flame_panel_render(const tui_view *v, tui_canvas *c, int top, int h)
     }
 }
 
-static uint32_t first_drawn_child(const tui_view *v, uint32_t node)
+static uint32_t first_drawn_child(const tui_flame_view *v, uint32_t node)
 {
     const jp_flame *f = v->cur;
     for (uint32_t ch = f->nodes[node].first_child; ch != JP_FLAME_NONE;
          ch = f->nodes[ch].next_sibling)
-        if (tui_layout_find(&v->layout, ch) >= 0)
+        if (tui_flame_layout_find(&v->layout, ch) >= 0)
             return ch;
     return JP_FLAME_NONE;
 }
 
-static bool move_up(tui_view *v)
+static bool move_up(tui_flame_view *v)
 {
-    if (v->sel == tui_view_zoom_root(v))
+    if (v->sel == tui_flame_view_zoom_root(v))
         return false;
     v->last_child = v->sel;
     v->sel = v->cur->nodes[v->sel].parent;
     return true;
 }
 
-static bool move_down(tui_view *v)
+static bool move_down(tui_flame_view *v)
 {
     uint32_t next = JP_FLAME_NONE;
     if (v->last_child != JP_FLAME_NONE && v->last_child < v->cur->count &&
         v->cur->nodes[v->last_child].parent == v->sel &&
-        tui_layout_find(&v->layout, v->last_child) >= 0)
+        tui_flame_layout_find(&v->layout, v->last_child) >= 0)
         next = v->last_child;
     else
         next = first_drawn_child(v, v->sel);
@@ -124,10 +124,10 @@ static bool move_down(tui_view *v)
     return true;
 }
 
-static void move_side(tui_view *v, int dir)
+static void move_side(tui_flame_view *v, int dir)
 {
-    const tui_layout *l = &v->layout;
-    int b = tui_layout_find(l, v->sel);
+    const tui_flame_layout *l = &v->layout;
+    int b = tui_flame_layout_find(l, v->sel);
     if (b < 0)
         return;
     long nb = (long)b + dir;
@@ -137,19 +137,19 @@ static void move_side(tui_view *v, int dir)
     v->last_child = JP_FLAME_NONE;
 }
 
-static void zoom_out(tui_view *v)
+static void zoom_out(tui_flame_view *v)
 {
-    if (tui_view_zoom_pop(v))
+    if (tui_flame_view_zoom_pop(v))
         return;
     if (v->pattern[0]) {
-        tui_view_search(v, "");
-        tui_view_message(v, false, "search cleared");
+        tui_flame_view_search(v, "");
+        tui_flame_view_message(v, false, "search cleared");
     } else if (v->rev) {
-        tui_view_reverse(v, false);
+        tui_flame_view_reverse(v, false);
     }
 }
 
-tui_action tui_flame_panel_key(tui_view *v, int key)
+tui_action tui_flame_panel_key(tui_flame_view *v, int key)
 {
     int page = v->flame_h > 2 ? v->flame_h - 1 : 1;
     switch (key) {
@@ -172,13 +172,13 @@ tui_action tui_flame_panel_key(tui_view *v, int key)
             ;
         return TUI_ACTION_REDRAW;
     case TUI_KEY_HOME:
-        v->sel = tui_view_zoom_root(v);
+        v->sel = tui_flame_view_zoom_root(v);
         return TUI_ACTION_REDRAW;
     case TUI_KEY_ENTER:
-        if (v->sel == tui_view_zoom_root(v))
-            tui_view_message(v, false, "already zoomed here: move to a frame below first");
+        if (v->sel == tui_flame_view_zoom_root(v))
+            tui_flame_view_message(v, false, "already zoomed here: move to a frame below first");
         else
-            tui_view_zoom_push(v, v->sel);
+            tui_flame_view_zoom_push(v, v->sel);
         return TUI_ACTION_REDRAW;
     case TUI_KEY_ESC:
     case TUI_KEY_BACKSPACE:

@@ -7,12 +7,12 @@
 #include <stddef.h>
 
 #include "tui/canvas.h"
-#include "tui/view.h"
+#include "tui/flame_view.h"
 
 /* Draws rows [top, top + h) of the canvas. */
-void tui_flame_panel_render(const tui_view *v, tui_canvas *c, int top, int h);
+void tui_flame_panel_render(const tui_flame_view *v, tui_canvas *c, int top, int h);
 /* Arrows, Home, PgUp/PgDn, Enter (zoom in), Esc/Backspace (zoom out). */
-tui_action tui_flame_panel_key(tui_view *v, int key);
+tui_action tui_flame_panel_key(tui_flame_view *v, int key);
 
 /* Picks the label of a bar `room` columns wide: the name when it fits,
  * else (Java frames) "Class.method", else a prefix. Returns the bytes to

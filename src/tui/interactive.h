@@ -4,7 +4,7 @@
 #ifndef JP_TUI_INTERACTIVE_H
 #define JP_TUI_INTERACTIVE_H
 
-#include "tui/load.h"
+#include "tui/recording.h"
 
 int tui_interactive_run(const tui_args *a);
 
@@ -22,7 +22,7 @@ int tui_interactive_live(const tui_args *a);
  * a signal, for any source; the signal handlers are installed. `where`
  * names the target's place in the closing message ("the target", "the
  * pod"). Returns a TUI_EXIT_* status. */
-struct tui_live_view;
-int tui_interactive_live_view(struct tui_live_view *v, const char *where);
+struct tui_screens;
+int tui_interactive_live_view(struct tui_screens *v, const char *where);
 
 #endif

@@ -8,8 +8,8 @@
 
 #include "base/xalloc.h"
 #include "model/units.h"
-#include "tui/chrome.h"
-#include "tui/flame_json.h"
+#include "tui/flame_chrome.h"
+#include "wire/flame_json.h"
 
 static const char *const columns[] = {"endpoint", "path"};
 
@@ -55,7 +55,7 @@ json_t *tui_io_detail_json(const jp_io_detail *d)
         size_t n = jp_io_detail_top(d, (jp_io_target)t, 0, &rows);
         for (size_t i = 0; i < n; i++) {
             json_t *r = json_object();
-            json_object_set_new(r, columns[t], tui_json_string(rows[i]->name, rows[i]->len));
+            json_object_set_new(r, columns[t], jp_json_string(rows[i]->name, rows[i]->len));
             json_object_set_new(r, "events", json_integer((json_int_t)rows[i]->events));
             json_object_set_new(r, "blocked_ns", json_integer((json_int_t)rows[i]->ns));
             json_array_append_new(top, r);
@@ -69,7 +69,7 @@ json_t *tui_io_detail_json(const jp_io_detail *d)
 
 /* ---- the panel: sockets then files, one list ---- */
 
-static size_t panel_rows(const tui_view *v, const jp_io_entry ***out)
+static size_t panel_rows(const tui_flame_view *v, const jp_io_entry ***out)
 {
     const jp_io_detail *d = v->io;
     // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
@@ -87,7 +87,7 @@ static size_t panel_rows(const tui_view *v, const jp_io_entry ***out)
     return n;
 }
 
-void tui_io_panel_render(const tui_view *v, tui_canvas *c, int top, int h)
+void tui_io_panel_render(const tui_flame_view *v, tui_canvas *c, int top, int h)
 {
     const jp_io_detail *d = v->io;
     bool focus = v->focus == TUI_FOCUS_TABLE;
@@ -117,7 +117,7 @@ void tui_io_panel_render(const tui_view *v, tui_canvas *c, int top, int h)
     free(rows);
 }
 
-tui_action tui_io_panel_key(tui_view *v, int key)
+tui_action tui_io_panel_key(tui_flame_view *v, int key)
 {
     int page = v->table_h > 2 ? v->table_h - 2 : 1;
     int end = (int)v->io->count - (v->table_h > 1 ? v->table_h - 1 : 1);

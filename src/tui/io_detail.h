@@ -16,7 +16,7 @@
 
 #include "base/error.h"
 #include "model/iodetail.h"
-#include "tui/view.h"
+#include "tui/flame_view.h"
 
 /* "# ..." header, then "TYPE EVENTS BLOCKED ENDPOINT" rows, sockets then
  * files, most time blocked first. */
@@ -28,7 +28,7 @@ json_t *tui_io_detail_json(const jp_io_detail *d);
 
 /* The panel: render into rows [top, top + h), and its keys (scrolling);
  * v->io must be set. */
-void tui_io_panel_render(const tui_view *v, tui_canvas *c, int top, int h);
-tui_action tui_io_panel_key(tui_view *v, int key);
+void tui_io_panel_render(const tui_flame_view *v, tui_canvas *c, int top, int h);
+tui_action tui_io_panel_key(tui_flame_view *v, int key);
 
 #endif

@@ -5,18 +5,18 @@
 
 #include "base/timeutil.h"
 #include "model/units.h"
-#include "tui/live_view.h"
+#include "tui/screens.h"
 
 #define HEAD_ROWS 3
 
-static const char *const screen_names[TUI_LSCR_COUNT] = {"Threads", "Locks",  "Deadlocks",
-                                                         "Flame",   "Status", "GC"};
-static const char *const screen_keys[TUI_LSCR_COUNT] = {"F5", "F6", "F7", "F8", "F9", "G"};
+static const char *const screen_names[TUI_SCREEN_COUNT] = {"Threads", "Locks",  "Deadlocks",
+                                                           "Flame",   "Status", "GC"};
+static const char *const screen_keys[TUI_SCREEN_COUNT] = {"F5", "F6", "F7", "F8", "F9", "G"};
 static const char *const sort_names[TUI_SORT_COUNT] = {"CPU%", "total CPU", "state", "name"};
 
-static void title_row(const tui_live_view *v, tui_canvas *c)
+static void title_row(const tui_screens *v, tui_canvas *c)
 {
-    const tui_live *l = v->live;
+    const tui_target *l = v->live;
     tui_canvas_fill(c, 0, 0, c->cols, ' ', TUI_STYLE_TITLE, 0);
     char up[32];
     tui_format_uptime(l->cur && l->cur->uptime_ns >= 0 ? l->cur->uptime_ns : l->proc.uptime_ns, up,
@@ -37,9 +37,9 @@ static void title_row(const tui_live_view *v, tui_canvas *c)
         tui_canvas_puts(c, 0, x, "  PAUSED", TUI_STYLE_WARN, TUI_F_BOLD);
 }
 
-static void numbers_row(const tui_live_view *v, tui_canvas *c)
+static void numbers_row(const tui_screens *v, tui_canvas *c)
 {
-    const tui_live *l = v->live;
+    const tui_target *l = v->live;
     static const char *const abbrev[JP_TSTATE_COUNT] = {"vm",   "new",   "run", "blocked",
                                                         "wait", "timed", "term"};
     int x = 0;
@@ -57,35 +57,35 @@ static void numbers_row(const tui_live_view *v, tui_canvas *c)
         snprintf(cpu, sizeof cpu, "%.0f%%", l->proc_cpu_pct);
     x += tui_canvas_printf(c, 1, x, TUI_STYLE_NORMAL, 0, "  CPU %s  heap %s  cost %.0f ms", cpu,
                            l->heap[0] ? l->heap : "?", l->cost_ms);
-    if (v->screen == TUI_LSCR_FLAME && l->prof.dumped_mono)
+    if (v->screen == TUI_SCREEN_FLAME && l->prof.dumped_mono)
         tui_canvas_printf(c, 1, x, TUI_STYLE_NORMAL, 0, " + window %.0f ms", l->prof.cost_ms);
 }
 
-static void tabs_row(const tui_live_view *v, tui_canvas *c)
+static void tabs_row(const tui_screens *v, tui_canvas *c)
 {
-    const tui_live *l = v->live;
+    const tui_target *l = v->live;
     int x = 0;
-    for (int s = 0; s < TUI_LSCR_COUNT; s++) {
+    for (int s = 0; s < TUI_SCREEN_COUNT; s++) {
         bool active = (int)v->screen == s;
         char label[48];
-        if (s == TUI_LSCR_LOCKS && l->cur)
+        if (s == TUI_SCREEN_LOCKS && l->cur)
             snprintf(label, sizeof label, "%s(%zu)", screen_names[s], l->locks.ncontended);
-        else if (s == TUI_LSCR_DEADLOCKS && l->cur)
+        else if (s == TUI_SCREEN_DEADLOCKS && l->cur)
             snprintf(label, sizeof label, "%s(%zu)", screen_names[s], l->deadlocks.count);
-        else if (s == TUI_LSCR_FLAME && l->prof.running)
+        else if (s == TUI_SCREEN_FLAME && l->prof.running)
             snprintf(label, sizeof label, "%s(rec)", screen_names[s]);
         else
             snprintf(label, sizeof label, "%s", screen_names[s]);
         x += tui_canvas_puts(c, 2, x, screen_keys[s], TUI_STYLE_KEY, TUI_F_BOLD);
-        bool lit = (s == TUI_LSCR_DEADLOCKS && l->deadlocks.count) ||
-                   (s == TUI_LSCR_LOCKS && l->cur && l->locks.ncontended);
+        bool lit = (s == TUI_SCREEN_DEADLOCKS && l->deadlocks.count) ||
+                   (s == TUI_SCREEN_LOCKS && l->cur && l->locks.ncontended);
         tui_style st = active ? TUI_STYLE_ACTIVE : lit ? TUI_STYLE_WARN : TUI_STYLE_KEYLABEL;
         x += tui_canvas_puts(c, 2, x, label, st, active ? TUI_F_BOLD | TUI_F_UNDERLINE : 0);
         x += tui_canvas_puts(c, 2, x, " ", TUI_STYLE_NORMAL, 0);
     }
 }
 
-static void threads_render(const tui_live_view *v, tui_canvas *c, int top, int h)
+static void threads_render(const tui_screens *v, tui_canvas *c, int top, int h)
 {
     const jp_snapshot *s = v->live->cur;
     tui_canvas_fill(c, top, 0, c->cols, ' ', TUI_STYLE_TABLEHEAD, 0);
@@ -129,9 +129,9 @@ static void threads_render(const tui_live_view *v, tui_canvas *c, int top, int h
         tui_canvas_printf(c, top + 1, 2, TUI_STYLE_DIM, 0, "no thread matches \"%s\"", v->filter);
 }
 
-static void text_render(const tui_live_view *v, tui_canvas *c, int top, int h)
+static void text_render(const tui_screens *v, tui_canvas *c, int top, int h)
 {
-    int sc = v->scroll[v->stack ? TUI_LSCR_THREADS : v->screen];
+    int sc = v->scroll[v->stack ? TUI_SCREEN_THREADS : v->screen];
     for (int r = 0; r < h; r++) {
         size_t i = (size_t)sc + (size_t)r;
         if (i >= v->lines.count)
@@ -143,9 +143,9 @@ static void text_render(const tui_live_view *v, tui_canvas *c, int top, int h)
         tui_canvas_puts(c, top, 2, "taking the first snapshot...", TUI_STYLE_DIM, 0);
 }
 
-static void flame_render(tui_live_view *v, tui_canvas *c, int top)
+static void flame_render(tui_screens *v, tui_canvas *c, int top)
 {
-    const tui_live_prof *p = &v->live->prof;
+    const tui_target_prof *p = &v->live->prof;
     if (!v->flame) {
         int row = top + (c->rows - top) / 2 - 1;
         if (p->error.code != JP_OK)
@@ -154,14 +154,14 @@ static void flame_render(tui_live_view *v, tui_canvas *c, int top)
             tui_canvas_printf(c, row, 2, TUI_STYLE_DIM, 0,
                               "recording a %.0f s window with %s; the first flame graph comes "
                               "after %.3g s",
-                              (double)v->opts.window_ns / 1e9, tui_live_prof_engine(v->live),
+                              (double)v->opts.window_ns / 1e9, tui_target_prof_engine(v->live),
                               (double)v->opts.interval_ns / 1e9);
         return;
     }
     tui_canvas sub;
     tui_canvas_init(&sub, 1, 1);
-    tui_view_update(v->flame);
-    tui_view_render(v->flame, &sub);
+    tui_flame_view_update(v->flame);
+    tui_flame_view_render(v->flame, &sub);
     for (int r = 0; r < sub.rows && top + r < c->rows; r++)
         for (int x = 0; x < sub.cols && x < c->cols; x++)
             *tui_canvas_at(c, top + r, x) = *tui_canvas_at(&sub, r, x);
@@ -176,9 +176,9 @@ static const struct {
   text_keys[] = {{"F1", "Help"},  {"Up/Dn", "Scroll"}, {"Esc", "Back"}, {"F5", "Threads"},
                  {"F6", "Locks"}, {"F7", "Deadlocks"}, {"F8", "Flame"}, {"q", "Quit"}};
 
-static void keybar(const tui_live_view *v, tui_canvas *c, int row)
+static void keybar(const tui_screens *v, tui_canvas *c, int row)
 {
-    bool th = v->screen == TUI_LSCR_THREADS && !v->stack;
+    bool th = v->screen == TUI_SCREEN_THREADS && !v->stack;
     size_t n =
         th ? sizeof thread_keys / sizeof thread_keys[0] : sizeof text_keys / sizeof text_keys[0];
     int x = 0;
@@ -191,7 +191,7 @@ static void keybar(const tui_live_view *v, tui_canvas *c, int row)
     }
 }
 
-static void status(const tui_live_view *v, tui_canvas *c, int row)
+static void status(const tui_screens *v, tui_canvas *c, int row)
 {
     if (v->prompt) {
         int x =
@@ -243,7 +243,7 @@ static const char *const help_lines[] = {
     "Press any key to return.",
 };
 
-static void picker_render(const tui_live_view *v, tui_canvas *c)
+static void picker_render(const tui_screens *v, tui_canvas *c)
 {
     tui_canvas_fill(c, 0, 0, c->cols, ' ', TUI_STYLE_TITLE, 0);
     const tui_picker *pk = v->picker;
@@ -270,7 +270,7 @@ static void picker_render(const tui_live_view *v, tui_canvas *c)
     tui_canvas_puts(c, c->rows - 1, x, "Quit", TUI_STYLE_KEYLABEL, 0);
 }
 
-void tui_live_view_render(tui_live_view *v, tui_canvas *c)
+void tui_screens_render(tui_screens *v, tui_canvas *c)
 {
     tui_canvas_resize(c, v->rows, v->cols);
     if (v->help) {
@@ -288,7 +288,7 @@ void tui_live_view_render(tui_live_view *v, tui_canvas *c)
         numbers_row(v, c);
     if (c->rows > 2)
         tabs_row(v, c);
-    if (v->screen == TUI_LSCR_FLAME && !v->stack) {
+    if (v->screen == TUI_SCREEN_FLAME && !v->stack) {
         flame_render(v, c, HEAD_ROWS);
         /* over the flame graph only a failed window read: the graph is stale */
         bool stale = v->live->prof.error.code != JP_OK;
@@ -298,7 +298,7 @@ void tui_live_view_render(tui_live_view *v, tui_canvas *c)
     }
     int h = c->rows - HEAD_ROWS - 2;
     if (h > 0) {
-        if (v->screen == TUI_LSCR_THREADS && !v->stack)
+        if (v->screen == TUI_SCREEN_THREADS && !v->stack)
             threads_render(v, c, HEAD_ROWS, h);
         else
             text_render(v, c, HEAD_ROWS, h);

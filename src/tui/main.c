@@ -13,11 +13,11 @@
 #include "model/diff.h"
 #include "model/profile.h"
 #include "tui/app_common.h"
-#include "tui/batch.h"
+#include "tui/report_profile.h"
 #include "jvm/snapshot_take.h"
 #include "tui/interactive.h"
-#include "tui/live_batch.h"
-#include "tui/load.h"
+#include "tui/batch.h"
+#include "tui/recording.h"
 #include "tui/remote_cli.h"
 
 enum {
@@ -55,7 +55,7 @@ static const struct option long_options[] = {
     {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
     {"window", required_argument, NULL, OPT_WINDOW},
     {"asprof", required_argument, NULL, OPT_ASPROF},
-    /* a service on jprof-server: handled by remote_cli.c (tui_remote_main) */
+    /* a service on jprof-server: handled by remote_cli.c (tui_server_main) */
     {"namespace", required_argument, NULL, 'n'},
     {"service", required_argument, NULL, 's'},
     {NULL, 0, NULL, 0},
@@ -292,7 +292,7 @@ static int parse(int argc, char **argv, tui_args *a)
             break;
         case 'n':
         case 's':
-            /* main() hands such command lines to tui_remote_main() */
+            /* main() hands such command lines to tui_server_main() */
             return tui_usage_error("%s needs a value", c == 'n' ? "-n" : "-s");
         case ':':
             return tui_usage_error("option '%s' needs a value", argv[optind - 1]);
@@ -359,8 +359,8 @@ static int parse(int argc, char **argv, tui_args *a)
 int main(int argc, char **argv)
 {
     setlocale(LC_ALL, "");
-    if (tui_remote_wanted(argc, argv))
-        return tui_remote_main(argc, argv);
+    if (tui_server_wanted(argc, argv))
+        return tui_server_main(argc, argv);
     tui_args a;
     tui_args_init(&a);
     int rc = parse(argc, argv, &a);
@@ -371,9 +371,9 @@ int main(int argc, char **argv)
     if (a.jfr_path)
         return a.batch ? tui_batch_run(&a, stdout, stderr) : tui_interactive_run(&a);
     if (a.batch && a.io_detail)
-        return tui_live_io_batch_run(&a, stdout, stderr);
+        return tui_batch_io_run(&a, stdout, stderr);
     if (a.batch)
-        return a.has_pid ? tui_live_batch_run(&a, stdout, stderr)
-                         : tui_live_list_run(stdout, stderr);
+        return a.has_pid ? tui_batch_pid_run(&a, stdout, stderr)
+                         : tui_batch_list_run(stdout, stderr);
     return tui_interactive_live(&a);
 }

@@ -8,17 +8,17 @@
 #include "base/timeutil.h"
 #include "jvm/cleanup.h"
 #include "tui/app_common.h"
-#include "tui/batch.h"
+#include "tui/report_profile.h"
 #include "tui/interactive.h"
-#include "tui/live.h"
-#include "tui/live_batch.h"
-#include "tui/live_view.h"
-#include "tui/remote.h"
-#include "tui/remote_batch.h"
-#include "tui/screen.h"
+#include "tui/target.h"
+#include "tui/batch.h"
+#include "tui/screens.h"
+#include "tui/server_client.h"
+#include "tui/batch_server.h"
+#include "tui/terminal.h"
 #include "tui/source_kubectl.h"
 #include "tui/source_server.h"
-#include "tui/view.h"
+#include "tui/flame_view.h"
 
 enum {
     OPT_SERVER = 2000,
@@ -59,7 +59,7 @@ static const struct option remote_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-bool tui_remote_wanted(int argc, char **argv)
+bool tui_server_wanted(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -82,8 +82,8 @@ typedef struct rargs {
     via via;
     const char *container, *context, *kubeconfig;
     int64_t window_ns;
-    tui_remote_opts ro;
-    tui_rbatch_opts bo;
+    tui_client_opts ro;
+    tui_server_batch_opts bo;
     bool batch, has_format, has_norm;
     int range;
     int64_t interval_ns;
@@ -391,37 +391,37 @@ static int parse(int argc, char **argv, rargs *a)
 
 /* The screens every source has, on the service's newest snapshot (or
  * --pod's); o lists the service's pods and JVMs. */
-static int interactive(tui_remote *r, const rargs *a)
+static int interactive(tui_client *r, const rargs *a)
 {
-    tui_live_signals_install();
-    tui_live_opts o;
-    tui_live_opts_init(&o);
+    tui_stop_install();
+    tui_target_opts o;
+    tui_target_opts_init(&o);
     o.interval_ns = a->interval_ns > 0 ? a->interval_ns : 5 * JP_NS_PER_SEC;
     char pod[256];
     long long pid = -1;
     jp_error err;
     jp_error_init(&err);
-    tui_live *l = NULL;
+    tui_target *l = NULL;
     bool found = tui_server_first(r, a->bo.pod, pod, sizeof pod, &pid, &err) == JP_OK;
     if (found && tui_server_open(&a->ro, pod, pid, a->range, &o, &l, &err) != JP_OK)
         found = false;
-    tui_live_view *v = tui_live_view_new_with(l, tui_picker_server(r, &a->ro, a->range), &o);
+    tui_screens *v = tui_screens_new_with(l, tui_picker_server(r, &a->ro, a->range), &o);
     if (!found)
-        tui_live_view_message(v, true, "%s", err.msg);
+        tui_screens_message(v, true, "%s", err.msg);
     if (l)
-        tui_live_view_tick(v); /* the first snapshot before the first screen */
+        tui_screens_tick(v); /* the first snapshot before the first screen */
     if (l && a->screen)
-        tui_live_view_key(v, "TLDFSG"[a->screen]);
+        tui_screens_key(v, "TLDFSG"[a->screen]);
     return tui_interactive_live_view(v, "the service (jprof-server is only read)");
 }
 
 /* --base-*: the differential flame graph of the range against the
  * baseline, the same view as --jfr NEW --diff OLD. */
-static int interactive_diff(tui_remote *r, const rargs *a)
+static int interactive_diff(tui_client *r, const rargs *a)
 {
-    tui_rbatch_opts o = a->bo;
+    tui_server_batch_opts o = a->bo;
     if (!o.has_kind) { /* cpu when the service has it, else its first kind */
-        uint32_t kinds = tui_remote_kinds(r);
+        uint32_t kinds = tui_client_kinds(r);
         o.kind = JP_KIND_CPU;
         for (int k = 0; k < JP_KIND_COUNT && !(kinds & (1u << JP_KIND_CPU)); k++)
             if (kinds & (1u << k)) {
@@ -436,19 +436,19 @@ static int interactive_diff(tui_remote *r, const rargs *a)
     }
     jp_diff *d = NULL;
     static char cl[256], bl[256];
-    int rc = tui_remote_diff_open(r, &o, false, &d, cl, bl, sizeof cl, stderr);
+    int rc = tui_batch_server_diff_open(r, &o, false, &d, cl, bl, sizeof cl, stderr);
     if (!d)
         return rc;
     jfr_report rep;
     jfr_report_init(&rep);
     rep.start_ns = d->prof->start_ns;
     rep.end_ns = d->prof->end_ns;
-    tui_view *v = tui_view_new(d->prof, &rep, cl, d->kind, false, false);
-    tui_view_set_diff(v, d, bl);
+    tui_flame_view *v = tui_flame_view_new(d->prof, &rep, cl, d->kind, false, false);
+    tui_flame_view_set_diff(v, d, bl);
     jp_error serr;
     jp_error_init(&serr);
-    jp_err src = tui_screen_run(v, &serr);
-    tui_view_free(v);
+    jp_err src = tui_terminal_run(v, &serr);
+    tui_flame_view_free(v);
     jp_diff_free(d);
     if (src != JP_OK) {
         fprintf(stderr, "jprof-top: %s\n", serr.msg);
@@ -465,7 +465,7 @@ static int kube_status(const jp_error *err)
         return TUI_EXIT_KUBECTL;
     if (err->code == JP_ERR_NOT_FOUND)
         return TUI_EXIT_NO_SERVICE;
-    return tui_live_exit_status(err->code);
+    return tui_target_exit_status(err->code);
 }
 
 static int kube_fail(const jp_error *err)
@@ -484,12 +484,12 @@ static bool pod_running(const jp_pod *p)
  * CPU%); JSON: one object with "via": "kubectl" and jvms[] in that shape,
  * as the server's batch output has. */
 static int kube_batch(const rargs *a, const kube_opts *ko, jp_pod_list *pods,
-                      const tui_live_opts *o)
+                      const tui_target_opts *o)
 {
     int status = TUI_EXIT_OK;
     json_t *jvms = json_array();
     size_t n = 0;
-    for (size_t i = 0; i < pods->count && !tui_live_stop_signal; i++) {
+    for (size_t i = 0; i < pods->count && !tui_stop_signal; i++) {
         const jp_pod *p = &pods->items[i];
         if (!pod_running(p)) {
             fprintf(stderr, "jprof-top: pod %s is %s; left out\n", p->name, p->phase);
@@ -497,24 +497,24 @@ static int kube_batch(const rargs *a, const kube_opts *ko, jp_pod_list *pods,
         }
         jp_error err;
         jp_error_init(&err);
-        tui_live *l = NULL;
+        tui_target *l = NULL;
         jp_err rc = tui_kubectl_open(ko, p->name, a->container, p, o, &l, &err);
         if (rc == JP_OK)
-            rc = tui_live_refresh(l, &err);
+            rc = tui_target_refresh(l, &err);
         if (rc == JP_OK) {
-            tui_live_sleep(o->interval_ns);
-            rc = tui_live_refresh(l, &err);
+            tui_stop_sleep(o->interval_ns);
+            rc = tui_target_refresh(l, &err);
         }
         if (rc != JP_OK) {
             fprintf(stderr, "jprof-top: pod %s: %s\n", p->name, err.msg);
             status = status == TUI_EXIT_OK ? kube_status(&err) : status;
         } else if (a->bo.format == TUI_FORMAT_JSON) {
-            json_array_append_new(jvms, tui_live_json(l));
-        } else if (tui_live_write_sample(l, TUI_FORMAT_TEXT, (long)n, stdout) != JP_OK) {
+            json_array_append_new(jvms, tui_report_target_json(l));
+        } else if (tui_report_target_write(l, TUI_FORMAT_TEXT, (long)n, stdout) != JP_OK) {
             status = TUI_EXIT_ERROR;
         }
         n += rc == JP_OK;
-        tui_live_free(l); /* bye: the probe removes itself */
+        tui_target_free(l); /* bye: the probe removes itself */
     }
     if (a->bo.format == TUI_FORMAT_JSON) {
         json_t *j = json_pack("{s:s,s:s?,s:s?,s:s?,s:o}", "via", "kubectl", "namespace", ko->ns,
@@ -528,10 +528,10 @@ static int kube_batch(const rargs *a, const kube_opts *ko, jp_pod_list *pods,
     if (fflush(stdout) != 0)
         status = TUI_EXIT_ERROR;
     jvm_cleanup_run_all();
-    if (tui_live_stop_signal) {
+    if (tui_stop_signal) {
         fprintf(stderr, "jprof-top: interrupted (signal %d); nothing left in the pod\n",
-                (int)tui_live_stop_signal);
-        return 128 + (int)tui_live_stop_signal;
+                (int)tui_stop_signal);
+        return 128 + (int)tui_stop_signal;
     }
     return status;
 }
@@ -543,15 +543,15 @@ static int kube_main(const rargs *a)
     ko.ns = a->ro.ns;
     ko.context = a->context;
     ko.kubeconfig = a->kubeconfig;
-    tui_live_opts o;
-    tui_live_opts_init(&o);
+    tui_target_opts o;
+    tui_target_opts_init(&o);
     if (a->interval_ns > 0)
         o.interval_ns = a->interval_ns;
     if (a->window_ns > 0)
         o.window_ns = a->window_ns;
     jp_error err;
     jp_error_init(&err);
-    tui_live_signals_install();
+    tui_stop_install();
     jp_pod_list pods;
     jp_pod_list_init(&pods);
     jp_err rc = a->bo.pod ? kube_pod_get(&ko, a->bo.pod, &pods, &err)
@@ -566,7 +566,7 @@ static int kube_main(const rargs *a)
         return st;
     }
     /* one pod: open it at once; several: the list first */
-    tui_live *l = NULL;
+    tui_target *l = NULL;
     if (pods.count == 1) {
         rc = tui_kubectl_open(&ko, pods.items[0].name, a->container, &pods.items[0], &o, &l, &err);
         if (rc != JP_OK) {
@@ -577,16 +577,16 @@ static int kube_main(const rargs *a)
     /* o lists the service's pods (a pod named with --pod has no list) */
     tui_picker *pk = a->ro.svc ? tui_picker_kubectl(&ko, a->ro.svc, a->container, &pods) : NULL;
     jp_pod_list_cleanup(&pods);
-    tui_live_view *v = tui_live_view_new_with(l, pk, &o);
+    tui_screens *v = tui_screens_new_with(l, pk, &o);
     if (l)
-        tui_live_view_tick(v); /* the first snapshot before the first screen */
+        tui_screens_tick(v); /* the first snapshot before the first screen */
     if (l && a->screen)
-        tui_live_view_key(v, "TLDFSG"[a->screen]);
+        tui_screens_key(v, "TLDFSG"[a->screen]);
     /* freeing the view says bye: the probe stops its recording, removes itself */
     return tui_interactive_live_view(v, "the pod");
 }
 
-int tui_remote_main(int argc, char **argv)
+int tui_server_main(int argc, char **argv)
 {
     rargs a;
     int rc = parse(argc, argv, &a);
@@ -597,23 +597,23 @@ int tui_remote_main(int argc, char **argv)
     if (use_kubectl(&a))
         return kube_main(&a);
     jp_http_global_init();
-    tui_remote *r = tui_remote_new(&a.ro);
+    tui_client *r = tui_client_new(&a.ro);
     jp_error err;
     jp_error_init(&err);
-    if (tui_remote_connect(r, &err) != JP_OK) {
+    if (tui_client_connect(r, &err) != JP_OK) {
         fprintf(stderr, "jprof-top: %s\n", err.msg);
-        rc = tui_remote_exit_status(r);
-        tui_remote_free(r);
+        rc = tui_client_exit_status(r);
+        tui_client_free(r);
         return rc;
     }
     if (a.batch) {
-        rc = tui_remote_batch_run(r, &a.bo, stdout, stderr);
-        tui_remote_free(r);
+        rc = tui_batch_server_run(r, &a.bo, stdout, stderr);
+        tui_client_free(r);
         return rc;
     }
     if (a.bo.has_base) {
         rc = interactive_diff(r, &a);
-        tui_remote_free(r);
+        tui_client_free(r);
         return rc;
     }
     return interactive(r, &a); /* the view's list frees r */

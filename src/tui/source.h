@@ -1,7 +1,7 @@
 /* source.h - where the data of jprof-top's screens comes from.
  *
  * The screens (live_view.h: picker, Threads, Locks, Deadlocks, Flame) and
- * the batch output (live_batch.h) draw one model, a tui_live: the current
+ * the batch output (live_batch.h) draw one model, a tui_target: the current
  * and previous thread snapshots with their analyses, the header numbers and
  * the last profile window. They never know where it came from. A source
  * fills it through a small table of operations:
@@ -53,28 +53,29 @@
 #include "model/profile.h"
 #include "model/snapshot.h"
 
-typedef struct tui_live tui_live;
+typedef struct tui_target tui_target;
 struct tui_lines;
-typedef struct tui_live_opts tui_live_opts;
+typedef struct tui_target_opts tui_target_opts;
 
 typedef struct tui_source_ops {
     const char *name; /* "pid", "kubectl": in the JSON output and messages */
     /* *out: a new snapshot the caller takes over */
-    jp_err (*refresh)(tui_live *l, jp_snapshot **out, jp_error *err);
-    jp_err (*prof_start)(tui_live *l, jp_error *err);
+    jp_err (*refresh)(tui_target *l, jp_snapshot **out, jp_error *err);
+    jp_err (*prof_start)(tui_target *l, jp_error *err);
     /* *out: a new profile of the window (events older than the window
      * dropped), or NULL when nothing changed since the last read (the
      * screen keeps it); *rep says what was read (start/end, partial);
      * *tail: damage only in a chunk still being written (not an error) */
-    jp_err (*prof_read)(tui_live *l, jp_profile **out, jfr_report *rep, bool *tail, jp_error *err);
-    void (*prof_stop)(tui_live *l);
-    void (*prof_label)(const tui_live *l, char *buf, size_t len);
-    void (*close)(tui_live *l);
-    void (*busy)(const tui_live *l, jp_busy_list *out);
-    void (*cpu)(const tui_live *l, jp_cpu_evidence *out);
-    void (*status)(const tui_live *l, struct tui_lines *out);
-    bool (*flame_key)(tui_live *l, int key, char *msg, size_t len);
-    void (*gc)(tui_live *l, int width, struct tui_lines *out);
+    jp_err (*prof_read)(tui_target *l, jp_profile **out, jfr_report *rep, bool *tail,
+                        jp_error *err);
+    void (*prof_stop)(tui_target *l);
+    void (*prof_label)(const tui_target *l, char *buf, size_t len);
+    void (*close)(tui_target *l);
+    void (*busy)(const tui_target *l, jp_busy_list *out);
+    void (*cpu)(const tui_target *l, jp_cpu_evidence *out);
+    void (*status)(const tui_target *l, struct tui_lines *out);
+    bool (*flame_key)(tui_target *l, int key, char *msg, size_t len);
+    void (*gc)(tui_target *l, int width, struct tui_lines *out);
 } tui_source_ops;
 
 /* ---- pickers ---- */
@@ -104,7 +105,8 @@ struct tui_picker {
     /* fills *out (reset first) */
     jp_err (*scan)(tui_picker *p, tui_pick_list *out, jp_error *err);
     /* opens row i of the last scan with the view's options */
-    jp_err (*open)(tui_picker *p, size_t i, const tui_live_opts *o, tui_live **out, jp_error *err);
+    jp_err (*open)(tui_picker *p, size_t i, const tui_target_opts *o, tui_target **out,
+                   jp_error *err);
     void (*free)(tui_picker *p);
     void *ctx;
 };

@@ -12,20 +12,20 @@
 
 #include "base/timeutil.h"
 #include "base/xalloc.h"
-#include "tui/gc_report.h"
-#include "tui/live.h"
+#include "tui/report_gc.h"
+#include "tui/target.h"
 
 typedef struct kctx {
     kube_session *s;
     bool recording;
 } kctx;
 
-static kctx *ctx_of(const tui_live *l)
+static kctx *ctx_of(const tui_target *l)
 {
     return l->src;
 }
 
-static jp_err k_refresh(tui_live *l, jp_snapshot **out, jp_error *err)
+static jp_err k_refresh(tui_target *l, jp_snapshot **out, jp_error *err)
 {
     int64_t t0 = jp_time_mono_ns();
     jp_err rc = kube_session_snapshot(ctx_of(l)->s, out, err);
@@ -37,7 +37,7 @@ static jp_err k_refresh(tui_live *l, jp_snapshot **out, jp_error *err)
 #define KUBE_PROF_KINDS                                                                            \
     ((1u << JP_KIND_CPU) | (1u << JP_KIND_ALLOC) | (1u << JP_KIND_LOCK) | (1u << JP_KIND_PARK))
 
-static jp_err k_prof_start(tui_live *l, jp_error *err)
+static jp_err k_prof_start(tui_target *l, jp_error *err)
 {
     kctx *k = ctx_of(l);
     jp_err rc = kube_session_profile_start(k->s, KUBE_PROF_KINDS, 0, l->opts.window_ns, err);
@@ -48,7 +48,8 @@ static jp_err k_prof_start(tui_live *l, jp_error *err)
     return rc;
 }
 
-static jp_err k_prof_read(tui_live *l, jp_profile **out, jfr_report *rep, bool *tail, jp_error *err)
+static jp_err k_prof_read(tui_target *l, jp_profile **out, jfr_report *rep, bool *tail,
+                          jp_error *err)
 {
     *tail = false;
     jp_err rc = kube_session_profile_read(ctx_of(l)->s, out, err);
@@ -63,7 +64,7 @@ static jp_err k_prof_read(tui_live *l, jp_profile **out, jfr_report *rep, bool *
     return JP_OK;
 }
 
-static void k_prof_stop(tui_live *l)
+static void k_prof_stop(tui_target *l)
 {
     kctx *k = ctx_of(l);
     if (!k->recording)
@@ -74,14 +75,14 @@ static void k_prof_stop(tui_live *l)
     kube_session_profile_stop(k->s, &err); /* the probe stops it at bye in any case */
 }
 
-static void k_prof_label(const tui_live *l, char *buf, size_t len)
+static void k_prof_label(const tui_target *l, char *buf, size_t len)
 {
     snprintf(buf, len, "JFR window %.0fs in the pod", (double)l->opts.window_ns / 1e9);
 }
 
 /* The window's summary from the probe; one window, so no pause sparkline
  * (the pauses' times stay in the pod). */
-static void k_gc(tui_live *l, int width, tui_lines *ls)
+static void k_gc(tui_target *l, int width, tui_lines *ls)
 {
     const jp_gc_window *w = kube_session_gc(ctx_of(l)->s);
     const jp_profile *p = l->prof.profile;
@@ -102,7 +103,7 @@ static void k_gc(tui_live *l, int width, tui_lines *ls)
     tui_report_gc_data(&d, p, width, 10, ls);
 }
 
-static void k_close(tui_live *l)
+static void k_close(tui_target *l)
 {
     kctx *k = ctx_of(l);
     if (!k)
@@ -112,7 +113,7 @@ static void k_close(tui_live *l)
     l->src = NULL;
 }
 
-kube_session *tui_kubectl_session(const tui_live *l)
+kube_session *tui_kubectl_session(const tui_target *l)
 {
     return l->ops->close == k_close && l->src ? ctx_of(l)->s : NULL;
 }
@@ -129,7 +130,7 @@ static const tui_source_ops kubectl_ops = {
 };
 
 jp_err tui_kubectl_open(const kube_opts *ko, const char *pod, const char *container,
-                        const jp_pod *p, const tui_live_opts *o, tui_live **out, jp_error *err)
+                        const jp_pod *p, const tui_target_opts *o, tui_target **out, jp_error *err)
 {
     *out = NULL;
     kube_session *s = NULL;
@@ -145,7 +146,7 @@ jp_err tui_kubectl_open(const kube_opts *ko, const char *pod, const char *contai
     }
     kctx *k = jp_xcalloc(1, sizeof *k);
     k->s = s;
-    tui_live *l = tui_live_new(o, &kubectl_ops, k);
+    tui_target *l = tui_target_new(o, &kubectl_ops, k);
     l->proc.pid = h->jvm_pid;
     snprintf(l->proc.main_class, sizeof l->proc.main_class, "%s", h->main_class);
     snprintf(l->proc.user, sizeof l->proc.user, "%s", h->user);
@@ -191,7 +192,7 @@ static jp_err kp_scan(tui_picker *p, tui_pick_list *out, jp_error *err)
     return JP_OK;
 }
 
-static jp_err kp_open(tui_picker *p, size_t i, const tui_live_opts *o, tui_live **out,
+static jp_err kp_open(tui_picker *p, size_t i, const tui_target_opts *o, tui_target **out,
                       jp_error *err)
 {
     kpick *k = p->ctx;

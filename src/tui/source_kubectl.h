@@ -4,7 +4,7 @@
  * The session (kube/kube.h) streams jprof-probe into the container; the
  * probe takes Thread.print snapshots and records the Flame screen's JFR
  * window in the container, parses it there and sends aggregated stacks.
- * Closing the target (tui_live_free) says bye: the probe stops its
+ * Closing the target (tui_target_free) says bye: the probe stops its
  * recording and removes itself and its files.
  *
  * Ownership: the kube_opts strings are borrowed for the target's or the
@@ -15,17 +15,17 @@
 #include "wire/k8s_pod.h"
 #include "base/error.h"
 #include "kube/kube.h"
-#include "tui/live.h"
+#include "tui/target.h"
 #include "tui/source.h"
 
 /* Opens pod (container NULL: the first that runs a JVM; p, when known,
  * names the containers) as a target of the screens. */
 jp_err tui_kubectl_open(const kube_opts *ko, const char *pod, const char *container,
-                        const jp_pod *p, const tui_live_opts *o, tui_live **out, jp_error *err);
+                        const jp_pod *p, const tui_target_opts *o, tui_target **out, jp_error *err);
 
 /* The probe session of a target tui_kubectl_open made (NULL for another
  * source). */
-kube_session *tui_kubectl_session(const tui_live *l);
+kube_session *tui_kubectl_session(const tui_target *l);
 
 /* The picker of service's pods; pods, when not NULL, is a list already
  * read, taken over (shown first without asking kubectl again). */

@@ -17,9 +17,9 @@
 
 #include "base/timeutil.h"
 #include "base/xalloc.h"
-#include "tui/gc_report.h"
-#include "tui/live_report.h"
-#include "tui/remote_report.h"
+#include "tui/report_gc.h"
+#include "tui/report_target.h"
+#include "tui/report_service.h"
 #include "wire/query_json.h"
 #include "wire/snapshot_json.h"
 
@@ -28,7 +28,7 @@
 #define FLAME_FRESH_NS (60 * JP_NS_PER_SEC)
 
 typedef struct sctx {
-    tui_remote *r;
+    tui_client *r;
     char pod[256];
     long long pid; /* -1: any JVM of the pod */
     int range;     /* index into tui_range_names */
@@ -45,7 +45,7 @@ typedef struct sctx {
     char gc_err[sizeof(jp_error){0}.msg];
 } sctx;
 
-static sctx *ctx_of(const tui_live *l)
+static sctx *ctx_of(const tui_target *l)
 {
     return l->src;
 }
@@ -74,7 +74,7 @@ static const json_t *our_entry(const sctx *k)
     return NULL;
 }
 
-static void header_from(tui_live *l, const json_t *entry, const json_t *snap)
+static void header_from(tui_target *l, const json_t *entry, const json_t *snap)
 {
     const json_t *t = json_object_get(entry, "target");
     const json_t *st = json_object_get(snap, "target");
@@ -102,17 +102,17 @@ static void header_from(tui_live *l, const json_t *entry, const json_t *snap)
 }
 
 /* A stored snapshot knows when it was taken; its JVM's age then. */
-static void snapshot_uptime(const tui_live *l, jp_snapshot *s)
+static void snapshot_uptime(const tui_target *l, jp_snapshot *s)
 {
     if (s->uptime_ns <= 0 && l->proc.start_ns > 0 && s->taken_ns > l->proc.start_ns)
         s->uptime_ns = s->taken_ns - l->proc.start_ns;
 }
 
-static jp_err s_refresh(tui_live *l, jp_snapshot **out, jp_error *err)
+static jp_err s_refresh(tui_target *l, jp_snapshot **out, jp_error *err)
 {
     sctx *k = ctx_of(l);
     /* the threads of our pod; the Status screen lists every pod */
-    jp_err rc = tui_remote_refresh_pod(k->r, k->pod, NULL, err);
+    jp_err rc = tui_client_refresh_pod(k->r, k->pod, NULL, err);
     if (rc != JP_OK)
         return rc;
     l->snapshot_ms = k->r->cost_ms;
@@ -132,7 +132,7 @@ static jp_err s_refresh(tui_live *l, jp_snapshot **out, jp_error *err)
     return JP_OK;
 }
 
-static void s_busy(const tui_live *l, jp_busy_list *out)
+static void s_busy(const tui_target *l, jp_busy_list *out)
 {
     jp_snapshot_busy_from_json(ctx_of(l)->snap, l->cur, out);
 }
@@ -140,7 +140,7 @@ static void s_busy(const tui_live *l, jp_busy_list *out)
 /* The server's profile evidence of this target: per-thread CPU of its
  * newest cpu windows, as /threads ranked them (% of one core over the
  * window's span). */
-static void s_cpu(const tui_live *l, jp_cpu_evidence *out)
+static void s_cpu(const tui_target *l, jp_cpu_evidence *out)
 {
     const json_t *busy = json_object_get(json_object_get(our_entry(ctx_of(l)), "summary"), "busy");
     const json_t *w = json_object_get(busy, "window");
@@ -163,7 +163,7 @@ static void s_cpu(const tui_live *l, jp_cpu_evidence *out)
     }
 }
 
-static jp_err s_prof_start(tui_live *l, jp_error *err)
+static jp_err s_prof_start(tui_target *l, jp_error *err)
 {
     (void)err;
     ctx_of(l)->dirty = true; /* nothing to start: the agents record */
@@ -171,7 +171,8 @@ static jp_err s_prof_start(tui_live *l, jp_error *err)
     return JP_OK;
 }
 
-static jp_err s_prof_read(tui_live *l, jp_profile **out, jfr_report *rep, bool *tail, jp_error *err)
+static jp_err s_prof_read(tui_target *l, jp_profile **out, jfr_report *rep, bool *tail,
+                          jp_error *err)
 {
     sctx *k = ctx_of(l);
     *tail = false;
@@ -180,8 +181,8 @@ static jp_err s_prof_read(tui_live *l, jp_profile **out, jfr_report *rep, bool *
         return JP_OK; /* unchanged */
     char from[16];
     snprintf(from, sizeof from, "-%s", tui_range_names[k->range]);
-    tui_remote_flame_meta m;
-    jp_err rc = tui_remote_profile(k->r, 0, from, "now", k->all_pods ? NULL : k->pod,
+    tui_client_flame_meta m;
+    jp_err rc = tui_client_profile(k->r, 0, from, "now", k->all_pods ? NULL : k->pod,
                                    FLAME_MAX_NODES, out, &m, err);
     if (rc != JP_OK)
         return rc;
@@ -196,19 +197,19 @@ static jp_err s_prof_read(tui_live *l, jp_profile **out, jfr_report *rep, bool *
     return JP_OK;
 }
 
-static void s_prof_stop(tui_live *l)
+static void s_prof_stop(tui_target *l)
 {
     ctx_of(l)->dirty = true;
 }
 
-static void s_prof_label(const tui_live *l, char *buf, size_t len)
+static void s_prof_label(const tui_target *l, char *buf, size_t len)
 {
     const sctx *k = ctx_of(l);
     snprintf(buf, len, "%s/%s last %s, %s%s", k->r->ns, k->r->svc, tui_range_names[k->range],
              k->all_pods ? "all pods" : "pod ", k->all_pods ? "" : k->pod);
 }
 
-static bool s_flame_key(tui_live *l, int key, char *msg, size_t len)
+static bool s_flame_key(tui_target *l, int key, char *msg, size_t len)
 {
     sctx *k = ctx_of(l);
     switch (key) {
@@ -237,7 +238,7 @@ static bool s_flame_key(tui_live *l, int key, char *msg, size_t len)
     return true;
 }
 
-static void s_status(const tui_live *l, tui_lines *ls)
+static void s_status(const tui_target *l, tui_lines *ls)
 {
     const sctx *k = ctx_of(l);
     char age[24] = "?";
@@ -248,12 +249,12 @@ static void s_status(const tui_live *l, tui_lines *ls)
                   k->r->base, age, tui_range_names[k->range],
                   k->all_pods ? "all pods" : "this pod");
     tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s", "");
-    tui_rreport_status(k->r, ls);
+    tui_report_service_status(k->r, ls);
 }
 
 /* The GC screen: /api/v1/gc over the Flame range and pods, read again
  * when they change or the answer is older than FLAME_FRESH_NS. */
-static void s_gc(tui_live *l, int width, tui_lines *ls)
+static void s_gc(tui_target *l, int width, tui_lines *ls)
 {
     sctx *k = ctx_of(l);
     int points = width - 2 < 8 ? 8 : width - 2 > 200 ? 200 : width - 2;
@@ -265,7 +266,7 @@ static void s_gc(tui_live *l, int width, tui_lines *ls)
         jp_error_init(&err);
         json_t *a = NULL;
         k->gc_mono = jp_time_mono_ns();
-        if (tui_remote_gc(k->r, from, "now", k->all_pods ? NULL : k->pod, points, &a, &err) ==
+        if (tui_client_gc(k->r, from, "now", k->all_pods ? NULL : k->pod, points, &a, &err) ==
             JP_OK) {
             json_decref(k->gc);
             k->gc = a;
@@ -293,14 +294,14 @@ static void s_gc(tui_live *l, int width, tui_lines *ls)
     tui_gc_data_cleanup(&d);
 }
 
-static void s_close(tui_live *l)
+static void s_close(tui_target *l)
 {
     sctx *k = ctx_of(l);
     if (!k)
         return;
     json_decref(k->gc);
     if (!k->borrowed)
-        tui_remote_free(k->r);
+        tui_client_free(k->r);
     json_decref(k->snap);
     free(k);
     l->src = NULL;
@@ -322,23 +323,23 @@ static const tui_source_ops server_ops = {
 };
 
 /* A connection of our own for each target (the list keeps its own). */
-static jp_err connect_copy(const tui_remote_opts *ro, tui_remote **out, jp_error *err)
+static jp_err connect_copy(const tui_client_opts *ro, tui_client **out, jp_error *err)
 {
-    tui_remote *r = tui_remote_new(ro);
-    jp_err rc = tui_remote_connect(r, err);
+    tui_client *r = tui_client_new(ro);
+    jp_err rc = tui_client_connect(r, err);
     if (rc != JP_OK) {
-        tui_remote_free(r);
+        tui_client_free(r);
         return rc;
     }
     *out = r;
     return JP_OK;
 }
 
-jp_err tui_server_open(const tui_remote_opts *ro, const char *pod, long long pid, int range,
-                       const tui_live_opts *o, tui_live **out, jp_error *err)
+jp_err tui_server_open(const tui_client_opts *ro, const char *pod, long long pid, int range,
+                       const tui_target_opts *o, tui_target **out, jp_error *err)
 {
     *out = NULL;
-    tui_remote *r = NULL;
+    tui_client *r = NULL;
     jp_err rc = connect_copy(ro, &r, err);
     if (rc != JP_OK)
         return rc;
@@ -346,8 +347,8 @@ jp_err tui_server_open(const tui_remote_opts *ro, const char *pod, long long pid
     return JP_OK;
 }
 
-tui_live *tui_server_open_on(tui_remote *r, const char *pod, long long pid, int range,
-                             const tui_live_opts *o)
+tui_target *tui_server_open_on(tui_client *r, const char *pod, long long pid, int range,
+                               const tui_target_opts *o)
 {
     sctx *k = jp_xcalloc(1, sizeof *k);
     k->r = r;
@@ -355,9 +356,9 @@ tui_live *tui_server_open_on(tui_remote *r, const char *pod, long long pid, int 
     k->pid = pid;
     k->range = range >= 0 && range < TUI_RANGE_COUNT ? range : 1;
     k->dirty = true;
-    tui_live_opts lo = *o;
+    tui_target_opts lo = *o;
     lo.window_ns = range_ns(k->range);
-    tui_live *l = tui_live_new(&lo, &server_ops, k);
+    tui_target *l = tui_target_new(&lo, &server_ops, k);
     snprintf(l->where, sizeof l->where, "%s/%s pod %s", r->ns, r->svc, pod);
     /* what the connection already read is the first screen */
     const json_t *e = our_entry(k);
@@ -367,22 +368,22 @@ tui_live *tui_server_open_on(tui_remote *r, const char *pod, long long pid, int 
         k->snap = json_deep_copy(snap);
         header_from(l, e, snap);
         snapshot_uptime(l, s);
-        tui_live_accept(l, s);
+        tui_target_accept(l, s);
     }
     return l;
 }
 
-tui_live *tui_server_target(tui_remote *r, const json_t *entry, const tui_live_opts *o)
+tui_target *tui_server_target(tui_client *r, const json_t *entry, const tui_target_opts *o)
 {
     const json_t *t = json_object_get(entry, "target");
     const char *pod = jp_query_str(t, "pod");
     const json_t *snap = json_object_get(json_object_get(entry, "summary"), "snapshot");
     if (!pod || !json_is_object(snap))
         return NULL;
-    tui_live *l = tui_server_open_on(r, pod, jp_query_int(t, "pid", -1), 1, o);
+    tui_target *l = tui_server_open_on(r, pod, jp_query_int(t, "pid", -1), 1, o);
     ctx_of(l)->borrowed = true;
     if (!l->cur) {
-        tui_live_free(l);
+        tui_target_free(l);
         return NULL;
     }
     return l;
@@ -391,8 +392,8 @@ tui_live *tui_server_target(tui_remote *r, const json_t *entry, const tui_live_o
 /* ---- the targets of a service ---- */
 
 typedef struct spick {
-    tui_remote_opts ro;
-    tui_remote *r;
+    tui_client_opts ro;
+    tui_client *r;
     int range;
     json_t *targets; /* the rows' targets, in order */
 } spick;
@@ -402,7 +403,7 @@ static jp_err sp_scan(tui_picker *p, tui_pick_list *out, jp_error *err)
     spick *k = p->ctx;
     out->count = 0;
     /* the list needs the targets only, not every pod's whole snapshot */
-    jp_err rc = tui_remote_refresh_targets(k->r, err);
+    jp_err rc = tui_client_refresh_targets(k->r, err);
     if (rc != JP_OK)
         return rc;
     json_decref(k->targets);
@@ -412,12 +413,12 @@ static jp_err sp_scan(tui_picker *p, tui_pick_list *out, jp_error *err)
     json_array_foreach(k->targets, i, t)
     {
         tui_pick_row *row = tui_pick_list_add(out);
-        row->disabled = tui_rreport_target_row(t, row->text, sizeof row->text);
+        row->disabled = tui_report_service_target_row(t, row->text, sizeof row->text);
     }
     return JP_OK;
 }
 
-static jp_err sp_open(tui_picker *p, size_t i, const tui_live_opts *o, tui_live **out,
+static jp_err sp_open(tui_picker *p, size_t i, const tui_target_opts *o, tui_target **out,
                       jp_error *err)
 {
     spick *k = p->ctx;
@@ -432,11 +433,11 @@ static void sp_free(tui_picker *p)
 {
     spick *k = p->ctx;
     json_decref(k->targets);
-    tui_remote_free(k->r);
+    tui_client_free(k->r);
     free(k);
 }
 
-tui_picker *tui_picker_server(tui_remote *r, const tui_remote_opts *ro, int range)
+tui_picker *tui_picker_server(tui_client *r, const tui_client_opts *ro, int range)
 {
     tui_picker *p = jp_xcalloc(1, sizeof *p);
     spick *k = jp_xcalloc(1, sizeof *k);
@@ -444,7 +445,7 @@ tui_picker *tui_picker_server(tui_remote *r, const tui_remote_opts *ro, int rang
     k->r = r;
     k->range = range;
     snprintf(p->title, sizeof p->title, "pods and JVMs of %s/%s on jprof-server", r->ns, r->svc);
-    tui_rreport_target_head(p->head, sizeof p->head);
+    tui_report_service_target_head(p->head, sizeof p->head);
     snprintf(p->empty, sizeof p->empty, "no target of %s/%s reported in the last day", r->ns,
              r->svc);
     p->rescan_ns = 5 * JP_NS_PER_SEC;
@@ -455,10 +456,10 @@ tui_picker *tui_picker_server(tui_remote *r, const tui_remote_opts *ro, int rang
     return p;
 }
 
-jp_err tui_server_first(tui_remote *r, const char *pod, char *buf, size_t len, long long *pid,
+jp_err tui_server_first(tui_client *r, const char *pod, char *buf, size_t len, long long *pid,
                         jp_error *err)
 {
-    jp_err rc = tui_remote_refresh(r, pod, err);
+    jp_err rc = tui_client_refresh(r, pod, err);
     if (rc != JP_OK)
         return rc;
     /* the newest snapshot (the server lists the latest per target) */

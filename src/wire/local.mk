@@ -44,3 +44,6 @@ libjpwire_a_SOURCES += \
 # kubectl client's pods of a service)
 libjpwire_a_SOURCES += \
 	src/wire/k8s_pod.c src/wire/k8s_pod.h
+# flame trees as JSON (jprof-top's --format json and the page's shape)
+libjpwire_a_SOURCES += \
+	src/wire/flame_json.c src/wire/flame_json.h

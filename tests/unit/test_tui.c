@@ -14,12 +14,12 @@
 
 #include "model/flame.h"
 #include "model/profile.h"
-#include "tui/batch.h"
+#include "tui/report_profile.h"
 #include "tui/canvas.h"
-#include "tui/flame_json.h"
+#include "wire/flame_json.h"
 #include "tui/flame_panel.h"
-#include "tui/layout.h"
-#include "tui/view.h"
+#include "tui/flame_layout.h"
+#include "tui/flame_view.h"
 
 #define MS 1000000ULL
 
@@ -264,9 +264,9 @@ static void test_json(void **state)
 static void test_json_string_invalid_utf8(void **state)
 {
     (void)state;
-    json_t *s = tui_json_string("a\xff"
-                                "b",
-                                3);
+    json_t *s = jp_json_string("a\xff"
+                               "b",
+                               3);
     assert_string_equal(json_string_value(s), "a?b");
     json_decref(s);
 }
@@ -328,11 +328,11 @@ static void test_layout(void **state)
     (void)state;
     jp_profile *p = shop_profile();
     jp_flame *f = jp_flame_build(p, JP_KIND_CPU, false);
-    tui_layout l;
-    tui_layout_init(&l);
-    tui_layout_build(&l, f, 0, false, 100);
+    tui_flame_layout l;
+    tui_flame_layout_init(&l);
+    tui_flame_layout_build(&l, f, 0, false, 100);
     assert_int_equal(l.depths, 5);
-    const tui_bar *root = &l.bars[tui_layout_find(&l, 0)];
+    const tui_bar *root = &l.bars[tui_flame_layout_find(&l, 0)];
     assert_int_equal(root->x, 0);
     assert_int_equal(root->w, 100);
     /* main (100%), then checkout 90 and idle 10 on row 2. */
@@ -344,12 +344,12 @@ static void test_layout(void **state)
     assert_int_equal(l.hidden, 0);
     /* At 12 columns, 10% of a 12-wide row is 1.2 columns: still drawn;
      * at 4 columns it is 0.4: hidden with its subtree, counted once. */
-    tui_layout_build(&l, f, 0, false, 4);
+    tui_flame_layout_build(&l, f, 0, false, 4);
     assert_int_equal(l.hidden, 1);
     assert_int_equal(l.depths, 4);
     for (size_t i = 0; i < l.nbars; i++)
         assert_true(l.bars[i].x + l.bars[i].w <= 4);
-    tui_layout_cleanup(&l);
+    tui_flame_layout_cleanup(&l);
     jp_flame_free(f);
     jp_profile_free(p);
 }
@@ -359,7 +359,7 @@ static void test_layout(void **state)
 typedef struct screen {
     jp_profile *p;
     jfr_report rep;
-    tui_view *v;
+    tui_flame_view *v;
     tui_canvas c;
 } screen;
 
@@ -368,25 +368,25 @@ static void screen_open(screen *s, jp_profile *p, int rows, int cols)
     s->p = p;
     report_for(p, &s->rep);
     jp_kind k = JP_KIND_CPU;
-    s->v = tui_view_new(p, &s->rep, "/tmp/shop.jfr", k, false, false);
-    tui_view_resize(s->v, rows, cols);
+    s->v = tui_flame_view_new(p, &s->rep, "/tmp/shop.jfr", k, false, false);
+    tui_flame_view_resize(s->v, rows, cols);
     tui_canvas_init(&s->c, rows, cols);
-    tui_view_update(s->v);
-    tui_view_render(s->v, &s->c);
+    tui_flame_view_update(s->v);
+    tui_flame_view_render(s->v, &s->c);
 }
 
 static void screen_close(screen *s)
 {
-    tui_view_free(s->v);
+    tui_flame_view_free(s->v);
     tui_canvas_cleanup(&s->c);
     jp_profile_free(s->p);
 }
 
 static tui_action press(screen *s, int key)
 {
-    tui_action a = tui_view_key(s->v, key);
-    tui_view_update(s->v);
-    tui_view_render(s->v, &s->c);
+    tui_action a = tui_flame_view_key(s->v, key);
+    tui_flame_view_update(s->v);
+    tui_flame_view_render(s->v, &s->c);
     return a;
 }
 
@@ -485,7 +485,7 @@ static void test_view_move_zoom_and_back(void **state)
     assert_true(screen_has(&s, "total 90.0% 90  self 10.0% 10  com.shop.ShopService.checkout"));
     press(&s, TUI_KEY_RIGHT); /* idle, its neighbour */
     assert_true(screen_has(&s, "com.shop.Main.idle"));
-    assert_int_equal(s.v->sel, tui_layout_find(&s.v->layout, s.v->sel) >= 0 ? s.v->sel : 0);
+    assert_int_equal(s.v->sel, tui_flame_layout_find(&s.v->layout, s.v->sel) >= 0 ? s.v->sel : 0);
     press(&s, TUI_KEY_LEFT);
     press(&s, TUI_KEY_ENTER);
     assert_true(screen_has(&s, "Zoom: all > com.shop.Main.main > com.shop.ShopService.checkout"));
@@ -696,7 +696,7 @@ static void test_view_key_storm(void **state)
         seed = seed * 1103515245u + 12345u;
         if (seed % 17 == 0) {
             const int *sz = sizes[(seed >> 8) % (sizeof sizes / sizeof sizes[0])];
-            tui_view_resize(s.v, sz[0], sz[1]);
+            tui_flame_view_resize(s.v, sz[0], sz[1]);
         }
         int k = keys[(seed >> 4) % (sizeof keys / sizeof keys[0])];
         if (press(&s, k) == TUI_ACTION_QUIT)

@@ -1,6 +1,6 @@
 /* test_tui_live.c - jprof-top's live screens without a terminal or a JVM:
  * snapshots parsed from captured Thread.print text (tests/unit/data) are fed
- * to a tui_live, the view is driven with keys and rendered into a canvas,
+ * to a tui_target, the view is driven with keys and rendered into a canvas,
  * and the screen text is checked. Also the exit statuses and GC.heap_info
  * parsing. */
 #include <setjmp.h>
@@ -15,11 +15,11 @@
 
 #include "base/xalloc.h"
 #include "jvm/threadprint.h"
-#include "tui/gc_report.h"
+#include "tui/report_gc.h"
 #include "wire/gc_json.h"
-#include "tui/live.h"
-#include "tui/live_report.h"
-#include "tui/live_view.h"
+#include "tui/target.h"
+#include "tui/report_target.h"
+#include "tui/screens.h"
 
 #ifndef TEST_DATA_DIR
 #define TEST_DATA_DIR "tests/unit/data"
@@ -41,22 +41,22 @@ static jp_snapshot *load(const char *name, int64_t taken_ns)
     return s;
 }
 
-/* A source of the tests: snapshots come from files (tui_live_accept), a
+/* A source of the tests: snapshots come from files (tui_target_accept), a
  * profile window cannot be started. */
-static jp_err test_refresh(tui_live *l, jp_snapshot **out, jp_error *err)
+static jp_err test_refresh(tui_target *l, jp_snapshot **out, jp_error *err)
 {
     (void)l;
     *out = NULL;
     return jp_error_set(err, JP_ERR_USAGE, "test source: no refresh");
 }
 
-static jp_err test_prof_start(tui_live *l, jp_error *err)
+static jp_err test_prof_start(tui_target *l, jp_error *err)
 {
     (void)l;
     return jp_error_set(err, JP_ERR_USAGE, "test source: no profile");
 }
 
-static jp_err test_prof_read(tui_live *l, jp_profile **out, jfr_report *rep, bool *tail,
+static jp_err test_prof_read(tui_target *l, jp_profile **out, jfr_report *rep, bool *tail,
                              jp_error *err)
 {
     (void)l, (void)rep, (void)tail;
@@ -64,18 +64,18 @@ static jp_err test_prof_read(tui_live *l, jp_profile **out, jfr_report *rep, boo
     return jp_error_set(err, JP_ERR_USAGE, "test source: no profile");
 }
 
-static void test_prof_stop(tui_live *l)
+static void test_prof_stop(tui_target *l)
 {
     (void)l;
 }
 
-static void test_prof_label(const tui_live *l, char *buf, size_t len)
+static void test_prof_label(const tui_target *l, char *buf, size_t len)
 {
     (void)l;
     snprintf(buf, len, "test window");
 }
 
-static void test_status(const tui_live *l, tui_lines *ls)
+static void test_status(const tui_target *l, tui_lines *ls)
 {
     (void)l;
     tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "test source: 2 files read");
@@ -91,11 +91,11 @@ static const tui_source_ops test_ops = {
     .prof_label = test_prof_label,
 };
 
-static tui_live *fake_live(const char *file)
+static tui_target *fake_live(const char *file)
 {
-    tui_live_opts o;
-    tui_live_opts_init(&o);
-    tui_live *l = tui_live_new(&o, &test_ops, NULL);
+    tui_target_opts o;
+    tui_target_opts_init(&o);
+    tui_target *l = tui_target_new(&o, &test_ops, NULL);
     l->proc.pid = 4242;
     snprintf(l->proc.main_class, sizeof l->proc.main_class, "live.Test");
     snprintf(l->proc.user, sizeof l->proc.user, "alice");
@@ -103,9 +103,9 @@ static tui_live *fake_live(const char *file)
     snprintf(l->heap, sizeof l->heap, "24 MB of 64 MB");
     l->proc_cpu_pct = 123;
     l->cost_ms = 7;
-    tui_live_accept(l, load(file, 1000000000LL));
+    tui_target_accept(l, load(file, 1000000000LL));
     /* a second snapshot one second later gives CPU% */
-    tui_live_accept(l, load(file, 2000000000LL));
+    tui_target_accept(l, load(file, 2000000000LL));
     return l;
 }
 
@@ -114,9 +114,9 @@ typedef struct screen {
     char text[200 * 60 * 4];
 } screen;
 
-static const char *draw(tui_live_view *v, screen *s)
+static const char *draw(tui_screens *v, screen *s)
 {
-    tui_live_view_render(v, &s->c);
+    tui_screens_render(v, &s->c);
     size_t n = 0;
     for (int r = 0; r < s->c.rows; r++) {
         n += tui_canvas_row_text(&s->c, r, s->text + n, sizeof s->text - n);
@@ -127,17 +127,17 @@ static const char *draw(tui_live_view *v, screen *s)
     return s->text;
 }
 
-static void keys(tui_live_view *v, const int *k)
+static void keys(tui_screens *v, const int *k)
 {
     for (; *k; k++)
-        tui_live_view_key(v, *k);
+        tui_screens_key(v, *k);
 }
 
-static tui_live_view *open_view(const char *file, screen *s)
+static tui_screens *open_view(const char *file, screen *s)
 {
-    tui_live *l = fake_live(file);
-    tui_live_view *v = tui_live_view_new(l, &l->opts);
-    tui_live_view_resize(v, 40, 160);
+    tui_target *l = fake_live(file);
+    tui_screens *v = tui_screens_new(l, &l->opts);
+    tui_screens_resize(v, 40, 160);
     tui_canvas_init(&s->c, 1, 1);
     return v;
 }
@@ -145,23 +145,23 @@ static tui_live_view *open_view(const char *file, screen *s)
 static void test_exit_status(void **state)
 {
     (void)state;
-    assert_int_equal(tui_live_exit_status(JP_ERR_NOT_FOUND), 4);
-    assert_int_equal(tui_live_exit_status(JP_ERR_NOT_JVM), 5);
-    assert_int_equal(tui_live_exit_status(JP_ERR_PERMISSION), 6);
-    assert_int_equal(tui_live_exit_status(JP_ERR_TIMEOUT), 7);
-    assert_int_equal(tui_live_exit_status(JP_ERR_EXITED), 8);
-    assert_int_equal(tui_live_exit_status(JP_ERR_ATTACH_DISABLED), 9);
-    assert_int_equal(tui_live_exit_status(JP_ERR_AGENT_REFUSED), 10);
-    assert_int_equal(tui_live_exit_status(JP_ERR_CONFLICT), 11);
-    assert_int_equal(tui_live_exit_status(JP_ERR_PROTOCOL), 1);
-    assert_int_equal(tui_live_exit_status(JP_ERR_USAGE), 2);
+    assert_int_equal(tui_target_exit_status(JP_ERR_NOT_FOUND), 4);
+    assert_int_equal(tui_target_exit_status(JP_ERR_NOT_JVM), 5);
+    assert_int_equal(tui_target_exit_status(JP_ERR_PERMISSION), 6);
+    assert_int_equal(tui_target_exit_status(JP_ERR_TIMEOUT), 7);
+    assert_int_equal(tui_target_exit_status(JP_ERR_EXITED), 8);
+    assert_int_equal(tui_target_exit_status(JP_ERR_ATTACH_DISABLED), 9);
+    assert_int_equal(tui_target_exit_status(JP_ERR_AGENT_REFUSED), 10);
+    assert_int_equal(tui_target_exit_status(JP_ERR_CONFLICT), 11);
+    assert_int_equal(tui_target_exit_status(JP_ERR_PROTOCOL), 1);
+    assert_int_equal(tui_target_exit_status(JP_ERR_USAGE), 2);
 }
 
 static void test_heap_parse(void **state)
 {
     (void)state;
     char buf[96];
-    assert_true(tui_live_heap_parse(
+    assert_true(tui_pid_heap_parse(
         " garbage-first heap   total 65536K, used 24576K [0x00000000fc000000, 0x0)\n"
         "  region size 1024K, 3 young (3072K), 0 survivors (0K)\n"
         " Metaspace       used 1000K, committed 1200K, reserved 1114112K\n"
@@ -169,28 +169,28 @@ static void test_heap_parse(void **state)
         buf, sizeof buf));
     assert_string_equal(buf, "24 MB of 64 MB");
     /* JDK 25 G1 */
-    assert_true(tui_live_heap_parse("garbage-first heap   total reserved 65536K, committed 32768K, "
-                                    "used 4096K [0x0, 0x1)\n region size 1024K\n",
-                                    buf, sizeof buf));
+    assert_true(tui_pid_heap_parse("garbage-first heap   total reserved 65536K, committed 32768K, "
+                                   "used 4096K [0x0, 0x1)\n region size 1024K\n",
+                                   buf, sizeof buf));
     assert_string_equal(buf, "4 MB of 32 MB");
     /* Serial: one line per generation */
-    assert_true(tui_live_heap_parse(" def new generation   total 4928K, used 1024K [0x0)\n"
-                                    "  eden space 4416K,  23% used\n"
-                                    " tenured generation   total 10944K, used 1024K [0x0)\n",
-                                    buf, sizeof buf));
+    assert_true(tui_pid_heap_parse(" def new generation   total 4928K, used 1024K [0x0)\n"
+                                   "  eden space 4416K,  23% used\n"
+                                   " tenured generation   total 10944K, used 1024K [0x0)\n",
+                                   buf, sizeof buf));
     assert_string_equal(buf, "2 MB of 15.5 MB");
-    assert_true(tui_live_heap_parse(" ZHeap           used 10M, capacity 64M, max capacity 64M\n",
-                                    buf, sizeof buf));
+    assert_true(tui_pid_heap_parse(" ZHeap           used 10M, capacity 64M, max capacity 64M\n",
+                                   buf, sizeof buf));
     assert_string_equal(buf, "10 MB of 64 MB");
-    assert_false(tui_live_heap_parse("nothing we know\n", buf, sizeof buf));
-    assert_false(tui_live_heap_parse("", buf, sizeof buf));
+    assert_false(tui_pid_heap_parse("nothing we know\n", buf, sizeof buf));
+    assert_false(tui_pid_heap_parse("", buf, sizeof buf));
 }
 
 static void test_threads_screen(void **state)
 {
     (void)state;
     screen s;
-    tui_live_view *v = open_view("threadprint-contention-jdk17.txt", &s);
+    tui_screens *v = open_view("threadprint-contention-jdk17.txt", &s);
     const char *t = draw(v, &s);
     assert_non_null(strstr(t, "jprof-top  pid 4242 live.Test  JDK 17.0.99"));
     assert_non_null(strstr(t, "heap 24 MB of 64 MB"));
@@ -238,16 +238,16 @@ static void test_threads_screen(void **state)
         assert_true(strcmp(sn->threads[v->order[i - 1]].name, sn->threads[v->order[i]].name) <= 0);
     /* Enter shows the selected thread's stack, Esc goes back */
     const char *first = sn->threads[v->order[0]].name;
-    tui_live_view_key(v, TUI_KEY_ENTER);
+    tui_screens_key(v, TUI_KEY_ENTER);
     t = draw(v, &s);
     char want[160];
     snprintf(want, sizeof want, "\"%s\"  id ", first);
     assert_non_null(strstr(t, want));
     assert_true(v->stack);
-    tui_live_view_key(v, TUI_KEY_ESC);
+    tui_screens_key(v, TUI_KEY_ESC);
     assert_false(v->stack);
-    assert_int_equal(tui_live_view_key(v, 'q'), TUI_ACTION_QUIT);
-    tui_live_view_free(v);
+    assert_int_equal(tui_screens_key(v, 'q'), TUI_ACTION_QUIT);
+    tui_screens_free(v);
     tui_canvas_cleanup(&s.c);
 }
 
@@ -255,7 +255,7 @@ static void test_hot_first_and_stack(void **state)
 {
     (void)state;
     screen s;
-    tui_live_view *v = open_view("threadprint-contention-jdk17.txt", &s);
+    tui_screens *v = open_view("threadprint-contention-jdk17.txt", &s);
     /* Thread.print gives per-thread cpu=; equal snapshots mean 0% for all, and
      * the order never falls back to CPU since the start: RUNNABLE first, then
      * by name; a sleeping thread is never ahead of a running one. */
@@ -272,11 +272,11 @@ static void test_hot_first_and_stack(void **state)
     static const int filter[] = {'/', 'h', 'o', 't', '-', 's', TUI_KEY_ENTER, 0};
     keys(v, filter);
     assert_string_equal(sn->threads[v->order[0]].name, "hot-spinner");
-    tui_live_view_key(v, TUI_KEY_ENTER);
+    tui_screens_key(v, TUI_KEY_ENTER);
     const char *t = draw(v, &s);
     assert_non_null(strstr(t, "\"hot-spinner\""));
     assert_non_null(strstr(t, "at live.Contention$Hot.spin(Contention.java:"));
-    tui_live_view_free(v);
+    tui_screens_free(v);
     tui_canvas_cleanup(&s.c);
 }
 
@@ -284,8 +284,8 @@ static void test_locks_screen(void **state)
 {
     (void)state;
     screen s;
-    tui_live_view *v = open_view("threadprint-contention-jdk17.txt", &s);
-    tui_live_view_key(v, TUI_KEY_F6);
+    tui_screens *v = open_view("threadprint-contention-jdk17.txt", &s);
+    tui_screens_key(v, TUI_KEY_F6);
     const char *t = draw(v, &s);
     assert_non_null(
         strstr(t, "(monitor): owner \"ledger-owner\" (TIMED_WAITING) blocks 3 threads"));
@@ -300,12 +300,12 @@ static void test_locks_screen(void **state)
     assert_null(strstr(t, "Mailbox@"));
     assert_non_null(strstr(t, "1 idle thread: waiter, waiting in Contention.lambda$main$"));
     assert_null(strstr(t, "\n    waiter\n"));
-    tui_live_view_key(v, 'i'); /* the idle threads by name */
+    tui_screens_key(v, 'i'); /* the idle threads by name */
     t = draw(v, &s);
     assert_true(v->idle_expanded);
-    tui_live_view_key(v, 'L'); /* letters switch too */
-    assert_int_equal(v->screen, TUI_LSCR_LOCKS);
-    tui_live_view_free(v);
+    tui_screens_key(v, 'L'); /* letters switch too */
+    assert_int_equal(v->screen, TUI_SCREEN_LOCKS);
+    tui_screens_free(v);
     tui_canvas_cleanup(&s.c);
 }
 
@@ -315,26 +315,26 @@ static void test_status_screen(void **state)
 {
     (void)state;
     screen s;
-    tui_live_view *v = open_view("threadprint-deadlocks-jdk25.txt", &s);
-    tui_live_view_key(v, 'S');
-    assert_int_equal(v->screen, TUI_LSCR_STATUS);
+    tui_screens *v = open_view("threadprint-deadlocks-jdk25.txt", &s);
+    tui_screens_key(v, 'S');
+    assert_int_equal(v->screen, TUI_SCREEN_STATUS);
     const char *t = draw(v, &s);
     assert_non_null(strstr(t, "F9Status"));
     assert_non_null(strstr(t, "source: test"));
     assert_non_null(strstr(t, "pid 4242  live.Test  JDK 17.0.99"));
     assert_non_null(strstr(t, "profile: not running (the Flame screen starts test window)"));
     assert_non_null(strstr(t, "test source: 2 files read"));
-    tui_live_view_key(v, TUI_KEY_F5);
-    assert_int_equal(v->screen, TUI_LSCR_THREADS);
-    tui_live_view_key(v, TUI_KEY_F9);
-    assert_int_equal(v->screen, TUI_LSCR_STATUS);
-    tui_live_view_key(v, 'o'); /* back to the list of this machine's JVMs */
+    tui_screens_key(v, TUI_KEY_F5);
+    assert_int_equal(v->screen, TUI_SCREEN_THREADS);
+    tui_screens_key(v, TUI_KEY_F9);
+    assert_int_equal(v->screen, TUI_SCREEN_STATUS);
+    tui_screens_key(v, 'o'); /* back to the list of this machine's JVMs */
     t = draw(v, &s);
     assert_null(v->live);
     assert_true(v->picking);
     assert_non_null(strstr(t, "jprof-top: Java virtual machines on this machine ("));
     assert_non_null(strstr(t, "PID  USER"));
-    tui_live_view_free(v);
+    tui_screens_free(v);
     tui_canvas_cleanup(&s.c);
 }
 
@@ -343,16 +343,16 @@ static void test_gc_screen(void **state)
 {
     (void)state;
     screen s;
-    tui_live_view *v = open_view("threadprint-deadlocks-jdk25.txt", &s);
-    tui_live_view_key(v, 'G');
-    assert_int_equal(v->screen, TUI_LSCR_GC);
+    tui_screens *v = open_view("threadprint-deadlocks-jdk25.txt", &s);
+    tui_screens_key(v, 'G');
+    assert_int_equal(v->screen, TUI_SCREEN_GC);
     const char *t = draw(v, &s);
     assert_non_null(strstr(t, "GGC"));
     assert_non_null(strstr(t, "no recording: the GC screen needs one"));
     /* a window without GC events: the recording's settings had them off */
     jp_profile *p = jp_profile_new();
     v->live->prof.profile = p;
-    tui_live_view_sync(v);
+    tui_screens_sync(v);
     t = draw(v, &s);
     assert_non_null(strstr(t, "GC: no GC events in this recording"));
     /* a window with a collection */
@@ -363,13 +363,13 @@ static void test_gc_screen(void **state)
     snprintf(c.name, sizeof c.name, "G1New");
     snprintf(c.cause, sizeof c.cause, "G1 Evacuation Pause");
     jp_gc_log_collection(&p->gc, &c);
-    tui_live_view_sync(v);
+    tui_screens_sync(v);
     t = draw(v, &s);
     assert_non_null(strstr(t, "window: test window"));
     assert_non_null(strstr(t, "GC: 1 collections, 1 pauses"));
     assert_non_null(strstr(t, "GC Pause of G1New, cause: G1 Evacuation Pause"));
     assert_non_null(strstr(t, "heap dump"));
-    tui_live_view_free(v);
+    tui_screens_free(v);
     tui_canvas_cleanup(&s.c);
 }
 
@@ -437,8 +437,8 @@ static void test_deadlocks_screen(void **state)
 {
     (void)state;
     screen s;
-    tui_live_view *v = open_view("threadprint-deadlocks-jdk25.txt", &s);
-    tui_live_view_key(v, TUI_KEY_F7);
+    tui_screens *v = open_view("threadprint-deadlocks-jdk25.txt", &s);
+    tui_screens_key(v, TUI_KEY_F7);
     const char *t = draw(v, &s);
     assert_non_null(strstr(t, "F7Deadlocks(2)"));
     assert_non_null(strstr(t, "DEADLOCK 1: 2 threads, confirmed by the JVM: \"mon-deadlock-1\" -> "
@@ -446,7 +446,7 @@ static void test_deadlocks_screen(void **state)
     assert_non_null(strstr(t, "held by \"mon-deadlock-2\""));
     assert_non_null(strstr(t, "at live.Deadlocks.transfer(Deadlocks.java:"));
     /* the second cycle is further down: scroll to the end */
-    tui_live_view_key(v, TUI_KEY_END);
+    tui_screens_key(v, TUI_KEY_END);
     t = draw(v, &s);
     assert_non_null(strstr(t, "\"rl-deadlock-1\""));
     assert_non_null(strstr(t, "waits for java.util.concurrent.locks.ReentrantLock$NonfairSync@"));
@@ -457,7 +457,7 @@ static void test_deadlocks_screen(void **state)
     assert_true(ls.count > 10);
     assert_non_null(strstr(ls.items[0].text, "DEADLOCK 1"));
     tui_lines_cleanup(&ls);
-    tui_live_view_free(v);
+    tui_screens_free(v);
     tui_canvas_cleanup(&s.c);
 }
 
@@ -465,19 +465,19 @@ static void test_help_and_tiny(void **state)
 {
     (void)state;
     screen s;
-    tui_live_view *v = open_view("threadprint-deadlocks-jdk17.txt", &s);
-    tui_live_view_key(v, '?');
+    tui_screens *v = open_view("threadprint-deadlocks-jdk17.txt", &s);
+    tui_screens_key(v, '?');
     const char *t = draw(v, &s);
     assert_non_null(strstr(t, "F7 or D      Deadlocks"));
-    tui_live_view_key(v, 'x');
+    tui_screens_key(v, 'x');
     assert_false(v->help);
     /* any size renders without crashing */
     for (int r = 1; r < 8; r++)
         for (int c = 1; c < 30; c += 7) {
-            tui_live_view_resize(v, r, c);
+            tui_screens_resize(v, r, c);
             draw(v, &s);
         }
-    tui_live_view_free(v);
+    tui_screens_free(v);
     tui_canvas_cleanup(&s.c);
 }
 

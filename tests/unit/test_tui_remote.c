@@ -12,10 +12,10 @@
 #include <cmocka.h>
 
 #include "model/flame.h"
-#include "tui/remote.h"
-#include "tui/remote_batch.h"
-#include "tui/remote_report.h"
-#include "tui/live_view.h"
+#include "tui/server_client.h"
+#include "tui/batch_server.h"
+#include "tui/report_service.h"
+#include "tui/screens.h"
 #include "tui/source_server.h"
 #include "wire/http_client.h"
 #include "wire/query_json.h"
@@ -138,13 +138,13 @@ static const char *threads_answer =
     "\"snapshot\":{\"threads\":[{\"id\":1,\"name\":\"w-1\",\"state\":\"RUNNABLE\",\"cpu_ns\":"
     "2000000000,\"cpu_pct\":97.5,\"stack\":[\"shop.Tax.compute(Tax.java:9)\"]},"
     "{\"id\":2,\"name\":\"w-2\",\"state\":\"BLOCKED\",\"stack\":[\"shop.Cart.add\"]}]}}}]}";
-static tui_remote *offline_remote(void)
+static tui_client *offline_remote(void)
 {
-    tui_remote_opts o = {.server = "http://127.0.0.1:1/",
+    tui_client_opts o = {.server = "http://127.0.0.1:1/",
                          .server_from = "--server",
                          .ns = "shop",
                          .svc = "checkout"};
-    tui_remote *r = tui_remote_new(&o);
+    tui_client *r = tui_client_new(&o);
     r->threads = load(threads_answer);
     r->targets = load("{\"targets\":[{\"target\":{\"pod\":\"p-1\",\"pid\":42},\"state\":"
                       "\"skipped\",\"reason\":\"conflict\",\"kinds\":[],\"windows\":0}],"
@@ -165,16 +165,16 @@ static bool lines_have(const tui_lines *ls, const char *needle)
 static void test_reports(void **state)
 {
     (void)state;
-    tui_remote *r = offline_remote();
+    tui_client *r = offline_remote();
     assert_string_equal(r->base, "http://127.0.0.1:1"); /* trailing / dropped */
     tui_lines ls;
     tui_lines_init(&ls);
-    tui_rreport_status(r, &ls);
+    tui_report_service_status(r, &ls);
     assert_true(lines_have(&ls, "conflict"));
     assert_true(lines_have(&ls, "no agent sent anything in the last hour"));
     tui_lines_cleanup(&ls);
     /* the batch JSON: each JVM in the shape every source prints */
-    json_t *j = tui_remote_json(r, NULL);
+    json_t *j = tui_batch_server_json(r, NULL);
     assert_string_equal(json_string_value(json_object_get(j, "via")), "server");
     json_t *jvm = json_array_get(json_object_get(j, "jvms"), 0);
     assert_non_null(jvm);
@@ -186,7 +186,7 @@ static void test_reports(void **state)
     assert_int_equal(json_integer_value(json_object_get(json_object_get(jvm, "target"), "pid")),
                      42);
     json_decref(j);
-    tui_remote_free(r);
+    tui_client_free(r);
 }
 
 static bool canvas_has(const tui_canvas *c, const char *needle)
@@ -206,23 +206,23 @@ static bool canvas_has(const tui_canvas *c, const char *needle)
 static void test_view_keys_and_unreachable_server(void **state)
 {
     (void)state;
-    tui_remote *r = offline_remote();
-    tui_live_opts o;
-    tui_live_opts_init(&o);
-    tui_live *l = tui_server_open_on(r, "p-1", -1, 1, &o);
+    tui_client *r = offline_remote();
+    tui_target_opts o;
+    tui_target_opts_init(&o);
+    tui_target *l = tui_server_open_on(r, "p-1", -1, 1, &o);
     assert_non_null(l->cur);
     assert_int_equal(l->proc.pid, 42);
-    tui_live_view *v = tui_live_view_new_with(l, NULL, &o);
-    tui_live_view_resize(v, 30, 120);
+    tui_screens *v = tui_screens_new_with(l, NULL, &o);
+    tui_screens_resize(v, 30, 120);
     tui_canvas c;
     tui_canvas_init(&c, 1, 1);
-    tui_live_view_render(v, &c);
+    tui_screens_render(v, &c);
     assert_true(canvas_has(&c, "jprof-top  shop/checkout pod p-1 pid 42"));
     assert_true(canvas_has(&c, "w-1"));
     assert_true(canvas_has(&c, "97.5")); /* the stored snapshot's CPU between two snapshots */
     assert_true(canvas_has(&c, "F9Status"));
-    assert_int_equal(tui_live_view_key(v, 'S'), TUI_ACTION_REDRAW);
-    tui_live_view_render(v, &c);
+    assert_int_equal(tui_screens_key(v, 'S'), TUI_ACTION_REDRAW);
+    tui_screens_render(v, &c);
     assert_true(canvas_has(&c, "source: server"));
     assert_true(canvas_has(&c, "flame range 15m (this pod)"));
     assert_true(canvas_has(&c, "conflict"));
@@ -230,25 +230,25 @@ static void test_view_keys_and_unreachable_server(void **state)
     assert_true(l->ops->flame_key(l, '>', (char[64]){0}, 64));
     assert_true(l->ops->flame_key(l, '>', (char[64]){0}, 64));
     char label[200];
-    tui_live_prof_label(l, label, sizeof label);
+    tui_target_prof_label(l, label, sizeof label);
     assert_string_equal(label, "shop/checkout last 6h, pod p-1");
     assert_true(l->ops->flame_key(l, '>', (char[64]){0}, 64));
     char msg[64];
     assert_false(l->ops->flame_key(l, '>', msg, sizeof msg)); /* stays at the longest */
     assert_string_equal(msg, "range stays 24h (5m 15m 1h 6h 24h)");
     assert_true(l->ops->flame_key(l, 'a', msg, sizeof msg));
-    tui_live_prof_label(l, label, sizeof label);
+    tui_target_prof_label(l, label, sizeof label);
     assert_string_equal(label, "shop/checkout last 24h, all pods");
     /* the timed refresh meets no server: the last data stays, the error shows */
-    tui_live_view_key(v, 'T');
+    tui_screens_key(v, 'T');
     v->next_refresh = 0;
-    tui_live_view_tick(v);
-    tui_live_view_render(v, &c);
+    tui_screens_tick(v);
+    tui_screens_render(v, &c);
     assert_true(canvas_has(&c, "cannot reach jprof-server at http://127.0.0.1:1 (--server)"));
     assert_true(canvas_has(&c, "w-1"));
-    assert_int_equal(tui_live_view_key(v, 'q'), TUI_ACTION_QUIT);
+    assert_int_equal(tui_screens_key(v, 'q'), TUI_ACTION_QUIT);
     tui_canvas_cleanup(&c);
-    tui_live_view_free(v); /* frees l and r */
+    tui_screens_free(v); /* frees l and r */
 }
 
 int main(void)

@@ -1,6 +1,6 @@
 /* live.h - a running JVM on this machine as jprof-top's data source.
  *
- * One tui_live is one attached target: every refresh takes a thread snapshot
+ * One tui_target is one attached target: every refresh takes a thread snapshot
  * (helper jar or Thread.print, src/jvm/snapshot_take.h), keeps the previous
  * one for CPU deltas, runs the analyses (model/analyze.h) and reads the
  * header numbers (process CPU from /proc/PID/stat, heap from GC.heap_info).
@@ -16,11 +16,11 @@
  * only sets a flag plus jvm_cleanup_run_all() in the main loop leave the
  * target as it was.
  *
- * Ownership: tui_live_open() returns a heap object freed by
- * tui_live_free(), which stops the profile first. Snapshots and analyses belong to the tui_live and
- * are replaced by the next refresh. Not thread-safe (see jvm/attach.h). */
-#ifndef JP_TUI_LIVE_H
-#define JP_TUI_LIVE_H
+ * Ownership: tui_pid_open() returns a heap object freed by
+ * tui_target_free(), which stops the profile first. Snapshots and analyses belong to the tui_target
+ * and are replaced by the next refresh. Not thread-safe (see jvm/attach.h). */
+#ifndef JP_TUI_TARGET_H
+#define JP_TUI_TARGET_H
 
 #include <signal.h>
 #include <stdbool.h>
@@ -51,9 +51,9 @@
 #define TUI_EXIT_CONFLICT 11
 
 /* The exit status for a failure of a live target. */
-int tui_live_exit_status(jp_err code);
+int tui_target_exit_status(jp_err code);
 
-struct tui_live_opts {
+struct tui_target_opts {
     pid_t pid;
     int64_t interval_ns; /* -d: between refreshes (default 2 s) */
     int64_t window_ns;   /* --window: the live profile's span (default 30 s) */
@@ -62,12 +62,12 @@ struct tui_live_opts {
     bool io_detail;     /* --io-detail: read endpoints and paths of io events */
 };
 
-void tui_live_opts_init(tui_live_opts *o);
+void tui_target_opts_init(tui_target_opts *o);
 
 /* The Flame screen's recording. */
-typedef struct tui_live_prof {
+typedef struct tui_target_prof {
     bool running;
-    jvm_engine *engine;       /* made at the first start, freed by tui_live_prof_stop */
+    jvm_engine *engine;       /* made at the first start, freed by tui_target_prof_stop */
     bool cputime;             /* JFR on JDK 25+: jdk.CPUTimeSample too (kind cputime) */
     bool live_tail;           /* the last read ended in the chunk being written (no damage) */
     int64_t started_mono;     /* when the profile started */
@@ -80,18 +80,18 @@ typedef struct tui_live_prof {
     int64_t dumped_mono;
     double cost_ms; /* last dump: attach + read + parse */
     jp_error error; /* the last failure (code JP_OK when none) */
-} tui_live_prof;
+} tui_target_prof;
 
 /* One target on the screens, whatever its source (source.h). The proc,
  * attach, snap and most of prof are the pid source's; another source keeps
  * its state in src and fills proc's pid, main_class and user for the
  * header. */
-struct tui_live {
+struct tui_target {
     const tui_source_ops *ops;
     void *src;       /* the source's own state (ops->close frees it) */
     char where[192]; /* where the target is, for a source other than pid
                       * ("pod shop/checkout-7d9f container app"); "" */
-    tui_live_opts opts;
+    tui_target_opts opts;
     jvm_proc proc;
     jvm_attach_opts attach;
     jvm_snap_opts snap;
@@ -113,59 +113,59 @@ struct tui_live {
     double snapshot_ms; /* of which the thread snapshot */
     int64_t refreshed_mono;
     unsigned nrefresh;
-    tui_live_prof prof;
+    tui_target_prof prof;
 };
 
 /* A target of source ops with state src (taken over: ops->close frees it);
  * the source fills the header fields it knows. Never NULL. */
-tui_live *tui_live_new(const tui_live_opts *o, const tui_source_ops *ops, void *src);
+tui_target *tui_target_new(const tui_target_opts *o, const tui_source_ops *ops, void *src);
 
 /* Opens pid (HotSpot check, VM.version over the attach socket; someone
  * else's async-profiler is only checked when the Flame screen starts one). Errors carry a one-line
  * message saying what to do. */
-jp_err tui_live_open(const tui_live_opts *o, tui_live **out, jp_error *err);
-void tui_live_free(tui_live *l);
+jp_err tui_pid_open(const tui_target_opts *o, tui_target **out, jp_error *err);
+void tui_target_free(tui_target *l);
 
 /* Takes a snapshot and recomputes everything. On failure the previous data
  * stays. */
-jp_err tui_live_refresh(tui_live *l, jp_error *err);
+jp_err tui_target_refresh(tui_target *l, jp_error *err);
 
 /* Takes over snapshot s as the current one (the current becomes the
  * previous when both come from one source) and runs the analyses; what
- * tui_live_refresh does after attaching, exposed for tests. */
-void tui_live_accept(tui_live *l, jp_snapshot *s);
+ * tui_target_refresh does after attaching, exposed for tests. */
+void tui_target_accept(tui_target *l, jp_snapshot *s);
 
 /* Ranks the busy threads again (l->rank) from the snapshots and the last
- * profile window read; tui_live_accept and tui_live_prof_dump call it. */
-void tui_live_rank(tui_live *l);
+ * profile window read; tui_target_accept and tui_target_prof_dump call it. */
+void tui_target_rank(tui_target *l);
 
 /* Starts the live profile (no-op when running). */
-jp_err tui_live_prof_start(tui_live *l, jp_error *err);
+jp_err tui_target_prof_start(tui_target *l, jp_error *err);
 /* Reads the current window into l->prof.profile. */
-jp_err tui_live_prof_dump(tui_live *l, jp_error *err);
+jp_err tui_target_prof_dump(tui_target *l, jp_error *err);
 /* Stops it and removes its files; safe to call when not running. */
-void tui_live_prof_stop(tui_live *l);
+void tui_target_prof_stop(tui_target *l);
 /* The engine's name in a sentence ("async-profiler", "the JDK Flight
  * Recorder"). */
-const char *tui_live_prof_engine(const tui_live *l);
+const char *tui_target_prof_engine(const tui_target *l);
 /* The Flame title's label: engine and the span shown ("async-profiler
  * live, last 30s" or "JFR window 30s"). */
-void tui_live_prof_label(const tui_live *l, char *buf, size_t len);
+void tui_target_prof_label(const tui_target *l, char *buf, size_t len);
 
 /* Parses GC.heap_info text into "used 24M of 64M" (exposed for tests);
  * false when nothing is recognised. */
-bool tui_live_heap_parse(const char *text, char *buf, size_t len);
+bool tui_pid_heap_parse(const char *text, char *buf, size_t len);
 
 /* ---- signals: handlers only set a flag (jvm/cleanup.h) ---- */
 
 /* Installs SIGINT/SIGTERM/SIGHUP handlers (no SA_RESTART, so blocking waits
  * return early) and ignores SIGPIPE. A second signal while the first is
  * being handled removes registered files (async-signal-safe) and exits. */
-void tui_live_signals_install(void);
+void tui_stop_install(void);
 /* The signal that asked to stop, or 0. */
-extern volatile sig_atomic_t tui_live_stop_signal;
+extern volatile sig_atomic_t tui_stop_signal;
 
 /* Sleeps up to ns, returning early when a stop was asked for. */
-void tui_live_sleep(int64_t ns);
+void tui_stop_sleep(int64_t ns);
 
 #endif

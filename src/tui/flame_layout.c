@@ -1,4 +1,4 @@
-#include "tui/layout.h"
+#include "tui/flame_layout.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -6,12 +6,12 @@
 
 #include "base/xalloc.h"
 
-void tui_layout_init(tui_layout *l)
+void tui_flame_layout_init(tui_flame_layout *l)
 {
     memset(l, 0, sizeof *l);
 }
 
-void tui_layout_cleanup(tui_layout *l)
+void tui_flame_layout_cleanup(tui_flame_layout *l)
 {
     free(l->bars);
     free(l->row_start);
@@ -32,7 +32,7 @@ static int bar_cmp(const void *pa, const void *pb)
     return (a->x > b->x) - (a->x < b->x);
 }
 
-static void add_bar(tui_layout *l, uint32_t node, uint32_t depth, int x, int w)
+static void add_bar(tui_flame_layout *l, uint32_t node, uint32_t depth, int x, int w)
 {
     l->bars = jp_xgrow(l->bars, &l->bars_cap, l->nbars + 1, sizeof *l->bars);
     l->bars[l->nbars++] = (tui_bar){.node = node, .depth = depth, .x = x, .w = w};
@@ -40,8 +40,8 @@ static void add_bar(tui_layout *l, uint32_t node, uint32_t depth, int x, int w)
 
 /* Rounds both edges (not the width) so neighbours never overlap or leave
  * gaps, and the children of a bar never stick out of it. */
-static void place(tui_layout *l, const jp_flame *f, bool by_value, double scale, pending **stack,
-                  size_t *scap)
+static void place(tui_flame_layout *l, const jp_flame *f, bool by_value, double scale,
+                  pending **stack, size_t *scap)
 {
     size_t top = 0;
     (*stack)[top++] = (pending){.node = l->root, .start = 0};
@@ -68,7 +68,8 @@ static void place(tui_layout *l, const jp_flame *f, bool by_value, double scale,
     }
 }
 
-void tui_layout_build(tui_layout *l, const jp_flame *f, uint32_t root, bool by_value, int width)
+void tui_flame_layout_build(tui_flame_layout *l, const jp_flame *f, uint32_t root, bool by_value,
+                            int width)
 {
     l->nbars = 0;
     l->depths = 0;

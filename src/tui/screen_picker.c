@@ -7,8 +7,8 @@
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "jvm/proc.h"
-#include "tui/live.h"
-#include "tui/live_report.h"
+#include "tui/target.h"
+#include "tui/report_target.h"
 #include "tui/source.h"
 
 void tui_pick_list_init(tui_pick_list *l)
@@ -63,15 +63,15 @@ static jp_err local_scan(tui_picker *p, tui_pick_list *out, jp_error *err)
     return JP_OK;
 }
 
-static jp_err local_open(tui_picker *p, size_t i, const tui_live_opts *o, tui_live **out,
+static jp_err local_open(tui_picker *p, size_t i, const tui_target_opts *o, tui_target **out,
                          jp_error *err)
 {
     const jvm_proc_list *procs = p->ctx;
     if (i >= procs->count)
         return jp_error_set(err, JP_ERR_NOT_FOUND, "no such JVM in the list");
-    tui_live_opts lo = *o;
+    tui_target_opts lo = *o;
     lo.pid = procs->items[i].pid;
-    return tui_live_open(&lo, out, err);
+    return tui_pid_open(&lo, out, err);
 }
 
 static void local_free(tui_picker *p)

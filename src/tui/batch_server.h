@@ -9,8 +9,8 @@
  * over the range in the formats of the --jfr batch mode (collapsed and
  * json from the server's flame trees, top from its exact top table). Output on out, one-line
  * messages on errout; returns a TUI_EXIT_* status (batch.h, remote.h). */
-#ifndef JP_TUI_REMOTE_BATCH_H
-#define JP_TUI_REMOTE_BATCH_H
+#ifndef JP_TUI_BATCH_SERVER_H
+#define JP_TUI_BATCH_SERVER_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -18,10 +18,10 @@
 
 #include "model/diff.h"
 #include "model/profile.h"
-#include "tui/load.h"
-#include "tui/remote.h"
+#include "tui/recording.h"
+#include "tui/server_client.h"
 
-typedef struct tui_rbatch_opts {
+typedef struct tui_server_batch_opts {
     tui_format format;
     bool has_kind;
     jp_kind kind;
@@ -31,20 +31,21 @@ typedef struct tui_rbatch_opts {
     /* --base-from, --base-to, --base-pod: compare with this baseline
      * through /api/v1/flamegraph/diff (model/diff.h, as --diff does) */
     bool has_base;
-    tui_remote_base base;
+    tui_client_base base;
     int norm; /* a jp_diff_norm (--normalize) */
-} tui_rbatch_opts;
+} tui_server_batch_opts;
 
 /* Reads the comparison of o (has_base) for kind o->kind into *d (a new
  * jp_diff, jp_diff_free) and labels for its two sides; prints why not on
  * errout and returns the exit status, TUI_EXIT_OK when *d is set. */
-int tui_remote_diff_open(tui_remote *r, const tui_rbatch_opts *o, bool threads, jp_diff **d,
-                         char *cur_label, char *base_label, size_t label_len, FILE *errout);
+int tui_batch_server_diff_open(tui_client *r, const tui_server_batch_opts *o, bool threads,
+                               jp_diff **d, char *cur_label, char *base_label, size_t label_len,
+                               FILE *errout);
 
-/* r is connected (tui_remote_connect) and stays the caller's. */
-int tui_remote_batch_run(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE *errout);
+/* r is connected (tui_client_connect) and stays the caller's. */
+int tui_batch_server_run(tui_client *r, const tui_server_batch_opts *o, FILE *out, FILE *errout);
 
 /* The JSON object of the snapshot view (new reference), for tests. */
-json_t *tui_remote_json(tui_remote *r, const char *pod);
+json_t *tui_batch_server_json(tui_client *r, const char *pod);
 
 #endif

@@ -1,4 +1,4 @@
-#include "tui/live_report.h"
+#include "tui/report_target.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -24,7 +24,7 @@ void tui_format_uptime(int64_t ns, char *buf, size_t len)
         snprintf(buf, len, "%" PRId64 "d%02" PRId64 "h", s / 86400, s / 3600 % 24);
 }
 
-static const char *tname(const tui_live *l, size_t i)
+static const char *tname(const tui_target *l, size_t i)
 {
     return l->cur->threads[i].name ? l->cur->threads[i].name : "?";
 }
@@ -38,7 +38,7 @@ static void frame_text(const jp_thread *t, int32_t depth, char *buf, size_t len)
     jp_snap_frame_format(&t->frames[depth], buf, len);
 }
 
-void tui_report_header(const tui_live *l, tui_lines *ls)
+void tui_report_header(const tui_target *l, tui_lines *ls)
 {
     const jvm_proc *p = &l->proc;
     char up[32], when[48];
@@ -79,7 +79,7 @@ void tui_report_header(const tui_live *l, tui_lines *ls)
                   l->heap[0] ? l->heap : "?", cost);
 }
 
-void tui_report_busy(const tui_live *l, size_t max, tui_lines *ls)
+void tui_report_busy(const tui_target *l, size_t max, tui_lines *ls)
 {
     const jp_busy_summary *r = &l->rank;
     int64_t now = jp_time_now_ns();
@@ -106,7 +106,7 @@ void tui_report_busy(const tui_live *l, size_t max, tui_lines *ls)
     }
 }
 
-static void report_group(const tui_live *l, const jp_lock_group *g, tui_lines *ls)
+static void report_group(const tui_target *l, const jp_lock_group *g, tui_lines *ls)
 {
     const jp_snapshot *s = l->cur;
     char lock[512];
@@ -146,7 +146,7 @@ static void report_group(const tui_live *l, const jp_lock_group *g, tui_lines *l
 }
 
 /* Idle threads, one line per pool and place; expanded, their names too. */
-static void report_idle(const tui_live *l, bool expanded, tui_lines *ls)
+static void report_idle(const tui_target *l, bool expanded, tui_lines *ls)
 {
     jp_idle_list il;
     jp_analyze_idle(l->cur, &il);
@@ -163,12 +163,12 @@ static void report_idle(const tui_live *l, bool expanded, tui_lines *ls)
     jp_idle_list_cleanup(&il);
 }
 
-void tui_report_locks(const tui_live *l, tui_lines *ls)
+void tui_report_locks(const tui_target *l, tui_lines *ls)
 {
     tui_report_locks_idle(l, false, ls);
 }
 
-void tui_report_locks_idle(const tui_live *l, bool expanded, tui_lines *ls)
+void tui_report_locks_idle(const tui_target *l, bool expanded, tui_lines *ls)
 {
     if (!l->cur)
         return;
@@ -187,7 +187,7 @@ void tui_report_locks_idle(const tui_live *l, bool expanded, tui_lines *ls)
     report_idle(l, expanded, ls);
 }
 
-static void report_member(const tui_live *l, const jp_deadlock *d, size_t k, tui_lines *ls)
+static void report_member(const tui_target *l, const jp_deadlock *d, size_t k, tui_lines *ls)
 {
     const jp_deadlock_member *m = &d->members[k];
     const jp_deadlock_member *next = &d->members[(k + 1) % d->count];
@@ -217,7 +217,7 @@ static void report_member(const tui_live *l, const jp_deadlock *d, size_t k, tui
                   k + 1 < d->count ? "          v" : "          v (back to the first)");
 }
 
-void tui_report_deadlocks(const tui_live *l, tui_lines *ls)
+void tui_report_deadlocks(const tui_target *l, tui_lines *ls)
 {
     if (!l->cur)
         return;
@@ -243,7 +243,7 @@ void tui_report_deadlocks(const tui_live *l, tui_lines *ls)
     }
 }
 
-void tui_report_stack(const tui_live *l, size_t thread, tui_lines *ls)
+void tui_report_stack(const tui_target *l, size_t thread, tui_lines *ls)
 {
     if (!l->cur || thread >= l->cur->count)
         return;
@@ -290,7 +290,7 @@ void tui_report_stack(const tui_live *l, size_t thread, tui_lines *ls)
     }
 }
 
-void tui_report_status(const tui_live *l, tui_lines *ls)
+void tui_report_status(const tui_target *l, tui_lines *ls)
 {
     static const char *const how[][2] = {
         {"pid", "attach on this machine (jcmd protocol, src/jvm)"},
@@ -316,8 +316,8 @@ void tui_report_status(const tui_live *l, tui_lines *ls)
     tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "snapshots: %u taken, every %.3g s", l->nrefresh,
                   (double)l->opts.interval_ns / 1e9);
     char label[200];
-    tui_live_prof_label(l, label, sizeof label);
-    const tui_live_prof *p = &l->prof;
+    tui_target_prof_label(l, label, sizeof label);
+    const tui_target_prof *p = &l->prof;
     if (!p->running)
         tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "profile: not running (the Flame screen starts %s)",
                       label);

@@ -1,4 +1,4 @@
-#include "tui/live.h"
+#include "tui/target.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -14,13 +14,13 @@
 #include "jvm/cleanup.h"
 #include "jvm/jfc.h"
 #include "model/units.h"
-#include "tui/live_report.h"
+#include "tui/report_target.h"
 
-volatile sig_atomic_t tui_live_stop_signal;
+volatile sig_atomic_t tui_stop_signal;
 
 static const tui_source_ops pid_ops;
 
-int tui_live_exit_status(jp_err code)
+int tui_target_exit_status(jp_err code)
 {
     switch (code) {
     case JP_ERR_NOT_FOUND:
@@ -46,7 +46,7 @@ int tui_live_exit_status(jp_err code)
     }
 }
 
-void tui_live_opts_init(tui_live_opts *o)
+void tui_target_opts_init(tui_target_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->interval_ns = 2 * JP_NS_PER_SEC;
@@ -62,7 +62,7 @@ static double ms_since(int64_t mono)
 /* ---- header numbers ---- */
 
 /* "OpenJDK 64-Bit Server VM version 17.0.16+8-Debian-1\nJDK 17.0.16\n" */
-static void parse_version(tui_live *l, const char *text)
+static void parse_version(tui_target *l, const char *text)
 {
     size_t n = strcspn(text, "\n");
     snprintf(l->jvm_vm, sizeof l->jvm_vm, "%.*s", (int)(n > 120 ? 120 : n), text);
@@ -103,7 +103,7 @@ static int64_t kb_after(const char *line, size_t len, const char *key)
     return -1;
 }
 
-bool tui_live_heap_parse(const char *text, char *buf, size_t len)
+bool tui_pid_heap_parse(const char *text, char *buf, size_t len)
 {
     /* One line per heap or generation, indented at most one space: G1
      * "garbage-first heap total 65536K, used 24576K" (JDK 25: "total
@@ -143,14 +143,14 @@ bool tui_live_heap_parse(const char *text, char *buf, size_t len)
     return true;
 }
 
-static void read_heap(tui_live *l)
+static void read_heap(tui_target *l)
 {
     jvm_reply r;
     jp_error e;
     jp_error_init(&e);
     if (jvm_jcmd(&l->proc, &l->attach, "GC.heap_info", &r, &e) != JP_OK)
         return;
-    if (!tui_live_heap_parse(r.text, l->heap, sizeof l->heap))
+    if (!tui_pid_heap_parse(r.text, l->heap, sizeof l->heap))
         l->heap[0] = '\0';
     jvm_reply_cleanup(&r);
 }
@@ -183,7 +183,7 @@ static int64_t proc_ticks(pid_t pid)
     return ut >= 0 && st >= 0 ? (int64_t)(ut + st) : -1;
 }
 
-static void read_proc_cpu(tui_live *l)
+static void read_proc_cpu(tui_target *l)
 {
     int64_t ticks = proc_ticks(l->proc.pid), now = jp_time_mono_ns();
     long hz = sysconf(_SC_CLK_TCK);
@@ -197,7 +197,7 @@ static void read_proc_cpu(tui_live *l)
 
 /* ---- open / refresh ---- */
 
-static void analyses_cleanup(tui_live *l)
+static void analyses_cleanup(tui_target *l)
 {
     jp_busy_list_cleanup(&l->busy);
     jp_busy_summary_cleanup(&l->rank);
@@ -207,9 +207,9 @@ static void analyses_cleanup(tui_live *l)
     l->blocks = NULL;
 }
 
-tui_live *tui_live_new(const tui_live_opts *o, const tui_source_ops *ops, void *src)
+tui_target *tui_target_new(const tui_target_opts *o, const tui_source_ops *ops, void *src)
 {
-    tui_live *l = jp_xcalloc(1, sizeof *l);
+    tui_target *l = jp_xcalloc(1, sizeof *l);
     l->opts = *o;
     l->ops = ops;
     l->src = src;
@@ -223,10 +223,10 @@ tui_live *tui_live_new(const tui_live_opts *o, const tui_source_ops *ops, void *
     return l;
 }
 
-jp_err tui_live_open(const tui_live_opts *o, tui_live **out, jp_error *err)
+jp_err tui_pid_open(const tui_target_opts *o, tui_target **out, jp_error *err)
 {
     *out = NULL;
-    tui_live *l = tui_live_new(o, &pid_ops, NULL);
+    tui_target *l = tui_target_new(o, &pid_ops, NULL);
     jp_err rc = JP_OK;
     if (o->asprof && access(o->asprof, R_OK) != 0)
         rc = jp_error_set(err, JP_ERR_USAGE,
@@ -248,11 +248,11 @@ jp_err tui_live_open(const tui_live_opts *o, tui_live **out, jp_error *err)
     return JP_OK;
 }
 
-void tui_live_free(tui_live *l)
+void tui_target_free(tui_target *l)
 {
     if (!l)
         return;
-    tui_live_prof_stop(l);
+    tui_target_prof_stop(l);
     if (l->ops->close)
         l->ops->close(l);
     analyses_cleanup(l);
@@ -262,7 +262,7 @@ void tui_live_free(tui_live *l)
     free(l);
 }
 
-void tui_live_accept(tui_live *l, jp_snapshot *s)
+void tui_target_accept(tui_target *l, jp_snapshot *s)
 {
     jp_snapshot_free(l->prev);
     /* CPU deltas only compare snapshots of one source. */
@@ -278,14 +278,14 @@ void tui_live_accept(tui_live *l, jp_snapshot *s)
         l->ops->busy(l, &l->busy);
     else
         jp_analyze_busy(l->prev, l->cur, &l->busy);
-    tui_live_rank(l);
+    tui_target_rank(l);
     jp_analyze_locks(l->cur, &l->locks);
     jp_analyze_deadlocks(l->cur, &l->deadlocks);
     l->blocks = jp_analyze_blocks_counts(l->cur);
     jp_snapshot_count_states(l->cur, l->states);
 }
 
-void tui_live_rank(tui_live *l)
+void tui_target_rank(tui_target *l)
 {
     jp_busy_summary_cleanup(&l->rank);
     jp_cpu_evidence_cleanup(&l->cpu);
@@ -304,7 +304,7 @@ void tui_live_rank(tui_live *l)
 
 /* The pid source's snapshot: over the attach socket, then the header
  * numbers from /proc and GC.heap_info. */
-static jp_err pid_refresh(tui_live *l, jp_snapshot **out, jp_error *err)
+static jp_err pid_refresh(tui_target *l, jp_snapshot **out, jp_error *err)
 {
     int64_t t0 = jp_time_mono_ns();
     jp_error why;
@@ -325,14 +325,14 @@ static jp_err pid_refresh(tui_live *l, jp_snapshot **out, jp_error *err)
     return JP_OK;
 }
 
-jp_err tui_live_refresh(tui_live *l, jp_error *err)
+jp_err tui_target_refresh(tui_target *l, jp_error *err)
 {
     int64_t t0 = jp_time_mono_ns();
     jp_snapshot *s = NULL;
     jp_err rc = l->ops->refresh(l, &s, err);
     if (rc != JP_OK)
         return rc;
-    tui_live_accept(l, s);
+    tui_target_accept(l, s);
     l->refreshed_mono = jp_time_mono_ns();
     l->cost_ms = (double)(l->refreshed_mono - t0) / 1e6;
     l->nrefresh++;
@@ -345,7 +345,7 @@ jp_err tui_live_refresh(tui_live *l, jp_error *err)
  * Flight Recorder with the JDK's "profile" settings, or of async-profiler
  * with --asprof, sampling cpu, allocations, locks and wall clock (every
  * 50 ms: wall-clock sampling of every thread costs more than cpu). */
-static jp_err prof_engine(tui_live *l, jp_error *err)
+static jp_err prof_engine(tui_target *l, jp_error *err)
 {
     if (l->prof.engine)
         return JP_OK;
@@ -359,7 +359,7 @@ static jp_err prof_engine(tui_live *l, jp_error *err)
     return jvm_engine_new(&l->proc, &eo, &l->prof.engine, err);
 }
 
-static void prof_window(const tui_live *l, jvm_engine_window *w)
+static void prof_window(const tui_target *l, jvm_engine_window *w)
 {
     jvm_engine_window_init(w);
     w->kinds = 1u << JP_KIND_CPU | 1u << JP_KIND_ALLOC | 1u << JP_KIND_LOCK | 1u << JP_KIND_WALL;
@@ -370,7 +370,7 @@ static void prof_window(const tui_live *l, jvm_engine_window *w)
     w->span_ns = l->opts.window_ns;
 }
 
-static jp_err pid_prof_start(tui_live *l, jp_error *err)
+static jp_err pid_prof_start(tui_target *l, jp_error *err)
 {
     jvm_engine_window w;
     prof_window(l, &w);
@@ -387,7 +387,7 @@ static jp_err pid_prof_start(tui_live *l, jp_error *err)
     return rc;
 }
 
-jp_err tui_live_prof_start(tui_live *l, jp_error *err)
+jp_err tui_target_prof_start(tui_target *l, jp_error *err)
 {
     if (l->prof.running)
         return JP_OK;
@@ -410,7 +410,7 @@ static void io_detail_free(jp_io_detail *d)
 }
 
 /* The pid source's window: the engine's last span, parsed. */
-static jp_err pid_prof_read(tui_live *l, jp_profile **out, jfr_report *rep, bool *tail,
+static jp_err pid_prof_read(tui_target *l, jp_profile **out, jfr_report *rep, bool *tail,
                             jp_error *err)
 {
     jfr_options opt;
@@ -435,7 +435,7 @@ static jp_err pid_prof_read(tui_live *l, jp_profile **out, jfr_report *rep, bool
     return JP_OK;
 }
 
-jp_err tui_live_prof_dump(tui_live *l, jp_error *err)
+jp_err tui_target_prof_dump(tui_target *l, jp_error *err)
 {
     if (!l->prof.running)
         return jp_error_set(err, JP_ERR_USAGE, "no live profile running");
@@ -467,17 +467,17 @@ jp_err tui_live_prof_dump(tui_live *l, jp_error *err)
     l->prof.dumped_mono = jp_time_mono_ns();
     l->prof.cost_ms = (double)(l->prof.dumped_mono - t0) / 1e6;
     jp_error_init(&l->prof.error);
-    tui_live_rank(l);
+    tui_target_rank(l);
     return JP_OK;
 }
 
-static void pid_prof_stop(tui_live *l)
+static void pid_prof_stop(tui_target *l)
 {
     jvm_engine_free(l->prof.engine); /* stops it, removes its files */
     l->prof.engine = NULL;
 }
 
-void tui_live_prof_stop(tui_live *l)
+void tui_target_prof_stop(tui_target *l)
 {
     l->ops->prof_stop(l);
     l->prof.running = false;
@@ -490,17 +490,17 @@ void tui_live_prof_stop(tui_live *l)
     l->prof.io = l->prof.prev_io = l->prof.io_next = NULL;
 }
 
-const char *tui_live_prof_engine(const tui_live *l)
+const char *tui_target_prof_engine(const tui_target *l)
 {
     return l->opts.asprof ? "async-profiler" : "the JDK Flight Recorder";
 }
 
-void tui_live_prof_label(const tui_live *l, char *buf, size_t len)
+void tui_target_prof_label(const tui_target *l, char *buf, size_t len)
 {
     l->ops->prof_label(l, buf, len);
 }
 
-static void pid_prof_label(const tui_live *l, char *buf, size_t len)
+static void pid_prof_label(const tui_target *l, char *buf, size_t len)
 {
     double w = (double)l->opts.window_ns / 1e9;
     if (l->opts.asprof)
@@ -511,7 +511,7 @@ static void pid_prof_label(const tui_live *l, char *buf, size_t len)
         snprintf(buf, len, "JFR window %.0fs", w);
 }
 
-static void pid_status(const tui_live *l, tui_lines *ls)
+static void pid_status(const tui_target *l, tui_lines *ls)
 {
     tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "process: pid %d (pid %d in its namespace), user %s",
                   (int)l->proc.pid, (int)l->proc.nspid, l->proc.user);
@@ -543,25 +543,25 @@ static const tui_source_ops pid_ops = {
 
 static void on_stop_signal(int sig)
 {
-    if (tui_live_stop_signal) {
+    if (tui_stop_signal) {
         /* asked twice: only async-signal-safe work is left to do */
         jvm_cleanup_unlink_files();
         signal(sig, SIG_DFL);
         raise(sig);
         return;
     }
-    tui_live_stop_signal = sig;
+    tui_stop_signal = sig;
 }
 
-void tui_live_signals_install(void)
+void tui_stop_install(void)
 {
     jp_stop_signals(on_stop_signal);
 }
 
-void tui_live_sleep(int64_t ns)
+void tui_stop_sleep(int64_t ns)
 {
     int64_t end = jp_time_mono_ns() + ns;
-    while (!tui_live_stop_signal) {
+    while (!tui_stop_signal) {
         int64_t left = end - jp_time_mono_ns();
         if (left <= 0)
             break;

@@ -1,4 +1,4 @@
-#include "tui/remote.h"
+#include "tui/server_client.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -26,10 +26,10 @@ static char *dup_or_null(const char *s)
     return s ? jp_xstrdup(s) : NULL;
 }
 
-tui_remote *tui_remote_new(const tui_remote_opts *o)
+tui_client *tui_client_new(const tui_client_opts *o)
 {
-    tui_remote *r = jp_xcalloc(1, sizeof *r);
-    const char *base = o->server && *o->server ? o->server : TUI_REMOTE_DEFAULT_SERVER;
+    tui_client *r = jp_xcalloc(1, sizeof *r);
+    const char *base = o->server && *o->server ? o->server : TUI_DEFAULT_SERVER;
     size_t len = strlen(base);
     while (len > 1 && base[len - 1] == '/')
         len--;
@@ -44,7 +44,7 @@ tui_remote *tui_remote_new(const tui_remote_opts *o)
     return r;
 }
 
-static void clear_pods(tui_remote *r)
+static void clear_pods(tui_client *r)
 {
     for (size_t i = 0; i < r->npods; i++)
         free(r->pods[i]);
@@ -53,7 +53,7 @@ static void clear_pods(tui_remote *r)
     r->npods = 0;
 }
 
-void tui_remote_free(tui_remote *r)
+void tui_client_free(tui_client *r)
 {
     if (!r)
         return;
@@ -75,27 +75,27 @@ void tui_remote_free(tui_remote *r)
     free(r);
 }
 
-int tui_remote_exit_status(const tui_remote *r)
+int tui_client_exit_status(const tui_client *r)
 {
     switch (r->fail) {
-    case TUI_RFAIL_NONE:
+    case TUI_CFAIL_NONE:
         return 0;
-    case TUI_RFAIL_UNREACHABLE:
+    case TUI_CFAIL_UNREACHABLE:
         return TUI_EXIT_UNREACHABLE;
-    case TUI_RFAIL_UNAUTHORIZED:
+    case TUI_CFAIL_UNAUTHORIZED:
         return TUI_EXIT_UNAUTHORIZED;
-    case TUI_RFAIL_FORBIDDEN:
+    case TUI_CFAIL_FORBIDDEN:
         return TUI_EXIT_FORBIDDEN;
-    case TUI_RFAIL_NO_SERVICE:
+    case TUI_CFAIL_NO_SERVICE:
         return TUI_EXIT_NO_SERVICE;
     default:
         return 1;
     }
 }
 
-static jp_err fail(tui_remote *r, tui_remote_fail f, jp_err code, jp_error *err, const char *fmt,
+static jp_err fail(tui_client *r, tui_client_fail f, jp_err code, jp_error *err, const char *fmt,
                    ...) __attribute__((format(printf, 5, 6)));
-static jp_err fail(tui_remote *r, tui_remote_fail f, jp_err code, jp_error *err, const char *fmt,
+static jp_err fail(tui_client *r, tui_client_fail f, jp_err code, jp_error *err, const char *fmt,
                    ...)
 {
     r->fail = f;
@@ -108,20 +108,20 @@ static jp_err fail(tui_remote *r, tui_remote_fail f, jp_err code, jp_error *err,
     return jp_error_set(err, code, "%s", msg);
 }
 
-static jp_err read_token(tui_remote *r, jp_error *err)
+static jp_err read_token(tui_client *r, jp_error *err)
 {
     if (!r->token_file || r->token)
         return JP_OK;
     FILE *f = fopen(r->token_file, "r");
     if (!f)
-        return fail(r, TUI_RFAIL_UNAUTHORIZED, JP_ERR_IO, err,
+        return fail(r, TUI_CFAIL_UNAUTHORIZED, JP_ERR_IO, err,
                     "cannot read the token file %s (%s): %s", r->token_file, r->token_from,
                     strerror(errno));
     char buf[TOKEN_MAX + 2];
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     if (n > TOKEN_MAX)
-        return fail(r, TUI_RFAIL_UNAUTHORIZED, JP_ERR_LIMIT, err,
+        return fail(r, TUI_CFAIL_UNAUTHORIZED, JP_ERR_LIMIT, err,
                     "the token file %s (%s) is larger than %d bytes", r->token_file, r->token_from,
                     TOKEN_MAX);
     buf[n] = 0;
@@ -133,7 +133,7 @@ static jp_err read_token(tui_remote *r, jp_error *err)
     while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
         len--;
     if (!len)
-        return fail(r, TUI_RFAIL_UNAUTHORIZED, JP_ERR_FORMAT, err,
+        return fail(r, TUI_CFAIL_UNAUTHORIZED, JP_ERR_FORMAT, err,
                     "the token file %s (%s) is empty", r->token_file, r->token_from);
     r->token = jp_xstrndup(s, len);
     memset(buf, 0, sizeof buf);
@@ -152,34 +152,34 @@ static void q_add(jp_strbuf *b, const char *key, const char *val)
 }
 
 /* The message for a non-200 answer. */
-static jp_err http_failure(tui_remote *r, const jp_http_resp *resp, json_t *body, jp_error *err)
+static jp_err http_failure(tui_client *r, const jp_http_resp *resp, json_t *body, jp_error *err)
 {
     const char *m = body ? jp_query_error_message(body) : NULL;
     if (resp->status == 401) {
         if (!r->token)
-            return fail(r, TUI_RFAIL_UNAUTHORIZED, JP_ERR_PERMISSION, err,
+            return fail(r, TUI_CFAIL_UNAUTHORIZED, JP_ERR_PERMISSION, err,
                         "jprof-server at %s wants a token: give --token-file FILE or set "
                         "JPROF_TOKEN_FILE (a file holding a read token)",
                         r->base);
-        return fail(r, TUI_RFAIL_UNAUTHORIZED, JP_ERR_PERMISSION, err,
+        return fail(r, TUI_CFAIL_UNAUTHORIZED, JP_ERR_PERMISSION, err,
                     "jprof-server at %s refused the token in %s (from %s): %s; check the file "
                     "or the server's --tokens",
                     r->base, r->token_file, r->token_from, m ? m : "unknown token");
     }
     if (resp->status == 403)
-        return fail(r, TUI_RFAIL_FORBIDDEN, JP_ERR_PERMISSION, err,
+        return fail(r, TUI_CFAIL_FORBIDDEN, JP_ERR_PERMISSION, err,
                     "the token in %s (from %s) may not read namespace %s on %s: %s",
                     r->token_file ? r->token_file : "(none)", r->token_from, r->ns, r->base,
                     m ? m : "forbidden");
-    tui_remote_fail f = resp->status == 503 || resp->status == 429 || resp->status >= 500
-                            ? TUI_RFAIL_UNREACHABLE
-                            : TUI_RFAIL_OTHER;
+    tui_client_fail f = resp->status == 503 || resp->status == 429 || resp->status >= 500
+                            ? TUI_CFAIL_UNREACHABLE
+                            : TUI_CFAIL_OTHER;
     return fail(r, f, JP_ERR_PROTOCOL, err, "jprof-server at %s answered %ld: %s", r->base,
                 resp->status, m ? m : "no error message");
 }
 
 /* GETs base + path (with its query) and parses the JSON answer. */
-static jp_err remote_get(tui_remote *r, const char *path, json_t **out, double *took, jp_error *err)
+static jp_err remote_get(tui_client *r, const char *path, json_t **out, double *took, jp_error *err)
 {
     *out = NULL;
     jp_strbuf url;
@@ -193,9 +193,9 @@ static jp_err remote_get(tui_remote *r, const char *path, json_t **out, double *
     if (took)
         *took += resp.took_ms;
     if (rc == JP_ERR_LIMIT) {
-        rc = fail(r, TUI_RFAIL_OTHER, rc, err, "%s", e.msg);
+        rc = fail(r, TUI_CFAIL_OTHER, rc, err, "%s", e.msg);
     } else if (rc != JP_OK) {
-        rc = fail(r, TUI_RFAIL_UNREACHABLE, rc, err,
+        rc = fail(r, TUI_CFAIL_UNREACHABLE, rc, err,
                   "cannot reach jprof-server at %s (%s): %s; start it, or point --server or "
                   "JPROF_SERVER at it",
                   r->base, r->server_from, strstr(e.msg, ": ") ? strrchr(e.msg, ':') + 2 : e.msg);
@@ -205,7 +205,7 @@ static jp_err remote_get(tui_remote *r, const char *path, json_t **out, double *
         if (resp.status != 200)
             rc = http_failure(r, &resp, body, err);
         else if (!json_is_object(body))
-            rc = fail(r, TUI_RFAIL_OTHER, JP_ERR_PROTOCOL, err,
+            rc = fail(r, TUI_CFAIL_OTHER, JP_ERR_PROTOCOL, err,
                       "%s%s: the answer is not a JSON object (%s); is this jprof-server?", r->base,
                       path, body ? "wrong type" : je.text);
         if (rc == JP_OK)
@@ -244,7 +244,7 @@ static void list_known(const json_t *services, const char *ns, jp_strbuf *svcs, 
     }
 }
 
-static void collect_pods(tui_remote *r)
+static void collect_pods(tui_client *r)
 {
     clear_pods(r);
     size_t i;
@@ -263,7 +263,7 @@ static void collect_pods(tui_remote *r)
 }
 
 /* Finds ns/svc in a /services answer; the unknown-service message otherwise. */
-static jp_err find_service(tui_remote *r, json_t *all, jp_error *err)
+static jp_err find_service(tui_client *r, json_t *all, jp_error *err)
 {
     size_t i;
     json_t *s;
@@ -283,11 +283,11 @@ static jp_err find_service(tui_remote *r, json_t *all, jp_error *err)
     list_known(all, r->ns, &svcs, &nss);
     jp_err rc;
     if (svcs.len)
-        rc = fail(r, TUI_RFAIL_NO_SERVICE, JP_ERR_NOT_FOUND, err,
+        rc = fail(r, TUI_CFAIL_NO_SERVICE, JP_ERR_NOT_FOUND, err,
                   "no service '%s' in namespace %s on %s (last 7 days); services there: %s", r->svc,
                   r->ns, r->base, jp_strbuf_str(&svcs));
     else
-        rc = fail(r, TUI_RFAIL_NO_SERVICE, JP_ERR_NOT_FOUND, err,
+        rc = fail(r, TUI_CFAIL_NO_SERVICE, JP_ERR_NOT_FOUND, err,
                   "no service '%s': namespace %s has no data on %s (last 7 days)%s%s", r->svc,
                   r->ns, r->base, nss.len ? "; namespaces with data: " : "", jp_strbuf_str(&nss));
     jp_strbuf_cleanup(&svcs);
@@ -295,7 +295,7 @@ static jp_err find_service(tui_remote *r, json_t *all, jp_error *err)
     return rc;
 }
 
-static jp_err fetch_service(tui_remote *r, double *took, jp_error *err)
+static jp_err fetch_service(tui_client *r, double *took, jp_error *err)
 {
     jp_strbuf p;
     jp_strbuf_init(&p, 0);
@@ -311,7 +311,7 @@ static jp_err fetch_service(tui_remote *r, double *took, jp_error *err)
         jp_error_init(&ignored);
         if (remote_get(r, "/api/v1/services?from=-7d", &any, took, &ignored) == JP_OK)
             set_json(&all, any);
-        r->fail = TUI_RFAIL_NONE;
+        r->fail = TUI_CFAIL_NONE;
     }
     if (rc == JP_OK)
         rc = find_service(r, all, err);
@@ -320,16 +320,16 @@ static jp_err fetch_service(tui_remote *r, double *took, jp_error *err)
     return rc;
 }
 
-jp_err tui_remote_connect(tui_remote *r, jp_error *err)
+jp_err tui_client_connect(tui_client *r, jp_error *err)
 {
-    r->fail = TUI_RFAIL_NONE;
+    r->fail = TUI_CFAIL_NONE;
     jp_err rc = read_token(r, err);
     if (rc == JP_OK)
         rc = fetch_service(r, NULL, err);
     return rc;
 }
 
-static jp_err get_into(tui_remote *r, const char *path, const char *pod, const char *extra,
+static jp_err get_into(tui_client *r, const char *path, const char *pod, const char *extra,
                        json_t **slot, double *took, jp_error *err)
 {
     jp_strbuf p;
@@ -348,15 +348,15 @@ static jp_err get_into(tui_remote *r, const char *path, const char *pod, const c
     return rc;
 }
 
-jp_err tui_remote_refresh(tui_remote *r, const char *pod, jp_error *err)
+jp_err tui_client_refresh(tui_client *r, const char *pod, jp_error *err)
 {
-    return tui_remote_refresh_pod(r, pod, pod, err);
+    return tui_client_refresh_pod(r, pod, pod, err);
 }
 
-jp_err tui_remote_refresh_pod(tui_remote *r, const char *pod, const char *status_pod, jp_error *err)
+jp_err tui_client_refresh_pod(tui_client *r, const char *pod, const char *status_pod, jp_error *err)
 {
     double took = 0;
-    r->fail = TUI_RFAIL_NONE;
+    r->fail = TUI_CFAIL_NONE;
     jp_err rc = fetch_service(r, &took, err);
     if (rc == JP_OK)
         rc =
@@ -376,17 +376,17 @@ jp_err tui_remote_refresh_pod(tui_remote *r, const char *pod, const char *status
     return rc;
 }
 
-jp_err tui_remote_refresh_targets(tui_remote *r, jp_error *err)
+jp_err tui_client_refresh_targets(tui_client *r, jp_error *err)
 {
     double took = 0;
-    r->fail = TUI_RFAIL_NONE;
+    r->fail = TUI_CFAIL_NONE;
     jp_err rc =
         get_into(r, "/api/v1/targets", NULL, "from=-24h&history_limit=30", &r->targets, &took, err);
     r->cost_ms = took;
     return rc;
 }
 
-uint32_t tui_remote_kinds(const tui_remote *r)
+uint32_t tui_client_kinds(const tui_client *r)
 {
     uint32_t mask = 0;
     size_t i;
@@ -400,7 +400,7 @@ uint32_t tui_remote_kinds(const tui_remote *r)
     return mask;
 }
 
-static void flame_path(jp_strbuf *p, const tui_remote *r, const char *what, jp_kind k,
+static void flame_path(jp_strbuf *p, const tui_client *r, const char *what, jp_kind k,
                        const char *from, const char *to, const char *pod)
 {
     jp_strbuf_reset(p);
@@ -413,7 +413,7 @@ static void flame_path(jp_strbuf *p, const tui_remote *r, const char *what, jp_k
     q_add(p, "to", to);
 }
 
-static void meta_take(tui_remote_flame_meta *m, const json_t *answer)
+static void meta_take(tui_client_flame_meta *m, const json_t *answer)
 {
     const json_t *mt = json_object_get(answer, "meta");
     const char *s;
@@ -430,15 +430,15 @@ static void meta_take(tui_remote_flame_meta *m, const json_t *answer)
     }
 }
 
-jp_err tui_remote_profile(tui_remote *r, uint32_t kinds, const char *from, const char *to,
+jp_err tui_client_profile(tui_client *r, uint32_t kinds, const char *from, const char *to,
                           const char *pod, long max_nodes, jp_profile **out,
-                          tui_remote_flame_meta *meta, jp_error *err)
+                          tui_client_flame_meta *meta, jp_error *err)
 {
     *out = NULL;
     memset(meta, 0, sizeof *meta);
     if (!kinds)
-        kinds = tui_remote_kinds(r);
-    r->fail = TUI_RFAIL_NONE;
+        kinds = tui_client_kinds(r);
+    r->fail = TUI_CFAIL_NONE;
     jp_profile *p = jp_profile_new();
     jp_strbuf path;
     jp_strbuf_init(&path, 0);
@@ -461,8 +461,8 @@ jp_err tui_remote_profile(tui_remote *r, uint32_t kinds, const char *from, const
     }
     jp_strbuf_cleanup(&path);
     if (rc != JP_OK) {
-        if (r->fail == TUI_RFAIL_NONE)
-            r->fail = TUI_RFAIL_OTHER;
+        if (r->fail == TUI_CFAIL_NONE)
+            r->fail = TUI_CFAIL_OTHER;
         jp_profile_free(p);
         return rc;
     }
@@ -471,7 +471,7 @@ jp_err tui_remote_profile(tui_remote *r, uint32_t kinds, const char *from, const
 }
 
 /* One side's from/to of a diff answer's meta ("current" or "base"). */
-static void side_take(tui_remote_flame_meta *m, const json_t *answer, const char *side,
+static void side_take(tui_client_flame_meta *m, const json_t *answer, const char *side,
                       jp_profile *p)
 {
     const json_t *sm = json_object_get(json_object_get(answer, "meta"), side);
@@ -489,15 +489,15 @@ static void side_take(tui_remote_flame_meta *m, const json_t *answer, const char
     }
 }
 
-jp_err tui_remote_diff(tui_remote *r, jp_kind k, const char *from, const char *to, const char *pod,
-                       const tui_remote_base *b, long max_nodes, jp_profile **cur,
-                       jp_profile **base, tui_remote_flame_meta *meta,
-                       tui_remote_flame_meta *base_meta, jp_error *err)
+jp_err tui_client_diff(tui_client *r, jp_kind k, const char *from, const char *to, const char *pod,
+                       const tui_client_base *b, long max_nodes, jp_profile **cur,
+                       jp_profile **base, tui_client_flame_meta *meta,
+                       tui_client_flame_meta *base_meta, jp_error *err)
 {
     *cur = *base = NULL;
     memset(meta, 0, sizeof *meta);
     memset(base_meta, 0, sizeof *base_meta);
-    r->fail = TUI_RFAIL_NONE;
+    r->fail = TUI_CFAIL_NONE;
     jp_profile *pc = jp_profile_new(), *pb = jp_profile_new();
     jp_strbuf path;
     jp_strbuf_init(&path, 0);
@@ -527,8 +527,8 @@ jp_err tui_remote_diff(tui_remote *r, jp_kind k, const char *from, const char *t
     }
     jp_strbuf_cleanup(&path);
     if (rc != JP_OK) {
-        if (r->fail == TUI_RFAIL_NONE)
-            r->fail = TUI_RFAIL_OTHER;
+        if (r->fail == TUI_CFAIL_NONE)
+            r->fail = TUI_CFAIL_OTHER;
         jp_profile_free(pc);
         jp_profile_free(pb);
         return rc;
@@ -538,20 +538,20 @@ jp_err tui_remote_diff(tui_remote *r, jp_kind k, const char *from, const char *t
     return JP_OK;
 }
 
-jp_err tui_remote_top(tui_remote *r, jp_kind k, const char *from, const char *to, const char *pod,
+jp_err tui_client_top(tui_client *r, jp_kind k, const char *from, const char *to, const char *pod,
                       long limit, bool by_value, json_t **out, jp_error *err)
 {
     jp_strbuf path;
     jp_strbuf_init(&path, 0);
     flame_path(&path, r, "top", k, from, to, pod);
     jp_strbuf_printf(&path, "&limit=%ld&by=%s", limit, by_value ? "value" : "samples");
-    r->fail = TUI_RFAIL_NONE;
+    r->fail = TUI_CFAIL_NONE;
     jp_err rc = remote_get(r, jp_strbuf_str(&path), out, NULL, err);
     jp_strbuf_cleanup(&path);
     return rc;
 }
 
-jp_err tui_remote_gc(tui_remote *r, const char *from, const char *to, const char *pod, int points,
+jp_err tui_client_gc(tui_client *r, const char *from, const char *to, const char *pod, int points,
                      json_t **out, jp_error *err)
 {
     jp_strbuf path;
@@ -563,7 +563,7 @@ jp_err tui_remote_gc(tui_remote *r, const char *from, const char *to, const char
     q_add(&path, "from", from);
     q_add(&path, "to", to);
     jp_strbuf_printf(&path, "&points=%d", points < 1 ? 1 : points > 1000 ? 1000 : points);
-    r->fail = TUI_RFAIL_NONE;
+    r->fail = TUI_CFAIL_NONE;
     jp_err rc = remote_get(r, jp_strbuf_str(&path), out, NULL, err);
     jp_strbuf_cleanup(&path);
     return rc;

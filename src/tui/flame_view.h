@@ -1,8 +1,8 @@
 /* view.h - the interactive flame view of one profile, without a terminal.
  *
- * State in, canvas out: tui_view_key() changes the state and says what the
- * screen loop should do; tui_view_update() recomputes what depends on the
- * state (layout, search, top table) and tui_view_render() draws it into a
+ * State in, canvas out: tui_flame_view_key() changes the state and says what the
+ * screen loop should do; tui_flame_view_update() recomputes what depends on the
+ * state (layout, search, top table) and tui_flame_view_render() draws it into a
  * canvas. Only src/tui/screen.c talks to curses, so everything here can be
  * driven from unit tests.
  *
@@ -10,11 +10,11 @@
  * own keys (flame_panel.h, table_panel.h); this module handles the keys of
  * the whole view and the modal parts (search prompt, help).
  *
- * Ownership: tui_view_new() borrows the profile, the report and the path
+ * Ownership: tui_flame_view_new() borrows the profile, the report and the path
  * (all must outlive the view) and returns a heap object freed by
- * tui_view_free(). Not thread-safe. */
-#ifndef JP_TUI_VIEW_H
-#define JP_TUI_VIEW_H
+ * tui_flame_view_free(). Not thread-safe. */
+#ifndef JP_TUI_FLAME_VIEW_H
+#define JP_TUI_FLAME_VIEW_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,7 +26,7 @@
 #include "model/iodetail.h"
 #include "model/profile.h"
 #include "tui/canvas.h"
-#include "tui/layout.h"
+#include "tui/flame_layout.h"
 
 /* Keys: printable ASCII as itself, Enter '\n', Tab '\t', Esc 27; the rest
  * above the Unicode range so they never clash with typed text. */
@@ -66,12 +66,12 @@ typedef enum tui_focus { TUI_FOCUS_FLAME = 0, TUI_FOCUS_TABLE } tui_focus;
 
 #define TUI_PATTERN_MAX 256
 
-typedef struct tui_view {
+typedef struct tui_flame_view {
     /* borrowed input */
     const jp_profile *prof;
     const jfr_report *rep;
     const char *path;
-    /* screen size and panel geometry (tui_view_update) */
+    /* screen size and panel geometry (tui_flame_view_update) */
     int rows, cols;
     int flame_top, flame_h, table_top, table_h;
     /* what is shown */
@@ -112,7 +112,7 @@ typedef struct tui_view {
     const jp_io_detail *io;
     bool io_panel;
     int io_scroll;
-    /* a comparison (tui_view_set_diff): prof is diff->prof, the bars are
+    /* a comparison (tui_flame_view_set_diff): prof is diff->prof, the bars are
      * coloured by change, the table lists changes; old_cur is the old side
      * built like cur, old_map maps cur's nodes to it (rebuilt when cur
      * changes: old_of is the tree it was built for) */
@@ -131,72 +131,72 @@ typedef struct tui_view {
     int gc_scroll;
     char msg[256];
     bool msg_error;
-    /* derived, rebuilt by tui_view_update when dirty */
-    tui_layout layout;
+    /* derived, rebuilt by tui_flame_view_update when dirty */
+    tui_flame_layout layout;
     bool dirty_layout, dirty_search, dirty_top;
-} tui_view;
+} tui_flame_view;
 
 /* `kind` is the kind shown first; threads puts thread names on top (the
  * profile must have been read with threads for that). */
-tui_view *tui_view_new(const jp_profile *p, const jfr_report *rep, const char *path, jp_kind kind,
-                       bool by_value, bool threads);
-void tui_view_free(tui_view *v);
+tui_flame_view *tui_flame_view_new(const jp_profile *p, const jfr_report *rep, const char *path,
+                                   jp_kind kind, bool by_value, bool threads);
+void tui_flame_view_free(tui_flame_view *v);
 
 /* Sets the screen size (any size, even 1x1). */
-void tui_view_resize(tui_view *v, int rows, int cols);
+void tui_flame_view_resize(tui_flame_view *v, int rows, int cols);
 /* Handles one key. */
-tui_action tui_view_key(tui_view *v, int key);
+tui_action tui_flame_view_key(tui_flame_view *v, int key);
 /* The scroll keys of a text screen (the live and remote views): Up/Down move
  * *pos by a line, PgUp/PgDn and space by `page` lines, Home to 0, End to
  * `end`; true for those keys. The caller clamps *pos. Any other key: false,
  * *pos untouched. */
 bool tui_scroll_key(int *pos, int key, int page, int end);
 /* Recomputes layout, search and top table as needed; call before render. */
-void tui_view_update(tui_view *v);
+void tui_flame_view_update(tui_flame_view *v);
 /* Draws the whole screen; resizes the canvas to the view's size. */
-void tui_view_render(const tui_view *v, tui_canvas *c);
+void tui_flame_view_render(const tui_flame_view *v, tui_canvas *c);
 
 /* The zoom root. */
-static inline uint32_t tui_view_zoom_root(const tui_view *v)
+static inline uint32_t tui_flame_view_zoom_root(const tui_flame_view *v)
 {
     return v->nzoom ? v->zoom[v->nzoom - 1] : 0;
 }
 
 /* Zooms into `node` (a node of v->cur); pops back out. Pop returns false
  * when not zoomed. */
-void tui_view_zoom_push(tui_view *v, uint32_t node);
-bool tui_view_zoom_pop(tui_view *v);
+void tui_flame_view_zoom_push(tui_flame_view *v, uint32_t node);
+bool tui_flame_view_zoom_pop(tui_flame_view *v);
 
 /* Shows a message in the status line until the next key. */
-void tui_view_message(tui_view *v, bool error, const char *fmt, ...)
+void tui_flame_view_message(tui_flame_view *v, bool error, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Selects the kind (rebuilds the tree, keeps the zoom path where it still
  * exists); false with a message when the kind has no events. */
-bool tui_view_set_kind(tui_view *v, jp_kind k);
+bool tui_flame_view_set_kind(tui_flame_view *v, jp_kind k);
 
 /* Shows the callers of the selected frame (on) or the forward tree again. */
-void tui_view_reverse(tui_view *v, bool on);
+void tui_flame_view_reverse(tui_flame_view *v, bool on);
 
 /* Runs a search over the zoom root; "" clears it. */
-void tui_view_search(tui_view *v, const char *pattern);
+void tui_flame_view_search(tui_flame_view *v, const char *pattern);
 
 /* Lends the view the I/O detail of its profile (NULL: none); it must live
  * as long as the view. Key i shows it while the io kind is shown. */
-void tui_view_set_io(tui_view *v, const jp_io_detail *io);
+void tui_flame_view_set_io(tui_flame_view *v, const jp_io_detail *io);
 
 /* Shows a comparison: the view's profile must be d->prof (borrowed, like
  * the profile; normalisation changes with key m). base labels the
  * baseline. */
-void tui_view_set_diff(tui_view *v, jp_diff *d, const char *base);
+void tui_flame_view_set_diff(tui_flame_view *v, jp_diff *d, const char *base);
 
 /* A node's old total (normalised, in the view's measure), 0 without a
  * comparison. */
-double tui_view_old_total(const tui_view *v, uint32_t node);
+double tui_flame_view_old_total(const tui_flame_view *v, uint32_t node);
 
 /* The colour of a node's bar in a comparison: grows red, shrinks blue,
  * by the size of its change against the largest under the zoom root. */
-tui_style tui_view_diff_style(const tui_view *v, uint32_t node);
+tui_style tui_flame_view_diff_style(const tui_flame_view *v, uint32_t node);
 
 /* Style of a frame's bar. */
 tui_style tui_frame_style(const jp_profile *p, uint32_t frame);

@@ -1,4 +1,4 @@
-#include "tui/remote_report.h"
+#include "tui/report_service.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -38,7 +38,7 @@ static double age_of(const char *rfc)
     return (double)(jp_time_now_ns() - ns) / 1e9;
 }
 
-void tui_rreport_header(const tui_remote *r, tui_lines *ls)
+void tui_report_service_header(const tui_client *r, tui_lines *ls)
 {
     const json_t *s = r->service;
     char kinds[96] = "", age[24];
@@ -58,7 +58,7 @@ void tui_rreport_header(const tui_remote *r, tui_lines *ls)
                   *kinds ? kinds : "none yet", age, r->cost_ms);
 }
 
-void tui_rreport_target_head(char *buf, size_t len)
+void tui_report_service_target_head(char *buf, size_t len)
 {
     snprintf(buf, len, "%-28s %7s  %-9s %-18s %-17s %-20s %8s %9s", "POD", "PID", "STATE", "REASON",
              "PROFILING", "KINDS", "WINDOWS", "LAST SEEN");
@@ -88,7 +88,7 @@ static void target_mode(const json_t *t, char *buf, size_t len)
     snprintf(buf, len, "%s %s", end > jp_time_now_ns() ? "until" : "ended", hm);
 }
 
-bool tui_rreport_target_row(const json_t *t, char *buf, size_t len)
+bool tui_report_service_target_row(const json_t *t, char *buf, size_t len)
 {
     const json_t *id = json_object_get(t, "target");
     char kinds[64] = "", age[24];
@@ -110,24 +110,24 @@ bool tui_rreport_target_row(const json_t *t, char *buf, size_t len)
     return st && strcmp(st, "active");
 }
 
-static void status_targets(const tui_remote *r, tui_lines *ls)
+static void status_targets(const tui_client *r, tui_lines *ls)
 {
     tui_lines_add(ls, TUI_STYLE_TITLE, TUI_F_BOLD, "pods and JVMs (last day)");
     char row[512];
-    tui_rreport_target_head(row, sizeof row);
+    tui_report_service_target_head(row, sizeof row);
     tui_lines_add(ls, TUI_STYLE_TABLEHEAD, 0, "%s", row);
     size_t i;
     json_t *t;
     json_array_foreach(json_object_get(r->targets, "targets"), i, t)
     {
-        bool bad = tui_rreport_target_row(t, row, sizeof row);
+        bool bad = tui_report_service_target_row(t, row, sizeof row);
         tui_lines_add(ls, bad ? TUI_STYLE_WARN : TUI_STYLE_NORMAL, 0, "%s", row);
     }
     if (!json_array_size(json_object_get(r->targets, "targets")))
         tui_lines_add(ls, TUI_STYLE_DIM, 0, "no target reported in the last day");
 }
 
-static void status_history(const tui_remote *r, tui_lines *ls)
+static void status_history(const tui_client *r, tui_lines *ls)
 {
     tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s", "");
     tui_lines_add(ls, TUI_STYLE_TITLE, TUI_F_BOLD, "status history (newest first)");
@@ -145,7 +145,7 @@ static void status_history(const tui_remote *r, tui_lines *ls)
     }
 }
 
-static void status_ingestion(const tui_remote *r, tui_lines *ls)
+static void status_ingestion(const tui_client *r, tui_lines *ls)
 {
     tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s", "");
     tui_lines_add(ls, TUI_STYLE_TITLE, TUI_F_BOLD, "ingestion (last hour, per agent)");
@@ -179,7 +179,7 @@ static void status_ingestion(const tui_remote *r, tui_lines *ls)
         tui_lines_add(ls, TUI_STYLE_WARN, 0, "no agent sent anything in the last hour");
 }
 
-void tui_rreport_status(const tui_remote *r, tui_lines *ls)
+void tui_report_service_status(const tui_client *r, tui_lines *ls)
 {
     status_targets(r, ls);
     status_history(r, ls);

@@ -1,4 +1,4 @@
-#include "tui/view.h"
+#include "tui/flame_view.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -6,11 +6,11 @@
 #include <string.h>
 
 #include "base/xalloc.h"
-#include "tui/chrome.h"
+#include "tui/flame_chrome.h"
 #include "tui/flame_panel.h"
 #include "tui/io_detail.h"
-#include "tui/gc_report.h"
-#include "tui/table_panel.h"
+#include "tui/report_gc.h"
+#include "tui/flame_table.h"
 
 tui_style tui_frame_style(const jp_profile *p, uint32_t frame)
 {
@@ -21,9 +21,10 @@ tui_style tui_frame_style(const jp_profile *p, uint32_t frame)
     return (tui_style)(TUI_STYLE_FRAME_INTERPRETED + jp_frame_primary_kind(&p->frames[frame]));
 }
 
-tui_style tui_view_diff_style(const tui_view *v, uint32_t node)
+tui_style tui_flame_view_diff_style(const tui_flame_view *v, uint32_t node)
 {
-    double dl = (double)jp_flame_total(v->cur, node, v->by_value) - tui_view_old_total(v, node);
+    double dl =
+        (double)jp_flame_total(v->cur, node, v->by_value) - tui_flame_view_old_total(v, node);
     double mag = dl < 0 ? -dl : dl;
     if (v->diff_max <= 0 || mag < 0.5 || mag < 0.05 * v->diff_max)
         return TUI_STYLE_DIFF_SAME;
@@ -31,15 +32,15 @@ tui_style tui_view_diff_style(const tui_view *v, uint32_t node)
     return (tui_style)((dl > 0 ? TUI_STYLE_DIFF_GROW1 : TUI_STYLE_DIFF_SHRINK1) + level);
 }
 
-static void mark_all_dirty(tui_view *v)
+static void mark_all_dirty(tui_flame_view *v)
 {
     v->dirty_layout = v->dirty_search = v->dirty_top = true;
 }
 
-tui_view *tui_view_new(const jp_profile *p, const jfr_report *rep, const char *path, jp_kind kind,
-                       bool by_value, bool threads)
+tui_flame_view *tui_flame_view_new(const jp_profile *p, const jfr_report *rep, const char *path,
+                                   jp_kind kind, bool by_value, bool threads)
 {
-    tui_view *v = jp_xcalloc(1, sizeof *v);
+    tui_flame_view *v = jp_xcalloc(1, sizeof *v);
     v->prof = p;
     v->rep = rep;
     v->path = path;
@@ -49,14 +50,14 @@ tui_view *tui_view_new(const jp_profile *p, const jfr_report *rep, const char *p
     v->fwd = jp_flame_build(p, kind, threads);
     v->cur = v->fwd;
     v->last_child = JP_FLAME_NONE;
-    tui_layout_init(&v->layout);
+    tui_flame_layout_init(&v->layout);
     v->rows = 24;
     v->cols = 80;
     mark_all_dirty(v);
     return v;
 }
 
-void tui_view_free(tui_view *v)
+void tui_flame_view_free(tui_flame_view *v)
 {
     if (!v)
         return;
@@ -70,21 +71,21 @@ void tui_view_free(tui_view *v)
     free(v->drows);
     jp_flame_free(v->old_cur);
     free(v->old_map);
-    tui_layout_cleanup(&v->layout);
+    tui_flame_layout_cleanup(&v->layout);
     if (v->gc)
         tui_lines_cleanup(v->gc);
     free(v->gc);
     free(v);
 }
 
-void tui_view_resize(tui_view *v, int rows, int cols)
+void tui_flame_view_resize(tui_flame_view *v, int rows, int cols)
 {
     v->rows = rows < 1 ? 1 : rows;
     v->cols = cols < 1 ? 1 : cols;
     v->dirty_layout = true;
 }
 
-void tui_view_message(tui_view *v, bool error, const char *fmt, ...)
+void tui_flame_view_message(tui_flame_view *v, bool error, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -123,9 +124,9 @@ static uint32_t node_follow(const jp_flame *f, const uint32_t *frames, size_t n)
     return node;
 }
 
-void tui_view_zoom_push(tui_view *v, uint32_t node)
+void tui_flame_view_zoom_push(tui_flame_view *v, uint32_t node)
 {
-    if (node == tui_view_zoom_root(v) || node >= v->cur->count)
+    if (node == tui_flame_view_zoom_root(v) || node >= v->cur->count)
         return;
     v->zoom = jp_xgrow(v->zoom, &v->zoom_cap, v->nzoom + 1, sizeof *v->zoom);
     v->zoom[v->nzoom++] = node;
@@ -133,7 +134,7 @@ void tui_view_zoom_push(tui_view *v, uint32_t node)
     mark_all_dirty(v);
 }
 
-bool tui_view_zoom_pop(tui_view *v)
+bool tui_flame_view_zoom_pop(tui_flame_view *v)
 {
     if (!v->nzoom)
         return false;
@@ -143,7 +144,7 @@ bool tui_view_zoom_pop(tui_view *v)
     return true;
 }
 
-static void reverse_off(tui_view *v)
+static void reverse_off(tui_flame_view *v)
 {
     if (!v->rev)
         return;
@@ -162,7 +163,7 @@ static void reverse_off(tui_view *v)
 
 /* Rebuilds the forward tree (kind or threads changed) keeping the zoom
  * stack and the selection where the same frame path exists. */
-static void rebuild(tui_view *v, jp_kind k, bool threads)
+static void rebuild(tui_flame_view *v, jp_kind k, bool threads)
 {
     reverse_off(v);
     size_t nz = 0, npaths = v->nzoom + 1;
@@ -199,27 +200,27 @@ static void rebuild(tui_view *v, jp_kind k, bool threads)
     mark_all_dirty(v);
 }
 
-bool tui_view_set_kind(tui_view *v, jp_kind k)
+bool tui_flame_view_set_kind(tui_flame_view *v, jp_kind k)
 {
     if (!jp_profile_has_kind(v->prof, k)) {
-        tui_view_message(v, true, "no %s events in this recording", jp_kind_name(k));
+        tui_flame_view_message(v, true, "no %s events in this recording", jp_kind_name(k));
         return false;
     }
     if (k == v->kind && !v->rev)
         return true;
     rebuild(v, k, v->threads);
-    tui_view_message(v, false, "showing %s", jp_kind_name(k));
+    tui_flame_view_message(v, false, "showing %s", jp_kind_name(k));
     return true;
 }
 
-void tui_view_set_io(tui_view *v, const jp_io_detail *io)
+void tui_flame_view_set_io(tui_flame_view *v, const jp_io_detail *io)
 {
     v->io = io;
     if (!io)
         v->io_panel = false;
 }
 
-void tui_view_set_diff(tui_view *v, jp_diff *d, const char *base)
+void tui_flame_view_set_diff(tui_flame_view *v, jp_diff *d, const char *base)
 {
     v->diff = d;
     v->diff_base = base;
@@ -227,7 +228,7 @@ void tui_view_set_diff(tui_view *v, jp_diff *d, const char *base)
     mark_all_dirty(v);
 }
 
-double tui_view_old_total(const tui_view *v, uint32_t node)
+double tui_flame_view_old_total(const tui_flame_view *v, uint32_t node)
 {
     if (!v->diff || !v->old_cur || node >= v->cur->count || v->old_map[node] == JP_FLAME_NONE)
         return 0;
@@ -236,10 +237,10 @@ double tui_view_old_total(const tui_view *v, uint32_t node)
 }
 
 /* Key m: the next normalisation (sample, second, none). */
-static void norm_cycle(tui_view *v)
+static void norm_cycle(tui_flame_view *v)
 {
     if (!v->diff) {
-        tui_view_message(v, true, "m changes the normalisation of a comparison (--diff OLD)");
+        tui_flame_view_message(v, true, "m changes the normalisation of a comparison (--diff OLD)");
         return;
     }
     static const jp_diff_norm order[] = {JP_DIFF_PER_SAMPLE, JP_DIFF_PER_SECOND, JP_DIFF_NONE};
@@ -253,68 +254,68 @@ static void norm_cycle(tui_view *v)
         jp_diff_norm n = order[(at + i) % 3];
         if (jp_diff_set_norm(v->diff, n, &err) == JP_OK) {
             mark_all_dirty(v);
-            tui_view_message(v, false, "normalised %s: baseline x %.4g",
-                             n == JP_DIFF_NONE         ? "none"
-                             : n == JP_DIFF_PER_SAMPLE ? "per sample"
-                                                       : "per second",
-                             jp_diff_scale_for(v->diff, v->by_value));
+            tui_flame_view_message(v, false, "normalised %s: baseline x %.4g",
+                                   n == JP_DIFF_NONE         ? "none"
+                                   : n == JP_DIFF_PER_SAMPLE ? "per sample"
+                                                             : "per second",
+                                   jp_diff_scale_for(v->diff, v->by_value));
             return;
         }
     }
 }
 
 /* Key i: the endpoints and files of the I/O waits, in place of the table. */
-static void io_toggle(tui_view *v)
+static void io_toggle(tui_flame_view *v)
 {
     if (!v->io) {
-        tui_view_message(v, true,
-                         "no I/O detail: start jprof-top with --io-detail (hosts, "
-                         "ports and paths are then read, locally only)");
+        tui_flame_view_message(v, true,
+                               "no I/O detail: start jprof-top with --io-detail (hosts, "
+                               "ports and paths are then read, locally only)");
         return;
     }
     if (v->io_panel && v->kind == JP_KIND_IO) {
         v->io_panel = false;
-        tui_view_message(v, false, "top table");
+        tui_flame_view_message(v, false, "top table");
         return;
     }
-    if (v->kind != JP_KIND_IO && !tui_view_set_kind(v, JP_KIND_IO))
+    if (v->kind != JP_KIND_IO && !tui_flame_view_set_kind(v, JP_KIND_IO))
         return;
     v->io_panel = true;
     v->io_scroll = 0;
-    tui_view_message(v, false, "I/O waits by endpoint and file (local only)");
+    tui_flame_view_message(v, false, "I/O waits by endpoint and file (local only)");
 }
 
-static bool io_shown(const tui_view *v)
+static bool io_shown(const tui_flame_view *v)
 {
     return v->io && v->io_panel && v->kind == JP_KIND_IO;
 }
 
-static void kind_cycle(tui_view *v, int dir)
+static void kind_cycle(tui_flame_view *v, int dir)
 {
     for (int i = 1; i <= JP_KIND_COUNT; i++) {
         jp_kind k = (jp_kind)(((int)v->kind + dir * i + 2 * JP_KIND_COUNT) % JP_KIND_COUNT);
         if (jp_profile_has_kind(v->prof, k)) {
             if (k != v->kind)
-                tui_view_set_kind(v, k);
+                tui_flame_view_set_kind(v, k);
             else
-                tui_view_message(v, false, "%s is the only kind in this recording",
-                                 jp_kind_name(k));
+                tui_flame_view_message(v, false, "%s is the only kind in this recording",
+                                       jp_kind_name(k));
             return;
         }
     }
-    tui_view_message(v, true, "no profile events in this recording");
+    tui_flame_view_message(v, true, "no profile events in this recording");
 }
 
-static void reverse_toggle(tui_view *v)
+static void reverse_toggle(tui_flame_view *v)
 {
     if (v->rev) {
         reverse_off(v);
-        tui_view_message(v, false, "callers view closed");
+        tui_flame_view_message(v, false, "callers view closed");
         return;
     }
     uint32_t frame = v->cur->nodes[v->sel].frame;
     if (frame == JP_FLAME_NONE) {
-        tui_view_message(v, true, "select a frame first: r shows who calls it");
+        tui_flame_view_message(v, true, "select a frame first: r shows who calls it");
         return;
     }
     v->saved_zoom =
@@ -334,13 +335,13 @@ static void reverse_toggle(tui_view *v)
     mark_all_dirty(v);
 }
 
-void tui_view_reverse(tui_view *v, bool on)
+void tui_flame_view_reverse(tui_flame_view *v, bool on)
 {
     if (on != (v->rev != NULL))
         reverse_toggle(v);
 }
 
-void tui_view_search(tui_view *v, const char *pattern)
+void tui_flame_view_search(tui_flame_view *v, const char *pattern)
 {
     snprintf(v->pattern, sizeof v->pattern, "%s", pattern);
     v->nmatches = 0;
@@ -350,14 +351,14 @@ void tui_view_search(tui_view *v, const char *pattern)
 
 /* Moves the selection to the next (dir 1) or previous (-1) matching bar,
  * left to right then top to bottom, which is the tree's pre-order. */
-static void search_step(tui_view *v, int dir)
+static void search_step(tui_flame_view *v, int dir)
 {
     if (!v->pattern[0]) {
-        tui_view_message(v, true, "no search: press / to search");
+        tui_flame_view_message(v, true, "no search: press / to search");
         return;
     }
-    const tui_layout *l = &v->layout;
-    int cur = tui_layout_find(l, v->sel);
+    const tui_flame_layout *l = &v->layout;
+    int cur = tui_flame_layout_find(l, v->sel);
     long best = -1, wrap = -1;
     for (size_t i = 0; i < l->nbars; i++) {
         const tui_bar *b = &l->bars[i];
@@ -374,18 +375,18 @@ static void search_step(tui_view *v, int dir)
             wrap = (long)i;
     }
     if (wrap < 0) {
-        tui_view_message(v, true, "no match shown: matches are too narrow here, zoom in");
+        tui_flame_view_message(v, true, "no match shown: matches are too narrow here, zoom in");
         return;
     }
     if (best < 0) {
         best = wrap;
-        tui_view_message(v, false, "search wrapped");
+        tui_flame_view_message(v, false, "search wrapped");
     }
     v->sel = l->bars[best].node;
     v->last_child = JP_FLAME_NONE;
 }
 
-static tui_action prompt_key(tui_view *v, int key)
+static tui_action prompt_key(tui_flame_view *v, int key)
 {
     switch (key) {
     case TUI_KEY_ESC:
@@ -394,9 +395,9 @@ static tui_action prompt_key(tui_view *v, int key)
     case TUI_KEY_ENTER:
         v->prompt = false;
         v->input[v->input_len] = '\0';
-        tui_view_search(v, v->input);
+        tui_flame_view_search(v, v->input);
         if (!v->input_len)
-            tui_view_message(v, false, "search cleared");
+            tui_flame_view_message(v, false, "search cleared");
         return TUI_ACTION_REDRAW;
     case TUI_KEY_BACKSPACE:
         /* Drop a whole UTF-8 sequence, not just its last byte. */
@@ -412,7 +413,7 @@ static tui_action prompt_key(tui_view *v, int key)
     }
 }
 
-static void start_prompt(tui_view *v)
+static void start_prompt(tui_flame_view *v)
 {
     v->prompt = true;
     snprintf(v->input, sizeof v->input, "%s", v->pattern);
@@ -420,7 +421,7 @@ static void start_prompt(tui_view *v)
 }
 
 /* Keys that mean the same whichever panel has the focus. */
-static bool global_key(tui_view *v, int key, tui_action *act)
+static bool global_key(tui_flame_view *v, int key, tui_action *act)
 {
     *act = TUI_ACTION_REDRAW;
     switch (key) {
@@ -451,11 +452,12 @@ static bool global_key(tui_view *v, int key, tui_action *act)
     case 'v':
         v->by_value = !v->by_value;
         mark_all_dirty(v);
-        tui_view_message(v, false, "values: %s", v->by_value ? jp_kind_unit(v->kind) : "samples");
+        tui_flame_view_message(v, false, "values: %s",
+                               v->by_value ? jp_kind_unit(v->kind) : "samples");
         return true;
     case 't':
         rebuild(v, v->kind, !v->threads);
-        tui_view_message(v, false, "threads %s", v->threads ? "on top" : "merged");
+        tui_flame_view_message(v, false, "threads %s", v->threads ? "on top" : "merged");
         return true;
     case TUI_KEY_TAB:
         v->focus = v->focus == TUI_FOCUS_FLAME ? TUI_FOCUS_TABLE : TUI_FOCUS_FLAME;
@@ -470,11 +472,11 @@ static bool global_key(tui_view *v, int key, tui_action *act)
         return true;
     default:
         if (key >= '1' && key <= '9' && key - '1' < JP_KIND_COUNT) {
-            tui_view_set_kind(v, (jp_kind)(key - '1'));
+            tui_flame_view_set_kind(v, (jp_kind)(key - '1'));
             return true;
         }
         if (key == '0' && JP_KIND_IO < JP_KIND_COUNT) { /* the tenth kind */
-            tui_view_set_kind(v, JP_KIND_IO);
+            tui_flame_view_set_kind(v, JP_KIND_IO);
             return true;
         }
         return false;
@@ -482,7 +484,7 @@ static bool global_key(tui_view *v, int key, tui_action *act)
 }
 
 /* The GC screen over the flame view: scrolls; G, Esc or Backspace go back. */
-static tui_action gc_key(tui_view *v, int key)
+static tui_action gc_key(tui_flame_view *v, int key)
 {
     int h = v->rows - 2, max = (int)v->gc->count - h;
     if (tui_scroll_key(&v->gc_scroll, key, h > 1 ? h - 1 : 1, max)) {
@@ -508,7 +510,7 @@ static tui_action gc_key(tui_view *v, int key)
     }
 }
 
-static void gc_open(tui_view *v)
+static void gc_open(tui_flame_view *v)
 {
     v->gc = jp_xcalloc(1, sizeof *v->gc);
     tui_lines_init(v->gc);
@@ -516,7 +518,7 @@ static void gc_open(tui_view *v)
     v->gc_scroll = 0;
 }
 
-tui_action tui_view_key(tui_view *v, int key)
+tui_action tui_flame_view_key(tui_flame_view *v, int key)
 {
     if (v->help) {
         v->help = false;
@@ -537,7 +539,7 @@ tui_action tui_view_key(tui_view *v, int key)
     if (v->focus == TUI_FOCUS_TABLE && io_shown(v))
         return tui_io_panel_key(v, key);
     if (v->focus == TUI_FOCUS_TABLE)
-        return tui_table_panel_key(v, key);
+        return tui_flame_table_key(v, key);
     return tui_flame_panel_key(v, key);
 }
 
@@ -546,7 +548,7 @@ tui_action tui_view_key(tui_view *v, int key)
 /* Rows: 3 header lines, the panels, a status line and the key bar; tiny
  * terminals lose the header first, then the key bar. Below 12 body rows
  * only the focused panel is shown. */
-static void geometry(tui_view *v)
+static void geometry(tui_flame_view *v)
 {
     int header = v->rows >= 8 ? 3 : v->rows >= 5 ? 1 : 0;
     int footer = v->rows >= 4 ? 2 : v->rows >= 2 ? 1 : 0;
@@ -576,13 +578,13 @@ static bool is_ancestor(const jp_flame *f, uint32_t anc, uint32_t node)
 
 /* Keeps the selection inside the zoomed subtree and on a drawn bar, and
  * scrolls so that its row is on screen. */
-static void fix_selection(tui_view *v)
+static void fix_selection(tui_flame_view *v)
 {
     const jp_flame *f = v->cur;
-    uint32_t zr = tui_view_zoom_root(v);
+    uint32_t zr = tui_flame_view_zoom_root(v);
     if (v->sel >= f->count || !is_ancestor(f, zr, v->sel))
         v->sel = zr;
-    while (v->sel != zr && tui_layout_find(&v->layout, v->sel) < 0)
+    while (v->sel != zr && tui_flame_layout_find(&v->layout, v->sel) < 0)
         v->sel = f->nodes[v->sel].parent;
     int d = (int)(f->nodes[v->sel].depth - f->nodes[zr].depth);
     if (v->flame_h > 0) {
@@ -598,7 +600,7 @@ static void fix_selection(tui_view *v)
         v->scroll = 0;
 }
 
-static void run_search(tui_view *v)
+static void run_search(tui_flame_view *v)
 {
     const jp_flame *f = v->cur;
     v->matches = jp_xgrow(v->matches, &v->matches_cap, f->count, 1);
@@ -611,10 +613,10 @@ static void run_search(tui_view *v)
     if (!v->pattern[0])
         return;
     char err[160];
-    long n = jp_flame_search(f, tui_view_zoom_root(v), v->pattern, v->by_value, v->matches,
+    long n = jp_flame_search(f, tui_flame_view_zoom_root(v), v->pattern, v->by_value, v->matches,
                              &v->share, err, sizeof err);
     if (n < 0) {
-        tui_view_message(v, true, "bad regex /%s/: %s", v->pattern, err);
+        tui_flame_view_message(v, true, "bad regex /%s/: %s", v->pattern, err);
         v->pattern[0] = '\0';
         memset(v->matches, 0, v->matches_cap);
         return;
@@ -627,7 +629,7 @@ static void run_search(tui_view *v)
 
 /* The old side of the tree shown, and the largest change under the zoom
  * root (the colour scale). */
-static void diff_overlay(tui_view *v)
+static void diff_overlay(tui_flame_view *v)
 {
     if (v->old_of != v->cur) {
         jp_flame_free(v->old_cur);
@@ -638,14 +640,14 @@ static void diff_overlay(tui_view *v)
     }
 }
 
-static void diff_scale(tui_view *v, uint32_t zr)
+static void diff_scale(tui_flame_view *v, uint32_t zr)
 {
     const jp_flame *f = v->cur;
     double mx = 0;
     uint32_t n = zr;
     while (n != JP_FLAME_NONE) { /* pre-order walk of the zoomed subtree */
         if (n != 0) {
-            double dl = (double)jp_flame_total(f, n, v->by_value) - tui_view_old_total(v, n);
+            double dl = (double)jp_flame_total(f, n, v->by_value) - tui_flame_view_old_total(v, n);
             if (dl < 0)
                 dl = -dl;
             if (dl > mx)
@@ -662,7 +664,7 @@ static void diff_scale(tui_view *v, uint32_t zr)
     v->diff_max = mx;
 }
 
-static void diff_table(tui_view *v, uint32_t zr)
+static void diff_table(tui_flame_view *v, uint32_t zr)
 {
     free(v->drows);
     free(v->top);
@@ -673,14 +675,14 @@ static void diff_table(tui_view *v, uint32_t zr)
         v->top[i].frame = v->drows[i].frame;
 }
 
-void tui_view_update(tui_view *v)
+void tui_flame_view_update(tui_flame_view *v)
 {
     geometry(v);
-    uint32_t zr = tui_view_zoom_root(v);
+    uint32_t zr = tui_flame_view_zoom_root(v);
     if (v->diff)
         diff_overlay(v);
     if (v->dirty_layout) {
-        tui_layout_build(&v->layout, v->cur, zr, v->by_value, v->cols);
+        tui_flame_layout_build(&v->layout, v->cur, zr, v->by_value, v->cols);
         if (v->diff)
             diff_scale(v, zr);
         v->dirty_layout = false;
@@ -704,14 +706,14 @@ void tui_view_update(tui_view *v)
         v->top_scroll = 0;
         v->dirty_top = false;
     }
-    tui_table_panel_fix(v);
+    tui_flame_table_fix(v);
 }
 
-void tui_view_render(const tui_view *v, tui_canvas *c)
+void tui_flame_view_render(const tui_flame_view *v, tui_canvas *c)
 {
     tui_canvas_resize(c, v->rows, v->cols);
     if (v->help) {
-        tui_chrome_help(v, c);
+        tui_flame_chrome_help(v, c);
         return;
     }
     if (v->gc) {
@@ -724,22 +726,22 @@ void tui_view_render(const tui_view *v, tui_canvas *c)
         return;
     }
     if (v->flame_top >= 1)
-        tui_chrome_title(v, c, 0);
+        tui_flame_chrome_title(v, c, 0);
     if (v->flame_top >= 3) {
-        tui_chrome_kinds(v, c, 1);
-        tui_chrome_breadcrumb(v, c, 2);
+        tui_flame_chrome_kinds(v, c, 1);
+        tui_flame_chrome_breadcrumb(v, c, 2);
     }
     if (v->flame_h > 0)
         tui_flame_panel_render(v, c, v->flame_top, v->flame_h);
     if (v->table_h > 0 && io_shown(v))
         tui_io_panel_render(v, c, v->table_top, v->table_h);
     else if (v->table_h > 0)
-        tui_table_panel_render(v, c, v->table_top, v->table_h);
+        tui_flame_table_render(v, c, v->table_top, v->table_h);
     int used = v->table_top + v->table_h;
     if (used < v->rows)
-        tui_chrome_status(v, c, used);
+        tui_flame_chrome_status(v, c, used);
     if (used + 1 < v->rows)
-        tui_chrome_keybar(v, c, used + 1);
+        tui_flame_chrome_keybar(v, c, used + 1);
 }
 
 bool tui_scroll_key(int *pos, int key, int page, int end)

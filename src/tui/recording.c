@@ -1,4 +1,4 @@
-#include "tui/load.h"
+#include "tui/recording.h"
 
 #include "model/diff.h"
 

@@ -1,4 +1,4 @@
-#include "tui/live_view.h"
+#include "tui/screens.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -10,8 +10,8 @@
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "model/units.h"
-#include "tui/gc_report.h"
-#include "tui/load.h"
+#include "tui/report_gc.h"
+#include "tui/recording.h"
 
 /* Rows above the body: title, numbers, screen tabs; below: status, keys. */
 #define HEAD_ROWS 3
@@ -22,7 +22,7 @@
 
 static const char *const sort_names[TUI_SORT_COUNT] = {"CPU%", "total CPU", "state", "name"};
 
-void tui_live_view_message(tui_live_view *v, bool error, const char *fmt, ...)
+void tui_screens_message(tui_screens *v, bool error, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -32,13 +32,13 @@ void tui_live_view_message(tui_live_view *v, bool error, const char *fmt, ...)
     v->msg_error = error;
 }
 
-static void list_scan(tui_live_view *v)
+static void list_scan(tui_screens *v)
 {
     jp_error err;
     jp_error_init(&err);
     v->picks.count = 0;
     if (v->picker->scan(v->picker, &v->picks, &err) != JP_OK)
-        tui_live_view_message(v, true, "%s", err.msg);
+        tui_screens_message(v, true, "%s", err.msg);
     if (v->pick_sel >= (int)v->picks.count)
         v->pick_sel = (int)v->picks.count - 1;
     if (v->pick_sel < 0)
@@ -46,9 +46,9 @@ static void list_scan(tui_live_view *v)
     v->next_list = v->picker->rescan_ns > 0 ? jp_time_mono_ns() + v->picker->rescan_ns : INT64_MAX;
 }
 
-static tui_live_view *view_new(tui_live *live, tui_picker *picker, const tui_live_opts *opts)
+static tui_screens *view_new(tui_target *live, tui_picker *picker, const tui_target_opts *opts)
 {
-    tui_live_view *v = jp_xcalloc(1, sizeof *v);
+    tui_screens *v = jp_xcalloc(1, sizeof *v);
     v->live = live;
     v->picker = picker;
     v->opts = *opts;
@@ -61,29 +61,29 @@ static tui_live_view *view_new(tui_live *live, tui_picker *picker, const tui_liv
         v->picking = true;
         list_scan(v);
     } else {
-        tui_live_view_sync(v);
+        tui_screens_sync(v);
     }
     return v;
 }
 
-tui_live_view *tui_live_view_new(tui_live *live, const tui_live_opts *opts)
+tui_screens *tui_screens_new(tui_target *live, const tui_target_opts *opts)
 {
     return view_new(live, tui_picker_local(), opts);
 }
 
-tui_live_view *tui_live_view_new_with(tui_live *live, tui_picker *picker, const tui_live_opts *opts)
+tui_screens *tui_screens_new_with(tui_target *live, tui_picker *picker, const tui_target_opts *opts)
 {
     return view_new(live, picker, opts);
 }
 
-void tui_live_view_free(tui_live_view *v)
+void tui_screens_free(tui_screens *v)
 {
     if (!v)
         return;
-    tui_view_free(v->flame);
+    tui_flame_view_free(v->flame);
     jp_diff_free(v->flame_diff);
     jp_profile_free(v->baseline);
-    tui_live_free(v->live);
+    tui_target_free(v->live);
     tui_picker_free(v->picker);
     tui_pick_list_cleanup(&v->picks);
     tui_lines_cleanup(&v->lines);
@@ -92,15 +92,15 @@ void tui_live_view_free(tui_live_view *v)
     free(v);
 }
 
-void tui_live_view_resize(tui_live_view *v, int rows, int cols)
+void tui_screens_resize(tui_screens *v, int rows, int cols)
 {
     v->rows = rows < 1 ? 1 : rows;
     v->cols = cols < 1 ? 1 : cols;
     if (v->flame)
-        tui_view_resize(v->flame, v->rows - HEAD_ROWS, v->cols);
+        tui_flame_view_resize(v->flame, v->rows - HEAD_ROWS, v->cols);
 }
 
-static int body_rows(const tui_live_view *v)
+static int body_rows(const tui_screens *v)
 {
     int h = v->rows - HEAD_ROWS - FOOT_ROWS;
     return h > 0 ? h : 0;
@@ -128,19 +128,19 @@ static bool ci_contains(const char *hay, const char *needle)
     return false;
 }
 
-static bool thread_matches(const tui_live_view *v, const jp_thread *t)
+static bool thread_matches(const tui_screens *v, const jp_thread *t)
 {
     return ci_contains(t->name ? t->name : "", v->filter) ||
            ci_contains(jp_thread_state_name(t->state), v->filter);
 }
 
-static const jp_snapshot *snap(const tui_live_view *v)
+static const jp_snapshot *snap(const tui_screens *v)
 {
     return v->live ? v->live->cur : NULL;
 }
 
 static int cmp_sort;
-static const tui_live_view *cmp_view;
+static const tui_screens *cmp_view;
 
 static int thread_cmp(const void *a, const void *b)
 {
@@ -157,7 +157,7 @@ static int thread_cmp(const void *a, const void *b)
     return c ? c : (ia > ib) - (ia < ib);
 }
 
-static void threads_build(tui_live_view *v)
+static void threads_build(tui_screens *v)
 {
     const jp_snapshot *s = snap(v);
     v->norder = 0;
@@ -210,17 +210,17 @@ static void threads_build(tui_live_view *v)
 
 /* The GC screen reads the Flame screen's window (its recording has the GC
  * events: the JDK's profile settings, the agent's own settings). */
-static void gc_build(tui_live_view *v)
+static void gc_build(tui_screens *v)
 {
-    const tui_live_prof *p = &v->live->prof;
+    const tui_target_prof *p = &v->live->prof;
     if (v->live->ops->gc) {
         char label[128];
-        tui_live_prof_label(v->live, label, sizeof label);
+        tui_target_prof_label(v->live, label, sizeof label);
         tui_lines_add(&v->lines, TUI_STYLE_DIM, 0, "window: %s", label);
         v->live->ops->gc(v->live, v->cols, &v->lines);
     } else if (p->profile) {
         char label[128];
-        tui_live_prof_label(v->live, label, sizeof label);
+        tui_target_prof_label(v->live, label, sizeof label);
         tui_lines_add(&v->lines, TUI_STYLE_DIM, 0, "window: %s", label);
         tui_report_gc(p->profile, v->cols, 10, &v->lines);
     } else if (p->running) {
@@ -232,10 +232,10 @@ static void gc_build(tui_live_view *v)
     }
 }
 
-static void text_build(tui_live_view *v)
+static void text_build(tui_screens *v)
 {
     tui_lines_reset(&v->lines);
-    if (!v->live || (!v->live->cur && v->screen != TUI_LSCR_STATUS && v->screen != TUI_LSCR_GC))
+    if (!v->live || (!v->live->cur && v->screen != TUI_SCREEN_STATUS && v->screen != TUI_SCREEN_GC))
         return;
     if (v->stack) {
         const jp_snapshot *s = v->live->cur;
@@ -247,18 +247,18 @@ static void text_build(tui_live_view *v)
             tui_report_stack(v->live, (size_t)idx, &v->lines);
         else
             tui_lines_add(&v->lines, TUI_STYLE_WARN, 0, "thread \"%s\" has ended", v->stack_name);
-    } else if (v->screen == TUI_LSCR_LOCKS) {
+    } else if (v->screen == TUI_SCREEN_LOCKS) {
         tui_report_locks_idle(v->live, v->idle_expanded, &v->lines);
-    } else if (v->screen == TUI_LSCR_DEADLOCKS) {
+    } else if (v->screen == TUI_SCREEN_DEADLOCKS) {
         tui_report_deadlocks(v->live, &v->lines);
-    } else if (v->screen == TUI_LSCR_STATUS) {
+    } else if (v->screen == TUI_SCREEN_STATUS) {
         tui_report_status(v->live, &v->lines);
-    } else if (v->screen == TUI_LSCR_GC) {
+    } else if (v->screen == TUI_SCREEN_GC) {
         gc_build(v);
     }
 }
 
-void tui_live_view_sync(tui_live_view *v)
+void tui_screens_sync(tui_screens *v)
 {
     threads_build(v);
     text_build(v);
@@ -314,7 +314,7 @@ static void path_free(name_path *p)
 
 /* Carries zoom, selection, search and focus from the old flame view to the
  * new one (the forward tree only; a callers view starts over). */
-static void flame_carry(tui_view *old, tui_view *nv)
+static void flame_carry(tui_flame_view *old, tui_flame_view *nv)
 {
     nv->focus = old->focus;
     /* a message stays until the next key, whatever window is shown */
@@ -323,7 +323,7 @@ static void flame_carry(tui_view *old, tui_view *nv)
     nv->io_panel = old->io_panel && nv->io;
     nv->io_scroll = old->io_scroll;
     if (old->pattern[0])
-        tui_view_search(nv, old->pattern);
+        tui_flame_view_search(nv, old->pattern);
     if (old->rev)
         return;
     for (size_t i = 0; i <= old->nzoom; i++) {
@@ -331,7 +331,7 @@ static void flame_carry(tui_view *old, tui_view *nv)
         path_save(old->cur, i < old->nzoom ? old->zoom[i] : old->sel, &p);
         uint32_t node = path_follow(nv->cur, &p);
         if (i < old->nzoom)
-            tui_view_zoom_push(nv, node);
+            tui_flame_view_zoom_push(nv, node);
         else
             nv->sel = node;
         path_free(&p);
@@ -340,12 +340,12 @@ static void flame_carry(tui_view *old, tui_view *nv)
 
 /* The flame view of the window (or of `want` when >= 0, a kind asked for
  * while comparing); with a baseline kept (B), the window compared with it. */
-static void flame_rebuild_as(tui_live_view *v, int want)
+static void flame_rebuild_as(tui_screens *v, int want)
 {
-    tui_live_prof *p = &v->live->prof;
+    tui_target_prof *p = &v->live->prof;
     if (!p->profile)
         return;
-    tui_view *old = v->flame;
+    tui_flame_view *old = v->flame;
     jp_diff *old_diff = v->flame_diff;
     v->flame = NULL;
     v->flame_diff = NULL;
@@ -363,7 +363,7 @@ static void flame_rebuild_as(tui_live_view *v, int want)
     if (v->flame_kind_set && (jp_profile_has_kind(p->profile, v->flame_kind) ||
                               (v->baseline && jp_profile_has_kind(v->baseline, v->flame_kind))))
         k = v->flame_kind;
-    tui_live_prof_label(v->live, v->flame_label, sizeof v->flame_label);
+    tui_target_prof_label(v->live, v->flame_label, sizeof v->flame_label);
     const char *problem = NULL;
     jp_error err;
     jp_error_init(&err);
@@ -372,27 +372,27 @@ static void flame_rebuild_as(tui_live_view *v, int want)
         v->flame_diff = NULL;
         problem = err.msg;
     }
-    v->flame = tui_view_new(v->flame_diff ? v->flame_diff->prof : p->profile, &p->rep,
-                            v->flame_label, k, v->flame_by_value, v->flame_threads);
+    v->flame = tui_flame_view_new(v->flame_diff ? v->flame_diff->prof : p->profile, &p->rep,
+                                  v->flame_label, k, v->flame_by_value, v->flame_threads);
     if (v->flame_diff)
-        tui_view_set_diff(v->flame, v->flame_diff, v->base_label);
+        tui_flame_view_set_diff(v->flame, v->flame_diff, v->base_label);
     else
-        tui_view_set_io(v->flame, p->io);
+        tui_flame_view_set_io(v->flame, p->io);
     v->flame_kind_set = true;
     v->flame_kind = k;
-    tui_view_resize(v->flame, v->rows - HEAD_ROWS, v->cols);
+    tui_flame_view_resize(v->flame, v->rows - HEAD_ROWS, v->cols);
     if (old) {
         if (old->kind == k)
             flame_carry(old, v->flame);
         /* the old view borrowed the previous window's profile: free it now */
-        tui_view_free(old);
+        tui_flame_view_free(old);
     }
     jp_diff_free(old_diff);
     if (problem)
-        tui_view_message(v->flame, true, "not compared with the baseline: %s", problem);
+        tui_flame_view_message(v->flame, true, "not compared with the baseline: %s", problem);
 }
 
-static void flame_rebuild(tui_live_view *v)
+static void flame_rebuild(tui_screens *v)
 {
     flame_rebuild_as(v, -1);
 }
@@ -401,18 +401,18 @@ static void flame_rebuild(tui_live_view *v)
  * window is drawn compared with it: the same differential view as
  * --jfr NEW --diff OLD, for any source (a pid, a pod, the server). B again
  * drops it. */
-static void baseline_toggle(tui_live_view *v)
+static void baseline_toggle(tui_screens *v)
 {
-    tui_live_prof *p = &v->live->prof;
+    tui_target_prof *p = &v->live->prof;
     if (v->baseline) {
         jp_profile_free(v->baseline);
         v->baseline = NULL;
         flame_rebuild(v);
-        tui_view_message(v->flame, false, "baseline dropped: the window alone again");
+        tui_flame_view_message(v->flame, false, "baseline dropped: the window alone again");
         return;
     }
     if (!p->profile || !v->flame) {
-        tui_live_view_message(v, true, "no window yet to keep as the baseline");
+        tui_screens_message(v, true, "no window yet to keep as the baseline");
         return;
     }
     v->baseline = jp_profile_new();
@@ -429,94 +429,93 @@ static void baseline_toggle(tui_live_view *v)
              span);
     v->base_norm = JP_DIFF_PER_SAMPLE;
     flame_rebuild(v);
-    tui_view_message(v->flame, false,
-                     "baseline kept (%s): later windows are compared with it; m normalises, "
-                     "B drops it",
-                     v->base_label);
+    tui_flame_view_message(v->flame, false,
+                           "baseline kept (%s): later windows are compared with it; m normalises, "
+                           "B drops it",
+                           v->base_label);
 }
 
 /* With a baseline, kind keys 1-9 and 0 build the comparison of that kind
  * (the comparison's own profile holds one kind only). */
-static bool baseline_kind_key(tui_live_view *v, int key)
+static bool baseline_kind_key(tui_screens *v, int key)
 {
     int k = key >= '1' && key <= '9' ? key - '1' : key == '0' ? (int)JP_KIND_IO : -1;
     if (!v->baseline || k < 0 || k >= JP_KIND_COUNT)
         return false;
     if (!jp_profile_has_kind(v->live->prof.profile, (jp_kind)k) &&
         !jp_profile_has_kind(v->baseline, (jp_kind)k)) {
-        tui_view_message(v->flame, true, "no %s events in the window nor in the baseline",
-                         jp_kind_name((jp_kind)k));
+        tui_flame_view_message(v->flame, true, "no %s events in the window nor in the baseline",
+                               jp_kind_name((jp_kind)k));
         return true;
     }
     flame_rebuild_as(v, k);
-    tui_view_message(v->flame, false, "comparing %s", jp_kind_name((jp_kind)k));
+    tui_flame_view_message(v->flame, false, "comparing %s", jp_kind_name((jp_kind)k));
     return true;
 }
 
-static void flame_enter(tui_live_view *v)
+static void flame_enter(tui_screens *v)
 {
     if (!v->live || v->live->prof.running)
         return;
     jp_error err;
     jp_error_init(&err);
-    if (tui_live_prof_start(v->live, &err) != JP_OK) {
-        tui_live_view_message(v, true, "%s", err.msg);
+    if (tui_target_prof_start(v->live, &err) != JP_OK) {
+        tui_screens_message(v, true, "%s", err.msg);
         return;
     }
     /* the first window after one interval, later ones every interval */
     v->next_dump = jp_time_mono_ns() + v->opts.interval_ns;
-    tui_live_view_message(v, false, "recording started (%s); first window in %.0f s",
-                          tui_live_prof_engine(v->live), (double)v->opts.interval_ns / 1e9);
+    tui_screens_message(v, false, "recording started (%s); first window in %.0f s",
+                        tui_target_prof_engine(v->live), (double)v->opts.interval_ns / 1e9);
 }
 
 /* ---- timed work ---- */
 
-static bool tick_refresh(tui_live_view *v, int64_t now)
+static bool tick_refresh(tui_screens *v, int64_t now)
 {
     if (v->exited || now < v->next_refresh)
         return false;
     jp_error err;
     jp_error_init(&err);
-    jp_err rc = tui_live_refresh(v->live, &err);
+    jp_err rc = tui_target_refresh(v->live, &err);
     bool first = v->live->nrefresh == 1;
     v->next_refresh = now + (first && v->opts.interval_ns > FIRST_DELTA_NS ? FIRST_DELTA_NS
                                                                            : v->opts.interval_ns);
     if (rc != JP_OK) {
         if (rc == JP_ERR_EXITED) { /* the source says the target is gone */
             v->exited = true;
-            tui_live_view_message(v, true,
-                                  "the JVM has exited; showing its last snapshot (q quits)");
+            tui_screens_message(v, true, "the JVM has exited; showing its last snapshot (q quits)");
         } else {
-            tui_live_view_message(v, true, "refresh failed: %s", err.msg);
+            tui_screens_message(v, true, "refresh failed: %s", err.msg);
         }
         return true;
     }
-    tui_live_view_sync(v);
+    tui_screens_sync(v);
     return true;
 }
 
-static bool tick_dump(tui_live_view *v, int64_t now)
+static bool tick_dump(tui_screens *v, int64_t now)
 {
-    if ((v->screen != TUI_LSCR_FLAME && v->screen != TUI_LSCR_GC) || v->stack ||
+    if ((v->screen != TUI_SCREEN_FLAME && v->screen != TUI_SCREEN_GC) || v->stack ||
         !v->live->prof.running || v->exited || now < v->next_dump)
         return false;
     jp_error err;
     jp_error_init(&err);
     v->next_dump = now + v->opts.interval_ns;
     int64_t before = v->live->prof.dumped_mono;
-    if (tui_live_prof_dump(v->live, &err) != JP_OK) {
-        tui_live_view_message(v, true, "profile window: %s", err.msg);
+    if (tui_target_prof_dump(v->live, &err) != JP_OK) {
+        tui_screens_message(v, true, "profile window: %s", err.msg);
         return true;
     }
     if (v->live->prof.dumped_mono == before && v->flame)
         return false; /* unchanged */
     flame_rebuild(v);
-    if (v->screen == TUI_LSCR_GC)
+    if (v->screen == TUI_SCREEN_GC)
         text_build(v);
     return true;
 }
 
-bool tui_live_view_tick(tui_live_view *v)
+bool tui_screens_tick(tui_screens *v)
 {
     int64_t now = jp_time_mono_ns();
     if (v->paused)
@@ -537,16 +536,16 @@ bool tui_live_view_tick(tui_live_view *v)
 
 /* ---- keys ---- */
 
-static void set_screen(tui_live_view *v, tui_live_screen s)
+static void set_screen(tui_screens *v, tui_screen_id s)
 {
     v->stack = false;
     v->screen = s;
-    if (s == TUI_LSCR_FLAME || s == TUI_LSCR_GC)
+    if (s == TUI_SCREEN_FLAME || s == TUI_SCREEN_GC)
         flame_enter(v);
     text_build(v);
 }
 
-static tui_action picker_key(tui_live_view *v, int key)
+static tui_action picker_key(tui_screens *v, int key)
 {
     switch (key) {
     case TUI_KEY_UP:
@@ -566,9 +565,9 @@ static tui_action picker_key(tui_live_view *v, int key)
             break;
         jp_error err;
         jp_error_init(&err);
-        tui_live *l = NULL;
+        tui_target *l = NULL;
         if (v->picker->open(v->picker, (size_t)v->pick_sel, &v->opts, &l, &err) != JP_OK) {
-            tui_live_view_message(v, true, "%s", err.msg);
+            tui_screens_message(v, true, "%s", err.msg);
             break;
         }
         v->opts = l->opts;
@@ -576,7 +575,7 @@ static tui_action picker_key(tui_live_view *v, int key)
         v->picking = false;
         v->next_refresh = 0;
         v->msg[0] = '\0';
-        tui_live_view_tick(v);
+        tui_screens_tick(v);
         break;
     }
     case '?':
@@ -597,7 +596,7 @@ static tui_action picker_key(tui_live_view *v, int key)
     return TUI_ACTION_REDRAW;
 }
 
-static tui_action prompt_key(tui_live_view *v, int key)
+static tui_action prompt_key(tui_screens *v, int key)
 {
     if (key == TUI_KEY_ESC) {
         v->prompt = false;
@@ -606,9 +605,9 @@ static tui_action prompt_key(tui_live_view *v, int key)
         v->input[v->input_len] = '\0';
         snprintf(v->filter, sizeof v->filter, "%s", v->input);
         threads_build(v);
-        tui_live_view_message(v, false,
-                              v->filter[0] ? "filter: %s (%zu threads)" : "filter cleared%.0s",
-                              v->filter, v->norder);
+        tui_screens_message(v, false,
+                            v->filter[0] ? "filter: %s (%zu threads)" : "filter cleared%.0s",
+                            v->filter, v->norder);
     } else if (key == TUI_KEY_BACKSPACE) {
         if (v->input_len)
             v->input_len--;
@@ -620,7 +619,7 @@ static tui_action prompt_key(tui_live_view *v, int key)
     return TUI_ACTION_REDRAW;
 }
 
-static void move_sel(tui_live_view *v, int delta)
+static void move_sel(tui_screens *v, int delta)
 {
     v->sel += delta;
     if (v->sel >= (int)v->norder)
@@ -631,7 +630,7 @@ static void move_sel(tui_live_view *v, int delta)
         v->sel_id = thread_key(&v->live->cur->threads[v->order[v->sel]]);
 }
 
-static tui_action threads_key(tui_live_view *v, int key)
+static tui_action threads_key(tui_screens *v, int key)
 {
     int page = body_rows(v) > 2 ? body_rows(v) - 2 : 1;
     switch (key) {
@@ -659,14 +658,14 @@ static tui_action threads_key(tui_live_view *v, int key)
             v->stack = true;
             v->stack_id = thread_key(t);
             snprintf(v->stack_name, sizeof v->stack_name, "%s", t->name ? t->name : "?");
-            v->scroll[TUI_LSCR_THREADS] = 0;
+            v->scroll[TUI_SCREEN_THREADS] = 0;
             text_build(v);
         }
         break;
     case 's':
         v->sort = (tui_thread_sort)((v->sort + 1) % TUI_SORT_COUNT);
         threads_build(v);
-        tui_live_view_message(v, false, "sorted by %s", sort_names[v->sort]);
+        tui_screens_message(v, false, "sorted by %s", sort_names[v->sort]);
         break;
     case '/':
     case TUI_KEY_F4:
@@ -678,7 +677,7 @@ static tui_action threads_key(tui_live_view *v, int key)
         if (v->filter[0]) {
             v->filter[0] = '\0';
             threads_build(v);
-            tui_live_view_message(v, false, "filter cleared");
+            tui_screens_message(v, false, "filter cleared");
         }
         break;
     default:
@@ -688,9 +687,9 @@ static tui_action threads_key(tui_live_view *v, int key)
 }
 
 /* Scrolling of the text screens (Locks, Deadlocks, a stack). */
-static tui_action text_key(tui_live_view *v, int key)
+static tui_action text_key(tui_screens *v, int key)
 {
-    int *sc = &v->scroll[v->stack ? TUI_LSCR_THREADS : v->screen];
+    int *sc = &v->scroll[v->stack ? TUI_SCREEN_THREADS : v->screen];
     int h = body_rows(v), max = (int)v->lines.count - h;
     if (!tui_scroll_key(sc, key, h > 1 ? h - 1 : 1, max)) {
         switch (key) {
@@ -703,7 +702,7 @@ static tui_action text_key(tui_live_view *v, int key)
             v->stack = false;
             break;
         case 'i': /* the idle threads of each pool, by name */
-            if (v->stack || v->screen != TUI_LSCR_LOCKS)
+            if (v->stack || v->screen != TUI_SCREEN_LOCKS)
                 return TUI_ACTION_NONE;
             v->idle_expanded = !v->idle_expanded;
             text_build(v);
@@ -719,31 +718,31 @@ static tui_action text_key(tui_live_view *v, int key)
     return TUI_ACTION_REDRAW;
 }
 
-static bool screen_key(tui_live_view *v, int key)
+static bool screen_key(tui_screens *v, int key)
 {
     switch (key) {
     case TUI_KEY_F5:
     case 'T':
-        set_screen(v, TUI_LSCR_THREADS);
+        set_screen(v, TUI_SCREEN_THREADS);
         return true;
     case TUI_KEY_F6:
     case 'L':
-        set_screen(v, TUI_LSCR_LOCKS);
+        set_screen(v, TUI_SCREEN_LOCKS);
         return true;
     case TUI_KEY_F7:
     case 'D':
-        set_screen(v, TUI_LSCR_DEADLOCKS);
+        set_screen(v, TUI_SCREEN_DEADLOCKS);
         return true;
     case TUI_KEY_F8:
     case 'F':
-        set_screen(v, TUI_LSCR_FLAME);
+        set_screen(v, TUI_SCREEN_FLAME);
         return true;
     case TUI_KEY_F9:
     case 'S':
-        set_screen(v, TUI_LSCR_STATUS);
+        set_screen(v, TUI_SCREEN_STATUS);
         return true;
     case 'G':
-        set_screen(v, TUI_LSCR_GC);
+        set_screen(v, TUI_SCREEN_GC);
         return true;
     default:
         return false;
@@ -751,22 +750,22 @@ static bool screen_key(tui_live_view *v, int key)
 }
 
 /* o: back to the list the target was opened from (its recording stops) */
-static tui_action back_to_list(tui_live_view *v)
+static tui_action back_to_list(tui_screens *v)
 {
     if (!v->picker) {
-        tui_live_view_message(v, false, "no list to go back to (this target was named)");
+        tui_screens_message(v, false, "no list to go back to (this target was named)");
         return TUI_ACTION_REDRAW;
     }
-    tui_view_free(v->flame);
+    tui_flame_view_free(v->flame);
     v->flame = NULL;
     jp_diff_free(v->flame_diff);
     v->flame_diff = NULL;
     jp_profile_free(v->baseline); /* a window of another JVM is no baseline */
     v->baseline = NULL;
-    tui_live_free(v->live);
+    tui_target_free(v->live);
     v->live = NULL;
     v->exited = v->paused = v->stack = false;
-    v->screen = TUI_LSCR_THREADS;
+    v->screen = TUI_SCREEN_THREADS;
     v->norder = 0;
     tui_lines_reset(&v->lines);
     v->picking = true;
@@ -776,22 +775,22 @@ static tui_action back_to_list(tui_live_view *v)
 
 /* Flame keys a source handles itself (the server's range and pod scope):
  * the window is read again at once. */
-static bool source_flame_key(tui_live_view *v, int key)
+static bool source_flame_key(tui_screens *v, int key)
 {
     const tui_source_ops *ops = v->live->ops;
     char msg[200] = "";
     bool changed = ops->flame_key && ops->flame_key(v->live, key, msg, sizeof msg);
     if (!changed && !msg[0])
         return false; /* not the source's key */
-    tui_live_view_message(v, false, "%s", msg);
+    tui_screens_message(v, false, "%s", msg);
     if (v->flame)
-        tui_view_message(v->flame, false, changed ? "%s (reading)" : "%s", msg);
+        tui_flame_view_message(v->flame, false, changed ? "%s (reading)" : "%s", msg);
     if (changed)
         v->next_dump = 0;
     return true;
 }
 
-tui_action tui_live_view_key(tui_live_view *v, int key)
+tui_action tui_screens_key(tui_screens *v, int key)
 {
     if (v->help) {
         v->help = false;
@@ -810,24 +809,25 @@ tui_action tui_live_view_key(tui_live_view *v, int key)
         return back_to_list(v);
     if (key == 'R') { /* everything again now: snapshot and window */
         v->next_refresh = v->next_dump = 0;
-        tui_live_view_message(v, false, "reading again");
+        tui_screens_message(v, false, "reading again");
         return TUI_ACTION_REDRAW;
     }
     if (key == 'p' || key == 'P') {
         v->paused = !v->paused;
-        tui_live_view_message(v, false, "%s",
-                              v->paused ? "paused: p resumes the refresh" : "refreshing again");
+        tui_screens_message(v, false, "%s",
+                            v->paused ? "paused: p resumes the refresh" : "refreshing again");
         if (v->flame)
-            tui_view_message(v->flame, false, "%s",
-                             v->paused ? "paused: p resumes the refresh" : "refreshing again");
+            tui_flame_view_message(v->flame, false, "%s",
+                                   v->paused ? "paused: p resumes the refresh"
+                                             : "refreshing again");
         return TUI_ACTION_REDRAW;
     }
     /* the server's range and pod keys scope its GC screen too */
-    if (v->screen == TUI_LSCR_GC && !v->stack && v->live->ops->gc && source_flame_key(v, key)) {
+    if (v->screen == TUI_SCREEN_GC && !v->stack && v->live->ops->gc && source_flame_key(v, key)) {
         text_build(v);
         return TUI_ACTION_REDRAW;
     }
-    if (v->screen == TUI_LSCR_FLAME && !v->stack) {
+    if (v->screen == TUI_SCREEN_FLAME && !v->stack) {
         if (source_flame_key(v, key))
             return TUI_ACTION_REDRAW;
         if (!v->flame) {
@@ -841,12 +841,12 @@ tui_action tui_live_view_key(tui_live_view *v, int key)
         }
         if (!v->flame->prompt && !v->flame->help && !v->flame->gc && baseline_kind_key(v, key))
             return TUI_ACTION_REDRAW;
-        tui_action a = tui_view_key(v->flame, key);
+        tui_action a = tui_flame_view_key(v->flame, key);
         v->flame_kind = v->flame->kind;
         return a;
     }
     tui_action a = TUI_ACTION_NONE;
-    if (v->stack || v->screen != TUI_LSCR_THREADS)
+    if (v->stack || v->screen != TUI_SCREEN_THREADS)
         a = text_key(v, key);
     else
         a = threads_key(v, key);

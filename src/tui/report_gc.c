@@ -1,5 +1,5 @@
 /* gc_report.c - GC lines and JSON from a profile's GC log. */
-#include "tui/gc_report.h"
+#include "tui/report_gc.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

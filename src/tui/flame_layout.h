@@ -5,10 +5,10 @@
  * its share of the root (samples or value). Bars narrower than one column
  * are left out with their subtrees and counted in `hidden`.
  *
- * Ownership: caller storage; tui_layout_init() / tui_layout_cleanup(); the
+ * Ownership: caller storage; tui_flame_layout_init() / tui_flame_layout_cleanup(); the
  * layout keeps no pointer to the tree. Not thread-safe. */
-#ifndef JP_TUI_LAYOUT_H
-#define JP_TUI_LAYOUT_H
+#ifndef JP_TUI_FLAME_LAYOUT_H
+#define JP_TUI_FLAME_LAYOUT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -22,7 +22,7 @@ typedef struct tui_bar {
     int x, w;       /* columns; w >= 1 */
 } tui_bar;
 
-typedef struct tui_layout {
+typedef struct tui_flame_layout {
     tui_bar *bars; /* sorted by depth, then x */
     size_t nbars, bars_cap;
     size_t *row_start; /* bars of depth d are [row_start[d], row_start[d + 1]) */
@@ -33,17 +33,18 @@ typedef struct tui_layout {
     uint64_t hidden; /* nodes too narrow to draw (subtrees not counted) */
     int width;
     uint32_t root;
-} tui_layout;
+} tui_flame_layout;
 
-void tui_layout_init(tui_layout *l);
-void tui_layout_cleanup(tui_layout *l);
+void tui_flame_layout_init(tui_flame_layout *l);
+void tui_flame_layout_cleanup(tui_flame_layout *l);
 
 /* Lays out the subtree of `root` at `width` columns. A root whose total is
  * zero gives no bars at all. */
-void tui_layout_build(tui_layout *l, const jp_flame *f, uint32_t root, bool by_value, int width);
+void tui_flame_layout_build(tui_flame_layout *l, const jp_flame *f, uint32_t root, bool by_value,
+                            int width);
 
 /* The bar index of a node, or -1 when it has no bar. */
-static inline int tui_layout_find(const tui_layout *l, uint32_t node)
+static inline int tui_flame_layout_find(const tui_flame_layout *l, uint32_t node)
 {
     return node < l->bar_of_cap ? l->bar_of[node] : -1;
 }

@@ -1,6 +1,6 @@
 /* remote.h - jprof-server as jprof-top's data source (`-n NS -s SVC`).
  *
- * One tui_remote reads one service of one namespace from the server's query
+ * One tui_client reads one service of one namespace from the server's query
  * API (docs/API.md): the service's targets (pods and JVMs) with their
  * status, the latest whole thread snapshot of each target with the server's
  * busy evidence (source_server.c rebuilds the model from it), the status
@@ -10,15 +10,15 @@
  * Every failure carries a one-line message that says what to do (server
  * unreachable, token missing or refused, namespace out of the token's
  * scope, unknown service with the services the server knows), and maps to
- * an exit status with tui_remote_exit_status().
+ * an exit status with tui_client_exit_status().
  *
- * Ownership: tui_remote_new() returns a heap object freed by
- * tui_remote_free(); it copies the option strings and owns every json_t it
+ * Ownership: tui_client_new() returns a heap object freed by
+ * tui_client_free(); it copies the option strings and owns every json_t it
  * holds (each replaced by the next successful refresh; borrowed by
  * readers until then). The token is read once and wiped on free. Not
  * thread-safe. */
-#ifndef JP_TUI_REMOTE_H
-#define JP_TUI_REMOTE_H
+#ifndef JP_TUI_SERVER_CLIENT_H
+#define JP_TUI_SERVER_CLIENT_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -36,26 +36,26 @@
 #define TUI_EXIT_NO_SERVICE 23   /* the server has no such service (kubectl: no pod) */
 #define TUI_EXIT_KUBECTL 24      /* kubectl failed, or the pod cannot take the probe */
 
-#define TUI_REMOTE_DEFAULT_SERVER "http://127.0.0.1:8480"
+#define TUI_DEFAULT_SERVER "http://127.0.0.1:8480"
 
-typedef struct tui_remote_opts {
-    const char *server;      /* base URL; NULL: TUI_REMOTE_DEFAULT_SERVER */
+typedef struct tui_client_opts {
+    const char *server;      /* base URL; NULL: TUI_DEFAULT_SERVER */
     const char *server_from; /* where it came from: "--server", "JPROF_SERVER", "default" */
     const char *token_file;  /* NULL: no token */
     const char *token_from;  /* "--token-file" or "JPROF_TOKEN_FILE" */
     const char *ca_file;     /* for https, or NULL */
     const char *ns, *svc;
-} tui_remote_opts;
+} tui_client_opts;
 
 /* What went wrong last, for the exit status. */
-typedef enum tui_remote_fail {
-    TUI_RFAIL_NONE = 0,
-    TUI_RFAIL_UNREACHABLE,
-    TUI_RFAIL_UNAUTHORIZED,
-    TUI_RFAIL_FORBIDDEN,
-    TUI_RFAIL_NO_SERVICE,
-    TUI_RFAIL_OTHER
-} tui_remote_fail;
+typedef enum tui_client_fail {
+    TUI_CFAIL_NONE = 0,
+    TUI_CFAIL_UNREACHABLE,
+    TUI_CFAIL_UNAUTHORIZED,
+    TUI_CFAIL_FORBIDDEN,
+    TUI_CFAIL_NO_SERVICE,
+    TUI_CFAIL_OTHER
+} tui_client_fail;
 
 /* The flame ranges the keys step through. */
 #define TUI_RANGE_COUNT 5
@@ -63,12 +63,12 @@ extern const char *const tui_range_names[TUI_RANGE_COUNT]; /* "5m" ... "24h" */
 /* Index of a range name ("5m", "15m", "1h", "6h", "24h"), or -1. */
 int tui_range_parse(const char *s);
 
-typedef struct tui_remote {
+typedef struct tui_client {
     char *base, *ns, *svc;
     char *token_file, *token_from, *server_from;
     char *token; /* NULL when none */
     jp_http_opts http;
-    tui_remote_fail fail;
+    tui_client_fail fail;
     /* latest answers (NULL until read) */
     json_t *service;   /* the /services entry: targets, pods, kinds, last_seen */
     json_t *threads;   /* /threads: latest snapshot per target with summaries */
@@ -79,52 +79,52 @@ typedef struct tui_remote {
     /* pod names of the service, for the pod filter */
     char **pods;
     size_t npods;
-} tui_remote;
+} tui_client;
 
-tui_remote *tui_remote_new(const tui_remote_opts *o);
-void tui_remote_free(tui_remote *r);
+tui_client *tui_client_new(const tui_client_opts *o);
+void tui_client_free(tui_client *r);
 
 /* Reads the token and finds the service (/api/v1/services over the last 7
  * days). */
-jp_err tui_remote_connect(tui_remote *r, jp_error *err);
+jp_err tui_client_connect(tui_client *r, jp_error *err);
 
 /* Reads threads (whole snapshots), targets and ingestion. pod NULL: every pod. On
  * failure the previous answers stay. */
-jp_err tui_remote_refresh(tui_remote *r, const char *pod, jp_error *err);
+jp_err tui_client_refresh(tui_client *r, const char *pod, jp_error *err);
 
 /* The same with the pods and status history of status_pod (NULL: every
  * pod of the service) while the threads are pod's. */
-jp_err tui_remote_refresh_pod(tui_remote *r, const char *pod, const char *status_pod,
+jp_err tui_client_refresh_pod(tui_client *r, const char *pod, const char *status_pod,
                               jp_error *err);
 
 /* Reads only the service's targets and their status history (what a list
  * of the pods and JVMs needs). */
-jp_err tui_remote_refresh_targets(tui_remote *r, jp_error *err);
+jp_err tui_client_refresh_targets(tui_client *r, jp_error *err);
 
 /* What a flame query covered. */
-typedef struct tui_remote_flame_meta {
+typedef struct tui_client_flame_meta {
     char from[40], to[40]; /* RFC 3339 as the server resolved them */
     long long windows;
     bool truncated; /* max_nodes cut the tree (totals stay exact) */
     bool partial;   /* a query budget ran out */
     char partial_reason[160];
     double took_ms;
-} tui_remote_flame_meta;
+} tui_client_flame_meta;
 
 /* Builds a profile of the kinds in `kinds` (bit 1 << jp_kind; 0 = those the
  * service has) over [from, to) (server time syntax: "-15m", "now", RFC
  * 3339, "@EPOCH"), for one pod or all (pod NULL). Both measures are
  * filled (two queries per kind). *out is a new profile on success. */
-jp_err tui_remote_profile(tui_remote *r, uint32_t kinds, const char *from, const char *to,
+jp_err tui_client_profile(tui_client *r, uint32_t kinds, const char *from, const char *to,
                           const char *pod, long max_nodes, jp_profile **out,
-                          tui_remote_flame_meta *meta, jp_error *err);
+                          tui_client_flame_meta *meta, jp_error *err);
 
 /* The baseline of a comparison (the server's base_from, base_to,
  * base_pod; NULL: the API's default, the current side's). base_pod "" is
  * every pod. */
-typedef struct tui_remote_base {
+typedef struct tui_client_base {
     const char *from, *to, *pod;
-} tui_remote_base;
+} tui_client_base;
 
 /* GETs /api/v1/flamegraph/diff for kind k (both measures): the current
  * side over [from, to) of pod (NULL: all) into *cur, the baseline into
@@ -132,26 +132,26 @@ typedef struct tui_remote_base {
  * end_ns); meta is the current side's, base_meta the baseline's. Both
  * sides are merged and cut on the server, so neither loses frames only
  * the other has. */
-jp_err tui_remote_diff(tui_remote *r, jp_kind k, const char *from, const char *to, const char *pod,
-                       const tui_remote_base *b, long max_nodes, jp_profile **cur,
-                       jp_profile **base, tui_remote_flame_meta *meta,
-                       tui_remote_flame_meta *base_meta, jp_error *err);
+jp_err tui_client_diff(tui_client *r, jp_kind k, const char *from, const char *to, const char *pod,
+                       const tui_client_base *b, long max_nodes, jp_profile **cur,
+                       jp_profile **base, tui_client_flame_meta *meta,
+                       tui_client_flame_meta *base_meta, jp_error *err);
 
 /* GETs /api/v1/top for one kind into *out (new reference): self and total
  * per frame over all the data of the range (exact even where a flame tree
  * would be cut), sorted by self in samples or (by_value) the kind's value. */
-jp_err tui_remote_top(tui_remote *r, jp_kind k, const char *from, const char *to, const char *pod,
+jp_err tui_client_top(tui_client *r, jp_kind k, const char *from, const char *to, const char *pod,
                       long limit, bool by_value, json_t **out, jp_error *err);
 
 /* GETs /api/v1/gc over [from, to) of pod (NULL: every pod) with `points`
  * columns of pause time into *out (new reference; tui/gc_report.h reads it). */
-jp_err tui_remote_gc(tui_remote *r, const char *from, const char *to, const char *pod, int points,
+jp_err tui_client_gc(tui_client *r, const char *from, const char *to, const char *pod, int points,
                      json_t **out, jp_error *err);
 
 /* The exit status for the last failure. */
-int tui_remote_exit_status(const tui_remote *r);
+int tui_client_exit_status(const tui_client *r);
 
 /* The kinds the service has data for, as a jp_kind bit mask. */
-uint32_t tui_remote_kinds(const tui_remote *r);
+uint32_t tui_client_kinds(const tui_client *r);
 
 #endif

@@ -4,8 +4,8 @@
  * way (kinds, threads, --from/--to). Ownership: tui_load_jfr() returns a heap
  * profile in *out (jp_profile_free) whenever it returns anything but a
  * failure with nothing read. Not thread-safe. */
-#ifndef JP_TUI_LOAD_H
-#define JP_TUI_LOAD_H
+#ifndef JP_TUI_RECORDING_H
+#define JP_TUI_RECORDING_H
 
 #include <stdbool.h>
 #include <stddef.h>

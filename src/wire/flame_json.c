@@ -1,11 +1,11 @@
-#include "tui/flame_json.h"
+#include "wire/flame_json.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/xalloc.h"
 
-json_t *tui_json_string(const char *s, size_t len)
+json_t *jp_json_string(const char *s, size_t len)
 {
     json_t *j = json_stringn(s, len);
     if (j)
@@ -42,7 +42,7 @@ static json_t *node_json(const jp_flame *f, uint32_t n, bool by_value, const old
     size_t len;
     const char *name = jp_flame_node_name(f, n, &len);
     json_t *o = json_object();
-    json_object_set_new(o, "name", tui_json_string(name, len));
+    json_object_set_new(o, "name", jp_json_string(name, len));
     uint32_t frame = f->nodes[n].frame;
     if (frame != JP_FLAME_NONE) {
         /* Indexes past the profile's frames mark cells without a thread. */
@@ -94,12 +94,12 @@ static json_t *tree_json(const jp_flame *f, uint32_t root, bool by_value, const 
     return top;
 }
 
-json_t *tui_flame_json(const jp_flame *f, uint32_t root, bool by_value)
+json_t *jp_flame_json(const jp_flame *f, uint32_t root, bool by_value)
 {
     return tree_json(f, root, by_value, NULL);
 }
 
-json_t *tui_diff_json(jp_diff *d)
+json_t *jp_flame_diff_json(jp_diff *d)
 {
     jp_diff_tree(d);
     old_side old = {d->node_old_total, d->node_old_self, d->old_scale};

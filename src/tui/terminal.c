@@ -1,4 +1,4 @@
-#include "tui/screen.h"
+#include "tui/terminal.h"
 
 #include <curses.h>
 #include <stdio.h>
@@ -185,7 +185,7 @@ static SCREEN *terminal_open(jp_error *err)
     return scr;
 }
 
-jp_err tui_screen_run(tui_view *v, jp_error *err)
+jp_err tui_terminal_run(tui_flame_view *v, jp_error *err)
 {
     SCREEN *scr = terminal_open(err);
     if (!scr)
@@ -196,16 +196,16 @@ jp_err tui_screen_run(tui_view *v, jp_error *err)
         int rows, cols;
         getmaxyx(stdscr, rows, cols);
         if (rows != v->rows || cols != v->cols)
-            tui_view_resize(v, rows, cols);
-        tui_view_update(v);
-        tui_view_render(v, &canvas);
+            tui_flame_view_resize(v, rows, cols);
+        tui_flame_view_update(v);
+        tui_flame_view_render(v, &canvas);
         erase();
         blit(&canvas);
         refresh();
         wint_t wch = 0;
         int rc = get_wch(&wch);
         int key = translate_key(rc, wch);
-        if (key && tui_view_key(v, key) == TUI_ACTION_QUIT)
+        if (key && tui_flame_view_key(v, key) == TUI_ACTION_QUIT)
             break;
     }
     tui_canvas_cleanup(&canvas);
@@ -218,7 +218,7 @@ jp_err tui_screen_run(tui_view *v, jp_error *err)
  * is gone (EOF on stdin) even if no SIGHUP came. */
 #define DEAD_TERMINAL_ERRS 200
 
-jp_err tui_screen_run_app(const tui_app *app, jp_error *err)
+jp_err tui_terminal_run_app(const tui_app *app, jp_error *err)
 {
     SCREEN *scr = terminal_open(err);
     if (!scr)

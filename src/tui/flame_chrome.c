@@ -1,4 +1,4 @@
-#include "tui/chrome.h"
+#include "tui/flame_chrome.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -7,9 +7,9 @@
 #include "base/strbuf.h"
 #include "base/timeutil.h"
 #include "model/units.h"
-#include "tui/load.h"
+#include "tui/recording.h"
 
-void tui_view_format(const tui_view *v, uint64_t value, char *buf, size_t len)
+void tui_flame_view_format(const tui_flame_view *v, uint64_t value, char *buf, size_t len)
 {
     if (v->by_value)
         jp_format_value(v->kind, 1, value, buf, len);
@@ -39,7 +39,7 @@ static void short_time(int64_t ns, char *buf, size_t len)
         snprintf(buf, len, "%s", full);
 }
 
-void tui_chrome_title(const tui_view *v, tui_canvas *c, int row)
+void tui_flame_chrome_title(const tui_flame_view *v, tui_canvas *c, int row)
 {
     const jp_kind_table *t = &v->prof->kinds[v->kind];
     char total[32], start[48], span[32];
@@ -91,7 +91,7 @@ static void draw_legend(tui_canvas *c, int row, int x)
 }
 
 /* The comparison's line: kind, measure, normalisation, and the colours. */
-static void diff_legend(const tui_view *v, tui_canvas *c, int row)
+static void diff_legend(const tui_flame_view *v, tui_canvas *c, int row)
 {
     static const char *const norms[] = {"none", "per sample", "per second"};
     const jp_diff *d = v->diff;
@@ -114,7 +114,7 @@ static void diff_legend(const tui_view *v, tui_canvas *c, int row)
     tui_canvas_puts(c, row, x, " shrinks", TUI_STYLE_NORMAL, TUI_F_BOLD);
 }
 
-void tui_chrome_kinds(const tui_view *v, tui_canvas *c, int row)
+void tui_flame_chrome_kinds(const tui_flame_view *v, tui_canvas *c, int row)
 {
     if (v->diff) {
         diff_legend(v, c, row);
@@ -146,10 +146,10 @@ void tui_chrome_kinds(const tui_view *v, tui_canvas *c, int row)
         draw_legend(c, row, c->cols - lw);
 }
 
-void tui_chrome_breadcrumb(const tui_view *v, tui_canvas *c, int row)
+void tui_flame_chrome_breadcrumb(const tui_flame_view *v, tui_canvas *c, int row)
 {
     const jp_flame *f = v->cur;
-    uint32_t zr = tui_view_zoom_root(v);
+    uint32_t zr = tui_flame_view_zoom_root(v);
     char hidden[48] = "", rows[48] = "", right[100];
     if (v->layout.hidden)
         snprintf(hidden, sizeof hidden, "%" PRIu64 " too narrow", v->layout.hidden);
@@ -196,24 +196,24 @@ void tui_chrome_breadcrumb(const tui_view *v, tui_canvas *c, int row)
     jp_strbuf_cleanup(&b);
 }
 
-static int selection_info(const tui_view *v, tui_canvas *c, int row, int x)
+static int selection_info(const tui_flame_view *v, tui_canvas *c, int row, int x)
 {
     const jp_flame *f = v->cur;
-    uint64_t all = jp_flame_total(f, tui_view_zoom_root(v), v->by_value);
+    uint64_t all = jp_flame_total(f, tui_flame_view_zoom_root(v), v->by_value);
     uint64_t tot = jp_flame_total(f, v->sel, v->by_value);
     uint64_t self = jp_flame_self(f, v->sel, v->by_value);
     char tb[32], sb[32];
-    tui_view_format(v, tot, tb, sizeof tb);
-    tui_view_format(v, self, sb, sizeof sb);
+    tui_flame_view_format(v, tot, tb, sizeof tb);
+    tui_flame_view_format(v, self, sb, sizeof sb);
     size_t len;
     const char *name = jp_flame_node_name(f, v->sel, &len);
     x += tui_canvas_printf(c, row, x, TUI_STYLE_NORMAL, 0, "total %.1f%% %s  self %.1f%% %s  ",
                            tui_percent(tot, all), tb, tui_percent(self, all), sb);
     if (v->diff) {
-        double old = tui_view_old_total(v, v->sel), dl = (double)tot - old;
+        double old = tui_flame_view_old_total(v, v->sel), dl = (double)tot - old;
         char ob[32], db[32];
-        tui_view_format(v, (uint64_t)(old + 0.5), ob, sizeof ob);
-        tui_view_format(v, (uint64_t)(dl < 0 ? -dl + 0.5 : dl + 0.5), db, sizeof db);
+        tui_flame_view_format(v, (uint64_t)(old + 0.5), ob, sizeof ob);
+        tui_flame_view_format(v, (uint64_t)(dl < 0 ? -dl + 0.5 : dl + 0.5), db, sizeof db);
         x += tui_canvas_printf(c, row, x, TUI_STYLE_NORMAL, 0, "was %s, %s%s  ", ob,
                                dl < 0 ? "-" : "+", db);
     }
@@ -222,7 +222,7 @@ static int selection_info(const tui_view *v, tui_canvas *c, int row, int x)
     return x;
 }
 
-void tui_chrome_status(const tui_view *v, tui_canvas *c, int row)
+void tui_flame_chrome_status(const tui_flame_view *v, tui_canvas *c, int row)
 {
     if (v->prompt) {
         int x = tui_canvas_puts(c, row, 0, "Search (regex): ", TUI_STYLE_ACTIVE, TUI_F_BOLD);
@@ -238,8 +238,8 @@ void tui_chrome_status(const tui_view *v, tui_canvas *c, int row)
     int x = 0;
     if (v->pattern[0]) {
         char sb[32];
-        uint64_t all = jp_flame_total(v->cur, tui_view_zoom_root(v), v->by_value);
-        tui_view_format(v, v->share, sb, sizeof sb);
+        uint64_t all = jp_flame_total(v->cur, tui_flame_view_zoom_root(v), v->by_value);
+        tui_flame_view_format(v, v->share, sb, sizeof sb);
         x += tui_canvas_printf(c, row, x, TUI_STYLE_MATCH, TUI_F_BOLD, "/%s/", v->pattern);
         x += tui_canvas_printf(c, row, x, TUI_STYLE_NORMAL, TUI_F_BOLD, " %.1f%% (%s, %ld frames)",
                                tui_percent(v->share, all), sb, v->nmatches);
@@ -262,7 +262,7 @@ static const struct {
     {"Tab", "Table"}, {"t", "Threads"}, {"q", "Quit"},
 };
 
-void tui_chrome_keybar(const tui_view *v, tui_canvas *c, int row)
+void tui_flame_chrome_keybar(const tui_flame_view *v, tui_canvas *c, int row)
 {
     (void)v;
     int x = 0;
@@ -300,7 +300,7 @@ static const char *const help_lines[] = {
     "Frame colours:",
 };
 
-void tui_chrome_help(const tui_view *v, tui_canvas *c)
+void tui_flame_chrome_help(const tui_flame_view *v, tui_canvas *c)
 {
     (void)v;
     int row = 0;

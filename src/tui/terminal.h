@@ -3,19 +3,19 @@
  * that calls curses.
  *
  * Borrows the view; restores the terminal before returning, on every path. */
-#ifndef JP_TUI_SCREEN_H
-#define JP_TUI_SCREEN_H
+#ifndef JP_TUI_TERMINAL_H
+#define JP_TUI_TERMINAL_H
 
 #include <signal.h>
 #include <stdbool.h>
 
 #include "base/error.h"
 #include "tui/canvas.h"
-#include "tui/view.h"
+#include "tui/flame_view.h"
 
 /* Returns JP_OK when the user quit, an error (and err) when the terminal
  * could not be set up. */
-jp_err tui_screen_run(tui_view *v, jp_error *err);
+jp_err tui_terminal_run(tui_flame_view *v, jp_error *err);
 
 /* A screen that changes by itself (a live JVM): the loop waits for a key
  * at most poll_ms, calls tick() between keys (true = redraw), and stops
@@ -31,6 +31,6 @@ typedef struct tui_app {
     int poll_ms;
 } tui_app;
 
-jp_err tui_screen_run_app(const tui_app *app, jp_error *err);
+jp_err tui_terminal_run_app(const tui_app *app, jp_error *err);
 
 #endif

@@ -3,16 +3,16 @@
  * Like view.h: state in, canvas out. Screens: the list of local JVMs (when
  * started without -p), Threads (busiest first, sortable, filterable; Enter
  * shows a thread's stack), Locks, Deadlocks and Flame (the live profile,
- * drawn by the flame view of view.h). tui_live_view_tick() does the timed
+ * drawn by the flame view of view.h). tui_screens_tick() does the timed
  * work (a snapshot every interval, a profile window while Flame is shown)
- * and says when to redraw; tui_live_view_key() handles keys: panels first,
+ * and says when to redraw; tui_screens_key() handles keys: panels first,
  * then the global ones (F5-F8 / T L D F switch screens, q quits).
  *
- * Ownership: the view owns the tui_live it is given or opens from the list
- * (tui_live_view_free frees it, which stops its recording). Not
+ * Ownership: the view owns the tui_target it is given or opens from the list
+ * (tui_screens_free frees it, which stops its recording). Not
  * thread-safe. */
-#ifndef JP_TUI_LIVE_VIEW_H
-#define JP_TUI_LIVE_VIEW_H
+#ifndef JP_TUI_SCREENS_H
+#define JP_TUI_SCREENS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,19 +21,19 @@
 #include "jvm/proc.h"
 #include "model/diff.h"
 #include "tui/canvas.h"
-#include "tui/live.h"
-#include "tui/live_report.h"
-#include "tui/view.h"
+#include "tui/target.h"
+#include "tui/report_target.h"
+#include "tui/flame_view.h"
 
-typedef enum tui_live_screen {
-    TUI_LSCR_THREADS = 0,
-    TUI_LSCR_LOCKS,
-    TUI_LSCR_DEADLOCKS,
-    TUI_LSCR_FLAME,
-    TUI_LSCR_STATUS,
-    TUI_LSCR_GC, /* G: pauses, heap, allocation rate of the Flame window */
-    TUI_LSCR_COUNT
-} tui_live_screen;
+typedef enum tui_screen_id {
+    TUI_SCREEN_THREADS = 0,
+    TUI_SCREEN_LOCKS,
+    TUI_SCREEN_DEADLOCKS,
+    TUI_SCREEN_FLAME,
+    TUI_SCREEN_STATUS,
+    TUI_SCREEN_GC, /* G: pauses, heap, allocation rate of the Flame window */
+    TUI_SCREEN_COUNT
+} tui_screen_id;
 
 typedef enum tui_thread_sort {
     TUI_SORT_CPU_PCT = 0, /* busiest first (analyze.h's order) */
@@ -45,9 +45,9 @@ typedef enum tui_thread_sort {
 
 #define TUI_FILTER_MAX 128
 
-typedef struct tui_live_view {
-    tui_live *live;     /* NULL while the JVM list is shown */
-    tui_live_opts opts; /* for a JVM opened from the list */
+typedef struct tui_screens {
+    tui_target *live;     /* NULL while the JVM list is shown */
+    tui_target_opts opts; /* for a JVM opened from the list */
     int rows, cols;
     bool help;
     char msg[256];
@@ -58,10 +58,10 @@ typedef struct tui_live_view {
     tui_pick_list picks;
     int pick_sel;
     /* screens */
-    tui_live_screen screen;
-    int scroll[TUI_LSCR_COUNT]; /* first line shown on text screens */
-    tui_lines lines;            /* text of the Locks / Deadlocks / stack screen */
-    bool idle_expanded;         /* Locks: i lists the idle threads of each pool */
+    tui_screen_id screen;
+    int scroll[TUI_SCREEN_COUNT]; /* first line shown on text screens */
+    tui_lines lines;              /* text of the Locks / Deadlocks / stack screen */
+    bool idle_expanded;           /* Locks: i lists the idle threads of each pool */
     /* threads */
     size_t *order; /* thread indices shown, in order */
     size_t norder, order_cap;
@@ -79,7 +79,7 @@ typedef struct tui_live_view {
     int64_t stack_id;
     char stack_name[128];
     /* flame */
-    tui_view *flame;
+    tui_flame_view *flame;
     jp_kind flame_kind;
     bool flame_by_value, flame_threads, flame_kind_set;
     char flame_label[128];
@@ -93,27 +93,27 @@ typedef struct tui_live_view {
     int64_t next_refresh, next_dump, next_list;
     bool exited;
     bool paused; /* p: no refresh until p again */
-} tui_live_view;
+} tui_screens;
 
 /* live may be NULL: the view starts with the list of local JVMs and opens
  * the one picked with opts; o goes back to that list. */
-tui_live_view *tui_live_view_new(tui_live *live, const tui_live_opts *opts);
+tui_screens *tui_screens_new(tui_target *live, const tui_target_opts *opts);
 /* The same with another list (picker, taken over; NULL: none, o says so):
  * live NULL starts with the list. */
-tui_live_view *tui_live_view_new_with(tui_live *live, tui_picker *picker,
-                                      const tui_live_opts *opts);
-void tui_live_view_free(tui_live_view *v);
+tui_screens *tui_screens_new_with(tui_target *live, tui_picker *picker,
+                                  const tui_target_opts *opts);
+void tui_screens_free(tui_screens *v);
 
-void tui_live_view_resize(tui_live_view *v, int rows, int cols);
-tui_action tui_live_view_key(tui_live_view *v, int key);
+void tui_screens_resize(tui_screens *v, int rows, int cols);
+tui_action tui_screens_key(tui_screens *v, int key);
 /* Timed work; true when the screen changed. */
-bool tui_live_view_tick(tui_live_view *v);
-void tui_live_view_render(tui_live_view *v, tui_canvas *c);
+bool tui_screens_tick(tui_screens *v);
+void tui_screens_render(tui_screens *v, tui_canvas *c);
 
 /* Rebuilds what depends on the snapshot (call after l->cur changed; the
  * tick does it itself). */
-void tui_live_view_sync(tui_live_view *v);
-void tui_live_view_message(tui_live_view *v, bool error, const char *fmt, ...)
+void tui_screens_sync(tui_screens *v);
+void tui_screens_message(tui_screens *v, bool error, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -1,20 +1,20 @@
-#include "tui/table_panel.h"
+#include "tui/flame_table.h"
 
 #include <stdio.h>
 
-#include "tui/chrome.h"
+#include "tui/flame_chrome.h"
 #include "tui/flame_panel.h"
-#include "tui/load.h"
+#include "tui/recording.h"
 
 /* Column layout: "    SELF  SELF%      TOTAL TOTAL% ■ NAME". */
 #define VALUE_W 10
 
-static int visible_rows(const tui_view *v)
+static int visible_rows(const tui_flame_view *v)
 {
     return v->table_h > 1 ? v->table_h - 1 : 0;
 }
 
-void tui_table_panel_fix(tui_view *v)
+void tui_flame_table_fix(tui_flame_view *v)
 {
     int n = (int)v->ntop;
     if (v->top_sel >= n)
@@ -34,14 +34,14 @@ void tui_table_panel_fix(tui_view *v)
         v->top_scroll = 0;
 }
 
-static void render_row(const tui_view *v, tui_canvas *c, int row, size_t i, uint64_t all)
+static void render_row(const tui_flame_view *v, tui_canvas *c, int row, size_t i, uint64_t all)
 {
     const jp_top_row *r = &v->top[i];
     uint64_t self = v->by_value ? r->self_value : r->self_samples;
     uint64_t tot = v->by_value ? r->total_value : r->total_samples;
     char sb[32], tb[32];
-    tui_view_format(v, self, sb, sizeof sb);
-    tui_view_format(v, tot, tb, sizeof tb);
+    tui_flame_view_format(v, self, sb, sizeof sb);
+    tui_flame_view_format(v, tot, tb, sizeof tb);
     bool cursor = v->focus == TUI_FOCUS_TABLE && (int)i == v->top_sel;
     bool selected = r->frame == v->cur->nodes[v->sel].frame;
     unsigned flags = (cursor ? TUI_F_REVERSE : 0) | (selected ? TUI_F_BOLD : 0);
@@ -60,7 +60,7 @@ static void render_row(const tui_view *v, tui_canvas *c, int row, size_t i, uint
 }
 
 /* A change as "+12", "-3.5 ms", "=". */
-static void format_change(const tui_view *v, double dl, char *buf, size_t len)
+static void format_change(const tui_flame_view *v, double dl, char *buf, size_t len)
 {
     if (dl > -0.5 && dl < 0.5) {
         snprintf(buf, len, "=");
@@ -69,18 +69,18 @@ static void format_change(const tui_view *v, double dl, char *buf, size_t len)
     if (len < 2)
         return;
     buf[0] = dl < 0 ? '-' : '+';
-    tui_view_format(v, (uint64_t)(dl < 0 ? -dl + 0.5 : dl + 0.5), buf + 1, len - 1);
+    tui_flame_view_format(v, (uint64_t)(dl < 0 ? -dl + 0.5 : dl + 0.5), buf + 1, len - 1);
 }
 
-static void render_diff_row(const tui_view *v, tui_canvas *c, int row, size_t i)
+static void render_diff_row(const tui_flame_view *v, tui_canvas *c, int row, size_t i)
 {
     const jp_diff_row *r = &v->drows[i];
     char os[32], ns[32], ds[32], ot[32], nt[32], dt[32];
-    tui_view_format(v, (uint64_t)(r->old_self + 0.5), os, sizeof os);
-    tui_view_format(v, r->new_self, ns, sizeof ns);
+    tui_flame_view_format(v, (uint64_t)(r->old_self + 0.5), os, sizeof os);
+    tui_flame_view_format(v, r->new_self, ns, sizeof ns);
     format_change(v, (double)r->new_self - r->old_self, ds, sizeof ds);
-    tui_view_format(v, (uint64_t)(r->old_total + 0.5), ot, sizeof ot);
-    tui_view_format(v, r->new_total, nt, sizeof nt);
+    tui_flame_view_format(v, (uint64_t)(r->old_total + 0.5), ot, sizeof ot);
+    tui_flame_view_format(v, r->new_total, nt, sizeof nt);
     format_change(v, (double)r->new_total - r->old_total, dt, sizeof dt);
     bool cursor = v->focus == TUI_FOCUS_TABLE && (int)i == v->top_sel;
     bool selected = r->frame == v->cur->nodes[v->sel].frame;
@@ -103,7 +103,7 @@ static void render_diff_row(const tui_view *v, tui_canvas *c, int row, size_t i)
 
 /* The table of a comparison: both sides of self and total, sorted by the
  * change of self, then of total. */
-static void render_diff(const tui_view *v, tui_canvas *c, int top, int h, tui_style hs)
+static void render_diff(const tui_flame_view *v, tui_canvas *c, int top, int h, tui_style hs)
 {
     int x = tui_canvas_printf(c, top, 0, hs, TUI_F_BOLD, "%9s %9s %9s  %9s %9s %9s  ", "OLD-SELF",
                               "NEW-SELF", "CHANGE", "OLD-TOTAL", "NEW-TOTAL", "CHANGE");
@@ -116,9 +116,9 @@ static void render_diff(const tui_view *v, tui_canvas *c, int top, int h, tui_st
     }
 }
 
-void tui_table_panel_render(const tui_view *v, tui_canvas *c, int top, int h)
+void tui_flame_table_render(const tui_flame_view *v, tui_canvas *c, int top, int h)
 {
-    uint32_t zr = tui_view_zoom_root(v);
+    uint32_t zr = tui_flame_view_zoom_root(v);
     size_t zlen;
     const char *zname = jp_flame_node_name(v->cur, zr, &zlen);
     bool focus = v->focus == TUI_FOCUS_TABLE;
@@ -147,17 +147,17 @@ void tui_table_panel_render(const tui_view *v, tui_canvas *c, int top, int h)
 }
 
 /* The largest node of `frame` under the zoom root, preferring drawn ones. */
-static uint32_t find_frame_node(const tui_view *v, uint32_t frame)
+static uint32_t find_frame_node(const tui_flame_view *v, uint32_t frame)
 {
     const jp_flame *f = v->cur;
-    uint32_t root = tui_view_zoom_root(v), best = JP_FLAME_NONE, best_any = JP_FLAME_NONE;
+    uint32_t root = tui_flame_view_zoom_root(v), best = JP_FLAME_NONE, best_any = JP_FLAME_NONE;
     uint32_t n = root;
     while (n != JP_FLAME_NONE) {
         if (f->nodes[n].frame == frame) {
             uint64_t t = jp_flame_total(f, n, v->by_value);
             if (best_any == JP_FLAME_NONE || t > jp_flame_total(f, best_any, v->by_value))
                 best_any = n;
-            if (tui_layout_find(&v->layout, n) >= 0 &&
+            if (tui_flame_layout_find(&v->layout, n) >= 0 &&
                 (best == JP_FLAME_NONE || t > jp_flame_total(f, best, v->by_value)))
                 best = n;
         }
@@ -173,7 +173,7 @@ static uint32_t find_frame_node(const tui_view *v, uint32_t frame)
     return best != JP_FLAME_NONE ? best : best_any;
 }
 
-tui_action tui_table_panel_key(tui_view *v, int key)
+tui_action tui_flame_table_key(tui_flame_view *v, int key)
 {
     int page = visible_rows(v) > 1 ? visible_rows(v) - 1 : 1;
     switch (key) {
@@ -201,8 +201,8 @@ tui_action tui_table_panel_key(tui_view *v, int key)
             if (node != JP_FLAME_NONE) {
                 v->sel = node;
                 v->last_child = JP_FLAME_NONE;
-                if (tui_layout_find(&v->layout, node) < 0)
-                    tui_view_message(v, false, "too narrow to show here: zoom in");
+                if (tui_flame_layout_find(&v->layout, node) < 0)
+                    tui_flame_view_message(v, false, "too narrow to show here: zoom in");
             }
         }
         v->focus = TUI_FOCUS_FLAME;
@@ -214,6 +214,6 @@ tui_action tui_table_panel_key(tui_view *v, int key)
     default:
         return TUI_ACTION_NONE;
     }
-    tui_table_panel_fix(v);
+    tui_flame_table_fix(v);
     return TUI_ACTION_REDRAW;
 }

@@ -9,8 +9,8 @@
  * server its merged summaries (/api/v1/gc), a pod through kubectl the
  * probe's summary of its window; all become a tui_gc_data. The profile is
  * only read. */
-#ifndef JP_TUI_GC_REPORT_H
-#define JP_TUI_GC_REPORT_H
+#ifndef JP_TUI_REPORT_GC_H
+#define JP_TUI_REPORT_GC_H
 
 #include <jansson.h>
 #include <stddef.h>

@@ -1,13 +1,13 @@
-#include "tui/remote_batch.h"
+#include "tui/batch_server.h"
 
 #include <string.h>
 
 #include "base/timeutil.h"
 #include "model/units.h"
+#include "tui/report_profile.h"
+#include "tui/report_gc.h"
 #include "tui/batch.h"
-#include "tui/gc_report.h"
-#include "tui/live_batch.h"
-#include "tui/remote_report.h"
+#include "tui/report_service.h"
 #include "tui/source_server.h"
 #include "wire/query_json.h"
 
@@ -20,38 +20,38 @@ static json_t *copy_of(const json_t *obj, const char *key)
 /* The JVMs of the service that have a stored snapshot, each in the shape
  * of `jprof-top -b -p PID --format json` (the same model, the same
  * analyses, the same printer whatever the source). */
-static json_t *jvms_json(tui_remote *r)
+static json_t *jvms_json(tui_client *r)
 {
-    tui_live_opts o;
-    tui_live_opts_init(&o);
+    tui_target_opts o;
+    tui_target_opts_init(&o);
     json_t *out = json_array(), *e;
     size_t i;
     json_array_foreach(json_object_get(r->threads, "targets"), i, e)
     {
-        tui_live *l = tui_server_target(r, e, &o);
+        tui_target *l = tui_server_target(r, e, &o);
         if (!l)
             continue;
-        json_array_append_new(out, tui_live_json(l));
-        tui_live_free(l);
+        json_array_append_new(out, tui_report_target_json(l));
+        tui_target_free(l);
     }
     return out;
 }
 
 /* The "gc" object of the last 15 minutes (wire/gc_json.h), null when the
  * server has no GC endpoint (an older jprof-server). */
-static json_t *gc_json(tui_remote *r, const char *pod)
+static json_t *gc_json(tui_client *r, const char *pod)
 {
     json_t *a = NULL;
     jp_error err;
     jp_error_init(&err);
-    if (tui_remote_gc(r, "-15m", "now", pod, 1, &a, &err) != JP_OK)
+    if (tui_client_gc(r, "-15m", "now", pod, 1, &a, &err) != JP_OK)
         return json_null();
     json_t *g = copy_of(a, "gc");
     json_decref(a);
     return g;
 }
 
-json_t *tui_remote_json(tui_remote *r, const char *pod)
+json_t *tui_batch_server_json(tui_client *r, const char *pod)
 {
     return json_pack("{s:s,s:s,s:s,s:s,s:s?,s:o,s:o,s:o,s:o,s:o,s:o}", "via", "server", "server",
                      r->base, "namespace", r->ns, "service", r->svc, "pod", pod, "kinds",
@@ -63,15 +63,15 @@ json_t *tui_remote_json(tui_remote *r, const char *pod)
 
 /* --format gc: the lines of the GC screen (tui/gc_report.h) over the range,
  * with the service's top allocators when it has allocation profiles. */
-static int gc_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE *errout)
+static int gc_view(tui_client *r, const tui_server_batch_opts *o, FILE *out, FILE *errout)
 {
     jp_error err;
     jp_error_init(&err);
     const char *from = o->from ? o->from : "-15m", *to = o->to ? o->to : "now";
     json_t *a = NULL;
-    if (tui_remote_gc(r, from, to, o->pod, 78, &a, &err) != JP_OK) {
+    if (tui_client_gc(r, from, to, o->pod, 78, &a, &err) != JP_OK) {
         fprintf(errout, "jprof-top: %s\n", err.msg);
-        return tui_remote_exit_status(r);
+        return tui_client_exit_status(r);
     }
     tui_gc_data d;
     char why[200];
@@ -86,9 +86,9 @@ static int gc_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE *err
         fprintf(errout, "jprof-top: PARTIAL: %s\n",
                 jp_query_str(meta, "partial_reason") ? jp_query_str(meta, "partial_reason") : "?");
     jp_profile *p = NULL;
-    tui_remote_flame_meta m;
-    if ((tui_remote_kinds(r) & (1u << JP_KIND_ALLOC)) &&
-        tui_remote_profile(r, 1u << JP_KIND_ALLOC, from, to, o->pod, 200000, &p, &m, &err) != JP_OK)
+    tui_client_flame_meta m;
+    if ((tui_client_kinds(r) & (1u << JP_KIND_ALLOC)) &&
+        tui_client_profile(r, 1u << JP_KIND_ALLOC, from, to, o->pod, 200000, &p, &m, &err) != JP_OK)
         fprintf(errout, "jprof-top: top allocators left out: %s\n", err.msg);
     tui_lines ls;
     tui_lines_init(&ls);
@@ -103,16 +103,16 @@ static int gc_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE *err
     return partial ? TUI_EXIT_PARTIAL : TUI_EXIT_OK;
 }
 
-static int snapshot_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE *errout)
+static int snapshot_view(tui_client *r, const tui_server_batch_opts *o, FILE *out, FILE *errout)
 {
     jp_error err;
     jp_error_init(&err);
-    if (tui_remote_refresh(r, o->pod, &err) != JP_OK) {
+    if (tui_client_refresh(r, o->pod, &err) != JP_OK) {
         fprintf(errout, "jprof-top: %s\n", err.msg);
-        return tui_remote_exit_status(r);
+        return tui_client_exit_status(r);
     }
     if (o->format == TUI_FORMAT_JSON) {
-        json_t *j = tui_remote_json(r, o->pod);
+        json_t *j = tui_batch_server_json(r, o->pod);
         int rc = json_dumpf(j, out, JSON_COMPACT);
         json_decref(j);
         fputc('\n', out);
@@ -120,24 +120,24 @@ static int snapshot_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FIL
     }
     tui_lines ls;
     tui_lines_init(&ls);
-    tui_rreport_header(r, &ls);
+    tui_report_service_header(r, &ls);
     tui_lines_add(&ls, TUI_STYLE_NORMAL, 0, "%s", "");
-    tui_rreport_status(r, &ls);
+    tui_report_service_status(r, &ls);
     jp_err rc = tui_lines_write(&ls, out);
     tui_lines_cleanup(&ls);
     /* each JVM as `jprof-top -b -p PID` prints one */
-    tui_live_opts lo;
-    tui_live_opts_init(&lo);
+    tui_target_opts lo;
+    tui_target_opts_init(&lo);
     json_t *e;
     size_t i, n = 0;
     json_array_foreach(json_object_get(r->threads, "targets"), i, e)
     {
-        tui_live *l = rc == JP_OK ? tui_server_target(r, e, &lo) : NULL;
+        tui_target *l = rc == JP_OK ? tui_server_target(r, e, &lo) : NULL;
         if (!l)
             continue;
         fputc('\n', out);
-        rc = tui_live_write_sample(l, TUI_FORMAT_TEXT, 0, out);
-        tui_live_free(l);
+        rc = tui_report_target_write(l, TUI_FORMAT_TEXT, 0, out);
+        tui_target_free(l);
         n++;
     }
     if (rc == JP_OK && !n)
@@ -155,15 +155,15 @@ static void top_cell(jp_kind k, bool by_value, uint64_t v, char *buf, size_t len
 }
 
 /* The server's top table in the layout of --jfr --format top. */
-static int top_view(tui_remote *r, const tui_rbatch_opts *o, const char *from, const char *to,
+static int top_view(tui_client *r, const tui_server_batch_opts *o, const char *from, const char *to,
                     FILE *out, FILE *errout)
 {
     jp_error err;
     jp_error_init(&err);
     json_t *a = NULL;
-    if (tui_remote_top(r, o->kind, from, to, o->pod, 100000, o->by_value, &a, &err) != JP_OK) {
+    if (tui_client_top(r, o->kind, from, to, o->pod, 100000, o->by_value, &a, &err) != JP_OK) {
         fprintf(errout, "jprof-top: %s\n", err.msg);
-        return tui_remote_exit_status(r);
+        return tui_client_exit_status(r);
     }
     const json_t *m = json_object_get(a, "meta");
     long long samples = jp_query_int(m, "samples", 0), value = jp_query_int(m, "total", 0);
@@ -204,19 +204,20 @@ static int top_view(tui_remote *r, const tui_rbatch_opts *o, const char *from, c
     return partial ? TUI_EXIT_PARTIAL : TUI_EXIT_OK;
 }
 
-int tui_remote_diff_open(tui_remote *r, const tui_rbatch_opts *o, bool threads, jp_diff **d,
-                         char *cur_label, char *base_label, size_t label_len, FILE *errout)
+int tui_batch_server_diff_open(tui_client *r, const tui_server_batch_opts *o, bool threads,
+                               jp_diff **d, char *cur_label, char *base_label, size_t label_len,
+                               FILE *errout)
 {
     jp_error err;
     jp_error_init(&err);
     *d = NULL;
     const char *from = o->from ? o->from : "-15m", *to = o->to ? o->to : "now";
     jp_profile *cur = NULL, *base = NULL;
-    tui_remote_flame_meta m, bm;
-    if (tui_remote_diff(r, o->kind, from, to, o->pod, &o->base, 200000, &cur, &base, &m, &bm,
+    tui_client_flame_meta m, bm;
+    if (tui_client_diff(r, o->kind, from, to, o->pod, &o->base, 200000, &cur, &base, &m, &bm,
                         &err) != JP_OK) {
         fprintf(errout, "jprof-top: %s\n", err.msg);
-        return tui_remote_exit_status(r);
+        return tui_client_exit_status(r);
     }
     const char *bpod = o->base.pod ? (*o->base.pod ? o->base.pod : "all pods") : o->pod;
     snprintf(cur_label, label_len, "%s:%s%s%s %s..%s", r->ns, r->svc, o->pod ? " pod " : "",
@@ -240,11 +241,11 @@ int tui_remote_diff_open(tui_remote *r, const tui_rbatch_opts *o, bool threads, 
     return status == TUI_EXIT_OK && m.partial ? TUI_EXIT_PARTIAL : status;
 }
 
-static int diff_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE *errout)
+static int diff_view(tui_client *r, const tui_server_batch_opts *o, FILE *out, FILE *errout)
 {
     jp_diff *d = NULL;
     char cl[256], bl[256];
-    int status = tui_remote_diff_open(r, o, false, &d, cl, bl, sizeof cl, errout);
+    int status = tui_batch_server_diff_open(r, o, false, &d, cl, bl, sizeof cl, errout);
     if (!d)
         return status;
     jp_error err;
@@ -257,7 +258,7 @@ static int diff_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE *e
     return status;
 }
 
-static int profile_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE *errout)
+static int profile_view(tui_client *r, const tui_server_batch_opts *o, FILE *out, FILE *errout)
 {
     if (o->has_base)
         return diff_view(r, o, out, errout);
@@ -267,11 +268,11 @@ static int profile_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE
     if (o->format == TUI_FORMAT_TOP)
         return top_view(r, o, from, to, out, errout);
     jp_profile *p = NULL;
-    tui_remote_flame_meta m;
+    tui_client_flame_meta m;
     /* the server's cap: a batch wants the whole tree */
-    if (tui_remote_profile(r, 1u << o->kind, from, to, o->pod, 200000, &p, &m, &err) != JP_OK) {
+    if (tui_client_profile(r, 1u << o->kind, from, to, o->pod, 200000, &p, &m, &err) != JP_OK) {
         fprintf(errout, "jprof-top: %s\n", err.msg);
-        return tui_remote_exit_status(r);
+        return tui_client_exit_status(r);
     }
     jfr_report rep;
     jfr_report_init(&rep);
@@ -297,7 +298,7 @@ static int profile_view(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE
     return m.partial ? TUI_EXIT_PARTIAL : TUI_EXIT_OK;
 }
 
-int tui_remote_batch_run(tui_remote *r, const tui_rbatch_opts *o, FILE *out, FILE *errout)
+int tui_batch_server_run(tui_client *r, const tui_server_batch_opts *o, FILE *out, FILE *errout)
 {
     int rc = o->format == TUI_FORMAT_GC ? gc_view(r, o, out, errout)
              : o->has_kind              ? profile_view(r, o, out, errout)

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/policy.h"
 #include "base/timeutil.h"
 #include "kubectl-jprof/plugin.h"
+#include "model/policy.h"
 
 #define MAX_WINDOW_NS (24LL * 3600 * JP_NS_PER_SEC)
 

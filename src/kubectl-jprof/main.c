@@ -1,8 +1,6 @@
 /* kubectl-jprof - `kubectl jprof ...`: which thread, which lock, which stack
  * in a pod, through kubectl exec and jprof-probe, with nothing installed in
  * the cluster (man/kubectl-jprof.1). */
-#include "kubectl-jprof/plugin.h"
-
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -16,12 +14,13 @@
 #include "base/stopsig.h"
 #include "base/timeutil.h"
 #include "base/xalloc.h"
+#include "kubectl-jprof/plugin.h"
 #include "model/analyze.h"
-#include "tui/report_profile.h"
-#include "tui/target.h"
 #include "tui/batch.h"
+#include "tui/report_profile.h"
 #include "tui/report_target.h"
 #include "tui/source_kubectl.h"
+#include "tui/target.h"
 
 static volatile sig_atomic_t stop_signal;
 

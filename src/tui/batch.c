@@ -5,9 +5,13 @@
 
 #include "base/timeutil.h"
 #include "jvm/cleanup.h"
+#include "tui/exit.h"
+#include "tui/report_io.h"
 #include "tui/report_profile.h"
-#include "tui/io_detail.h"
 #include "tui/report_target.h"
+#include "tui/source_kubectl.h"
+#include "tui/source_pid.h"
+#include "tui/stop.h"
 #include "wire/snapshot_json.h"
 
 #define TEXT_BUSY_MAX 20
@@ -115,7 +119,7 @@ jp_err tui_report_target_write(const tui_target *l, tui_format format, long n, F
 static int fail(FILE *errout, const jp_error *err)
 {
     fprintf(errout, "jprof-top: %s\n", err->msg);
-    return tui_target_exit_status(err->code);
+    return tui_exit_status(err->code);
 }
 
 static int interrupted(FILE *errout)
@@ -233,5 +237,67 @@ int tui_batch_samples(tui_target *l, long count, tui_format format, FILE *out, F
 out:
     tui_target_free(l);
     jvm_cleanup_run_all();
+    return status;
+}
+
+static bool pod_running(const jp_pod *p)
+{
+    return !p->phase || !strcmp(p->phase, "Running");
+}
+
+/* -b through kubectl: every running pod of the service (or --pod), each
+ * JVM as `-b -p PID` prints one (two snapshots one interval apart, for
+ * CPU%); JSON: one object with "via": "kubectl" and jvms[] in that shape,
+ * as the server's batch output has. */
+int tui_batch_kubectl(const tui_server_args *a, const kube_opts *ko, jp_pod_list *pods,
+                      const tui_target_opts *o)
+{
+    int status = TUI_EXIT_OK;
+    json_t *jvms = json_array();
+    size_t n = 0;
+    for (size_t i = 0; i < pods->count && !tui_stop_signal; i++) {
+        const jp_pod *p = &pods->items[i];
+        if (!pod_running(p)) {
+            fprintf(stderr, "jprof-top: pod %s is %s; left out\n", p->name, p->phase);
+            continue;
+        }
+        jp_error err;
+        jp_error_init(&err);
+        tui_target *l = NULL;
+        jp_err rc = tui_kubectl_open(ko, p->name, a->container, p, o, &l, &err);
+        if (rc == JP_OK)
+            rc = tui_target_refresh(l, &err);
+        if (rc == JP_OK) {
+            tui_stop_sleep(o->interval_ns);
+            rc = tui_target_refresh(l, &err);
+        }
+        if (rc != JP_OK) {
+            fprintf(stderr, "jprof-top: pod %s: %s\n", p->name, err.msg);
+            status = status == TUI_EXIT_OK ? tui_exit_status_kubectl(&err) : status;
+        } else if (a->bo.format == TUI_FORMAT_JSON) {
+            json_array_append_new(jvms, tui_report_target_json(l));
+        } else if (tui_report_target_write(l, TUI_FORMAT_TEXT, (long)n, stdout) != JP_OK) {
+            status = TUI_EXIT_ERROR;
+        }
+        n += rc == JP_OK;
+        tui_target_free(l); /* bye: the probe removes itself */
+    }
+    if (a->bo.format == TUI_FORMAT_JSON) {
+        json_t *j = json_pack("{s:s,s:s?,s:s?,s:s?,s:o}", "via", "kubectl", "namespace", ko->ns,
+                              "service", a->ro.svc, "pod", a->bo.pod, "jvms", jvms);
+        if (json_dumpf(j, stdout, JSON_COMPACT) != 0 || fputc('\n', stdout) == EOF)
+            status = TUI_EXIT_ERROR;
+        json_decref(j);
+    } else {
+        json_decref(jvms);
+    }
+    if (fflush(stdout) != 0)
+        status = TUI_EXIT_ERROR;
+    jvm_cleanup_run_all();
+    if (tui_stop_signal) {
+        fprintf(stderr, "jprof-top: interrupted (signal %d); nothing left in the pod\n",
+                (int)tui_stop_signal);
+        return 128 + (int)tui_stop_signal;
+    }
     return status;
 }

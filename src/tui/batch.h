@@ -1,17 +1,21 @@
-/* live_batch.h - jprof-top -b on live JVMs: the list of local JVMs, and
- * `-b -p PID` samples as a text report or JSON lines.
+/* batch.h - jprof-top -b on running JVMs, whatever their source: the
+ * list of local JVMs, samples of a target as a text report or JSON lines
+ * (`-b -p PID`, each pod through kubectl), and the I/O waits of a pid.
  *
- * Both write the output on `out`, one-line messages on `errout`, and return
- * a TUI_EXIT_* status (batch.h, live.h). Signals stop between samples and
- * leave nothing in the target (tui_stop_install is called here). */
+ * Each writes the output on `out`, one-line messages on `errout`, and
+ * returns a TUI_EXIT_* status (exit.h). Signals stop between samples and
+ * leave nothing in the target (stop.h). Recordings: batch_recording.h; a
+ * service on jprof-server: batch_server.h. */
 #ifndef JP_TUI_BATCH_H
 #define JP_TUI_BATCH_H
 
 #include <jansson.h>
 #include <stdio.h>
 
-#include "tui/target.h"
+#include "kube/kube.h"
+#include "tui/options.h"
 #include "tui/recording.h"
+#include "tui/target.h"
 
 /* The live options of a command line. */
 void tui_target_opts_from_args(const tui_args *a, tui_target_opts *o);
@@ -40,5 +44,12 @@ json_t *tui_report_target_json(const tui_target *l);
  * -d SECONDS (default 10) and prints their endpoints and files (text or
  * json); returns a TUI_EXIT_* status. */
 int tui_batch_io_run(const tui_args *a, FILE *out, FILE *errout);
+
+/* -b through kubectl: every running pod of pods, each JVM as `-b -p PID`
+ * prints one (two snapshots one interval apart, for CPU%); JSON: one
+ * object with "via": "kubectl" and jvms[] in that shape, as the server's
+ * batch output has. */
+int tui_batch_kubectl(const tui_server_args *a, const kube_opts *ko, jp_pod_list *pods,
+                      const tui_target_opts *o);
 
 #endif

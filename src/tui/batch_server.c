@@ -4,9 +4,11 @@
 
 #include "base/timeutil.h"
 #include "model/units.h"
-#include "tui/report_profile.h"
-#include "tui/report_gc.h"
 #include "tui/batch.h"
+#include "tui/exit.h"
+#include "tui/report_diff.h"
+#include "tui/report_gc.h"
+#include "tui/report_profile.h"
 #include "tui/report_service.h"
 #include "tui/source_server.h"
 #include "wire/query_json.h"

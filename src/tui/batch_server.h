@@ -1,14 +1,14 @@
-/* remote_batch.h - jprof-top -b -n NS -s SVC: what the server knows about a
+/* batch_server.h - jprof-top -b -n NS -s SVC: what the server knows about a
  * service, printed for scripts.
  *
  * Without an event: the service's status (pods and JVMs, history,
  * ingestion), then each JVM with a stored snapshot as `-b -p PID` prints
  * one; or one JSON object with "via": "server", "targets", "history",
  * "ingestion" and "jvms", each JVM in the shape of `-b -p PID --format
- * json` (live_batch.h). With an event (kind): the service's profile
- * over the range in the formats of the --jfr batch mode (collapsed and
- * json from the server's flame trees, top from its exact top table). Output on out, one-line
- * messages on errout; returns a TUI_EXIT_* status (batch.h, remote.h). */
+ * json` (batch.h). With an event (kind): the service's profile over the
+ * range in the formats of the --jfr batch mode (collapsed and json from the
+ * server's flame trees, top from its exact top table). Output on out,
+ * one-line messages on errout; returns a TUI_EXIT_* status (exit.h). */
 #ifndef JP_TUI_BATCH_SERVER_H
 #define JP_TUI_BATCH_SERVER_H
 
@@ -18,22 +18,8 @@
 
 #include "model/diff.h"
 #include "model/profile.h"
-#include "tui/recording.h"
+#include "tui/options.h"
 #include "tui/server_client.h"
-
-typedef struct tui_server_batch_opts {
-    tui_format format;
-    bool has_kind;
-    jp_kind kind;
-    bool by_value;
-    const char *from, *to; /* server time syntax; NULL: the last 15 minutes, now */
-    const char *pod;       /* NULL: every pod */
-    /* --base-from, --base-to, --base-pod: compare with this baseline
-     * through /api/v1/flamegraph/diff (model/diff.h, as --diff does) */
-    bool has_base;
-    tui_client_base base;
-    int norm; /* a jp_diff_norm (--normalize) */
-} tui_server_batch_opts;
 
 /* Reads the comparison of o (has_base) for kind o->kind into *d (a new
  * jp_diff, jp_diff_free) and labels for its two sides; prints why not on

@@ -1,4 +1,4 @@
-/* chrome.h - the parts of the flame screen around the panels: title, kinds
+/* flame_chrome.h - the parts of the flame view around the panels: title, kinds
  * and legend, breadcrumb, status line, key bar, and the help screen.
  * Each draws one row (or the whole canvas for help) from the view's state. */
 #ifndef JP_TUI_FLAME_CHROME_H

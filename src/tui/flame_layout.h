@@ -1,12 +1,13 @@
-/* layout.h - where each flame bar goes on a row of a given width.
+/* flame_layout.h - where each flame bar goes on a row of a given width.
  *
  * Pure over a flame tree: the subtree of a zoom root is laid out icicle
  * style, one row per depth below the root, each node a bar whose width is
  * its share of the root (samples or value). Bars narrower than one column
  * are left out with their subtrees and counted in `hidden`.
  *
- * Ownership: caller storage; tui_flame_layout_init() / tui_flame_layout_cleanup(); the
- * layout keeps no pointer to the tree. Not thread-safe. */
+ * Ownership: caller storage; tui_flame_layout_init() /
+ * tui_flame_layout_cleanup(); the layout keeps no pointer to the tree. Not
+ * thread-safe. */
 #ifndef JP_TUI_FLAME_LAYOUT_H
 #define JP_TUI_FLAME_LAYOUT_H
 

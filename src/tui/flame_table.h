@@ -1,4 +1,4 @@
-/* table_panel.h - the top table panel of the flame view: self and total of
+/* flame_table.h - the top table panel of the flame view: self and total of
  * every frame under the zoom root, sorted by self, following the zoom. */
 #ifndef JP_TUI_FLAME_TABLE_H
 #define JP_TUI_FLAME_TABLE_H

@@ -7,10 +7,10 @@
 
 #include "base/xalloc.h"
 #include "tui/flame_chrome.h"
+#include "tui/flame_io.h"
 #include "tui/flame_panel.h"
-#include "tui/io_detail.h"
-#include "tui/report_gc.h"
 #include "tui/flame_table.h"
+#include "tui/report_gc.h"
 
 tui_style tui_frame_style(const jp_profile *p, uint32_t frame)
 {

@@ -1,17 +1,20 @@
-/* view.h - the interactive flame view of one profile, without a terminal.
+/* flame_view.h - the interactive flame view of one profile, without a
+ * terminal: a recording (--jfr), a comparison (--diff), and the Flame
+ * screen's windows of every source (screen_flame.c).
  *
- * State in, canvas out: tui_flame_view_key() changes the state and says what the
- * screen loop should do; tui_flame_view_update() recomputes what depends on the
- * state (layout, search, top table) and tui_flame_view_render() draws it into a
- * canvas. Only src/tui/screen.c talks to curses, so everything here can be
- * driven from unit tests.
+ * State in, canvas out: tui_flame_view_key() changes the state and says
+ * what the screen loop should do; tui_flame_view_update() recomputes what
+ * depends on the state (layout, search, top table) and
+ * tui_flame_view_render() draws it into a canvas. Only src/tui/terminal.c
+ * talks to curses, so everything here can be driven from unit tests.
  *
- * Panels (htop-like): the flame panel and the top table each handle their
- * own keys (flame_panel.h, table_panel.h); this module handles the keys of
- * the whole view and the modal parts (search prompt, help).
+ * Panels (htop-like): the flame panel, the top table and the I/O panel
+ * each handle their own keys (flame_panel.h, flame_table.h, flame_io.h);
+ * this module handles the keys of the whole view and the modal parts
+ * (search prompt, help, GC).
  *
- * Ownership: tui_flame_view_new() borrows the profile, the report and the path
- * (all must outlive the view) and returns a heap object freed by
+ * Ownership: tui_flame_view_new() borrows the profile, the report and the
+ * path (all must outlive the view) and returns a heap object freed by
  * tui_flame_view_free(). Not thread-safe. */
 #ifndef JP_TUI_FLAME_VIEW_H
 #define JP_TUI_FLAME_VIEW_H

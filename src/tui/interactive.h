@@ -4,7 +4,14 @@
 #ifndef JP_TUI_INTERACTIVE_H
 #define JP_TUI_INTERACTIVE_H
 
+#include <stdbool.h>
+
+#include "kube/kube.h"
+#include "tui/options.h"
 #include "tui/recording.h"
+#include "tui/server_client.h"
+#include "tui/target.h"
+#include "tui/terminal.h"
 
 int tui_interactive_run(const tui_args *a);
 
@@ -24,5 +31,27 @@ int tui_interactive_live(const tui_args *a);
  * pod"). Returns a TUI_EXIT_* status. */
 struct tui_screens;
 int tui_interactive_live_view(struct tui_screens *v, const char *where);
+
+/* -n NS -s SVC on jprof-server: the screens every source has, on the
+ * service's newest snapshot (or --pod's), o listing the service's pods and
+ * JVMs; r (connected) is taken over. */
+int tui_interactive_server(tui_client *r, const tui_server_args *a);
+
+/* --base-*: the differential flame graph of the range against the
+ * baseline, the same view as --jfr NEW --diff OLD; r stays the caller's. */
+int tui_interactive_server_diff(tui_client *r, const tui_server_args *a);
+
+/* Through kubectl: the screens of the pod (several: the list first, which
+ * takes pods over). */
+int tui_interactive_kubectl(const tui_server_args *a, const kube_opts *ko, jp_pod_list *pods,
+                            const tui_target_opts *o);
+
+/* True when stdin and stdout are terminals; else says to use -b. */
+bool tui_have_terminal(void);
+
+/* Runs the app until it quits or tui_stop_signal is set (the caller
+ * installs the handlers); a failure is printed. Returns TUI_EXIT_OK or
+ * TUI_EXIT_ERROR. */
+int tui_app_run(const tui_app *app);
 
 #endif

@@ -1,39 +1,12 @@
 #include "tui/recording.h"
 
-#include "model/diff.h"
-
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/strbuf.h"
-
-static const char *const format_names[] = {"collapsed", "top",  "json", "text",
-                                           "pprof",     "html", "gc"};
-
-const char *tui_format_name(tui_format f)
-{
-    return (unsigned)f < sizeof format_names / sizeof format_names[0] ? format_names[f] : "?";
-}
-
-bool tui_format_parse(const char *s, tui_format *out)
-{
-    for (size_t i = 0; i < sizeof format_names / sizeof format_names[0]; i++) {
-        if (!strcmp(s, format_names[i])) {
-            *out = (tui_format)i;
-            return true;
-        }
-    }
-    return false;
-}
-
-void tui_args_init(tui_args *a)
-{
-    memset(a, 0, sizeof *a);
-    a->kind = JP_KIND_CPU;
-    a->format = TUI_FORMAT_COLLAPSED;
-    a->diff_norm = JP_DIFF_PER_SAMPLE;
-    a->tail = 0.1;
-}
+#include "model/diff.h"
+#include "tui/exit.h"
 
 tui_load_status tui_load_jfr(const tui_args *a, uint32_t kinds, bool threads, jp_profile **out,
                              jfr_report *rep, jp_error *err)
@@ -112,4 +85,72 @@ const char *tui_frame_name(const jp_profile *p, uint32_t frame, size_t *len)
         return unknown;
     }
     return jp_profile_frame_name(p, frame, len);
+}
+
+void tui_print_warnings(FILE *errout, const jfr_report *rep)
+{
+    for (uint32_t i = 0; i < rep->nwarnings && i < JFR_MAX_WARNINGS; i++)
+        fprintf(errout, "jprof-top: warning: %.*s\n", (int)sizeof rep->warnings[i],
+                rep->warnings[i]);
+    if (rep->warnings_dropped)
+        fprintf(errout, "jprof-top: warning: %" PRIu64 " more warnings not shown\n",
+                rep->warnings_dropped);
+}
+
+/* Reads one side of a comparison; prints why not and returns false. */
+static bool diff_load(const tui_args *a, const char *path, bool threads, jp_profile **p,
+                      jfr_report *rep, FILE *errout)
+{
+    tui_args one = *a;
+    one.jfr_path = path;
+    jp_error err;
+    jp_error_init(&err);
+    uint32_t mask = a->has_kind ? 1u << a->kind : 0;
+    tui_load_status st = tui_load_jfr(&one, mask, threads, p, rep, &err);
+    if (st == TUI_LOAD_FAILED) {
+        fprintf(errout, "jprof-top: %s\n", err.msg);
+        return false;
+    }
+    tui_print_warnings(errout, rep);
+    if (st == TUI_LOAD_PARTIAL)
+        fprintf(errout, "jprof-top: %s (compared as far as it was read)\n", err.msg);
+    return true;
+}
+
+int tui_diff_open(const tui_args *a, bool threads, tui_diff_sides *s, FILE *errout)
+{
+    memset(s, 0, sizeof *s);
+    jfr_report orep;
+    if (!diff_load(a, a->diff_path, threads, &s->old, &orep, errout) ||
+        !diff_load(a, a->jfr_path, threads, &s->new_, &s->rep, errout))
+        goto fail;
+    jp_kind k = a->kind;
+    if (!a->has_kind && !tui_kind_default(s->new_, &k)) {
+        fprintf(errout, "jprof-top: %s: no profile events to compare\n", a->jfr_path);
+        goto fail;
+    }
+    if (!jp_profile_has_kind(s->new_, k) || !jp_profile_has_kind(s->old, k)) {
+        fprintf(errout, "jprof-top: --diff %s: no %s events in the %s profile\n", a->diff_path,
+                jp_kind_name(k), jp_profile_has_kind(s->new_, k) ? "baseline" : "new");
+        goto fail;
+    }
+    jp_error err;
+    jp_error_init(&err);
+    if (jp_diff_new(s->old, s->new_, k, threads, a->by_value, (jp_diff_norm)a->diff_norm, &s->d,
+                    &err)) {
+        fprintf(errout, "jprof-top: --diff %s: %s\n", a->diff_path, err.msg);
+        goto fail;
+    }
+    return TUI_EXIT_OK;
+fail:
+    tui_diff_sides_cleanup(s);
+    return TUI_EXIT_ERROR;
+}
+
+void tui_diff_sides_cleanup(tui_diff_sides *s)
+{
+    jp_diff_free(s->d);
+    jp_profile_free(s->old);
+    jp_profile_free(s->new_);
+    memset(s, 0, sizeof *s);
 }

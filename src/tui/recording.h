@@ -1,7 +1,8 @@
-/* load.h - jprof-top's command-line settings and reading a JFR file for them.
+/* recording.h - reading a JFR recording (or the two of a comparison) as
+ * the command line asks: kinds, threads, --from/--to, --state, --leak.
  *
  * Shared by batch mode and the interactive view so both read a file the same
- * way (kinds, threads, --from/--to). Ownership: tui_load_jfr() returns a heap
+ * way. Ownership: tui_load_jfr() returns a heap
  * profile in *out (jp_profile_free) whenever it returns anything but a
  * failure with nothing read. Not thread-safe. */
 #ifndef JP_TUI_RECORDING_H
@@ -9,59 +10,14 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "base/error.h"
 #include "base/timeutil.h"
 #include "jfr/jfr.h"
+#include "model/diff.h"
 #include "model/profile.h"
-
-/* collapsed, top and pprof are for recordings, text for a live JVM, json for
- * both. */
-typedef enum tui_format {
-    TUI_FORMAT_COLLAPSED = 0,
-    TUI_FORMAT_TOP,
-    TUI_FORMAT_JSON,
-    TUI_FORMAT_TEXT,
-    TUI_FORMAT_PPROF,
-    TUI_FORMAT_HTML,
-    TUI_FORMAT_GC /* the GC summary as text (recordings) */
-} tui_format;
-
-/* "collapsed", "top", "json", "text", "pprof", "html", "gc"; false when
- * unknown. */
-bool tui_format_parse(const char *s, tui_format *out);
-const char *tui_format_name(tui_format f);
-
-typedef struct tui_args {
-    const char *jfr_path;  /* --jfr FILE */
-    const char *diff_path; /* --diff OLD.jfr: compare with this baseline */
-    int diff_norm;         /* --normalize: a jp_diff_norm (default per sample) */
-    bool batch;            /* -b */
-    bool threads;          /* --threads */
-    bool by_value;         /* --value total */
-    bool has_kind;         /* --event KIND given */
-    jp_kind kind;
-    bool has_format; /* --format given */
-    tui_format format;
-    bool has_from, has_to;
-    jp_timespec_arg from, to;
-    const char *states; /* --state S[,S] (checked by jfr_states_parse) */
-    bool leak;          /* --leak */
-    bool has_tail;      /* --tail F given */
-    double tail;        /* --tail (default 0.1) */
-    int jobs;           /* --jobs (0 = every online CPU) */
-    bool io_detail;     /* --io-detail: endpoints and paths of the io kind (local only) */
-    /* live JVM (-p PID, or the list of local JVMs without --jfr) */
-    bool has_pid;
-    int pid;
-    int64_t interval_ns; /* -d (0 = default 2 s) */
-    long count;          /* --count (batch samples; 0 = 1) */
-    int snap_source;     /* --snapshot: a jvm_snap_source */
-    int64_t window_ns;   /* --window (0 = default 30 s) */
-    const char *asprof;  /* --asprof PATH */
-} tui_args;
-
-void tui_args_init(tui_args *a);
+#include "tui/options.h"
 
 /* What reading a file ended in. */
 typedef enum tui_load_status {
@@ -93,5 +49,21 @@ bool tui_kind_default(const jp_profile *p, jp_kind *out);
  * indexes past the profile's frames (flame.c's "no thread" marker) read
  * "[unknown thread]". */
 const char *tui_frame_name(const jp_profile *p, uint32_t frame, size_t *len);
+
+/* Prints the reader's warnings ("jprof-top: warning: ...") on errout. */
+void tui_print_warnings(FILE *errout, const jfr_report *rep);
+
+/* Both recordings of --diff read and compared (kind: --event, else the new
+ * one's default), for the batch output and the interactive view alike. */
+typedef struct tui_diff_sides {
+    jp_profile *old, *new_;
+    jfr_report rep; /* of the new recording */
+    jp_diff *d;
+} tui_diff_sides;
+
+/* Fills s (threads: read thread names too); prints why not on errout and
+ * returns TUI_EXIT_ERROR with s empty. */
+int tui_diff_open(const tui_args *a, bool threads, tui_diff_sides *s, FILE *errout);
+void tui_diff_sides_cleanup(tui_diff_sides *s);
 
 #endif

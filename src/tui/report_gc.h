@@ -1,4 +1,4 @@
-/* gc_report.h - the GC screen and the GC part of the batch output, from the
+/* report_gc.h - the GC screen and the GC part of the batch output, from the
  * GC log of a profile (model/gc.h).
  *
  * One summary of the whole profile (its recording range is the window),

@@ -2,11 +2,10 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include <jansson.h>
 
 #include "base/timeutil.h"
 #include "base/xalloc.h"
@@ -14,12 +13,12 @@
 #include "model/diff.h"
 #include "model/flame.h"
 #include "model/units.h"
-#include "wire/snapshot_json.h"
-#include "wire/flame_json.h"
-#include "tui/io_detail.h"
 #include "tui/report_gc.h"
+#include "tui/report_io.h"
+#include "wire/flame_json.h"
 #include "wire/html.h"
 #include "wire/pprof.h"
+#include "wire/snapshot_json.h"
 
 #define UNKNOWN_THREAD "[unknown thread]"
 #define NO_STACK "[no stack]"
@@ -134,7 +133,7 @@ static void write_stack(FILE *out, const seq_ctx *c, const jp_sample *s)
     }
 }
 
-static jp_err stream_check(FILE *out, jp_error *err)
+jp_err tui_stream_check(FILE *out, jp_error *err)
 {
     if (fflush(out) != 0 || ferror(out))
         return jp_error_set(err, JP_ERR_IO, "write error: %s", strerror(errno));
@@ -169,7 +168,12 @@ static jp_err collapsed(FILE *out, const jp_profile *p, jp_kind k, bool threads,
         i = j;
     }
     free(order);
-    return stream_check(out, err);
+    return tui_stream_check(out, err);
+}
+
+jp_err tui_write_collapsed_diff(FILE *out, const jp_diff *d, jp_error *err)
+{
+    return collapsed(out, d->prof, d->kind, d->threads, d->by_value, d, err);
 }
 
 jp_err tui_write_collapsed(FILE *out, const jp_profile *p, jp_kind k, bool threads, bool by_value,
@@ -239,7 +243,7 @@ jp_err tui_write_top(FILE *out, const jp_profile *p, const jfr_report *rep, jp_k
     }
     free(rows);
     jp_flame_free(f);
-    return stream_check(out, err);
+    return tui_stream_check(out, err);
 }
 
 /* ---- json ---- */
@@ -322,7 +326,7 @@ jp_err tui_write_json(FILE *out, const jp_profile *p, const jfr_report *rep, jp_
     if (rc != 0)
         return jp_error_set(err, JP_ERR_IO, "write error: %s", strerror(errno));
     putc('\n', out);
-    return stream_check(out, err);
+    return tui_stream_check(out, err);
 }
 
 jp_err tui_write_gc(FILE *out, const jp_profile *p, jp_error *err)
@@ -334,13 +338,13 @@ jp_err tui_write_gc(FILE *out, const jp_profile *p, jp_error *err)
     tui_lines_cleanup(&ls);
     if (rc)
         return jp_error_set(err, JP_ERR_IO, "write error: %s", strerror(errno));
-    return stream_check(out, err);
+    return tui_stream_check(out, err);
 }
 
-/* ---- pprof ---- */
+/* ---- html, pprof ---- */
 
 /* Encodes doc (taken) into the offline page and writes it. */
-static jp_err write_html_doc(FILE *out, json_t *doc, const char *title, jp_error *err)
+jp_err tui_write_html_doc(FILE *out, json_t *doc, const char *title, jp_error *err)
 {
     jp_strbuf b;
     jp_strbuf_init(&b, 0);
@@ -357,7 +361,7 @@ jp_err tui_write_html(FILE *out, const jp_profile *p, const jfr_report *rep, jp_
 {
     json_t *doc = tui_profile_doc(p, rep, k, threads, by_value);
     json_object_set_new(doc, "threads", json_boolean(threads));
-    return write_html_doc(out, doc, title, err);
+    return tui_write_html_doc(out, doc, title, err);
 }
 
 jp_err tui_write_pprof(FILE *out, const jp_profile *p, jp_kind k, bool threads, jp_error *err)
@@ -373,324 +377,4 @@ jp_err tui_write_pprof(FILE *out, const jp_profile *p, jp_kind k, bool threads, 
         rc = jp_error_set(err, JP_ERR_IO, "writing the pprof output failed");
     jp_strbuf_cleanup(&b);
     return rc;
-}
-
-/* ---- the batch command ---- */
-
-static void print_warnings(FILE *errout, const jfr_report *rep)
-{
-    for (uint32_t i = 0; i < rep->nwarnings && i < JFR_MAX_WARNINGS; i++)
-        fprintf(errout, "jprof-top: warning: %.*s\n", (int)sizeof rep->warnings[i],
-                rep->warnings[i]);
-    if (rep->warnings_dropped)
-        fprintf(errout, "jprof-top: warning: %" PRIu64 " more warnings not shown\n",
-                rep->warnings_dropped);
-}
-
-/* The requested kind has no events: either the file has none (an error
- * naming the kinds it has) or the time window left none (empty output). */
-static bool kind_in_file(const tui_args *a, jp_kind k, char *kinds, size_t len)
-{
-    tui_args all = *a;
-    all.has_from = all.has_to = false;
-    jfr_report rep;
-    jp_error err;
-    jp_error_init(&err);
-    jp_profile *p = NULL;
-    if (tui_load_jfr(&all, 0, false, &p, &rep, &err) == TUI_LOAD_FAILED) {
-        snprintf(kinds, len, "none");
-        return false;
-    }
-    tui_kinds_present(p, kinds, len);
-    bool present = jp_profile_has_kind(p, k);
-    jp_profile_free(p);
-    return present;
-}
-
-static jp_err batch_write(const tui_args *a, FILE *out, const jp_profile *p, const jfr_report *rep,
-                          jp_kind k, jp_error *err)
-{
-    switch (a->format) {
-    case TUI_FORMAT_TOP:
-        return tui_write_top(out, p, rep, k, a->threads, a->by_value, err);
-    case TUI_FORMAT_JSON:
-        return tui_write_json(out, p, rep, k, a->threads, a->by_value, err);
-    case TUI_FORMAT_PPROF:
-        return tui_write_pprof(out, p, k, a->threads, err);
-    case TUI_FORMAT_GC:
-        return tui_write_gc(out, p, err);
-    case TUI_FORMAT_HTML: {
-        const char *name = a->jfr_path ? strrchr(a->jfr_path, '/') : NULL;
-        name = name ? name + 1 : a->jfr_path;
-        return tui_write_html(out, p, rep, k, a->threads, a->by_value, name, err);
-    }
-    case TUI_FORMAT_COLLAPSED:
-    default:
-        return tui_write_collapsed(out, p, k, a->threads, a->by_value, err);
-    }
-}
-
-/* --io-detail: the endpoints and files as a table, or the io profile's
- * JSON document with "io_detail" added. */
-static jp_err io_detail_write(const tui_args *a, FILE *out, const jp_profile *p,
-                              const jfr_report *rep, const jp_io_detail *io, jp_error *err)
-{
-    if (a->format != TUI_FORMAT_JSON)
-        return tui_io_detail_write_text(out, io, err);
-    json_t *doc = tui_profile_doc(p, rep, JP_KIND_IO, a->threads, a->by_value);
-    json_object_set_new(doc, "io_detail", tui_io_detail_json(io));
-    int rc = json_dumpf(doc, out, JSON_COMPACT);
-    json_decref(doc);
-    if (rc != 0)
-        return jp_error_set(err, JP_ERR_IO, "write error: %s", strerror(errno));
-    putc('\n', out);
-    return stream_check(out, err);
-}
-
-int tui_batch_run(const tui_args *a, FILE *out, FILE *errout)
-{
-    jp_error err, werr;
-    jp_error_init(&err);
-    jp_error_init(&werr);
-    jfr_report rep;
-    jp_profile *p = NULL;
-    uint32_t mask = a->has_kind ? 1u << a->kind : 0;
-    jp_io_detail io;
-    jp_io_detail_init(&io);
-    tui_load_status st =
-        tui_load_jfr_io(a, mask, a->threads, a->io_detail ? &io : NULL, &p, &rep, &err);
-    if (st == TUI_LOAD_FAILED) {
-        fprintf(errout, "jprof-top: %s\n", err.msg);
-        jp_io_detail_cleanup(&io);
-        return TUI_EXIT_ERROR;
-    }
-    int status = TUI_EXIT_OK;
-    jp_kind k = a->kind;
-    char kinds[64];
-    if (!a->has_kind && !tui_kind_default(p, &k) && st == TUI_LOAD_OK &&
-        a->format != TUI_FORMAT_GC) {
-        fprintf(errout, "jprof-top: %s: no profile events (%s)\n", a->jfr_path, jp_kind_list());
-        status = TUI_EXIT_ERROR;
-        goto out;
-    }
-    if (a->has_kind && !jp_profile_has_kind(p, k) && st == TUI_LOAD_OK) {
-        if (!kind_in_file(a, k, kinds, sizeof kinds)) {
-            fprintf(errout, "jprof-top: %s: no %s events; kinds present: %s\n", a->jfr_path,
-                    jp_kind_name(k), kinds);
-            status = TUI_EXIT_ERROR;
-            goto out;
-        }
-        fprintf(errout, "jprof-top: %s: no %s events in the selected time range\n", a->jfr_path,
-                jp_kind_name(k));
-    }
-    print_warnings(errout, &rep);
-    if (p->kinds[k].lost)
-        fprintf(errout, "jprof-top: %s: %" PRIu64 " %s samples lost (the recorder said so)\n",
-                a->jfr_path, p->kinds[k].lost, jp_kind_name(k));
-    if ((a->io_detail ? io_detail_write(a, out, p, &rep, &io, &werr)
-                      : batch_write(a, out, p, &rep, k, &werr)) != JP_OK) {
-        fprintf(errout, "jprof-top: %s\n", werr.msg);
-        status = TUI_EXIT_ERROR;
-        goto out;
-    }
-    if (st == TUI_LOAD_PARTIAL) {
-        fprintf(errout, "jprof-top: %s\n", err.msg);
-        status = TUI_EXIT_PARTIAL;
-    }
-out:
-    jp_io_detail_cleanup(&io);
-    jp_profile_free(p);
-    return status;
-}
-
-/* ---- comparisons (--diff) ---- */
-
-static void write_diff_header(FILE *out, const jp_diff *d, const char *old_path,
-                              const char *new_path)
-{
-    const jp_kind_table *t = &d->prof->kinds[d->kind];
-    fprintf(out, "# diff kind %s  value %s  new %s  baseline %s  normalised %s (baseline x %.4g)",
-            jp_kind_name(d->kind), d->by_value ? jp_kind_unit(d->kind) : "samples", new_path,
-            old_path, jp_diff_norm_name(d->norm), d->old_scale);
-    fprintf(out, "  new total %" PRIu64 "  baseline total %.0f\n",
-            d->by_value ? t->value : t->samples,
-            jp_diff_old(d, d->by_value ? d->old_total_value : d->old_total_samples));
-}
-
-static void format_real(jp_kind k, bool by_value, double v, char *buf, size_t len)
-{
-    if (by_value)
-        jp_format_value(k, 1, (uint64_t)(v < 0 ? -v : v + 0.5), buf, len);
-    else
-        snprintf(buf, len, "%.0f", v < 0 ? -v : v);
-}
-
-/* A change as "+12", "-3.5 ms", "=". */
-static void format_delta(jp_kind k, bool by_value, double delta, char *buf, size_t len)
-{
-    if (delta > -0.5 && delta < 0.5) {
-        snprintf(buf, len, "=");
-        return;
-    }
-    if (len < 2)
-        return;
-    buf[0] = delta < 0 ? '-' : '+';
-    format_real(k, by_value, delta, buf + 1, len - 1);
-}
-
-static jp_err diff_top(FILE *out, const jp_diff *d, const char *old_path, const char *new_path,
-                       jp_error *err)
-{
-    jp_diff_row *rows;
-    size_t n = jp_diff_top(d, 0, &rows);
-    write_diff_header(out, d, old_path, new_path);
-    fprintf(out, "%10s %10s %10s  %10s %10s %10s  %s\n", "OLD-SELF", "NEW-SELF", "CHANGE",
-            "OLD-TOTAL", "NEW-TOTAL", "CHANGE", "NAME");
-    for (size_t i = 0; i < n; i++) {
-        const jp_diff_row *r = &rows[i];
-        char os[32], ns[32], ds[32], ot[32], nt[32], dt[32];
-        format_real(d->kind, d->by_value, r->old_self, os, sizeof os);
-        format_real(d->kind, d->by_value, (double)r->new_self, ns, sizeof ns);
-        format_delta(d->kind, d->by_value, (double)r->new_self - r->old_self, ds, sizeof ds);
-        format_real(d->kind, d->by_value, r->old_total, ot, sizeof ot);
-        format_real(d->kind, d->by_value, (double)r->new_total, nt, sizeof nt);
-        format_delta(d->kind, d->by_value, (double)r->new_total - r->old_total, dt, sizeof dt);
-        size_t len;
-        const char *name = jp_profile_frame_name(d->prof, r->frame, &len);
-        fprintf(out, "%10s %10s %10s  %10s %10s %10s  %.*s\n", os, ns, ds, ot, nt, dt, (int)len,
-                name);
-    }
-    free(rows);
-    return stream_check(out, err);
-}
-
-static jp_err diff_json(FILE *out, jp_diff *d, const char *old_path, const char *new_path,
-                        jp_error *err)
-{
-    const jp_kind_table *t = &d->prof->kinds[d->kind];
-    json_t *m = json_object();
-    json_object_set_new(m, "kind", json_string(jp_kind_name(d->kind)));
-    json_object_set_new(m, "unit", json_string(jp_kind_unit(d->kind)));
-    json_object_set_new(m, "value", json_string(d->by_value ? "total" : "samples"));
-    json_object_set_new(m, "new", jp_json_string(new_path, strlen(new_path)));
-    json_object_set_new(m, "baseline", jp_json_string(old_path, strlen(old_path)));
-    json_object_set_new(m, "normalised", json_string(jp_diff_norm_name(d->norm)));
-    json_object_set_new(m, "baseline_scale", json_real(d->old_scale));
-    json_object_set_new(m, "new_total",
-                        json_integer((json_int_t)(d->by_value ? t->value : t->samples)));
-    json_object_set_new(
-        m, "baseline_total",
-        json_real(jp_diff_old(d, d->by_value ? d->old_total_value : d->old_total_samples)));
-    json_t *doc = json_object();
-    json_object_set_new(doc, "meta", m);
-    json_object_set_new(doc, "tree", jp_flame_diff_json(d));
-    int rc = json_dumpf(doc, out, JSON_COMPACT);
-    json_decref(doc);
-    if (rc != 0)
-        return jp_error_set(err, JP_ERR_IO, "write error: %s", strerror(errno));
-    putc('\n', out);
-    return stream_check(out, err);
-}
-
-/* Reads one side of a comparison; prints why not and returns false. */
-static bool diff_load(const tui_args *a, const char *path, bool threads, jp_profile **p,
-                      jfr_report *rep, FILE *errout)
-{
-    tui_args one = *a;
-    one.jfr_path = path;
-    jp_error err;
-    jp_error_init(&err);
-    uint32_t mask = a->has_kind ? 1u << a->kind : 0;
-    tui_load_status st = tui_load_jfr(&one, mask, threads, p, rep, &err);
-    if (st == TUI_LOAD_FAILED) {
-        fprintf(errout, "jprof-top: %s\n", err.msg);
-        return false;
-    }
-    print_warnings(errout, rep);
-    if (st == TUI_LOAD_PARTIAL)
-        fprintf(errout, "jprof-top: %s (compared as far as it was read)\n", err.msg);
-    return true;
-}
-
-int tui_diff_open(const tui_args *a, bool threads, tui_diff_sides *s, FILE *errout)
-{
-    memset(s, 0, sizeof *s);
-    jfr_report orep;
-    if (!diff_load(a, a->diff_path, threads, &s->old, &orep, errout) ||
-        !diff_load(a, a->jfr_path, threads, &s->new_, &s->rep, errout))
-        goto fail;
-    jp_kind k = a->kind;
-    if (!a->has_kind && !tui_kind_default(s->new_, &k)) {
-        fprintf(errout, "jprof-top: %s: no profile events to compare\n", a->jfr_path);
-        goto fail;
-    }
-    if (!jp_profile_has_kind(s->new_, k) || !jp_profile_has_kind(s->old, k)) {
-        fprintf(errout, "jprof-top: --diff %s: no %s events in the %s profile\n", a->diff_path,
-                jp_kind_name(k), jp_profile_has_kind(s->new_, k) ? "baseline" : "new");
-        goto fail;
-    }
-    jp_error err;
-    jp_error_init(&err);
-    if (jp_diff_new(s->old, s->new_, k, threads, a->by_value, (jp_diff_norm)a->diff_norm, &s->d,
-                    &err)) {
-        fprintf(errout, "jprof-top: --diff %s: %s\n", a->diff_path, err.msg);
-        goto fail;
-    }
-    return TUI_EXIT_OK;
-fail:
-    tui_diff_sides_cleanup(s);
-    return TUI_EXIT_ERROR;
-}
-
-void tui_diff_sides_cleanup(tui_diff_sides *s)
-{
-    jp_diff_free(s->d);
-    jp_profile_free(s->old);
-    jp_profile_free(s->new_);
-    memset(s, 0, sizeof *s);
-}
-
-/* --diff --format html: the page's own flame graph colours a tree whose
- * nodes carry base_self/base_total (web/flame.js), as the web page's
- * Compare does with the server's diff. */
-static jp_err diff_html(FILE *out, tui_diff_sides *sd, const tui_args *a, jp_error *err)
-{
-    jp_diff *d = sd->d;
-    json_t *doc = tui_profile_doc(d->prof, &sd->rep, d->kind, a->threads, a->by_value);
-    json_object_set_new(doc, "tree", jp_flame_diff_json(d));
-    json_object_set_new(doc, "threads", json_boolean(a->threads));
-    char title[512];
-    const char *n = strrchr(a->jfr_path, '/'), *o = strrchr(a->diff_path, '/');
-    snprintf(title, sizeof title, "%s vs %s", n ? n + 1 : a->jfr_path, o ? o + 1 : a->diff_path);
-    return write_html_doc(out, doc, title, err);
-}
-
-jp_err tui_diff_write(FILE *out, jp_diff *d, tui_format f, const char *old_label,
-                      const char *new_label, jp_error *err)
-{
-    if (f == TUI_FORMAT_TOP)
-        return diff_top(out, d, old_label, new_label, err);
-    if (f == TUI_FORMAT_JSON)
-        return diff_json(out, d, old_label, new_label, err);
-    return collapsed(out, d->prof, d->kind, d->threads, d->by_value, d, err);
-}
-
-int tui_diff_run(const tui_args *a, FILE *out, FILE *errout)
-{
-    tui_diff_sides sd;
-    if (tui_diff_open(a, a->threads, &sd, errout) != TUI_EXIT_OK)
-        return TUI_EXIT_ERROR;
-    jp_diff *d = sd.d;
-    jp_error err;
-    jp_error_init(&err);
-    int status = TUI_EXIT_ERROR;
-    jp_err rc = a->format == TUI_FORMAT_HTML
-                    ? diff_html(out, &sd, a, &err)
-                    : tui_diff_write(out, d, a->format, a->diff_path, a->jfr_path, &err);
-    if (rc)
-        fprintf(errout, "jprof-top: %s\n", err.msg);
-    else
-        status = TUI_EXIT_OK;
-    tui_diff_sides_cleanup(&sd);
-    return status;
 }

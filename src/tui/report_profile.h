@@ -1,9 +1,10 @@
-/* batch.h - jprof-top -b: profiles as text or JSON on a stream, no curses.
+/* report_profile.h - a profile as text, JSON, HTML or pprof on a stream,
+ * no curses: the formats of man/jprof-top.1 ("OUTPUT FORMATS"), written for
+ * a recording (--jfr), a pod's window (kubectl jprof flame) and the server's
+ * trees alike.
  *
- * The writers are the formats of man/jprof-top.1 ("OUTPUT FORMATS"); they
- * borrow the profile and return JP_ERR_IO when the stream fails.
- * tui_batch_run() is the whole batch command: it reads the file, writes the
- * output and the error messages, and returns the exit status. */
+ * The writers borrow the profile and return JP_ERR_IO when the stream
+ * fails. */
 #ifndef JP_TUI_REPORT_PROFILE_H
 #define JP_TUI_REPORT_PROFILE_H
 
@@ -16,12 +17,6 @@
 #include "model/diff.h"
 #include "model/profile.h"
 #include "tui/recording.h"
-
-/* Exit statuses of jprof-top (man page, EXIT STATUS). */
-#define TUI_EXIT_OK 0
-#define TUI_EXIT_ERROR 1
-#define TUI_EXIT_USAGE 2
-#define TUI_EXIT_PARTIAL 3
 
 /* One line per distinct printed stack, "root;...;leaf VALUE", sorted by
  * byte order of the stack text; stacks printing the same text are merged.
@@ -49,32 +44,15 @@ jp_err tui_write_html(FILE *out, const jp_profile *p, const jfr_report *rep, jp_
                       bool threads, bool by_value, const char *title, jp_error *err);
 jp_err tui_write_pprof(FILE *out, const jp_profile *p, jp_kind k, bool threads, jp_error *err);
 
-/* Both recordings of --diff read and compared (kind: --event, else the new
- * one's default), for the batch output and the interactive view alike. */
-typedef struct tui_diff_sides {
-    jp_profile *old, *new_;
-    jfr_report rep; /* of the new recording */
-    jp_diff *d;
-} tui_diff_sides;
+/* Flushes out; JP_ERR_IO when any write to it failed. */
+jp_err tui_stream_check(FILE *out, jp_error *err);
 
-/* Fills s (threads: read thread names too); prints why not on errout and
- * returns TUI_EXIT_ERROR with s empty. */
-int tui_diff_open(const tui_args *a, bool threads, tui_diff_sides *s, FILE *errout);
-void tui_diff_sides_cleanup(tui_diff_sides *s);
+/* Encodes doc (taken over) into the offline page with this title and
+ * writes it (wire/html.h). */
+jp_err tui_write_html_doc(FILE *out, json_t *doc, const char *title, jp_error *err);
 
-/* Writes a comparison as collapsed "stack OLD NEW" lines, the top table of
- * changes (TUI_FORMAT_TOP) or the JSON diff tree (TUI_FORMAT_JSON); the
- * labels name the two sides (files, or ranges of jprof-server). */
-jp_err tui_diff_write(FILE *out, jp_diff *d, tui_format f, const char *old_label,
-                      const char *new_label, jp_error *err);
-
-/* Runs `jprof-top -b --jfr NEW --diff OLD`: collapsed "stack OLD NEW" lines
- * (the old side normalised, as difffolded tools take them), a top table of
- * changes, or a JSON tree with both sides; returns a TUI_EXIT_* status. */
-int tui_diff_run(const tui_args *a, FILE *out, FILE *errout);
-
-/* Runs `jprof-top -b`: output on out, messages on errout; returns a
- * TUI_EXIT_* status. */
-int tui_batch_run(const tui_args *a, FILE *out, FILE *errout);
+/* The collapsed lines of a comparison: "stack OLD NEW", the old side
+ * normalised and rounded (the profile is d->prof). */
+jp_err tui_write_collapsed_diff(FILE *out, const jp_diff *d, jp_error *err);
 
 #endif

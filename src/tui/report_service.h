@@ -1,6 +1,6 @@
-/* remote_report.h - what jprof-server says about a service as a whole, as
- * lines of text: the Status screen of a server target draws them, batch
- * mode prints them. What one JVM's snapshot says is live_report.h's, for
+/* report_service.h - what jprof-server says about a service as a whole,
+ * as lines of text: the Status screen of a server target draws them, batch
+ * mode prints them. What one JVM's snapshot says is report_target.h's, for
  * every source.
  *
  * Every function appends to ls and reads the tui_client's latest answers

@@ -1,8 +1,10 @@
-/* live_report.h - what a live JVM's snapshot says, as lines of text.
+/* report_target.h - what one target's snapshot says, as lines of text
+ * and as JSON, whatever its source.
  *
- * The Locks, Deadlocks and stack screens and the batch text report show the
- * same words, so they are produced once here as styled lines: the screens
- * draw them with scrolling (live_view.c), batch mode prints them.
+ * The Locks, Deadlocks, Status and stack screens and the batch text report
+ * show the same words, so they are produced once here as styled lines: the
+ * screens draw them with scrolling (screen_text.c), batch mode and
+ * kubectl-jprof print them.
  *
  * Ownership: tui_lines is caller storage (tui_lines_init/cleanup) owning its
  * strings. The tui_target is only read. Not thread-safe. */

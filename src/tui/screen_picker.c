@@ -1,5 +1,6 @@
-/* picker.c - the lists a view opens a target from (source.h), and the
- * picker of the JVMs on this machine. */
+/* screen_picker.c - the list a target is opened from (source.h's pickers:
+ * the JVMs of this machine, the pods or targets of a service): its rows,
+ * keys and drawing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,9 +8,10 @@
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "jvm/proc.h"
-#include "tui/target.h"
 #include "tui/report_target.h"
+#include "tui/screens_int.h"
 #include "tui/source.h"
+#include "tui/target.h"
 
 void tui_pick_list_init(tui_pick_list *l)
 {
@@ -42,55 +44,94 @@ void tui_picker_free(tui_picker *p)
     free(p);
 }
 
-/* ---- the JVMs of this machine ---- */
-
-static jp_err local_scan(tui_picker *p, tui_pick_list *out, jp_error *err)
+void tui_screen_picker_scan(tui_screens *v)
 {
-    jvm_proc_list *procs = p->ctx;
-    jvm_proc_list_cleanup(procs);
-    out->count = 0;
-    jp_err rc = jvm_proc_list_local(procs, err);
-    if (rc != JP_OK)
-        return rc;
-    for (size_t i = 0; i < procs->count; i++) {
-        const jvm_proc *j = &procs->items[i];
-        char up[32];
-        tui_format_uptime(j->uptime_ns, up, sizeof up);
-        snprintf(tui_pick_list_add(out)->text, TUI_PICK_TEXT, "%8d  %-12.12s %8s  %s%s",
-                 (int)j->pid, j->user, up, j->main_class[0] ? j->main_class : "?",
-                 j->attach_disabled ? "  (attach disabled)" : "");
+    jp_error err;
+    jp_error_init(&err);
+    v->picks.count = 0;
+    if (v->picker->scan(v->picker, &v->picks, &err) != JP_OK)
+        tui_screens_message(v, true, "%s", err.msg);
+    if (v->pick_sel >= (int)v->picks.count)
+        v->pick_sel = (int)v->picks.count - 1;
+    if (v->pick_sel < 0)
+        v->pick_sel = 0;
+    v->next_list = v->picker->rescan_ns > 0 ? jp_time_mono_ns() + v->picker->rescan_ns : INT64_MAX;
+}
+
+tui_action tui_screen_picker_key(tui_screens *v, int key)
+{
+    switch (key) {
+    case TUI_KEY_UP:
+        v->pick_sel--;
+        break;
+    case TUI_KEY_DOWN:
+        v->pick_sel++;
+        break;
+    case TUI_KEY_HOME:
+        v->pick_sel = 0;
+        break;
+    case TUI_KEY_END:
+        v->pick_sel = (int)v->picks.count - 1;
+        break;
+    case TUI_KEY_ENTER: {
+        if (!v->picks.count)
+            break;
+        jp_error err;
+        jp_error_init(&err);
+        tui_target *l = NULL;
+        if (v->picker->open(v->picker, (size_t)v->pick_sel, &v->opts, &l, &err) != JP_OK) {
+            tui_screens_message(v, true, "%s", err.msg);
+            break;
+        }
+        v->opts = l->opts;
+        v->live = l;
+        v->picking = false;
+        v->next_refresh = 0;
+        v->msg[0] = '\0';
+        tui_screens_tick(v);
+        break;
     }
-    return JP_OK;
+    case '?':
+    case 'h':
+    case TUI_KEY_F1:
+        v->help = true;
+        break;
+    case 'q':
+    case TUI_KEY_F10:
+        return TUI_ACTION_QUIT;
+    default:
+        return TUI_ACTION_NONE;
+    }
+    if (v->pick_sel >= (int)v->picks.count)
+        v->pick_sel = (int)v->picks.count - 1;
+    if (v->pick_sel < 0)
+        v->pick_sel = 0;
+    return TUI_ACTION_REDRAW;
 }
 
-static jp_err local_open(tui_picker *p, size_t i, const tui_target_opts *o, tui_target **out,
-                         jp_error *err)
+void tui_screen_picker_render(const tui_screens *v, tui_canvas *c)
 {
-    const jvm_proc_list *procs = p->ctx;
-    if (i >= procs->count)
-        return jp_error_set(err, JP_ERR_NOT_FOUND, "no such JVM in the list");
-    tui_target_opts lo = *o;
-    lo.pid = procs->items[i].pid;
-    return tui_pid_open(&lo, out, err);
-}
-
-static void local_free(tui_picker *p)
-{
-    jvm_proc_list_cleanup(p->ctx);
-    free(p->ctx);
-}
-
-tui_picker *tui_picker_local(void)
-{
-    tui_picker *p = jp_xcalloc(1, sizeof *p);
-    snprintf(p->title, sizeof p->title, "Java virtual machines on this machine");
-    snprintf(p->head, sizeof p->head, "%8s  %-12s %8s  %s", "PID", "USER", "UPTIME", "MAIN CLASS");
-    snprintf(p->empty, sizeof p->empty,
-             "no JVM found that this user may inspect (run as its user or as root)");
-    p->rescan_ns = 2 * JP_NS_PER_SEC;
-    p->scan = local_scan;
-    p->open = local_open;
-    p->free = local_free;
-    p->ctx = jp_xcalloc(1, sizeof(jvm_proc_list));
-    return p;
+    tui_canvas_fill(c, 0, 0, c->cols, ' ', TUI_STYLE_TITLE, 0);
+    const tui_picker *pk = v->picker;
+    tui_canvas_printf(c, 0, 0, TUI_STYLE_TITLE, TUI_F_BOLD, "jprof-top: %s (%zu)", pk->title,
+                      v->picks.count);
+    tui_canvas_fill(c, 1, 0, c->cols, ' ', TUI_STYLE_TABLEHEAD, 0);
+    tui_canvas_puts(c, 1, 0, pk->head, TUI_STYLE_TABLEHEAD, TUI_F_BOLD);
+    int h = c->rows - 4, first = v->pick_sel >= h && h > 0 ? v->pick_sel - h + 1 : 0;
+    for (int r = 0; r < h && (size_t)first + (size_t)r < v->picks.count; r++) {
+        const tui_pick_row *row = &v->picks.rows[first + r];
+        unsigned fl = first + r == v->pick_sel ? TUI_F_REVERSE : 0;
+        if (fl)
+            tui_canvas_fill(c, 2 + r, 0, c->cols, ' ', TUI_STYLE_NORMAL, fl);
+        tui_canvas_puts(c, 2 + r, 0, row->text, row->disabled ? TUI_STYLE_DIM : TUI_STYLE_NORMAL,
+                        fl);
+    }
+    if (!v->picks.count)
+        tui_canvas_puts(c, 3, 2, pk->empty, TUI_STYLE_DIM, 0);
+    if (c->rows >= 4)
+        tui_screens_status_row(v, c, c->rows - 2);
+    int x = tui_canvas_puts(c, c->rows - 1, 0, "Enter", TUI_STYLE_KEY, TUI_F_BOLD);
+    x += tui_canvas_puts(c, c->rows - 1, x, "Open", TUI_STYLE_KEYLABEL, 0);
+    x += tui_canvas_puts(c, c->rows - 1, x, " q", TUI_STYLE_KEY, TUI_F_BOLD);
+    tui_canvas_puts(c, c->rows - 1, x, "Quit", TUI_STYLE_KEYLABEL, 0);
 }

@@ -1,6 +1,11 @@
+/* screens.c - the screens' manager: one target and the screens that show
+ * it (screens.h), the key routing (the help, the picker, the prompt, the
+ * screen keys, then the screen shown), the timed work (a snapshot every
+ * interval, a window while Flame or GC is shown), and the rows around every
+ * screen (title, numbers, tabs, status, keys). Each screen is a file of its
+ * own: screen_threads.c, screen_text.c, screen_flame.c, screen_picker.c. */
 #include "tui/screens.h"
 
-#include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,17 +15,14 @@
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "model/units.h"
-#include "tui/report_gc.h"
 #include "tui/recording.h"
+#include "tui/report_gc.h"
+#include "tui/screens_int.h"
+#include "tui/source_pid.h"
 
-/* Rows above the body: title, numbers, screen tabs; below: status, keys. */
-#define HEAD_ROWS 3
-#define FOOT_ROWS 2
 /* The first CPU% comes sooner than a long interval: half a second after
  * the first snapshot, so the first screen is useful at once. */
 #define FIRST_DELTA_NS (JP_NS_PER_SEC / 2)
-
-static const char *const sort_names[TUI_SORT_COUNT] = {"CPU%", "total CPU", "state", "name"};
 
 void tui_screens_message(tui_screens *v, bool error, const char *fmt, ...)
 {
@@ -30,20 +32,6 @@ void tui_screens_message(tui_screens *v, bool error, const char *fmt, ...)
     vsnprintf(v->msg, sizeof v->msg, fmt, ap);
     va_end(ap);
     v->msg_error = error;
-}
-
-static void list_scan(tui_screens *v)
-{
-    jp_error err;
-    jp_error_init(&err);
-    v->picks.count = 0;
-    if (v->picker->scan(v->picker, &v->picks, &err) != JP_OK)
-        tui_screens_message(v, true, "%s", err.msg);
-    if (v->pick_sel >= (int)v->picks.count)
-        v->pick_sel = (int)v->picks.count - 1;
-    if (v->pick_sel < 0)
-        v->pick_sel = 0;
-    v->next_list = v->picker->rescan_ns > 0 ? jp_time_mono_ns() + v->picker->rescan_ns : INT64_MAX;
 }
 
 static tui_screens *view_new(tui_target *live, tui_picker *picker, const tui_target_opts *opts)
@@ -59,7 +47,7 @@ static tui_screens *view_new(tui_target *live, tui_picker *picker, const tui_tar
     tui_pick_list_init(&v->picks);
     if (!live) {
         v->picking = true;
-        list_scan(v);
+        tui_screen_picker_scan(v);
     } else {
         tui_screens_sync(v);
     }
@@ -97,376 +85,21 @@ void tui_screens_resize(tui_screens *v, int rows, int cols)
     v->rows = rows < 1 ? 1 : rows;
     v->cols = cols < 1 ? 1 : cols;
     if (v->flame)
-        tui_flame_view_resize(v->flame, v->rows - HEAD_ROWS, v->cols);
+        tui_flame_view_resize(v->flame, v->rows - TUI_SCREENS_HEAD, v->cols);
 }
 
-static int body_rows(const tui_screens *v)
+int tui_screens_body_rows(const tui_screens *v)
 {
-    int h = v->rows - HEAD_ROWS - FOOT_ROWS;
+    int h = v->rows - TUI_SCREENS_HEAD - TUI_SCREENS_FOOT;
     return h > 0 ? h : 0;
 }
 
 /* ---- threads: order, filter, selection ---- */
 
-static int64_t thread_key(const jp_thread *t)
-{
-    return t->id >= 0 ? t->id : -2 - t->native_id;
-}
-
-static bool ci_contains(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    if (!n)
-        return true;
-    for (const char *p = hay; *p; p++) {
-        size_t k = 0;
-        while (k < n && p[k] && tolower((unsigned char)p[k]) == tolower((unsigned char)needle[k]))
-            k++;
-        if (k == n)
-            return true;
-    }
-    return false;
-}
-
-static bool thread_matches(const tui_screens *v, const jp_thread *t)
-{
-    return ci_contains(t->name ? t->name : "", v->filter) ||
-           ci_contains(jp_thread_state_name(t->state), v->filter);
-}
-
-static const jp_snapshot *snap(const tui_screens *v)
-{
-    return v->live ? v->live->cur : NULL;
-}
-
-static int cmp_sort;
-static const tui_screens *cmp_view;
-
-static int thread_cmp(const void *a, const void *b)
-{
-    const jp_snapshot *s = snap(cmp_view);
-    size_t ia = *(const size_t *)a, ib = *(const size_t *)b;
-    const jp_thread *x = &s->threads[ia], *y = &s->threads[ib];
-    int c = 0;
-    if (cmp_sort == TUI_SORT_CPU_TOTAL)
-        c = (x->cpu_ns < y->cpu_ns) - (x->cpu_ns > y->cpu_ns);
-    else if (cmp_sort == TUI_SORT_STATE)
-        c = (int)x->state - (int)y->state;
-    if (c == 0)
-        c = strcmp(x->name ? x->name : "", y->name ? y->name : "");
-    return c ? c : (ia > ib) - (ia < ib);
-}
-
-static void threads_build(tui_screens *v)
-{
-    const jp_snapshot *s = snap(v);
-    v->norder = 0;
-    if (!s)
-        return;
-    v->order = jp_xgrow(v->order, &v->order_cap, s->count ? s->count : 1, sizeof *v->order);
-    v->pct = jp_xgrow(v->pct, &v->pct_cap, s->count ? s->count : 1, sizeof *v->pct);
-    for (size_t i = 0; i < s->count; i++)
-        v->pct[i] = -1;
-    /* the busy ranking (model/busy.h), then the VM-internal threads it leaves out */
-    const jp_busy_summary *rk = &v->live->rank;
-    for (size_t i = 0; i < rk->count; i++) {
-        long t = rk->items[i].thread;
-        if (t < 0)
-            continue;
-        v->pct[t] = rk->items[i].cpu_pct;
-        if (v->sort == TUI_SORT_CPU_PCT && thread_matches(v, &s->threads[t]))
-            v->order[v->norder++] = (size_t)t;
-    }
-    const jp_busy_list *b = &v->live->busy;
-    for (size_t i = 0; i < b->count; i++) {
-        if (!s->threads[b->items[i].thread].vm_internal)
-            continue;
-        v->pct[b->items[i].thread] = b->items[i].cpu_pct;
-        if (v->sort == TUI_SORT_CPU_PCT && thread_matches(v, &s->threads[b->items[i].thread]))
-            v->order[v->norder++] = b->items[i].thread;
-    }
-    if (v->sort != TUI_SORT_CPU_PCT) {
-        for (size_t i = 0; i < s->count; i++)
-            if (thread_matches(v, &s->threads[i]))
-                v->order[v->norder++] = i;
-        cmp_sort = v->sort;
-        cmp_view = v;
-        qsort(v->order, v->norder, sizeof *v->order, thread_cmp);
-    }
-    /* keep the cursor on the same thread */
-    int found = -1;
-    for (size_t i = 0; i < v->norder && v->sel_id != INT64_MIN; i++)
-        if (thread_key(&s->threads[v->order[i]]) == v->sel_id)
-            found = (int)i;
-    if (found >= 0)
-        v->sel = found;
-    if (v->sel >= (int)v->norder)
-        v->sel = (int)v->norder - 1;
-    if (v->sel < 0)
-        v->sel = 0;
-    if (v->norder)
-        v->sel_id = thread_key(&s->threads[v->order[v->sel]]);
-}
-
-/* The GC screen reads the Flame screen's window (its recording has the GC
- * events: the JDK's profile settings, the agent's own settings). */
-static void gc_build(tui_screens *v)
-{
-    const tui_target_prof *p = &v->live->prof;
-    if (v->live->ops->gc) {
-        char label[128];
-        tui_target_prof_label(v->live, label, sizeof label);
-        tui_lines_add(&v->lines, TUI_STYLE_DIM, 0, "window: %s", label);
-        v->live->ops->gc(v->live, v->cols, &v->lines);
-    } else if (p->profile) {
-        char label[128];
-        tui_target_prof_label(v->live, label, sizeof label);
-        tui_lines_add(&v->lines, TUI_STYLE_DIM, 0, "window: %s", label);
-        tui_report_gc(p->profile, v->cols, 10, &v->lines);
-    } else if (p->running) {
-        tui_lines_add(&v->lines, TUI_STYLE_DIM, 0,
-                      "recording; the GC summary comes with the first window (%.0f s)",
-                      (double)v->opts.interval_ns / 1e9);
-    } else {
-        tui_lines_add(&v->lines, TUI_STYLE_WARN, 0, "no recording: the GC screen needs one");
-    }
-}
-
-static void text_build(tui_screens *v)
-{
-    tui_lines_reset(&v->lines);
-    if (!v->live || (!v->live->cur && v->screen != TUI_SCREEN_STATUS && v->screen != TUI_SCREEN_GC))
-        return;
-    if (v->stack) {
-        const jp_snapshot *s = v->live->cur;
-        long idx = -1;
-        for (size_t i = 0; s && i < s->count && idx < 0; i++)
-            if (thread_key(&s->threads[i]) == v->stack_id)
-                idx = (long)i;
-        if (idx >= 0)
-            tui_report_stack(v->live, (size_t)idx, &v->lines);
-        else
-            tui_lines_add(&v->lines, TUI_STYLE_WARN, 0, "thread \"%s\" has ended", v->stack_name);
-    } else if (v->screen == TUI_SCREEN_LOCKS) {
-        tui_report_locks_idle(v->live, v->idle_expanded, &v->lines);
-    } else if (v->screen == TUI_SCREEN_DEADLOCKS) {
-        tui_report_deadlocks(v->live, &v->lines);
-    } else if (v->screen == TUI_SCREEN_STATUS) {
-        tui_report_status(v->live, &v->lines);
-    } else if (v->screen == TUI_SCREEN_GC) {
-        gc_build(v);
-    }
-}
-
 void tui_screens_sync(tui_screens *v)
 {
-    threads_build(v);
-    text_build(v);
-}
-
-/* ---- flame ---- */
-
-/* A node of a flame tree as the names of its frames from the root: how the
- * zoom and the selection survive a new window (frame numbers do not). */
-typedef struct name_path {
-    char **names;
-    size_t n;
-} name_path;
-
-static void path_save(const jp_flame *f, uint32_t node, name_path *p)
-{
-    size_t depth = f->nodes[node].depth;
-    p->n = 0;
-    p->names = jp_xcalloc(depth ? depth : 1, sizeof *p->names);
-    for (size_t i = depth; i > 0 && node != 0; i--) {
-        size_t len;
-        const char *name = jp_flame_node_name(f, node, &len);
-        p->names[i - 1] = jp_xstrndup(name, len);
-        node = f->nodes[node].parent;
-        p->n++;
-    }
-}
-
-static uint32_t path_follow(const jp_flame *f, const name_path *p)
-{
-    uint32_t node = 0;
-    for (size_t i = 0; i < p->n; i++) {
-        uint32_t c = f->nodes[node].first_child;
-        for (; c != JP_FLAME_NONE; c = f->nodes[c].next_sibling) {
-            size_t len;
-            const char *name = jp_flame_node_name(f, c, &len);
-            if (p->names[i] && strlen(p->names[i]) == len && !memcmp(name, p->names[i], len))
-                break;
-        }
-        if (c == JP_FLAME_NONE)
-            break;
-        node = c;
-    }
-    return node;
-}
-
-static void path_free(name_path *p)
-{
-    for (size_t i = 0; i < p->n; i++)
-        free(p->names[i]);
-    free(p->names);
-}
-
-/* Carries zoom, selection, search and focus from the old flame view to the
- * new one (the forward tree only; a callers view starts over). */
-static void flame_carry(tui_flame_view *old, tui_flame_view *nv)
-{
-    nv->focus = old->focus;
-    /* a message stays until the next key, whatever window is shown */
-    memcpy(nv->msg, old->msg, sizeof nv->msg);
-    nv->msg_error = old->msg_error;
-    nv->io_panel = old->io_panel && nv->io;
-    nv->io_scroll = old->io_scroll;
-    if (old->pattern[0])
-        tui_flame_view_search(nv, old->pattern);
-    if (old->rev)
-        return;
-    for (size_t i = 0; i <= old->nzoom; i++) {
-        name_path p;
-        path_save(old->cur, i < old->nzoom ? old->zoom[i] : old->sel, &p);
-        uint32_t node = path_follow(nv->cur, &p);
-        if (i < old->nzoom)
-            tui_flame_view_zoom_push(nv, node);
-        else
-            nv->sel = node;
-        path_free(&p);
-    }
-}
-
-/* The flame view of the window (or of `want` when >= 0, a kind asked for
- * while comparing); with a baseline kept (B), the window compared with it. */
-static void flame_rebuild_as(tui_screens *v, int want)
-{
-    tui_target_prof *p = &v->live->prof;
-    if (!p->profile)
-        return;
-    tui_flame_view *old = v->flame;
-    jp_diff *old_diff = v->flame_diff;
-    v->flame = NULL;
-    v->flame_diff = NULL;
-    if (old) {
-        v->flame_kind = old->kind;
-        v->flame_by_value = old->by_value;
-        v->flame_threads = old->threads;
-    }
-    if (old_diff)
-        v->base_norm = old_diff->norm; /* m carries over to the next window */
-    if (want >= 0)
-        v->flame_kind = (jp_kind)want;
-    jp_kind k = JP_KIND_CPU;
-    tui_kind_default(p->profile, &k);
-    if (v->flame_kind_set && (jp_profile_has_kind(p->profile, v->flame_kind) ||
-                              (v->baseline && jp_profile_has_kind(v->baseline, v->flame_kind))))
-        k = v->flame_kind;
-    tui_target_prof_label(v->live, v->flame_label, sizeof v->flame_label);
-    const char *problem = NULL;
-    jp_error err;
-    jp_error_init(&err);
-    if (v->baseline && jp_diff_new(v->baseline, p->profile, k, v->flame_threads, v->flame_by_value,
-                                   v->base_norm, &v->flame_diff, &err) != JP_OK) {
-        v->flame_diff = NULL;
-        problem = err.msg;
-    }
-    v->flame = tui_flame_view_new(v->flame_diff ? v->flame_diff->prof : p->profile, &p->rep,
-                                  v->flame_label, k, v->flame_by_value, v->flame_threads);
-    if (v->flame_diff)
-        tui_flame_view_set_diff(v->flame, v->flame_diff, v->base_label);
-    else
-        tui_flame_view_set_io(v->flame, p->io);
-    v->flame_kind_set = true;
-    v->flame_kind = k;
-    tui_flame_view_resize(v->flame, v->rows - HEAD_ROWS, v->cols);
-    if (old) {
-        if (old->kind == k)
-            flame_carry(old, v->flame);
-        /* the old view borrowed the previous window's profile: free it now */
-        tui_flame_view_free(old);
-    }
-    jp_diff_free(old_diff);
-    if (problem)
-        tui_flame_view_message(v->flame, true, "not compared with the baseline: %s", problem);
-}
-
-static void flame_rebuild(tui_screens *v)
-{
-    flame_rebuild_as(v, -1);
-}
-
-/* B: the window shown becomes the baseline (a copy), and every later
- * window is drawn compared with it: the same differential view as
- * --jfr NEW --diff OLD, for any source (a pid, a pod, the server). B again
- * drops it. */
-static void baseline_toggle(tui_screens *v)
-{
-    tui_target_prof *p = &v->live->prof;
-    if (v->baseline) {
-        jp_profile_free(v->baseline);
-        v->baseline = NULL;
-        flame_rebuild(v);
-        tui_flame_view_message(v->flame, false, "baseline dropped: the window alone again");
-        return;
-    }
-    if (!p->profile || !v->flame) {
-        tui_screens_message(v, true, "no window yet to keep as the baseline");
-        return;
-    }
-    v->baseline = jp_profile_new();
-    jp_profile_merge(v->baseline, p->profile);
-    v->baseline->start_ns = p->rep.start_ns;
-    v->baseline->end_ns = p->rep.end_ns;
-    char t[48] = "?";
-    jp_rfc3339_format(p->rep.start_ns, t, sizeof t);
-    char span[32] = "?";
-    jp_format_ns(p->rep.end_ns > p->rep.start_ns ? (uint64_t)(p->rep.end_ns - p->rep.start_ns) : 0,
-                 span, sizeof span);
-    /* "baseline 17:21:05Z+10 s": the title has little room */
-    snprintf(v->base_label, sizeof v->base_label, "baseline %.8sZ+%s", strlen(t) >= 19 ? t + 11 : t,
-             span);
-    v->base_norm = JP_DIFF_PER_SAMPLE;
-    flame_rebuild(v);
-    tui_flame_view_message(v->flame, false,
-                           "baseline kept (%s): later windows are compared with it; m normalises, "
-                           "B drops it",
-                           v->base_label);
-}
-
-/* With a baseline, kind keys 1-9 and 0 build the comparison of that kind
- * (the comparison's own profile holds one kind only). */
-static bool baseline_kind_key(tui_screens *v, int key)
-{
-    int k = key >= '1' && key <= '9' ? key - '1' : key == '0' ? (int)JP_KIND_IO : -1;
-    if (!v->baseline || k < 0 || k >= JP_KIND_COUNT)
-        return false;
-    if (!jp_profile_has_kind(v->live->prof.profile, (jp_kind)k) &&
-        !jp_profile_has_kind(v->baseline, (jp_kind)k)) {
-        tui_flame_view_message(v->flame, true, "no %s events in the window nor in the baseline",
-                               jp_kind_name((jp_kind)k));
-        return true;
-    }
-    flame_rebuild_as(v, k);
-    tui_flame_view_message(v->flame, false, "comparing %s", jp_kind_name((jp_kind)k));
-    return true;
-}
-
-static void flame_enter(tui_screens *v)
-{
-    if (!v->live || v->live->prof.running)
-        return;
-    jp_error err;
-    jp_error_init(&err);
-    if (tui_target_prof_start(v->live, &err) != JP_OK) {
-        tui_screens_message(v, true, "%s", err.msg);
-        return;
-    }
-    /* the first window after one interval, later ones every interval */
-    v->next_dump = jp_time_mono_ns() + v->opts.interval_ns;
-    tui_screens_message(v, false, "recording started (%s); first window in %.0f s",
-                        tui_target_prof_engine(v->live), (double)v->opts.interval_ns / 1e9);
+    tui_screen_threads_build(v);
+    tui_screen_text_build(v);
 }
 
 /* ---- timed work ---- */
@@ -509,9 +142,9 @@ static bool tick_dump(tui_screens *v, int64_t now)
     }
     if (v->live->prof.dumped_mono == before && v->flame)
         return false; /* unchanged */
-    flame_rebuild(v);
+    tui_screen_flame_rebuild(v);
     if (v->screen == TUI_SCREEN_GC)
-        text_build(v);
+        tui_screen_text_build(v);
     return true;
 }
 
@@ -523,7 +156,7 @@ bool tui_screens_tick(tui_screens *v)
     if (v->picking) {
         if (now < v->next_list)
             return false;
-        list_scan(v);
+        tui_screen_picker_scan(v);
         return true;
     }
     if (!v->live)
@@ -541,181 +174,8 @@ static void set_screen(tui_screens *v, tui_screen_id s)
     v->stack = false;
     v->screen = s;
     if (s == TUI_SCREEN_FLAME || s == TUI_SCREEN_GC)
-        flame_enter(v);
-    text_build(v);
-}
-
-static tui_action picker_key(tui_screens *v, int key)
-{
-    switch (key) {
-    case TUI_KEY_UP:
-        v->pick_sel--;
-        break;
-    case TUI_KEY_DOWN:
-        v->pick_sel++;
-        break;
-    case TUI_KEY_HOME:
-        v->pick_sel = 0;
-        break;
-    case TUI_KEY_END:
-        v->pick_sel = (int)v->picks.count - 1;
-        break;
-    case TUI_KEY_ENTER: {
-        if (!v->picks.count)
-            break;
-        jp_error err;
-        jp_error_init(&err);
-        tui_target *l = NULL;
-        if (v->picker->open(v->picker, (size_t)v->pick_sel, &v->opts, &l, &err) != JP_OK) {
-            tui_screens_message(v, true, "%s", err.msg);
-            break;
-        }
-        v->opts = l->opts;
-        v->live = l;
-        v->picking = false;
-        v->next_refresh = 0;
-        v->msg[0] = '\0';
-        tui_screens_tick(v);
-        break;
-    }
-    case '?':
-    case 'h':
-    case TUI_KEY_F1:
-        v->help = true;
-        break;
-    case 'q':
-    case TUI_KEY_F10:
-        return TUI_ACTION_QUIT;
-    default:
-        return TUI_ACTION_NONE;
-    }
-    if (v->pick_sel >= (int)v->picks.count)
-        v->pick_sel = (int)v->picks.count - 1;
-    if (v->pick_sel < 0)
-        v->pick_sel = 0;
-    return TUI_ACTION_REDRAW;
-}
-
-static tui_action prompt_key(tui_screens *v, int key)
-{
-    if (key == TUI_KEY_ESC) {
-        v->prompt = false;
-    } else if (key == TUI_KEY_ENTER) {
-        v->prompt = false;
-        v->input[v->input_len] = '\0';
-        snprintf(v->filter, sizeof v->filter, "%s", v->input);
-        threads_build(v);
-        tui_screens_message(v, false,
-                            v->filter[0] ? "filter: %s (%zu threads)" : "filter cleared%.0s",
-                            v->filter, v->norder);
-    } else if (key == TUI_KEY_BACKSPACE) {
-        if (v->input_len)
-            v->input_len--;
-    } else if (key >= 0x20 && key < 0x7f && v->input_len + 1 < sizeof v->input) {
-        v->input[v->input_len++] = (char)key;
-    } else {
-        return TUI_ACTION_NONE;
-    }
-    return TUI_ACTION_REDRAW;
-}
-
-static void move_sel(tui_screens *v, int delta)
-{
-    v->sel += delta;
-    if (v->sel >= (int)v->norder)
-        v->sel = (int)v->norder - 1;
-    if (v->sel < 0)
-        v->sel = 0;
-    if (v->norder)
-        v->sel_id = thread_key(&v->live->cur->threads[v->order[v->sel]]);
-}
-
-static tui_action threads_key(tui_screens *v, int key)
-{
-    int page = body_rows(v) > 2 ? body_rows(v) - 2 : 1;
-    switch (key) {
-    case TUI_KEY_UP:
-        move_sel(v, -1);
-        break;
-    case TUI_KEY_DOWN:
-        move_sel(v, 1);
-        break;
-    case TUI_KEY_PGUP:
-        move_sel(v, -page);
-        break;
-    case TUI_KEY_PGDN:
-        move_sel(v, page);
-        break;
-    case TUI_KEY_HOME:
-        move_sel(v, -(int)v->norder);
-        break;
-    case TUI_KEY_END:
-        move_sel(v, (int)v->norder);
-        break;
-    case TUI_KEY_ENTER:
-        if (v->norder) {
-            const jp_thread *t = &v->live->cur->threads[v->order[v->sel]];
-            v->stack = true;
-            v->stack_id = thread_key(t);
-            snprintf(v->stack_name, sizeof v->stack_name, "%s", t->name ? t->name : "?");
-            v->scroll[TUI_SCREEN_THREADS] = 0;
-            text_build(v);
-        }
-        break;
-    case 's':
-        v->sort = (tui_thread_sort)((v->sort + 1) % TUI_SORT_COUNT);
-        threads_build(v);
-        tui_screens_message(v, false, "sorted by %s", sort_names[v->sort]);
-        break;
-    case '/':
-    case TUI_KEY_F4:
-        v->prompt = true;
-        snprintf(v->input, sizeof v->input, "%s", v->filter);
-        v->input_len = strlen(v->input);
-        break;
-    case TUI_KEY_ESC:
-        if (v->filter[0]) {
-            v->filter[0] = '\0';
-            threads_build(v);
-            tui_screens_message(v, false, "filter cleared");
-        }
-        break;
-    default:
-        return TUI_ACTION_NONE;
-    }
-    return TUI_ACTION_REDRAW;
-}
-
-/* Scrolling of the text screens (Locks, Deadlocks, a stack). */
-static tui_action text_key(tui_screens *v, int key)
-{
-    int *sc = &v->scroll[v->stack ? TUI_SCREEN_THREADS : v->screen];
-    int h = body_rows(v), max = (int)v->lines.count - h;
-    if (!tui_scroll_key(sc, key, h > 1 ? h - 1 : 1, max)) {
-        switch (key) {
-        case TUI_KEY_ESC:
-        case TUI_KEY_BACKSPACE:
-        case TUI_KEY_ENTER:
-        case TUI_KEY_LEFT:
-            if (!v->stack)
-                return TUI_ACTION_NONE;
-            v->stack = false;
-            break;
-        case 'i': /* the idle threads of each pool, by name */
-            if (v->stack || v->screen != TUI_SCREEN_LOCKS)
-                return TUI_ACTION_NONE;
-            v->idle_expanded = !v->idle_expanded;
-            text_build(v);
-            break;
-        default:
-            return TUI_ACTION_NONE;
-        }
-    }
-    if (*sc > max)
-        *sc = max;
-    if (*sc < 0)
-        *sc = 0;
-    return TUI_ACTION_REDRAW;
+        tui_screen_flame_enter(v);
+    tui_screen_text_build(v);
 }
 
 static bool screen_key(tui_screens *v, int key)
@@ -769,25 +229,8 @@ static tui_action back_to_list(tui_screens *v)
     v->norder = 0;
     tui_lines_reset(&v->lines);
     v->picking = true;
-    list_scan(v);
+    tui_screen_picker_scan(v);
     return TUI_ACTION_REDRAW;
-}
-
-/* Flame keys a source handles itself (the server's range and pod scope):
- * the window is read again at once. */
-static bool source_flame_key(tui_screens *v, int key)
-{
-    const tui_source_ops *ops = v->live->ops;
-    char msg[200] = "";
-    bool changed = ops->flame_key && ops->flame_key(v->live, key, msg, sizeof msg);
-    if (!changed && !msg[0])
-        return false; /* not the source's key */
-    tui_screens_message(v, false, "%s", msg);
-    if (v->flame)
-        tui_flame_view_message(v->flame, false, changed ? "%s (reading)" : "%s", msg);
-    if (changed)
-        v->next_dump = 0;
-    return true;
 }
 
 tui_action tui_screens_key(tui_screens *v, int key)
@@ -799,9 +242,9 @@ tui_action tui_screens_key(tui_screens *v, int key)
     if (key == TUI_KEY_RESIZE)
         return TUI_ACTION_REDRAW;
     if (v->picking)
-        return picker_key(v, key);
+        return tui_screen_picker_key(v, key);
     if (v->prompt)
-        return prompt_key(v, key);
+        return tui_screen_threads_prompt_key(v, key);
     v->msg[0] = '\0';
     if (screen_key(v, key))
         return TUI_ACTION_REDRAW;
@@ -823,33 +266,18 @@ tui_action tui_screens_key(tui_screens *v, int key)
         return TUI_ACTION_REDRAW;
     }
     /* the server's range and pod keys scope its GC screen too */
-    if (v->screen == TUI_SCREEN_GC && !v->stack && v->live->ops->gc && source_flame_key(v, key)) {
-        text_build(v);
+    if (v->screen == TUI_SCREEN_GC && !v->stack && v->live->ops->gc &&
+        tui_screen_flame_source_key(v, key)) {
+        tui_screen_text_build(v);
         return TUI_ACTION_REDRAW;
     }
-    if (v->screen == TUI_SCREEN_FLAME && !v->stack) {
-        if (source_flame_key(v, key))
-            return TUI_ACTION_REDRAW;
-        if (!v->flame) {
-            if (key == 'q' || key == TUI_KEY_F10)
-                return TUI_ACTION_QUIT;
-            return TUI_ACTION_NONE;
-        }
-        if (key == 'B' && !v->flame->prompt && !v->flame->help && !v->flame->gc) {
-            baseline_toggle(v);
-            return TUI_ACTION_REDRAW;
-        }
-        if (!v->flame->prompt && !v->flame->help && !v->flame->gc && baseline_kind_key(v, key))
-            return TUI_ACTION_REDRAW;
-        tui_action a = tui_flame_view_key(v->flame, key);
-        v->flame_kind = v->flame->kind;
-        return a;
-    }
+    if (v->screen == TUI_SCREEN_FLAME && !v->stack)
+        return tui_screen_flame_key(v, key);
     tui_action a = TUI_ACTION_NONE;
     if (v->stack || v->screen != TUI_SCREEN_THREADS)
-        a = text_key(v, key);
+        a = tui_screen_text_key(v, key);
     else
-        a = threads_key(v, key);
+        a = tui_screen_threads_key(v, key);
     if (a != TUI_ACTION_NONE)
         return a;
     switch (key) {
@@ -869,4 +297,193 @@ tui_action tui_screens_key(tui_screens *v, int key)
     }
 }
 
-/* The render half lives in live_render.c. */
+/* ---- drawing: the rows around every screen, then the screen shown ---- */
+
+static const char *const screen_names[TUI_SCREEN_COUNT] = {"Threads", "Locks",  "Deadlocks",
+                                                           "Flame",   "Status", "GC"};
+static const char *const screen_keys[TUI_SCREEN_COUNT] = {"F5", "F6", "F7", "F8", "F9", "G"};
+
+static void title_row(const tui_screens *v, tui_canvas *c)
+{
+    const tui_target *l = v->live;
+    tui_canvas_fill(c, 0, 0, c->cols, ' ', TUI_STYLE_TITLE, 0);
+    char up[32];
+    tui_format_uptime(l->cur && l->cur->uptime_ns >= 0 ? l->cur->uptime_ns : l->proc.uptime_ns, up,
+                      sizeof up);
+    const char *src = l->cur
+                          ? l->cur->source
+                          : (l->snap.source == JVM_SNAP_THREAD_PRINT ? "thread-print" : "helper");
+    int x = tui_canvas_printf(c, 0, 0, TUI_STYLE_TITLE, TUI_F_BOLD, "jprof-top  %s%spid %d %s",
+                              l->where, l->where[0] ? " " : "", (int)l->proc.pid,
+                              l->proc.main_class[0] ? l->proc.main_class : "(unknown)");
+    x += tui_canvas_printf(c, 0, x, TUI_STYLE_TITLE, 0, "  %s  up %s  source: %s%s  every %.3gs",
+                           l->jvm_version[0] ? l->jvm_version : "JVM ?", up, src,
+                           l->fallback.code != JP_OK ? " (helper refused)" : "",
+                           (double)v->opts.interval_ns / 1e9);
+    if (v->exited)
+        tui_canvas_puts(c, 0, x, "  EXITED", TUI_STYLE_WARN, TUI_F_BOLD);
+    else if (v->paused)
+        tui_canvas_puts(c, 0, x, "  PAUSED", TUI_STYLE_WARN, TUI_F_BOLD);
+}
+
+static void numbers_row(const tui_screens *v, tui_canvas *c)
+{
+    const tui_target *l = v->live;
+    static const char *const abbrev[JP_TSTATE_COUNT] = {"vm",   "new",   "run", "blocked",
+                                                        "wait", "timed", "term"};
+    int x = 0;
+    size_t total = l->cur ? l->cur->count : 0;
+    x += tui_canvas_printf(c, 1, x, TUI_STYLE_NORMAL, TUI_F_BOLD, "Threads %zu:", total);
+    for (int s = 1; s <= JP_TSTATE_COUNT; s++) {
+        int st = s % JP_TSTATE_COUNT; /* VM-internal last */
+        if (!l->states[st])
+            continue;
+        x += tui_canvas_printf(c, 1, x, st == JP_TSTATE_BLOCKED ? TUI_STYLE_WARN : TUI_STYLE_NORMAL,
+                               0, " %s %zu", abbrev[st], l->states[st]);
+    }
+    char cpu[32] = "?";
+    if (l->proc_cpu_pct >= 0)
+        snprintf(cpu, sizeof cpu, "%.0f%%", l->proc_cpu_pct);
+    x += tui_canvas_printf(c, 1, x, TUI_STYLE_NORMAL, 0, "  CPU %s  heap %s  cost %.0f ms", cpu,
+                           l->heap[0] ? l->heap : "?", l->cost_ms);
+    if (v->screen == TUI_SCREEN_FLAME && l->prof.dumped_mono)
+        tui_canvas_printf(c, 1, x, TUI_STYLE_NORMAL, 0, " + window %.0f ms", l->prof.cost_ms);
+}
+
+static void tabs_row(const tui_screens *v, tui_canvas *c)
+{
+    const tui_target *l = v->live;
+    int x = 0;
+    for (int s = 0; s < TUI_SCREEN_COUNT; s++) {
+        bool active = (int)v->screen == s;
+        char label[48];
+        if (s == TUI_SCREEN_LOCKS && l->cur)
+            snprintf(label, sizeof label, "%s(%zu)", screen_names[s], l->locks.ncontended);
+        else if (s == TUI_SCREEN_DEADLOCKS && l->cur)
+            snprintf(label, sizeof label, "%s(%zu)", screen_names[s], l->deadlocks.count);
+        else if (s == TUI_SCREEN_FLAME && l->prof.running)
+            snprintf(label, sizeof label, "%s(rec)", screen_names[s]);
+        else
+            snprintf(label, sizeof label, "%s", screen_names[s]);
+        x += tui_canvas_puts(c, 2, x, screen_keys[s], TUI_STYLE_KEY, TUI_F_BOLD);
+        bool lit = (s == TUI_SCREEN_DEADLOCKS && l->deadlocks.count) ||
+                   (s == TUI_SCREEN_LOCKS && l->cur && l->locks.ncontended);
+        tui_style st = active ? TUI_STYLE_ACTIVE : lit ? TUI_STYLE_WARN : TUI_STYLE_KEYLABEL;
+        x += tui_canvas_puts(c, 2, x, label, st, active ? TUI_F_BOLD | TUI_F_UNDERLINE : 0);
+        x += tui_canvas_puts(c, 2, x, " ", TUI_STYLE_NORMAL, 0);
+    }
+}
+
+static const struct {
+    const char *key, *label;
+} thread_keys[] = {{"F1", "Help"},  {"Enter", "Stack"}, {"s", "Sort"},
+                   {"/", "Filter"}, {"F5", "Thr"},      {"F6", "Locks"},
+                   {"F7", "Dead"},  {"F8", "Flame"},    {"q", "Quit"}},
+  text_keys[] = {{"F1", "Help"},  {"Up/Dn", "Scroll"}, {"Esc", "Back"}, {"F5", "Threads"},
+                 {"F6", "Locks"}, {"F7", "Deadlocks"}, {"F8", "Flame"}, {"q", "Quit"}};
+
+static void keybar(const tui_screens *v, tui_canvas *c, int row)
+{
+    bool th = v->screen == TUI_SCREEN_THREADS && !v->stack;
+    size_t n =
+        th ? sizeof thread_keys / sizeof thread_keys[0] : sizeof text_keys / sizeof text_keys[0];
+    int x = 0;
+    for (size_t i = 0; i < n && x < c->cols; i++) {
+        x += tui_canvas_puts(c, row, x, th ? thread_keys[i].key : text_keys[i].key, TUI_STYLE_KEY,
+                             TUI_F_BOLD);
+        x += tui_canvas_puts(c, row, x, th ? thread_keys[i].label : text_keys[i].label,
+                             TUI_STYLE_KEYLABEL, 0);
+        x += tui_canvas_puts(c, row, x, " ", TUI_STYLE_NORMAL, 0);
+    }
+}
+
+void tui_screens_status_row(const tui_screens *v, tui_canvas *c, int row)
+{
+    if (v->prompt) {
+        int x =
+            tui_canvas_puts(c, row, 0, "Filter (name or state): ", TUI_STYLE_ACTIVE, TUI_F_BOLD);
+        x += tui_canvas_text(c, row, x, v->input, v->input_len, -1, TUI_STYLE_NORMAL, 0);
+        tui_canvas_fill(c, row, x, 1, ' ', TUI_STYLE_NORMAL, TUI_F_REVERSE);
+    } else if (v->msg[0]) {
+        tui_canvas_puts(c, row, 0, v->msg, v->msg_error ? TUI_STYLE_WARN : TUI_STYLE_ACTIVE,
+                        TUI_F_BOLD);
+    } else if (v->live && v->live->fallback.code != JP_OK) {
+        tui_canvas_printf(c, row, 0, TUI_STYLE_DIM, 0, "helper not used: %s",
+                          v->live->fallback.msg);
+    } else if (v->stack) {
+        tui_canvas_printf(c, row, 0, TUI_STYLE_DIM, 0, "stack of \"%s\" (Esc: back)",
+                          v->stack_name);
+    }
+}
+
+static const char *const help_lines[] = {
+    "jprof-top: one JVM - on this machine (-p), in a pod (kubectl), or from jprof-server",
+    "",
+    "  F5 or T      Threads: busiest first (CPU% since the last refresh, or of",
+    "               the Flame window when that is fresher)",
+    "  F6 or L      Locks: contended locks (BLOCKED, or parked on an owned lock),",
+    "               owner chains; idle pool workers one line per pool (i: names)",
+    "  F7 or D      Deadlocks: each cycle, where each thread waits and what it holds",
+    "  F8 or F      Flame: a live profile (rolling window); keys as in --jfr,",
+    "               1-9 or k kind, / search, Enter zoom, r callers, ? its help;",
+    "               from jprof-server: < > range (5m 15m 1h 6h 24h), a all pods;",
+    "               B keeps the window shown as a baseline: later windows are",
+    "               compared with it (red grew, blue shrank; m normalises; B drops)",
+    "  F9 or S      Status: where the data comes from and what it costs",
+    "  G            GC: pauses (count, total, p50/p99/max, the longest and why),",
+    "               heap before/after, allocation rate, top allocators; from the",
+    "               Flame screen's recording (G starts it too)",
+    "",
+    "Threads:  Up/Down/PgUp/PgDn/Home/End move; Enter shows the stack (Esc back)",
+    "          s sorts by CPU%, total CPU, state, name; / or F4 filter by",
+    "          name or state (Enter applies, empty clears; Esc clears)",
+    "Locks, Deadlocks, Status, GC, stacks:  Up/Down/PgUp/PgDn/Home/End scroll",
+    "",
+    "  r refresh now   R read all again   p pause/resume   o back to the list",
+    "  ?, F1 this help   q, F10 quit",
+    "",
+    "The header: JVM version and uptime, snapshot source, thread counts by",
+    "state, process CPU (% of one core), heap used of committed, and what one",
+    "refresh cost jprof (attach and parse).",
+    "",
+    "Press any key to return.",
+};
+
+void tui_screens_render(tui_screens *v, tui_canvas *c)
+{
+    tui_canvas_resize(c, v->rows, v->cols);
+    if (v->help) {
+        for (size_t i = 0; i < sizeof help_lines / sizeof help_lines[0]; i++)
+            tui_canvas_puts(c, (int)i, 0, help_lines[i],
+                            i == 0 ? TUI_STYLE_TITLE : TUI_STYLE_NORMAL, i == 0 ? TUI_F_BOLD : 0);
+        return;
+    }
+    if (v->picking || !v->live) {
+        tui_screen_picker_render(v, c);
+        return;
+    }
+    title_row(v, c);
+    if (c->rows > 1)
+        numbers_row(v, c);
+    if (c->rows > 2)
+        tabs_row(v, c);
+    if (v->screen == TUI_SCREEN_FLAME && !v->stack) {
+        tui_screen_flame_render(v, c, TUI_SCREENS_HEAD);
+        /* over the flame graph only a failed window read: the graph is stale */
+        bool stale = v->live->prof.error.code != JP_OK;
+        if (v->msg[0] && (!v->flame || stale) && c->rows > TUI_SCREENS_HEAD + 1)
+            tui_screens_status_row(v, c, c->rows - 2);
+        return;
+    }
+    int h = c->rows - TUI_SCREENS_HEAD - 2;
+    if (h > 0) {
+        if (v->screen == TUI_SCREEN_THREADS && !v->stack)
+            tui_screen_threads_render(v, c, TUI_SCREENS_HEAD, h);
+        else
+            tui_screen_text_render(v, c, TUI_SCREENS_HEAD, h);
+    }
+    if (c->rows > TUI_SCREENS_HEAD + 1) {
+        tui_screens_status_row(v, c, c->rows - 2);
+        keybar(v, c, c->rows - 1);
+    }
+}

@@ -1,15 +1,17 @@
-/* live_view.h - jprof-top's screens on a live JVM, without a terminal.
+/* screens.h - jprof-top's screens of one target, whatever its source,
+ * without a terminal.
  *
- * Like view.h: state in, canvas out. Screens: the list of local JVMs (when
- * started without -p), Threads (busiest first, sortable, filterable; Enter
- * shows a thread's stack), Locks, Deadlocks and Flame (the live profile,
- * drawn by the flame view of view.h). tui_screens_tick() does the timed
- * work (a snapshot every interval, a profile window while Flame is shown)
- * and says when to redraw; tui_screens_key() handles keys: panels first,
- * then the global ones (F5-F8 / T L D F switch screens, q quits).
+ * Like flame_view.h: state in, canvas out. Screens: the list a target is
+ * opened from (a picker, source.h), Threads (busiest first, sortable,
+ * filterable; Enter shows a thread's stack), Locks, Deadlocks, Flame (the
+ * source's windows, drawn by the flame view), Status and GC.
+ * tui_screens_tick() does the timed work (a snapshot every interval, a
+ * profile window while Flame or GC is shown) and says when to redraw;
+ * tui_screens_key() handles keys: the screen shown first, then the global
+ * ones (F5-F9 / T L D F S G switch screens, q quits).
  *
- * Ownership: the view owns the tui_target it is given or opens from the list
- * (tui_screens_free frees it, which stops its recording). Not
+ * Ownership: the screens own the tui_target they are given or open from
+ * the list (tui_screens_free frees it, which stops its recording). Not
  * thread-safe. */
 #ifndef JP_TUI_SCREENS_H
 #define JP_TUI_SCREENS_H
@@ -21,9 +23,9 @@
 #include "jvm/proc.h"
 #include "model/diff.h"
 #include "tui/canvas.h"
-#include "tui/target.h"
-#include "tui/report_target.h"
 #include "tui/flame_view.h"
+#include "tui/report_target.h"
+#include "tui/target.h"
 
 typedef enum tui_screen_id {
     TUI_SCREEN_THREADS = 0,

@@ -7,6 +7,7 @@
 #include "base/strbuf.h"
 #include "base/timeutil.h"
 #include "base/xalloc.h"
+#include "tui/exit.h"
 #include "wire/query_json.h"
 
 const char *const tui_range_names[TUI_RANGE_COUNT] = {"5m", "15m", "1h", "6h", "24h"};

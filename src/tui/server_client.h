@@ -1,4 +1,6 @@
-/* remote.h - jprof-server as jprof-top's data source (`-n NS -s SVC`).
+/* server_client.h - the HTTP client of jprof-server's query API for
+ * jprof-top (`-n NS -s SVC`): the server source (source_server.h) and the
+ * batch output (batch_server.h) read through it.
  *
  * One tui_client reads one service of one namespace from the server's query
  * API (docs/API.md): the service's targets (pods and JVMs) with their
@@ -28,13 +30,6 @@
 #include "base/error.h"
 #include "model/profile.h"
 #include "wire/http_client.h"
-
-/* Exit statuses of the remote mode (man page, EXIT STATUS). */
-#define TUI_EXIT_UNREACHABLE 20  /* server unreachable, timed out, or failing */
-#define TUI_EXIT_UNAUTHORIZED 21 /* 401: token missing or unknown */
-#define TUI_EXIT_FORBIDDEN 22    /* 403: namespace outside the token's scope */
-#define TUI_EXIT_NO_SERVICE 23   /* the server has no such service (kubectl: no pod) */
-#define TUI_EXIT_KUBECTL 24      /* kubectl failed, or the pod cannot take the probe */
 
 #define TUI_DEFAULT_SERVER "http://127.0.0.1:8480"
 

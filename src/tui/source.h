@@ -1,7 +1,7 @@
 /* source.h - where the data of jprof-top's screens comes from.
  *
- * The screens (live_view.h: picker, Threads, Locks, Deadlocks, Flame) and
- * the batch output (live_batch.h) draw one model, a tui_target: the current
+ * The screens (screens.h: picker, Threads, Locks, Deadlocks, Flame, Status,
+ * GC) and the batch output (batch.h) draw one model, a tui_target (target.h): the current
  * and previous thread snapshots with their analyses, the header numbers and
  * the last profile window. They never know where it came from. A source
  * fills it through a small table of operations:
@@ -31,10 +31,11 @@
  * A picker (tui_picker) lists what a source can open - the JVMs of this
  * machine, the pods of a service - and opens the row chosen.
  *
- * Sources: the local pid (live.c: attach, src/jvm), a target of a service
- * on jprof-server (source_server.c) and a pod through `kubectl exec` and
- * jprof-probe (source_kubectl.c). A .jfr file is one finished profile and
- * is drawn by the flame view directly (view.h), with the same keys.
+ * Sources, one file each: a pid on this machine (source_pid.c: attach,
+ * src/jvm), a target of a service on jprof-server (source_server.c) and a
+ * pod through `kubectl exec` and jprof-probe (source_kubectl.c). A .jfr
+ * file is one finished profile and is drawn by the flame view directly
+ * (flame_view.h), with the same keys.
  *
  * Every operation reports failure through jp_error with a message that says
  * what to do; JP_ERR_EXITED from refresh means the
@@ -111,8 +112,6 @@ struct tui_picker {
     void *ctx;
 };
 
-/* The picker of the JVMs on this machine (source_pid.c). */
-tui_picker *tui_picker_local(void);
 void tui_picker_free(tui_picker *p);
 
 #endif

@@ -12,11 +12,11 @@
 #ifndef JP_TUI_SOURCE_KUBECTL_H
 #define JP_TUI_SOURCE_KUBECTL_H
 
-#include "wire/k8s_pod.h"
 #include "base/error.h"
 #include "kube/kube.h"
-#include "tui/target.h"
 #include "tui/source.h"
+#include "tui/target.h"
+#include "wire/k8s_pod.h"
 
 /* Opens pod (container NULL: the first that runs a JVM; p, when known,
  * names the containers) as a target of the screens. */

@@ -18,8 +18,8 @@
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "tui/report_gc.h"
-#include "tui/report_target.h"
 #include "tui/report_service.h"
+#include "tui/report_target.h"
 #include "wire/query_json.h"
 #include "wire/snapshot_json.h"
 

@@ -7,9 +7,9 @@
 #define JP_TUI_SOURCE_SERVER_H
 
 #include "base/error.h"
-#include "tui/target.h"
 #include "tui/server_client.h"
 #include "tui/source.h"
+#include "tui/target.h"
 
 /* Opens the target of pod (pid < 0: any JVM of it) with the flame range
  * index range (tui_range_names). */

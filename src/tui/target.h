@@ -1,28 +1,26 @@
-/* live.h - a running JVM on this machine as jprof-top's data source.
+/* target.h - the model every source feeds: one target (a JVM) on
+ * jprof-top's screens and in its batch output, whatever its source
+ * (source.h: a pid on this machine, a pod through kubectl, a target of a
+ * service on jprof-server).
  *
- * One tui_target is one attached target: every refresh takes a thread snapshot
- * (helper jar or Thread.print, src/jvm/snapshot_take.h), keeps the previous
- * one for CPU deltas, runs the analyses (model/analyze.h) and reads the
- * header numbers (process CPU from /proc/PID/stat, heap from GC.heap_info).
- * A live profile (the Flame screen) is a rolling window of a profiling
- * engine in the viewer role (jvm/engine.h): the JDK Flight Recorder with
- * the JDK's "profile" settings, or async-profiler when --asprof is given
- * (the engine rolls its sessions, copies the library into the target and
- * keeps one jprof-top at a time driving it). Someone else's profiler only
- * refuses the async-profiler engine (prof.error says so on the Flame
- * screen); JFR and the snapshot screens coexist with it.
- * Every undo it needs (stop the recording, delete files in the target) is
- * registered with jvm/cleanup.h while it exists, so a signal handler that
- * only sets a flag plus jvm_cleanup_run_all() in the main loop leave the
- * target as it was.
+ * One tui_target holds the current and previous thread snapshots with
+ * their analyses (model/analyze.h, model/busy.h), the header numbers the
+ * source knows, and the Flame screen's last profile window. The op calls
+ * here run the source's operations and recompute what depends on them:
+ * every refresh keeps the previous snapshot for CPU deltas and reruns the
+ * analyses; every window read ranks the busy threads again.
+ * Every undo a source needs (stop a recording, delete files in the target)
+ * is registered with jvm/cleanup.h while it exists, so a signal handler that
+ * only sets a flag (stop.h) plus jvm_cleanup_run_all() in the main loop
+ * leave the target as it was.
  *
- * Ownership: tui_pid_open() returns a heap object freed by
- * tui_target_free(), which stops the profile first. Snapshots and analyses belong to the tui_target
- * and are replaced by the next refresh. Not thread-safe (see jvm/attach.h). */
+ * Ownership: a source's open function returns a heap object freed by
+ * tui_target_free(), which stops the profile first. Snapshots and analyses
+ * belong to the tui_target and are replaced by the next refresh. Not
+ * thread-safe (see jvm/attach.h). */
 #ifndef JP_TUI_TARGET_H
 #define JP_TUI_TARGET_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,27 +29,14 @@
 #include "base/error.h"
 #include "jfr/jfr.h"
 #include "jvm/attach.h"
-#include "jvm/proc.h"
 #include "jvm/engine.h"
+#include "jvm/proc.h"
 #include "jvm/snapshot_take.h"
 #include "model/analyze.h"
 #include "model/busy.h"
 #include "model/profile.h"
 #include "model/snapshot.h"
 #include "tui/source.h"
-
-/* Exit statuses of the live modes (man page, EXIT STATUS); 0-3 are batch.h's. */
-#define TUI_EXIT_NO_PROCESS 4
-#define TUI_EXIT_NOT_JVM 5
-#define TUI_EXIT_PERMISSION 6
-#define TUI_EXIT_ATTACH_TIMEOUT 7
-#define TUI_EXIT_EXITED 8
-#define TUI_EXIT_ATTACH_DISABLED 9
-#define TUI_EXIT_AGENT_REFUSED 10
-#define TUI_EXIT_CONFLICT 11
-
-/* The exit status for a failure of a live target. */
-int tui_target_exit_status(jp_err code);
 
 struct tui_target_opts {
     pid_t pid;
@@ -120,10 +105,6 @@ struct tui_target {
  * the source fills the header fields it knows. Never NULL. */
 tui_target *tui_target_new(const tui_target_opts *o, const tui_source_ops *ops, void *src);
 
-/* Opens pid (HotSpot check, VM.version over the attach socket; someone
- * else's async-profiler is only checked when the Flame screen starts one). Errors carry a one-line
- * message saying what to do. */
-jp_err tui_pid_open(const tui_target_opts *o, tui_target **out, jp_error *err);
 void tui_target_free(tui_target *l);
 
 /* Takes a snapshot and recomputes everything. On failure the previous data
@@ -152,20 +133,7 @@ const char *tui_target_prof_engine(const tui_target *l);
  * live, last 30s" or "JFR window 30s"). */
 void tui_target_prof_label(const tui_target *l, char *buf, size_t len);
 
-/* Parses GC.heap_info text into "used 24M of 64M" (exposed for tests);
- * false when nothing is recognised. */
-bool tui_pid_heap_parse(const char *text, char *buf, size_t len);
-
-/* ---- signals: handlers only set a flag (jvm/cleanup.h) ---- */
-
-/* Installs SIGINT/SIGTERM/SIGHUP handlers (no SA_RESTART, so blocking waits
- * return early) and ignores SIGPIPE. A second signal while the first is
- * being handled removes registered files (async-signal-safe) and exits. */
-void tui_stop_install(void);
-/* The signal that asked to stop, or 0. */
-extern volatile sig_atomic_t tui_stop_signal;
-
-/* Sleeps up to ns, returning early when a stop was asked for. */
-void tui_stop_sleep(int64_t ns);
+/* Frees a heap jp_io_detail of a window (NULL: nothing). */
+void tui_target_io_free(jp_io_detail *d);
 
 #endif

@@ -1,6 +1,6 @@
-/* screen.h - the terminal: runs a flame view, or any tui_app (the live
- * JVM screens), under ncursesw until the user quits. The only file of jprof
- * that calls curses.
+/* terminal.h - the terminal: runs a flame view, or any tui_app (the
+ * screens of a target), under ncursesw until the user quits. The only file
+ * of jprof that calls curses.
  *
  * Borrows the view; restores the terminal before returning, on every path. */
 #ifndef JP_TUI_TERMINAL_H

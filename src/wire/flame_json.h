@@ -1,9 +1,8 @@
 /* flame_json.h - the JSON form of a flame tree (jansson).
  *
- * Kept apart from the rest of src/tui so it can move to src/wire when the
- * server speaks it. A node is {"name", "type", "self", "total", "children"}
- * where type is the frame kind used for colouring (absent on the root) and
- * self/total are samples or the kind's value.
+ * jprof-top's --format json and HTML export write it. A node is {"name", "type", "self", "total",
+ * "children"} where type is the frame kind used for colouring (absent on the root) and self/total
+ * are samples or the kind's value.
  *
  * Ownership: functions return a new jansson reference (json_decref), never
  * NULL. Not thread-safe. */

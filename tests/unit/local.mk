@@ -45,7 +45,7 @@ check_PROGRAMS += tests/unit/test_tui
 TESTS += tests/unit/test_tui
 tests_unit_test_tui_SOURCES = tests/unit/test_tui.c
 tests_unit_test_tui_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
-tests_unit_test_tui_LDADD = libjptui.a libjpwire.a libjpweb.a $(UNIT_LDADD) $(JANSSON_LIBS) $(ZLIB_LIBS)
+tests_unit_test_tui_LDADD = libjptui.a libjpkube.a libjpwire.a libjpweb.a $(UNIT_LDADD) $(JANSSON_LIBS) $(ZLIB_LIBS)
 
 check_PROGRAMS += tests/unit/test_jvm
 TESTS += tests/unit/test_jvm
@@ -114,7 +114,7 @@ TESTS += tests/unit/test_tui_live
 tests_unit_test_tui_live_SOURCES = tests/unit/test_tui_live.c
 tests_unit_test_tui_live_CPPFLAGS = $(AM_CPPFLAGS) -DTEST_DATA_DIR='"$(abs_top_srcdir)/tests/unit/data"'
 tests_unit_test_tui_live_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
-tests_unit_test_tui_live_LDADD = libjptui.a libjpjvm.a libjpwire.a libjpweb.a $(UNIT_LDADD) $(JANSSON_LIBS) $(ZLIB_LIBS)
+tests_unit_test_tui_live_LDADD = libjptui.a libjpkube.a libjpjvm.a libjpwire.a libjpweb.a $(UNIT_LDADD) $(JANSSON_LIBS) $(ZLIB_LIBS)
 
 # jprof-top's remote view without a server: flame answers folded into a
 # profile, reports and screens from stored answers, an unreachable server.
@@ -122,7 +122,7 @@ check_PROGRAMS += tests/unit/test_tui_remote
 TESTS += tests/unit/test_tui_remote
 tests_unit_test_tui_remote_SOURCES = tests/unit/test_tui_remote.c
 tests_unit_test_tui_remote_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
-tests_unit_test_tui_remote_LDADD = libjptui.a libjpjvm.a libjpwire.a libjpweb.a $(UNIT_LDADD) $(JANSSON_LIBS) $(CURL_LIBS) $(ZLIB_LIBS)
+tests_unit_test_tui_remote_LDADD = libjptui.a libjpkube.a libjpjvm.a libjpwire.a libjpweb.a $(UNIT_LDADD) $(JANSSON_LIBS) $(CURL_LIBS) $(ZLIB_LIBS)
 
 # GC evidence: model/gc.c summaries and the reader's GC events (synthetic chunks)
 check_PROGRAMS += tests/unit/test_gc

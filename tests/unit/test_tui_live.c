@@ -15,7 +15,9 @@
 
 #include "base/xalloc.h"
 #include "jvm/threadprint.h"
+#include "tui/exit.h"
 #include "tui/report_gc.h"
+#include "tui/source_pid.h"
 #include "wire/gc_json.h"
 #include "tui/target.h"
 #include "tui/report_target.h"
@@ -145,16 +147,16 @@ static tui_screens *open_view(const char *file, screen *s)
 static void test_exit_status(void **state)
 {
     (void)state;
-    assert_int_equal(tui_target_exit_status(JP_ERR_NOT_FOUND), 4);
-    assert_int_equal(tui_target_exit_status(JP_ERR_NOT_JVM), 5);
-    assert_int_equal(tui_target_exit_status(JP_ERR_PERMISSION), 6);
-    assert_int_equal(tui_target_exit_status(JP_ERR_TIMEOUT), 7);
-    assert_int_equal(tui_target_exit_status(JP_ERR_EXITED), 8);
-    assert_int_equal(tui_target_exit_status(JP_ERR_ATTACH_DISABLED), 9);
-    assert_int_equal(tui_target_exit_status(JP_ERR_AGENT_REFUSED), 10);
-    assert_int_equal(tui_target_exit_status(JP_ERR_CONFLICT), 11);
-    assert_int_equal(tui_target_exit_status(JP_ERR_PROTOCOL), 1);
-    assert_int_equal(tui_target_exit_status(JP_ERR_USAGE), 2);
+    assert_int_equal(tui_exit_status(JP_ERR_NOT_FOUND), 4);
+    assert_int_equal(tui_exit_status(JP_ERR_NOT_JVM), 5);
+    assert_int_equal(tui_exit_status(JP_ERR_PERMISSION), 6);
+    assert_int_equal(tui_exit_status(JP_ERR_TIMEOUT), 7);
+    assert_int_equal(tui_exit_status(JP_ERR_EXITED), 8);
+    assert_int_equal(tui_exit_status(JP_ERR_ATTACH_DISABLED), 9);
+    assert_int_equal(tui_exit_status(JP_ERR_AGENT_REFUSED), 10);
+    assert_int_equal(tui_exit_status(JP_ERR_CONFLICT), 11);
+    assert_int_equal(tui_exit_status(JP_ERR_PROTOCOL), 1);
+    assert_int_equal(tui_exit_status(JP_ERR_USAGE), 2);
 }
 
 static void test_heap_parse(void **state)

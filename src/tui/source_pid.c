@@ -1,0 +1,376 @@
+/* source_pid.c - a JVM on this machine as a source of jprof-top's screens
+ * (source.h): thread snapshots over the HotSpot attach socket, the header
+ * numbers from /proc and GC.heap_info, the Flame window from a profiling
+ * engine (jvm/engine.h); and the picker of the JVMs on this machine. */
+#include "tui/source_pid.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/timeutil.h"
+#include "base/xalloc.h"
+#include "jvm/cleanup.h"
+#include "jvm/jfc.h"
+#include "model/units.h"
+#include "tui/lines.h"
+#include "tui/report_target.h"
+
+static const tui_source_ops pid_ops;
+
+static double ms_since(int64_t mono)
+{
+    return (double)(jp_time_mono_ns() - mono) / 1e6;
+}
+
+/* "OpenJDK 64-Bit Server VM version 17.0.16+8-Debian-1\nJDK 17.0.16\n" */
+static void parse_version(tui_target *l, const char *text)
+{
+    size_t n = strcspn(text, "\n");
+    snprintf(l->jvm_vm, sizeof l->jvm_vm, "%.*s", (int)(n > 120 ? 120 : n), text);
+    const char *jdk = strstr(text, "\nJDK ");
+    if (jdk) {
+        jdk++;
+        n = strcspn(jdk, "\n");
+        snprintf(l->jvm_version, sizeof l->jvm_version, "%.*s", (int)(n > 60 ? 60 : n), jdk);
+    } else {
+        const char *v = strstr(l->jvm_vm, " version ");
+        snprintf(l->jvm_version, sizeof l->jvm_version, "%s", v ? v + 9 : l->jvm_vm);
+    }
+}
+
+/* Finds "<word> <N>K" after `key` on a line; -1 when absent. */
+static int64_t kb_after(const char *line, size_t len, const char *key)
+{
+    size_t kl = strlen(key);
+    for (size_t i = 0; i + kl < len; i++) {
+        if (memcmp(line + i, key, kl) != 0)
+            continue;
+        char *end;
+        errno = 0;
+        long long v = strtoll(line + i + kl, &end, 10);
+        if (errno || end == line + i + kl || v < 0)
+            return -1;
+        switch (*end) {
+        case 'K':
+            return (int64_t)v << 10;
+        case 'M':
+            return (int64_t)v << 20;
+        case 'G':
+            return (int64_t)v << 30;
+        default:
+            return v;
+        }
+    }
+    return -1;
+}
+
+bool tui_pid_heap_parse(const char *text, char *buf, size_t len)
+{
+    /* One line per heap or generation, indented at most one space: G1
+     * "garbage-first heap total 65536K, used 24576K" (JDK 25: "total
+     * reserved NK, committed NK, used NK"), Serial/Parallel one per
+     * generation, ZGC "ZHeap used NM, capacity NM". Deeper lines are
+     * regions and spaces; Metaspace counts no heap. */
+    int64_t used = 0, total = 0;
+    bool found = false;
+    for (const char *p = text; *p;) {
+        size_t n = strcspn(p, "\n");
+        const char *q = p[0] == ' ' ? p + 1 : p;
+        bool top =
+            *q != ' ' && strncmp(q, "Metaspace", 9) != 0 && strncmp(q, "class space", 11) != 0;
+        if (top && n < 512) {
+            int64_t u = kb_after(p, n, "used ");
+            int64_t t = kb_after(p, n, "committed ");
+            if (t < 0)
+                t = kb_after(p, n, "total ");
+            if (t < 0)
+                t = kb_after(p, n, "capacity ");
+            if (t >= 0 && u >= 0) {
+                total += t;
+                used += u;
+                found = true;
+            }
+        }
+        p += n;
+        if (*p)
+            p++;
+    }
+    if (!found)
+        return false;
+    char ub[32], tb[32];
+    jp_format_bytes((uint64_t)used, ub, sizeof ub);
+    jp_format_bytes((uint64_t)total, tb, sizeof tb);
+    snprintf(buf, len, "%s of %s", ub, tb);
+    return true;
+}
+
+static void read_heap(tui_target *l)
+{
+    jvm_reply r;
+    jp_error e;
+    jp_error_init(&e);
+    if (jvm_jcmd(&l->proc, &l->attach, "GC.heap_info", &r, &e) != JP_OK)
+        return;
+    if (!tui_pid_heap_parse(r.text, l->heap, sizeof l->heap))
+        l->heap[0] = '\0';
+    jvm_reply_cleanup(&r);
+}
+
+/* utime + stime of the whole process, in clock ticks; -1 when unreadable. */
+static int64_t proc_ticks(pid_t pid)
+{
+    char path[64], buf[2048];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    if (jvm_read_small_file(path, buf, sizeof buf) <= 0)
+        return -1;
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    if (!p)
+        return -1;
+    /* after ")": state(3) ppid pgrp session tty tpgid flags minflt cminflt
+     * majflt cmajflt utime(14) stime(15) */
+    int field = 2;
+    long long ut = -1, st = -1;
+    for (p++; *p && field < 15;) {
+        while (*p == ' ')
+            p++;
+        field++;
+        if (field == 14)
+            ut = strtoll(p, NULL, 10);
+        if (field == 15)
+            st = strtoll(p, NULL, 10);
+        while (*p && *p != ' ')
+            p++;
+    }
+    return ut >= 0 && st >= 0 ? (int64_t)(ut + st) : -1;
+}
+
+static void read_proc_cpu(tui_target *l)
+{
+    int64_t ticks = proc_ticks(l->proc.pid), now = jp_time_mono_ns();
+    long hz = sysconf(_SC_CLK_TCK);
+    if (ticks >= 0 && l->proc_ticks >= 0 && l->proc_ticks_mono && now > l->proc_ticks_mono &&
+        hz > 0)
+        l->proc_cpu_pct = 100.0 * ((double)(ticks - l->proc_ticks) / (double)hz) /
+                          ((double)(now - l->proc_ticks_mono) / 1e9);
+    l->proc_ticks = ticks;
+    l->proc_ticks_mono = now;
+}
+
+jp_err tui_pid_open(const tui_target_opts *o, tui_target **out, jp_error *err)
+{
+    *out = NULL;
+    tui_target *l = tui_target_new(o, &pid_ops, NULL);
+    jp_err rc = JP_OK;
+    if (o->asprof && access(o->asprof, R_OK) != 0)
+        rc = jp_error_set(err, JP_ERR_USAGE,
+                          "--asprof %s: %s (give the path of libasyncProfiler.so)", o->asprof,
+                          strerror(errno));
+    if (rc == JP_OK)
+        rc = jvm_proc_open(o->pid, &l->proc, err);
+    jvm_reply r;
+    if (rc == JP_OK)
+        rc = jvm_jcmd(&l->proc, &l->attach, "VM.version", &r, err);
+    if (rc != JP_OK) {
+        free(l);
+        return rc;
+    }
+    parse_version(l, r.text);
+    jvm_reply_cleanup(&r);
+    read_proc_cpu(l);
+    *out = l;
+    return JP_OK;
+}
+
+/* The pid source's snapshot: over the attach socket, then the header
+ * numbers from /proc and GC.heap_info. */
+static jp_err pid_refresh(tui_target *l, jp_snapshot **out, jp_error *err)
+{
+    int64_t t0 = jp_time_mono_ns();
+    jp_error why;
+    jp_err rc = jvm_snapshot_take(&l->proc, &l->attach, &l->snap, out, &why, err);
+    if (rc != JP_OK) {
+        if (rc != JP_ERR_EXITED && !jvm_proc_alive(&l->proc))
+            rc = jp_error_set(err, JP_ERR_EXITED, "pid %d has exited", (int)l->proc.pid);
+        return rc;
+    }
+    if (why.code != JP_OK && l->snap.source == JVM_SNAP_AUTO) {
+        /* The helper cannot load here: do not pay for trying every time. */
+        l->fallback = why;
+        l->snap.source = JVM_SNAP_THREAD_PRINT;
+    }
+    l->snapshot_ms = ms_since(t0);
+    read_heap(l);
+    read_proc_cpu(l);
+    return JP_OK;
+}
+
+/* The engine behind the Flame screen: a viewer (jvm/engine.h) of the JDK
+ * Flight Recorder with the JDK's "profile" settings, or of async-profiler
+ * with --asprof, sampling cpu, allocations, locks and wall clock (every
+ * 50 ms: wall-clock sampling of every thread costs more than cpu). */
+static jp_err prof_engine(tui_target *l, jp_error *err)
+{
+    if (l->prof.engine)
+        return JP_OK;
+    jvm_engine_opts eo;
+    jvm_engine_opts_init(&eo);
+    eo.role = JVM_ENGINE_VIEWER;
+    eo.kind = l->opts.asprof ? JVM_ENGINE_ASPROF : JVM_ENGINE_JFR;
+    eo.asprof_lib = l->opts.asprof;
+    eo.jfr_settings = "profile";
+    eo.attach = l->attach;
+    return jvm_engine_new(&l->proc, &eo, &l->prof.engine, err);
+}
+
+static void prof_window(const tui_target *l, jvm_engine_window *w)
+{
+    jvm_engine_window_init(w);
+    w->kinds = 1u << JP_KIND_CPU | 1u << JP_KIND_ALLOC | 1u << JP_KIND_LOCK | 1u << JP_KIND_WALL;
+    w->jdk_major = jvm_jdk_major(l->jvm_version);
+    w->wall_interval_ns = 50 * JP_NS_PER_MS;
+    w->alloc_interval_bytes = -1; /* async-profiler's own: every TLAB */
+    w->lock_threshold_ns = -1;
+    w->span_ns = l->opts.window_ns;
+}
+
+static jp_err pid_prof_start(tui_target *l, jp_error *err)
+{
+    jvm_engine_window w;
+    prof_window(l, &w);
+    jp_err rc = prof_engine(l, err);
+    if (rc == JP_OK)
+        rc = jvm_engine_start(l->prof.engine, &w, err);
+    if (rc == JP_ERR_CONFLICT && l->opts.asprof && err) {
+        size_t n = strlen(err->msg);
+        snprintf(err->msg + n, sizeof err->msg - n,
+                 "; or run without --asprof for a JFR flame graph");
+    }
+    if (rc == JP_OK)
+        l->prof.cputime = jvm_engine_records_cputime(l->prof.engine, &w);
+    return rc;
+}
+
+/* The pid source's window: the engine's last span, parsed. */
+static jp_err pid_prof_read(tui_target *l, jp_profile **out, jfr_report *rep, bool *tail,
+                            jp_error *err)
+{
+    jfr_options opt;
+    jfr_options_init(&opt);
+    opt.threads = true;
+    if (l->opts.io_detail) {
+        tui_target_io_free(l->prof.io_next);
+        l->prof.io_next = jp_xmalloc(sizeof *l->prof.io_next);
+        jp_io_detail_init(l->prof.io_next);
+        opt.io_detail = l->prof.io_next;
+    }
+    jp_profile *p = jp_profile_new();
+    jp_err rc = jvm_engine_peek(l->prof.engine, &opt, p, rep, tail, err);
+    /* async-profiler starts a fresh session every window; one that did not
+     * start leaves the screen to start it again */
+    l->prof.running = jvm_engine_running(l->prof.engine);
+    if (rc != JP_OK) {
+        jp_profile_free(p);
+        return rc;
+    }
+    *out = p;
+    return JP_OK;
+}
+
+static void pid_prof_stop(tui_target *l)
+{
+    jvm_engine_free(l->prof.engine); /* stops it, removes its files */
+    l->prof.engine = NULL;
+}
+
+static void pid_prof_label(const tui_target *l, char *buf, size_t len)
+{
+    double w = (double)l->opts.window_ns / 1e9;
+    if (l->opts.asprof)
+        snprintf(buf, len, "async-profiler live, last %.0fs", w);
+    else if (l->prof.cputime)
+        snprintf(buf, len, "JFR window %.0fs, cpu also as cputime (JDK 25 CPU-time sampling)", w);
+    else
+        snprintf(buf, len, "JFR window %.0fs", w);
+}
+
+static void pid_status(const tui_target *l, tui_lines *ls)
+{
+    tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "process: pid %d (pid %d in its namespace), user %s",
+                  (int)l->proc.pid, (int)l->proc.nspid, l->proc.user);
+    tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "thread snapshots: %s",
+                  l->snap.source == JVM_SNAP_THREAD_PRINT
+                      ? "Thread.print over the attach socket"
+                      : "the helper jar (ThreadMXBean: CPU time and lock owners), else "
+                        "Thread.print");
+    if (l->opts.asprof)
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "Flame engine: async-profiler %s", l->opts.asprof);
+    else
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0,
+                      "Flame engine: JDK Flight Recorder (JFR.start, "
+                      "settings \"profile\")");
+}
+
+static const tui_source_ops pid_ops = {
+    .name = "pid",
+    .status = pid_status,
+    .refresh = pid_refresh,
+    .prof_start = pid_prof_start,
+    .prof_read = pid_prof_read,
+    .prof_stop = pid_prof_stop,
+    .prof_label = pid_prof_label,
+    .close = NULL,
+};
+
+static jp_err local_scan(tui_picker *p, tui_pick_list *out, jp_error *err)
+{
+    jvm_proc_list *procs = p->ctx;
+    jvm_proc_list_cleanup(procs);
+    out->count = 0;
+    jp_err rc = jvm_proc_list_local(procs, err);
+    if (rc != JP_OK)
+        return rc;
+    for (size_t i = 0; i < procs->count; i++) {
+        const jvm_proc *j = &procs->items[i];
+        char up[32];
+        tui_format_uptime(j->uptime_ns, up, sizeof up);
+        snprintf(tui_pick_list_add(out)->text, TUI_PICK_TEXT, "%8d  %-12.12s %8s  %s%s",
+                 (int)j->pid, j->user, up, j->main_class[0] ? j->main_class : "?",
+                 j->attach_disabled ? "  (attach disabled)" : "");
+    }
+    return JP_OK;
+}
+
+static jp_err local_open(tui_picker *p, size_t i, const tui_target_opts *o, tui_target **out,
+                         jp_error *err)
+{
+    const jvm_proc_list *procs = p->ctx;
+    if (i >= procs->count)
+        return jp_error_set(err, JP_ERR_NOT_FOUND, "no such JVM in the list");
+    tui_target_opts lo = *o;
+    lo.pid = procs->items[i].pid;
+    return tui_pid_open(&lo, out, err);
+}
+
+static void local_free(tui_picker *p)
+{
+    jvm_proc_list_cleanup(p->ctx);
+    free(p->ctx);
+}
+
+tui_picker *tui_picker_local(void)
+{
+    tui_picker *p = jp_xcalloc(1, sizeof *p);
+    snprintf(p->title, sizeof p->title, "Java virtual machines on this machine");
+    snprintf(p->head, sizeof p->head, "%8s  %-12s %8s  %s", "PID", "USER", "UPTIME", "MAIN CLASS");
+    snprintf(p->empty, sizeof p->empty,
+             "no JVM found that this user may inspect (run as its user or as root)");
+    p->rescan_ns = 2 * JP_NS_PER_SEC;
+    p->scan = local_scan;
+    p->open = local_open;
+    p->free = local_free;
+    p->ctx = jp_xcalloc(1, sizeof(jvm_proc_list));
+    return p;
+}

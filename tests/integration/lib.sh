@@ -7,8 +7,9 @@
 # final "N passed, N failed" line; skip_or_fail for a missing prerequisite
 # (loud, and a failure under CI=true, where nothing may be skipped);
 # have_jdk25; compile_live_workloads and start_jvm for tests/java/*.java; and
-# an EXIT trap that ends every process in `pids` and the tmux server named
-# by `tmux_sock`, if the test set one, and removes the `cleanup_dirs`.
+# copy_for_any_user (a program another user may run); and an EXIT trap that
+# ends every process in `pids` and the tmux server named by `tmux_sock`, if
+# the test set one, and removes the `cleanup_dirs`.
 
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=$(cd "$here/../.." && pwd)
@@ -87,6 +88,20 @@ cleanup() {
     done
 }
 trap cleanup EXIT
+
+# copy_for_any_user PROGRAM: sets any_user_copy to a copy of PROGRAM that
+# every user may run, whatever the checkout's location (under root's home
+# or a mktemp -d directory, mode 0700, another user cannot reach the build
+# tree): in a fresh directory under /tmp, not $TMPDIR, which may be such a
+# directory too. Removed on exit.
+copy_for_any_user() {
+    local d
+    any_user_copy=
+    d=$(mktemp -d /tmp/jprof-any-user.XXXXXX) || return 1
+    cleanup_dirs+=("$d")
+    chmod 755 "$d" && cp "$1" "$d/" && chmod 755 "$d/${1##*/}" || return 1
+    any_user_copy=$d/${1##*/}
+}
 
 # compile_live_workloads: tests/java/Deadlocks.java and Contention.java into
 # $classes (package live) with JDK 17's javac, when missing or out of date;

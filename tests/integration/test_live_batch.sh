@@ -225,8 +225,10 @@ error_cases() {
 
     if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
         start_jvm "$home" Deadlocks || fail "JVM for permission"
+        # a copy nobody may run wherever the checkout lies
+        copy_for_any_user "$top_bin" || fail "a copy of $top_bin for nobody"
         expect_exit "not permitted" 6 "run jprof as that user or as root" \
-            runuser -u nobody -- "$top_bin" -b -p "$jvm_pid"
+            runuser -u nobody -- "$any_user_copy" -b -p "$jvm_pid"
         kill "$jvm_pid"
     else
         echo "note: not root; the 'not permitted' case needs another user and is not run"

@@ -283,8 +283,10 @@ time.sleep(600)' "$work/j9/lib/default/libjvm.so" "$work/j9/lib/default/libj9vm2
 
     if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
         start_jvm "$home" Deadlocks || fail "JVM for permission"
+        # a copy nobody may run wherever the checkout lies
+        copy_for_any_user "$probe" || fail "a copy of $probe for nobody"
         expect_exit "not permitted" 19 "run jprof as that user or as root" \
-            runuser -u nobody -- "$probe" snapshot "$jvm_pid"
+            runuser -u nobody -- "$any_user_copy" snapshot "$jvm_pid"
         kill "$jvm_pid"
     else
         echo "note: not root; the 'not permitted' case needs another user and is not run"

@@ -34,11 +34,14 @@ rm -f "$work/calls.log"
 # (the JVM's pid as the host sees it). Contention's hot spinner burns 60%
 # of a core, not all of it: two such pods for three minutes would take most
 # of a 2-core machine from the tests beside this one (still the busiest thread).
+# The workloads run for an hour (the EXIT trap ends them): on a loaded machine
+# this test takes more than the ten minutes they used to live, and its last
+# cases found the pods gone.
 start_pod() {
     local name=$1 home=$2 cls=$3 mark="-Djprof.test.pod=$1.$$" out="$work/$1.out"
     tar -C "$classes" -cf - . | unshare -p -f -m --mount-proc sh -c "mount -t tmpfs tmpfs /tmp &&
         mkdir /tmp/classes && tar -C /tmp/classes -xf - && cd / &&
-        exec '$home/bin/java' -Xmx64m -Dcontention.hot=60 $mark -cp /tmp/classes live.$cls 600 </dev/null" >"$out" 2>&1 &
+        exec '$home/bin/java' -Xmx64m -Dcontention.hot=60 $mark -cp /tmp/classes live.$cls 3600 </dev/null" >"$out" 2>&1 &
     pids+=("$!")
     pod_pid=
     for _ in $(seq 200); do

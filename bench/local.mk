@@ -33,7 +33,7 @@ EXTRA_DIST += bench/jfr/run bench/jfr/asprof bench/jfr/lib.sh bench/live/run ben
 noinst_PROGRAMS += bench/wire/decode
 bench_wire_decode_SOURCES = bench/wire/decode.c
 bench_wire_decode_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
-bench_wire_decode_LDADD = libjpwire.a libjpmodel.a libjpbase.a $(JANSSON_LIBS) $(ZSTD_LIBS) -lm
+bench_wire_decode_LDADD = libjpwire.a libjpmodel.a libjpbase.a $(JANSSON_LIBS) $(ZSTD_LIBS) $(ZLIB_LIBS) -lm
 bench-decode: bench/wire/decode
 	$(srcdir)/bench/wire/run
 .PHONY: bench-decode

@@ -661,7 +661,9 @@
     if (t.mode === 'disabled') return 'disabled' + msg;
     if (st === 'active') {
       const until = t.until ? ' until ' + new Date(t.until).toLocaleString() : '';
-      const mode = t.mode === 'temporary' ? 'temporary' + until : t.mode === 'continuous' ? 'continuous' : 'enabled';
+      /* "pushed": another profiler sent it (OTLP, Pyroscope), no agent decides */
+      const mode = t.mode === 'temporary' ? 'temporary' + until : t.mode === 'continuous' ? 'continuous'
+        : t.mode === 'pushed' ? 'pushed by another profiler' : 'enabled';
       return mode + (t.engine ? ' (' + t.engine + ')' : '') + msg;
     }
     return st + (t.reason ? ': ' + t.reason : '') + msg;

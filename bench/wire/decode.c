@@ -1,11 +1,14 @@
 /* decode.c - what reading an ingest batch costs: jprof-server's decoder
  * (src/wire/batch_json.c on the pull parser src/wire/json_pull.c) against
- * jansson building its tree of the same text.
+ * jansson building its tree of the same text; and the same profile sent as
+ * OpenTelemetry profiles (src/wire/otlp_decode.c), what a push over OTLP
+ * costs the server against the agent's own batch.
  *
  *   bench/wire/decode gen FILE [--stacks N] [--windows W] [--depth D]
  *       writes one batch as JSON: N stacks of D/2..D frames over 2N frame
- *       names, W windows of one pod each with a row for every stack
- *   bench/wire/decode pull|jansson FILE [--repeat K]
+ *       names, W windows of one pod each with a row for every stack; and
+ *       FILE.otlp, the first window as an OTLP ProfilesData
+ *   bench/wire/decode pull|jansson|otlp FILE [--repeat K]
  *       reads FILE, decodes it K times, prints the best wall time, the CPU
  *       time per decode and the peak RSS above what the text itself needs
  *
@@ -25,11 +28,13 @@
 #include "base/xalloc.h"
 #include "wire/batch.h"
 #include "wire/batch_json.h"
+#include "wire/otlp_decode.h"
+#include "wire/otlp_encode.h"
 
 static void usage(FILE *f)
 {
     fputs("usage: decode gen FILE [--stacks N] [--windows W] [--depth D]\n"
-          "       decode pull|jansson FILE [--repeat K]\n"
+          "       decode pull|jansson|otlp FILE [--repeat K]\n"
           "Times jprof-server's batch decoder against jansson's tree on one batch.\n",
           f);
 }
@@ -40,6 +45,47 @@ static uint64_t rng_next(uint64_t *s)
     *s ^= *s >> 7;
     *s ^= *s << 17;
     return *s;
+}
+
+/* FILE.otlp: the first window of b as OTLP (its stacks, cpu counted and
+ * in ns, the way jprof-top --format otlp writes a profile). */
+static int gen_otlp(const jp_batch *b, const char *path)
+{
+    jp_profile *p = jp_profile_new();
+    uint32_t *fmap = jp_xcalloc(b->nframes + 1, sizeof *fmap), *fr = NULL;
+    size_t cap = 0;
+    for (size_t f = 0; f < b->nframes; f++)
+        fmap[f] = jp_profile_frame(p, b->frames[f], strlen(b->frames[f]), JP_FRAME_JIT);
+    const jp_batch_window *w = &b->windows[0];
+    for (size_t i = 0; i < w->nrows; i++) {
+        const jp_batch_stack *st = &b->stacks[w->rows[i].stack];
+        fr = jp_xgrow(fr, &cap, st->depth + 1, sizeof *fr);
+        for (uint32_t d = 0; d < st->depth; d++)
+            fr[d] = fmap[st->frames[d]];
+        uint32_t s = jp_profile_stack(p, fr, st->depth, false);
+        jp_profile_add(p, w->kind, s, JP_NO_THREAD, w->rows[i].samples, w->rows[i].samples,
+                       w->rows[i].value);
+    }
+    p->kinds[w->kind].period_ns = w->period_ns;
+    jp_strbuf out;
+    jp_strbuf_init(&out, 0);
+    jp_error e;
+    jp_error_init(&e);
+    char name[1024];
+    snprintf(name, sizeof name, "%s.otlp", path);
+    jp_err rc = jp_otlp_encode(p, ~0u, false, &w->target, &out, &e);
+    FILE *f = rc ? NULL : fopen(name, "wb");
+    if (!f || fwrite(out.data, 1, out.len, f) != out.len || fclose(f) != 0) {
+        fprintf(stderr, "decode: cannot write %s %s\n", name, e.msg);
+        rc = JP_ERR_IO;
+    } else {
+        printf("%s: %.1f MB, the first window as OTLP\n", name, (double)out.len / 1e6);
+    }
+    jp_strbuf_cleanup(&out);
+    free(fmap);
+    free(fr);
+    jp_profile_free(p);
+    return rc ? 1 : 0;
 }
 
 static int gen(const char *path, int stacks, int windows, int depth)
@@ -82,9 +128,12 @@ static int gen(const char *path, int stacks, int windows, int depth)
             win->events += n;
         }
     }
+    int rc = gen_otlp(&b, path);
     size_t len;
     char *json = jp_batch_json_encode(&b, &len);
     jp_batch_cleanup(&b);
+    if (rc)
+        return rc;
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(json, 1, len, f) != len || fclose(f) != 0) {
         fprintf(stderr, "decode: cannot write %s\n", path);
@@ -131,9 +180,45 @@ static long maxrss_kb(void)
     return ru.ru_maxrss;
 }
 
+/* One decode of text in mode; false (after printing why) when it fails. */
+static bool decode_once(const char *mode, const char *text, size_t len)
+{
+    jp_error e;
+    jp_error_init(&e);
+    if (!strcmp(mode, "otlp")) {
+        jp_otlp_limits lim;
+        jp_otlp_limits_default(&lim, NULL);
+        jp_otlp_result r;
+        jp_otlp_result_init(&r);
+        jp_err rc = jp_otlp_decode((const uint8_t *)text, len, &lim, NULL, &r, &e);
+        jp_otlp_result_cleanup(&r);
+        if (rc)
+            fprintf(stderr, "decode: %s\n", e.msg);
+        return rc == JP_OK;
+    }
+    if (!strcmp(mode, "pull")) {
+        jp_batch b;
+        jp_batch_init(&b);
+        jp_batch_limits lim;
+        jp_batch_limits_default(&lim);
+        jp_err rc = jp_batch_json_decode(text, len, &lim, &b, &e);
+        jp_batch_cleanup(&b);
+        if (rc)
+            fprintf(stderr, "decode: %s\n", e.msg);
+        return rc == JP_OK;
+    }
+    json_error_t je;
+    json_t *root = json_loadb(text, len, 0, &je);
+    if (!root) {
+        fprintf(stderr, "decode: jansson: %s at %d\n", je.text, je.position);
+        return false;
+    }
+    json_decref(root);
+    return true;
+}
+
 static int run(const char *mode, const char *path, int repeat)
 {
-    bool pull = !strcmp(mode, "pull");
     size_t len;
     char *text = slurp(path, &len);
     if (!text) {
@@ -144,27 +229,8 @@ static int run(const char *mode, const char *path, int repeat)
     double best = 1e30, cpu0 = cpu_s();
     for (int i = 0; i < repeat; i++) {
         int64_t t0 = jp_time_mono_ns();
-        if (pull) {
-            jp_batch b;
-            jp_batch_init(&b);
-            jp_batch_limits lim;
-            jp_batch_limits_default(&lim);
-            jp_error e;
-            jp_error_init(&e);
-            if (jp_batch_json_decode(text, len, &lim, &b, &e) != JP_OK) {
-                fprintf(stderr, "decode: %s\n", e.msg);
-                return 1;
-            }
-            jp_batch_cleanup(&b);
-        } else {
-            json_error_t je;
-            json_t *root = json_loadb(text, len, 0, &je);
-            if (!root) {
-                fprintf(stderr, "decode: jansson: %s at %d\n", je.text, je.position);
-                return 1;
-            }
-            json_decref(root);
-        }
+        if (!decode_once(mode, text, len))
+            return 1;
         double ms = (double)(jp_time_mono_ns() - t0) / 1e6;
         if (ms < best)
             best = ms;
@@ -214,7 +280,7 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "gen"))
         return gen(argv[2], stacks, windows, depth);
-    if (!strcmp(argv[1], "pull") || !strcmp(argv[1], "jansson"))
+    if (!strcmp(argv[1], "pull") || !strcmp(argv[1], "jansson") || !strcmp(argv[1], "otlp"))
         return run(argv[1], argv[2], repeat);
     usage(stderr);
     return 2;

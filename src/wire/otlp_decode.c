@@ -312,12 +312,19 @@ static jp_err ot_stack(ot_dec *d, uint64_t si, size_t ti, uint32_t *out)
     d->frames = jp_xgrow(d->frames, &d->frames_cap, depth + 1, sizeof *d->frames);
     size_t k = 0;
     for (size_t i = nloc; i-- > 0;) {
-        const ot_loc *l = &d->locs[d->slocs[i]];
-        for (uint32_t j = 0; j < l->n; j++) {
-            const ot_name *nm = &d->lnames[l->first + j];
-            d->frames[k++] =
-                jp_profile_frame(p, d->names.data + nm->off, nm->len, (jp_frame_kind)l->kind);
+        ot_loc *l = &d->locs[d->slocs[i]];
+        if (l->pf_target != ti + 1) { /* its frames in this target's profile, once */
+            for (uint32_t j = 0; j < l->n; j++) {
+                const ot_name *nm = &d->lnames[l->first + j];
+                jp_frame_kind kind =
+                    l->kind != JP_FRAME_UNKNOWN ? (jp_frame_kind)l->kind : (jp_frame_kind)nm->kind;
+                d->pframes[l->first + j] =
+                    jp_profile_frame(p, d->names.data + nm->off, nm->len, kind);
+            }
+            l->pf_target = (uint32_t)ti + 1;
         }
+        memcpy(d->frames + k, d->pframes + l->first, l->n * sizeof *d->frames);
+        k += l->n;
     }
     if (!k)
         d->frames[k++] = jp_profile_frame(p, "[no stack]", 10, JP_FRAME_UNKNOWN);

@@ -403,6 +403,7 @@ jp_err ot_location(ot_dec *d, uint64_t i, const ot_loc **out)
             return ot_fail(d, JP_ERR_LIMIT, "the locations used have more than %zu frames",
                            d->lim->max_table);
         d->lnames = jp_xgrow(d->lnames, &d->lnames_cap, d->nlnames + n, sizeof *d->lnames);
+        d->pframes = jp_xgrow(d->pframes, &d->pframes_cap, d->nlnames + n, sizeof *d->pframes);
         if (!nlines)
             rc = ot_address_name(d, mapping, addr, &d->lnames[d->nlnames]);
         for (size_t k = 0; k < nlines && !rc; k++) /* the caller (last line) first */
@@ -429,6 +430,7 @@ void ot_dict_cleanup(ot_dec *d)
     free(d->fn_read);
     free(d->locs);
     free(d->lnames);
+    free(d->pframes);
     free(d->lines);
     jp_strbuf_cleanup(&d->names);
 }

@@ -72,8 +72,9 @@ typedef struct ot_name {
 } ot_name;
 
 typedef struct ot_loc {
-    uint32_t first, n; /* into lnames: the frames, root first */
-    uint8_t kind;      /* jp_frame_kind */
+    uint32_t first, n;  /* into lnames (and pframes): the frames, root first */
+    uint32_t pf_target; /* pframes[first..] hold target pf_target - 1's frames; 0 none */
+    uint8_t kind;       /* jp_frame_kind */
     uint8_t read;
 } ot_loc;
 
@@ -85,13 +86,14 @@ typedef struct ot_dec {
     jp_otlp_result *out;
     jp_error *err;
     ot_table t[T_COUNT];
-    uint8_t *str_ok;  /* per string: 1 once checked for UTF-8 */
-    ot_attr *attrs;   /* per attribute_table entry */
-    ot_name *fn;      /* per function: its printed name */
-    uint8_t *fn_read; /* per function: fn[] is set */
-    ot_loc *locs;     /* per location */
-    ot_name *lnames;  /* frames of the locations read */
-    size_t nlnames, lnames_cap;
+    uint8_t *str_ok;   /* per string: 1 once checked for UTF-8 */
+    ot_attr *attrs;    /* per attribute_table entry */
+    ot_name *fn;       /* per function: its printed name */
+    uint8_t *fn_read;  /* per function: fn[] is set */
+    ot_loc *locs;      /* per location */
+    ot_name *lnames;   /* frames of the locations read */
+    uint32_t *pframes; /* ... as frames of the profile of a location's last target */
+    size_t nlnames, lnames_cap, pframes_cap;
     jp_strbuf names; /* arena of printed names */
     jp_strbuf scratch;
     jp_u64map stack_of;  /* (stack index << 20 | target) -> profile stack + 1 */

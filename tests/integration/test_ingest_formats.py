@@ -166,6 +166,72 @@ def diff(a, b):
     return [(k, a.get(k), b.get(k)) for k in keys if a.get(k) != b.get(k)][:5]
 
 
+
+def otlp_collapsed(data):
+    """This test's own reading of an OTLP ProfilesData: per (sample type,
+    unit) the collapsed stacks {"[thread;]root;...;leaf": value} and the
+    resource attributes {key: value}."""
+    strings, funcs, locs, stacks, attrs = [], [], [], [], []
+    profiles, resource = [], {}
+    for f, w, v in pb_fields(data):
+        if f == 2:
+            for g, gw, gv in pb_fields(v):
+                if g == 5:
+                    strings.append(gv.decode())
+                elif g == 3:
+                    funcs.append({h: x for h, _, x in pb_fields(gv)})
+                elif g == 2:
+                    locs.append([{h: x for h, _, x in pb_fields(line)}.get(1, 0)
+                                 for k, _, line in pb_fields(gv) if k == 3])
+                elif g == 7:
+                    ids = []
+                    for k, kw, kv in pb_fields(gv):
+                        if k == 1:
+                            ids += pb_ints(kw, kv)
+                    stacks.append(ids)
+                elif g == 6:
+                    a = {h: x for h, _, x in pb_fields(gv)}
+                    val = {h: x for h, _, x in pb_fields(a.get(2, b""))}
+                    attrs.append((a.get(1, 0), val.get(8), val.get(1)))
+        elif f == 1:
+            for g, _, gv in pb_fields(v):
+                if g == 1:
+                    for _, _, kv in pb_fields(gv):
+                        kv = {h: x for h, _, x in pb_fields(kv)}
+                        val = {h: x for h, _, x in pb_fields(kv.get(2, b""))}
+                        resource[kv[1].decode()] = (val[1].decode() if 1 in val else val.get(3))
+                elif g == 2:
+                    profiles += [pv for h, _, pv in pb_fields(gv) if h == 2]
+    out = {}
+    for pv in profiles:
+        st, samples = (0, 0), []
+        for h, hw, hv in pb_fields(pv):
+            if h == 1:
+                vt = {k: x for k, _, x in pb_fields(hv)}
+                st = (strings[vt.get(1, 0)], strings[vt.get(2, 0)])
+            elif h == 2:
+                samples.append(hv)
+        acc = out.setdefault(st, {})
+        for sv in samples:
+            stack, ats, vals = 0, [], []
+            for k, kw, kv in pb_fields(sv):
+                if k == 1:
+                    stack = kv
+                elif k == 2:
+                    ats += pb_ints(kw, kv)
+                elif k == 4:
+                    vals += pb_ints(kw, kv)
+            names = []
+            for li in reversed(stacks[stack]):  # leaf first -> root first
+                names += [strings[funcs[fi].get(1, 0)] for fi in reversed(locs[li])]
+            for a in ats:
+                key, sidx, sval = attrs[a]
+                if strings[key] == "thread.name":
+                    names.insert(0, strings[sidx] if sidx is not None else sval.decode())
+            k = ";".join(names)
+            acc[k] = acc.get(k, 0) + sum(vals)
+    return out, resource
+
 # ---- the server ----
 
 class Server:

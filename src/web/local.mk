@@ -5,8 +5,16 @@
 WEB_FILES = index.html app.css app.js flame.js views.js util.js export.js
 WEB_SRC = web/index.html web/app.css web/app.js web/flame.js web/views.js web/util.js web/export.js
 EXTRA_DIST += $(WEB_SRC)
+if CROSS_COMPILING
+# a cross build runs web_gen here, so it is built for this machine
+web_gen$(EXEEXT): $(srcdir)/src/web/web_gen.c
+	$(AM_V_CC)$(CC_FOR_BUILD) -std=c11 -O2 -o $@ $(srcdir)/src/web/web_gen.c
+CLEANFILES += web_gen$(EXEEXT)
+EXTRA_DIST += src/web/web_gen.c
+else
 noinst_PROGRAMS += web_gen
 web_gen_SOURCES = src/web/web_gen.c
+endif
 noinst_LIBRARIES += libjpweb.a
 libjpweb_a_SOURCES = src/web/web_files.h
 nodist_libjpweb_a_SOURCES = src/web/web_files.c

@@ -257,3 +257,27 @@ clean-local: clean-local-faults
 clean-local-faults:
 	rm -rf tests/integration/faults.*
 .PHONY: clean-local-faults
+
+# The other architecture (docs/ARM64.md): the cross build in cross-ARCH/
+# (configure --with-cross-probe; src/probe/local.mk) run here under
+# qemu-user: its unit tests, the reader on every fixture byte for byte against
+# this build's, the probe's protocol with JVMs of both architectures, the
+# server's API suite. Without a cross build: a loud skip (a failure in CI).
+INTEGRATION_TEST_LIST += tests/integration/test_cross.py
+JPROF_CROSS_LOG = tests/integration/test_cross.py.log
+EXTRA_DIST += tests/integration/test_cross.py
+# (every unit test program; not from TESTS, which make check TESTS=... replaces)
+JPROF_CROSS_UNIT = $(filter-out tests/unit/test_store_clickhouse,$(filter tests/unit/test_%,$(check_PROGRAMS)))
+AM_TESTS_ENVIRONMENT += JPROF_CROSS_ARCH='$(XPROBE_ARCH)' JPROF_CROSS_DIR='cross-$(XPROBE_ARCH)' \
+	JPROF_CROSS_EMULATOR='$(XPROBE_EMULATOR)' JPROF_CROSS_UNIT_TESTS='$(JPROF_CROSS_UNIT)'; \
+	export JPROF_CROSS_ARCH JPROF_CROSS_DIR JPROF_CROSS_EMULATOR JPROF_CROSS_UNIT_TESTS;
+if CROSS_PROBE
+# the cross build's programs this test runs (its make knows what is out of date)
+$(JPROF_CROSS_LOG): jprof-top jprof-probe jprof-server $(XPROBE) cross-programs
+cross-programs: $(XPROBE)
+	@$(MAKE) -C $(XPROBE_DIR) jprof-top jprof-server $(JPROF_CROSS_UNIT)
+endif
+clean-local: clean-local-cross
+clean-local-cross:
+	rm -rf tests/integration/cross.d
+.PHONY: clean-local-cross cross-programs

@@ -28,6 +28,16 @@ for p in "$root"/bin/* "$root"/sbin/*; do
     [ -x "$p" ] || continue
     n=$((n + 1))
     name=$(basename "$p")
+    case $name in
+    jprof-probe-*) # the other architecture's probe (docs/ARM64.md): static, of that
+        # architecture, and documented by jprof-probe(1)
+        kind=$(file -b "$p")
+        want=$([ "${name#jprof-probe-}" = arm64 ] && echo "ARM aarch64" || echo "x86-64")
+        grep -q "$want" <<<"$kind" && grep -q "statically linked" <<<"$kind" &&
+            pass "$name installed: a static $want program" || fail "$name: $kind"
+        continue
+        ;;
+    esac
     out=$("$p" --version 2>&1)
     if [ $? -eq 0 ] && grep -qF -- "$version" <<<"$out"; then
         pass "$name --version from the staged tree: $out"

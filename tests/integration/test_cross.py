@@ -53,7 +53,7 @@ JDK17 = os.environ.get("JDK17_HOME", "/usr/lib/jvm/java-17-openjdk-amd64")
 XJAVA = os.environ.get("JPROF_CROSS_JAVA_HOME", "/opt/jprof-test/jre-" + ARCH)
 PARTS = os.environ.get("JPROF_CROSS_PARTS", "unit reader probe jvm server").split()
 KINDS = ["cpu", "wall", "alloc", "lock", "park", "io", "nativemem", "live", "nativelock",
-         "cputime"]
+         "cputime", "old"]
 ELF_MACHINE = {"arm64": "ARM aarch64", "amd64": "x86-64"}
 DEADLOCK_NAMES = [["mon-deadlock-1", "mon-deadlock-2"], ["rl-deadlock-1", "rl-deadlock-2"]]
 failures = []

@@ -3,7 +3,9 @@
  * Builds JVMS x WINDOWS one-minute profile windows of STACKS stacks each
  * (JVMs split over SERVICES services of the same synthetic application, so
  * stacks repeat across pods as they do in a real fleet), posts them as
- * zstd-compressed batches from THREADS connections, then times QUERIES
+ * zstd-compressed batches from THREADS connections (64: as many agents
+ * uploading at once; a store that groups concurrent batches into one
+ * commit, as both do, needs them), then times QUERIES
  * flamegraph and top requests for one service, one kind, one hour.
  * Prints the figures; bench/server/run adds the server's peak RSS.
  *
@@ -323,7 +325,7 @@ int main(int argc, char **argv)
              .windows = 60,
              .stacks = 2000,
              .depth = 24,
-             .threads = 8,
+             .threads = 64,
              .queries = 40,
              .ingest = 1,
              .settle = 35};
@@ -362,7 +364,7 @@ int main(int argc, char **argv)
         }
     }
     if (c.jvms < 1 || c.services < 1 || c.windows < 1 || c.stacks < 1 || c.depth < 2 ||
-        c.threads < 1 || c.threads > 64 || c.queries < 1) {
+        c.threads < 1 || c.threads > 256 || c.queries < 1) {
         fprintf(stderr, "load: bad sizes\n");
         return 2;
     }
@@ -389,7 +391,7 @@ int main(int argc, char **argv)
     if (total) {
         printf("built %zu batches, %.1f MB zstd, %.1f MB zstd per batch on average\n", total,
                (double)zbytes / 1e6, (double)zbytes / 1e6 / (double)total);
-        pthread_t th[64];
+        pthread_t th[256];
         double cpu0 = proc_cpu(c.server_pid);
         int64_t t0 = jp_time_mono_ns();
         for (int i = 0; i < c.threads; i++)

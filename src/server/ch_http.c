@@ -82,6 +82,54 @@ void ch_tsv_str_array(jp_strbuf *b, const char *const *s, size_t n)
     jp_strbuf_putc(b, ']');
 }
 
+/* ---- RowBinary (little-endian fixed-width integers, strings as a varint
+ * length and the bytes, arrays as a varint count and the elements) ---- */
+
+static void ch_rb_le(jp_strbuf *b, uint64_t v, int bytes)
+{
+    uint8_t o[8];
+    for (int i = 0; i < bytes; i++)
+        o[i] = (uint8_t)(v >> (8 * i));
+    jp_strbuf_append(b, o, (size_t)bytes);
+}
+
+void ch_rb_u8(jp_strbuf *b, uint64_t v)
+{
+    ch_rb_le(b, v, 1);
+}
+
+void ch_rb_u32(jp_strbuf *b, uint64_t v)
+{
+    ch_rb_le(b, v, 4);
+}
+
+void ch_rb_u64(jp_strbuf *b, uint64_t v)
+{
+    ch_rb_le(b, v, 8);
+}
+
+void ch_rb_i64(jp_strbuf *b, int64_t v)
+{
+    ch_rb_le(b, (uint64_t)v, 8);
+}
+
+void ch_rb_day(jp_strbuf *b, int64_t day)
+{
+    ch_rb_le(b, day < 0 ? 0 : (uint64_t)day, 2); /* Date: UInt16 days since 1970-01-01 */
+}
+
+void ch_rb_str(jp_strbuf *b, const char *s, size_t len)
+{
+    jp_strbuf_put_varint(b, s ? len : 0);
+    if (s && len)
+        jp_strbuf_append(b, s, len);
+}
+
+void ch_rb_cstr(jp_strbuf *b, const char *s)
+{
+    ch_rb_str(b, s, s ? strlen(s) : 0);
+}
+
 void ch_day_str(jp_strbuf *b, int64_t day)
 {
     char d[16];
@@ -390,6 +438,7 @@ typedef struct ch_req {
     const jp_strbuf *data; /* INSERT rows, or NULL */
     bool use_db;
     const store_budget *b;
+    const char *settings; /* "name=value&..." appended to the URL, or NULL */
     long timeout_ms;
 } ch_req;
 
@@ -408,6 +457,8 @@ static void ch_req_url(ch_store *st, CURL *h, const ch_req *r, jp_strbuf *u)
     if (r->b && r->b->max_rows)
         jp_strbuf_printf(u, "&max_rows_to_read=%llu&read_overflow_mode=break",
                          (unsigned long long)r->b->max_rows);
+    if (r->settings && *r->settings)
+        jp_strbuf_printf(u, "%c%s", strchr(u->data, '?') ? '&' : '?', r->settings);
 }
 
 static jp_err ch_perform(ch_store *st, const ch_req *r, ch_sink *k, jp_error *err)
@@ -498,7 +549,14 @@ jp_err ch_select(ch_store *st, const char *sql, const store_budget *b, ch_row_fn
 
 jp_err ch_exec(ch_store *st, const char *sql, bool use_db, jp_strbuf *out, jp_error *err)
 {
-    ch_req r = {.sql = sql, .use_db = use_db, .timeout_ms = st->write_timeout_ms};
+    return ch_exec_set(st, sql, use_db, NULL, out, err);
+}
+
+jp_err ch_exec_set(ch_store *st, const char *sql, bool use_db, const char *settings, jp_strbuf *out,
+                   jp_error *err)
+{
+    ch_req r = {
+        .sql = sql, .use_db = use_db, .settings = settings, .timeout_ms = st->write_timeout_ms};
     ch_sink k;
     ch_sink_init(&k, SINK_TEXT);
     jp_strbuf tmp;
@@ -512,10 +570,21 @@ jp_err ch_exec(ch_store *st, const char *sql, bool use_db, jp_strbuf *out, jp_er
 
 jp_err ch_insert(ch_store *st, const char *table, const jp_strbuf *rows, jp_error *err)
 {
+    return ch_insert_fmt(st, table, NULL, "TabSeparated", rows, st->insert_settings, err);
+}
+
+jp_err ch_insert_fmt(ch_store *st, const char *table, const char *columns, const char *format,
+                     const jp_strbuf *rows, const char *settings, jp_error *err)
+{
     jp_strbuf q;
     jp_strbuf_init(&q, 0);
-    jp_strbuf_printf(&q, "INSERT INTO %s FORMAT TabSeparated", table);
-    ch_req r = {.sql = q.data, .data = rows, .use_db = true, .timeout_ms = st->write_timeout_ms};
+    jp_strbuf_printf(&q, "INSERT INTO %s%s%s%s FORMAT %s", table, columns ? " (" : "",
+                     columns ? columns : "", columns ? ")" : "", format);
+    ch_req r = {.sql = q.data,
+                .data = rows,
+                .use_db = true,
+                .settings = settings,
+                .timeout_ms = st->write_timeout_ms};
     ch_sink k;
     ch_sink_init(&k, SINK_TEXT);
     jp_strbuf tmp;

@@ -1,6 +1,6 @@
 /* The ClickHouse store's read side. Every query restricts the day
  * partitions and the sort-key prefix (namespace, service, kind, time), sees
- * only committed batches (CH_VISIBLE), lets ClickHouse aggregate, and streams
+ * only committed batches (ch_visible), lets ClickHouse aggregate, and streams
  * the answer row by row. Budgets travel as ClickHouse settings with the
  * "break" overflow modes, so ClickHouse stops reading and still answers; the
  * statistics block at the end of the answer (rows_read) and the wall time
@@ -16,17 +16,7 @@
 
 /* ---- common pieces ---- */
 
-typedef struct cq {
-    ch_store *st;
-    const store_filter *f;
-    const store_budget *b;
-    store_query_info *info;
-    int64_t t0;
-    jp_strbuf sql;
-} cq;
-
-static void cq_init(cq *q, store *s, const store_filter *f, const store_budget *b,
-                    store_query_info *info)
+void cq_init(cq *q, store *s, const store_filter *f, const store_budget *b, store_query_info *info)
 {
     q->st = s->impl;
     q->f = f;
@@ -37,7 +27,7 @@ static void cq_init(cq *q, store *s, const store_filter *f, const store_budget *
     jp_strbuf_init(&q->sql, 0);
 }
 
-static jp_err cq_done(cq *q, jp_err rc)
+jp_err cq_done(cq *q, jp_err rc)
 {
     ch_stats_query(q->st, jp_time_mono_ns() - q->t0, rc != JP_OK);
     jp_strbuf_cleanup(&q->sql);
@@ -62,7 +52,7 @@ static bool cq_budget(cq *q, store_budget *left)
 }
 
 /* Runs q->sql, accounts its statistics and tells whether a budget broke it. */
-static jp_err cq_run(cq *q, ch_row_fn fn, void *ctx, ch_result *res, jp_error *err)
+jp_err cq_run(cq *q, ch_row_fn fn, void *ctx, ch_result *res, jp_error *err)
 {
     store_budget left;
     memset(res, 0, sizeof *res);
@@ -92,7 +82,7 @@ static jp_err cq_run(cq *q, ch_row_fn fn, void *ctx, ch_result *res, jp_error *e
     return JP_OK;
 }
 
-static void cq_eq(jp_strbuf *s, const char *col, const char *v)
+void cq_eq(jp_strbuf *s, const char *col, const char *v)
 {
     if (!v)
         return;
@@ -100,13 +90,11 @@ static void cq_eq(jp_strbuf *s, const char *col, const char *v)
     ch_sql_str(s, v);
 }
 
-/* WHERE: day partitions of [from, to), the time column in [from, to), the
- * target filter, and committed batches only. */
-static void cq_where(cq *q, const char *time_col, bool kind)
+void cq_conds(cq *q, const char *time_col, bool kind)
 {
     const store_filter *f = q->f;
     jp_strbuf *s = &q->sql;
-    jp_strbuf_puts(s, " WHERE day >= '");
+    jp_strbuf_puts(s, "day >= '");
     ch_day_str(s, store_day_of(f->from_ns));
     jp_strbuf_puts(s, "' AND day <= '");
     ch_day_str(s, store_day_of(f->to_ns - 1));
@@ -117,7 +105,28 @@ static void cq_where(cq *q, const char *time_col, bool kind)
     cq_eq(s, "pod", f->pod);
     if (kind)
         jp_strbuf_printf(s, " AND kind = %d", f->kind);
-    jp_strbuf_puts(s, " AND" CH_VISIBLE);
+    jp_strbuf_puts(s, " AND");
+    /* a batch reaches the server at most a day before its windows' and
+     * documents' days (main.c caps --max-clock-skew at a day) */
+    ch_visible(s, q->st, store_day_of(f->from_ns) - 1);
+}
+
+void cq_where(cq *q, const char *time_col, bool kind)
+{
+    jp_strbuf_puts(&q->sql, " WHERE ");
+    cq_conds(q, time_col, kind);
+}
+
+void ch_visible(jp_strbuf *s, const ch_store *st, int64_t from_day)
+{
+    jp_strbuf_printf(s, " attempt IN (SELECT min(attempt) FROM %s.jprof_ingest WHERE outcome = 0",
+                     st->local_db);
+    if (from_day != INT64_MIN) {
+        jp_strbuf_puts(s, " AND day >= '");
+        ch_day_str(s, from_day < 0 ? 0 : from_day);
+        jp_strbuf_putc(s, '\'');
+    }
+    jp_strbuf_puts(s, " GROUP BY batch_id)");
 }
 
 /* argMax(identity, t) of the columns in CH_IDENT order */
@@ -309,299 +318,6 @@ jp_err ch_targets(store *s, const store_filter *f, const store_budget *b, store_
     return cq_done(&q, rc);
 }
 
-/* ---- flame ---- */
-
-/* A service-level flame query reads each whole minute of the range from
- * jprof_rollup_1m (every pod of the service summed per stack and thread,
- * about pods times fewer rows) when that minute's roll-up markers equal its
- * visible windows in jprof_windows: same number of windows, of stack rows,
- * of samples and of value. Every other minute (the partial ones at the
- * edges, the ones whose roll-up is missing, incomplete or doubled, all of a
- * pod-filtered query) comes from jprof_samples. Either way the sums are
- * those of the committed windows, so the answer is the same. */
-
-#define CQ_RUNS_MAX 64 /* ranges of roll-up minutes in one query */
-
-typedef struct cq_minute {
-    int64_t minute;
-    uint64_t windows, rows, samples, value;
-} cq_minute;
-
-typedef struct cq_tot {
-    store_flame_totals *t;
-    uint64_t nrows;
-    cq_minute *mins; /* minutes with visible windows, ascending */
-    size_t nmins, mins_cap;
-    int64_t last_end;
-} cq_tot;
-
-/* minute, windows, events, dropped, truncated, period (of the latest end),
- * first start, last end, rows, samples, value */
-static bool cq_totals_row(json_t *row, void *ctx)
-{
-    cq_tot *c = ctx;
-    store_flame_totals *t = c->t;
-    uint64_t windows = ch_u64(row, 1);
-    if (!windows)
-        return true;
-    int64_t first = ch_i64(row, 6), last = ch_i64(row, 7);
-    if (!t->windows || first < t->first_ns)
-        t->first_ns = first;
-    if (!t->windows || last >= c->last_end) {
-        c->last_end = last;
-        t->last_ns = last;
-        t->period_ns = ch_i64(row, 5);
-    }
-    t->windows += windows;
-    t->events += ch_u64(row, 2);
-    t->any_dropped |= ch_u64(row, 3) != 0;
-    t->any_truncated |= ch_u64(row, 4) != 0;
-    uint64_t rows = ch_u64(row, 8);
-    c->nrows += rows;
-    c->mins = jp_xgrow(c->mins, &c->mins_cap, c->nmins + 1, sizeof *c->mins);
-    c->mins[c->nmins++] = (cq_minute){.minute = ch_i64(row, 0),
-                                      .windows = windows,
-                                      .rows = rows,
-                                      .samples = ch_u64(row, 9),
-                                      .value = ch_u64(row, 10)};
-    return true;
-}
-
-typedef struct cq_runs {
-    const cq_tot *tot;
-    size_t at;                                /* next minute of tot to compare */
-    int64_t lo[CQ_RUNS_MAX], hi[CQ_RUNS_MAX]; /* roll-up minutes, inclusive */
-    size_t n;
-    uint64_t minutes; /* minutes read from the roll-up */
-} cq_runs;
-
-/* minute, windows, rows, samples, value of the roll-up markers, ascending:
- * a minute that matches its windows joins (or starts) a run */
-static bool cq_marker_row(json_t *row, void *ctx)
-{
-    cq_runs *r = ctx;
-    const cq_tot *t = r->tot;
-    int64_t minute = ch_i64(row, 0);
-    while (r->at < t->nmins && t->mins[r->at].minute < minute)
-        r->at++;
-    if (r->at >= t->nmins || t->mins[r->at].minute != minute)
-        return true;
-    const cq_minute *m = &t->mins[r->at];
-    if (m->windows != ch_u64(row, 1) || m->rows != ch_u64(row, 2) || m->samples != ch_u64(row, 3) ||
-        m->value != ch_u64(row, 4))
-        return true;
-    r->minutes++;
-    if (r->n && r->hi[r->n - 1] == minute - 1) {
-        r->hi[r->n - 1] = minute;
-        return true;
-    }
-    if (r->n == CQ_RUNS_MAX) {
-        r->minutes--; /* read raw: the query stays small */
-        return true;
-    }
-    r->lo[r->n] = r->hi[r->n] = minute;
-    r->n++;
-    return true;
-}
-
-/* " AND day ..." of the range (both tables' partitions) */
-static void cq_days_where(cq *q)
-{
-    jp_strbuf_puts(&q->sql, "day >= '");
-    ch_day_str(&q->sql, store_day_of(q->f->from_ns));
-    jp_strbuf_puts(&q->sql, "' AND day <= '");
-    ch_day_str(&q->sql, store_day_of(q->f->to_ns - 1));
-    jp_strbuf_puts(&q->sql, "'");
-}
-
-/* The minutes of the range that the roll-up can serve, as runs. */
-static jp_err cq_rollup_runs(cq *q, const cq_tot *tot, cq_runs *runs, jp_error *err)
-{
-    const store_filter *f = q->f;
-    memset(runs, 0, sizeof *runs);
-    runs->tot = tot;
-    if (f->pod || f->from_ns < 0 || !tot->nmins)
-        return JP_OK;
-    /* whole minutes inside [from, to) */
-    int64_t lo = (f->from_ns + CH_MINUTE_NS - 1) / CH_MINUTE_NS, hi = f->to_ns / CH_MINUTE_NS - 1;
-    if (lo > hi)
-        return JP_OK;
-    jp_strbuf_reset(&q->sql);
-    jp_strbuf_puts(&q->sql, "SELECT minute, sum(windows), sum(rows), sum(samples), sum(value) "
-                            "FROM jprof_rollup_1m WHERE ");
-    cq_days_where(q);
-    cq_eq(&q->sql, "ns", f->ns);
-    cq_eq(&q->sql, "service", f->service);
-    jp_strbuf_printf(&q->sql,
-                     " AND kind = %d AND minute >= %lld AND minute <= %lld AND m = 1 "
-                     "GROUP BY minute ORDER BY minute",
-                     f->kind, (long long)lo, (long long)hi);
-    ch_result res;
-    return cq_run(q, cq_marker_row, runs, &res, err);
-}
-
-typedef struct cq_flame {
-    cq *q;
-    store_stack_cb cb;
-    void *ctx;
-    const char **names;
-    size_t *lens;
-    uint8_t *kinds;
-    size_t names_cap, lens_cap, kinds_cap;
-    uint64_t missing;
-} cq_flame;
-
-/* stack_id, thread, samples, value, found, truncated, frames, kinds */
-static bool cq_stack_row(json_t *row, void *ctx)
-{
-    cq_flame *c = ctx;
-    if (!ch_u64(row, 4)) {
-        c->missing++;
-        return true;
-    }
-    json_t *fr = json_array_get(row, 6);
-    size_t depth = json_array_size(fr);
-    c->names = jp_xgrow(c->names, &c->names_cap, depth + 1, sizeof *c->names);
-    c->lens = jp_xgrow(c->lens, &c->lens_cap, depth + 1, sizeof *c->lens);
-    for (size_t i = 0; i < depth; i++) {
-        json_t *v = json_array_get(fr, i);
-        c->names[i] = json_is_string(v) ? json_string_value(v) : "?";
-        c->lens[i] = json_is_string(v) ? json_string_length(v) : 1;
-    }
-    /* the frame kinds when stored for every frame (an older row has []) */
-    json_t *kj = json_array_get(row, 7);
-    bool kinds = json_array_size(kj) == depth && depth;
-    c->kinds = jp_xgrow(c->kinds, &c->kinds_cap, depth + 1, 1);
-    for (size_t i = 0; kinds && i < depth; i++) {
-        json_int_t k = json_integer_value(json_array_get(kj, i));
-        c->kinds[i] = k >= 0 && k < JP_FRAME_KIND_COUNT ? (uint8_t)k : JP_FRAME_UNKNOWN;
-    }
-    store_stack_row r = {.stack_id = ch_u64(row, 0),
-                         .frames = c->names,
-                         .frame_lens = c->lens,
-                         .frame_kinds = kinds ? c->kinds : NULL,
-                         .depth = (uint32_t)depth,
-                         .truncated = ch_u64(row, 5) != 0,
-                         .thread = ch_str(row, 1, NULL),
-                         .samples = ch_u64(row, 2),
-                         .value = ch_u64(row, 3)};
-    return c->cb(&r, c->ctx);
-}
-
-/* The rows to aggregate: (stack_id, thread, samples, value) of the raw
- * windows outside the roll-up runs, and of the roll-up inside them. The raw
- * part names the time ranges it reads (not "NOT the runs"), so the primary
- * key skips the rest; with no such range it is left out. */
-static void cq_flame_source(cq *q, const cq_runs *runs)
-{
-    jp_strbuf *s = &q->sql;
-    const store_filter *f = q->f;
-    int64_t at = f->from_ns, gaps[CQ_RUNS_MAX + 1][2];
-    size_t ngaps = 0;
-    for (size_t i = 0; i <= runs->n; i++) {
-        int64_t end = i < runs->n ? runs->lo[i] * CH_MINUTE_NS : f->to_ns;
-        if (end > at) {
-            gaps[ngaps][0] = at;
-            gaps[ngaps++][1] = end;
-        }
-        if (i < runs->n)
-            at = (runs->hi[i] + 1) * CH_MINUTE_NS;
-    }
-    if (ngaps) {
-        jp_strbuf_puts(s, "SELECT stack_id, thread, samples, value FROM jprof_samples");
-        cq_where(q, "start_ns", true);
-        cq_eq(s, "thread", f->thread);
-        if (runs->n) {
-            jp_strbuf_puts(s, " AND (");
-            for (size_t i = 0; i < ngaps; i++)
-                jp_strbuf_printf(s, "%s(start_ns >= %lld AND start_ns < %lld)", i ? " OR " : "",
-                                 (long long)gaps[i][0], (long long)gaps[i][1]);
-            jp_strbuf_puts(s, ")");
-        }
-    }
-    if (!runs->n)
-        return;
-    if (ngaps)
-        jp_strbuf_puts(s, " UNION ALL ");
-    jp_strbuf_puts(s, "SELECT stack_id, thread, samples, value FROM jprof_rollup_1m WHERE ");
-    cq_days_where(q);
-    cq_eq(s, "ns", f->ns);
-    cq_eq(s, "service", f->service);
-    jp_strbuf_printf(s, " AND kind = %d AND m = 0", f->kind);
-    cq_eq(s, "thread", f->thread);
-    jp_strbuf_puts(s, " AND (");
-    for (size_t i = 0; i < runs->n; i++)
-        jp_strbuf_printf(s, "%s(minute >= %lld AND minute <= %lld)", i ? " OR " : "",
-                         (long long)runs->lo[i], (long long)runs->hi[i]);
-    jp_strbuf_puts(s, ")");
-}
-
-jp_err ch_flame(store *s, const store_filter *f, const store_budget *b, store_stack_cb cb,
-                void *ctx, store_flame_totals *totals, store_query_info *info, jp_error *err)
-{
-    cq q;
-    cq_init(&q, s, f, b, info);
-    store_flame_totals tot_local;
-    if (!totals)
-        totals = &tot_local;
-    memset(totals, 0, sizeof *totals);
-    if (!f->ns || !f->service || f->kind < 0 || f->kind >= JP_KIND_COUNT)
-        return cq_done(&q, jp_error_set(err, JP_ERR_USAGE, "flame needs namespace, service, kind"));
-    ch_result res;
-    jp_strbuf_printf(&q.sql,
-                     "SELECT intDiv(start_ns, %lld) AS mi, count(), sum(events), max(dropped), "
-                     "max(truncated), argMax(period_ns, end_ns), min(start_ns), max(end_ns), "
-                     "sum(nrows), sum(samples), sum(value) FROM jprof_windows",
-                     (long long)CH_MINUTE_NS);
-    cq_where(&q, "start_ns", true);
-    jp_strbuf_puts(&q.sql, " GROUP BY mi ORDER BY mi");
-    cq_tot tot = {.t = totals};
-    cq_runs runs;
-    cq_flame c = {.q = &q, .cb = cb, .ctx = ctx};
-    jp_err rc = cq_run(&q, cq_totals_row, &tot, &res, err);
-    if (!rc && !info->partial)
-        rc = cq_rollup_runs(&q, &tot, &runs, err);
-    if (rc || info->partial)
-        goto out;
-    info->windows_scanned = totals->windows;
-    jp_strbuf_reset(&q.sql);
-    jp_strbuf_puts(&q.sql,
-                   "SELECT stack_id, thread, samples, value, found, truncated, frames, kinds "
-                   "FROM (SELECT stack_id, thread, sum(samples) AS samples, "
-                   "sum(value) AS value FROM (");
-    cq_flame_source(&q, &runs);
-    jp_strbuf_puts(&q.sql, ") GROUP BY stack_id, thread) ANY LEFT JOIN (SELECT stack_id, "
-                           "toUInt8(1) AS found, any(truncated) AS truncated, any(frames) AS "
-                           "frames, any(kinds) AS kinds FROM jprof_stacks WHERE ");
-    cq_days_where(&q);
-    jp_strbuf_puts(&q.sql, " AND stack_id IN (SELECT stack_id FROM (");
-    cq_flame_source(&q, &runs);
-    /* the heaviest stacks first, so a cut answer keeps what matters */
-    jp_strbuf_puts(&q.sql, ")) GROUP BY stack_id) USING stack_id ORDER BY value DESC, stack_id, "
-                           "thread");
-    if (b && b->max_stacks)
-        jp_strbuf_printf(&q.sql, " LIMIT %llu", (unsigned long long)b->max_stacks);
-    rc = cq_run(&q, cq_stack_row, &c, &res, err);
-    if (!rc && res.stopped)
-        info->stopped = true;
-    if (!rc && b && b->max_stacks && res.rows_before_limit > b->max_stacks)
-        store_info_partial(q.info, "more than %llu distinct stacks",
-                           (unsigned long long)b->max_stacks);
-    if (!rc && c.missing)
-        store_info_partial(q.info, "a stack of a stored window is missing");
-    /* what the caller calls rows: the stack rows of the matched windows
-     * (ClickHouse's own rows_read also counts index granules, the roll-up
-     * and the visibility subquery; it is what the row budget is checked
-     * against) */
-    info->rows_scanned = tot.nrows;
-out:
-    free(tot.mins);
-    free(c.names);
-    free(c.lens);
-    free(c.kinds);
-    return cq_done(&q, rc);
-}
-
 /* ---- documents ---- */
 
 typedef struct cq_docs {
@@ -743,7 +459,7 @@ jp_err ch_ingestion(store *s, const store_filter *f, const store_budget *b, stor
     cq_init(&q, s, f, b, info);
     ch_flush_rejects(q.st);
     jp_strbuf_puts(&q.sql,
-                   "SELECT collector, countIf(outcome = 0), countIf(outcome = 1), "
+                   "SELECT collector, countIf(outcome = 0 AND part = 0), countIf(outcome = 1), "
                    "countIf(outcome = 2), sum(windows), sum(rows), sum(bytes), min(received_ns), "
                    "maxIf(received_ns, heartbeat = 1), "
                    "argMaxIf(version, received_ns, outcome < 2 AND version != ''), "
@@ -758,9 +474,10 @@ jp_err ch_ingestion(store *s, const store_filter *f, const store_budget *b, stor
     jp_strbuf_puts(&q.sql, "' AND day <= '");
     ch_day_str(&q.sql, store_day_of(f->to_ns - 1));
     jp_strbuf_printf(&q.sql,
-                     "' AND received_ns >= %lld AND received_ns < %lld AND "
-                     "(outcome != 0 OR" CH_VISIBLE ") GROUP BY collector ORDER BY collector",
+                     "' AND received_ns >= %lld AND received_ns < %lld AND (outcome != 0 OR",
                      (long long)f->from_ns, (long long)f->to_ns);
+    ch_visible(&q.sql, q.st, store_day_of(f->from_ns));
+    jp_strbuf_puts(&q.sql, ") GROUP BY collector ORDER BY collector");
     cq_ing c = {.cb = cb, .ctx = ctx};
     ch_result res;
     jp_err rc = cq_run(&q, cq_ing_row, &c, &res, err);
@@ -819,24 +536,27 @@ static int cq_day_cmp(const void *a, const void *b)
 }
 
 #define CQ_Z "toUInt64(0)"
+/* Per day: windows, stack rows, stacks, documents, batches; {V} stands for
+ * the visibility condition (rows of attempts that did not win are stored but
+ * not counted). */
 static const char cq_days_sql[] =
     "SELECT toString(day), sum(w), sum(r), sum(s), sum(d), sum(b) FROM ("
     "SELECT day, count() AS w, sum(nrows) AS r, " CQ_Z " AS s, " CQ_Z " AS d, " CQ_Z
-    " AS b FROM jprof_windows GROUP BY day UNION ALL "
+    " AS b FROM jprof_windows WHERE {V} GROUP BY day UNION ALL "
     "SELECT day, " CQ_Z ", " CQ_Z ", toUInt64(uniqExact(stack_id)), " CQ_Z ", " CQ_Z
     " FROM jprof_stacks GROUP BY day UNION ALL "
     "SELECT day, " CQ_Z ", " CQ_Z ", " CQ_Z ", count(), " CQ_Z
-    " FROM jprof_statuses GROUP BY day UNION ALL "
+    " FROM jprof_statuses WHERE {V} GROUP BY day UNION ALL "
     "SELECT day, " CQ_Z ", " CQ_Z ", " CQ_Z ", count(), " CQ_Z
-    " FROM jprof_snapshots GROUP BY day UNION ALL "
+    " FROM jprof_snapshots WHERE {V} GROUP BY day UNION ALL "
     "SELECT day, " CQ_Z ", " CQ_Z ", " CQ_Z ", count(), " CQ_Z
-    " FROM jprof_deadlocks GROUP BY day UNION ALL "
+    " FROM jprof_deadlocks WHERE {V} GROUP BY day UNION ALL "
     "SELECT day, " CQ_Z ", " CQ_Z ", " CQ_Z ", count(), " CQ_Z
-    " FROM jprof_gc GROUP BY day UNION ALL "
+    " FROM jprof_gc WHERE {V} GROUP BY day UNION ALL "
     "SELECT day, " CQ_Z ", " CQ_Z ", " CQ_Z ", count(), " CQ_Z
-    " FROM jprof_heaps GROUP BY day UNION ALL "
-    "SELECT day, " CQ_Z ", " CQ_Z ", " CQ_Z ", " CQ_Z ", countIf(outcome = 0)"
-    " FROM jprof_ingest GROUP BY day) GROUP BY day";
+    " FROM jprof_heaps WHERE {V} GROUP BY day UNION ALL "
+    "SELECT day, " CQ_Z ", " CQ_Z ", " CQ_Z ", " CQ_Z ", countIf(outcome = 0 AND part = 0)"
+    " FROM jprof_ingest WHERE outcome = 0 AND {V} GROUP BY day) GROUP BY day";
 
 jp_err ch_days(store *s, store_day_cb cb, void *ctx, jp_error *err)
 {
@@ -844,13 +564,28 @@ jp_err ch_days(store *s, store_day_cb cb, void *ctx, jp_error *err)
     int64_t t0 = jp_time_mono_ns();
     cq_days d = {.retention_days = st->retention_days};
     ch_result res;
-    jp_err rc = ch_select(st, cq_days_sql, NULL, cq_day_counts, &d, &res, err);
+    jp_strbuf sql, vis;
+    jp_strbuf_init(&sql, 0);
+    jp_strbuf_init(&vis, 0);
+    ch_visible(&vis, st, INT64_MIN);
+    for (const char *p = cq_days_sql; *p;) {
+        if (!strncmp(p, "{V}", 3)) {
+            jp_strbuf_append(&sql, vis.data, vis.len);
+            p += 3;
+        } else {
+            jp_strbuf_putc(&sql, *p++);
+        }
+    }
+    jp_err rc = ch_select(st, sql.data, NULL, cq_day_counts, &d, &res, err);
+    jp_strbuf_cleanup(&sql);
+    jp_strbuf_cleanup(&vis);
     if (!rc) {
         jp_strbuf q;
         jp_strbuf_init(&q, 0);
-        jp_strbuf_puts(&q, "SELECT partition, sum(bytes_on_disk) FROM system.parts WHERE active "
-                           "AND database = ");
-        ch_sql_str(&q, st->database);
+        jp_strbuf_puts(&q, "SELECT partition, sum(bytes_on_disk) FROM ");
+        ch_parts_table(st, &q);
+        jp_strbuf_puts(&q, " WHERE active AND database = ");
+        ch_sql_str(&q, st->local_db);
         jp_strbuf_puts(&q, " AND table LIKE 'jprof\\\\_%' AND table != 'jprof_schema' "
                            "GROUP BY partition");
         rc = ch_select(st, q.data, NULL, cq_day_bytes, &d, &res, err);

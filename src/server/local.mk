@@ -4,7 +4,7 @@ libjpserver_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(ZSTD_CFLAGS) $(JANSSON_CF
 libjpserver_a_SOURCES = \
 	src/server/store.c src/server/store.h \
 	src/server/store_sqlite.c src/server/store_sqlite.h src/server/sqlite_int.h \
-	src/server/sqlite_query.c src/server/sqlite_write.c src/server/sqlite_agg.c \
+	src/server/sqlite_query.c src/server/sqlite_write.c src/server/winblob.c src/server/winblob.h \
 	src/server/sqlite_rollup.c
 libjpserver_a_SOURCES += \
 	src/server/auth.c src/server/auth.h \
@@ -39,5 +39,6 @@ EXTRA_DIST += bench/server/run
 libjpserver_a_CFLAGS += $(CURL_CFLAGS)
 libjpserver_a_SOURCES += \
 	src/server/store_clickhouse.c src/server/store_clickhouse.h src/server/ch_int.h \
-	src/server/ch_http.c src/server/ch_query.c
+	src/server/ch_http.c src/server/ch_query.c src/server/ch_write.c \
+	src/server/ch_rollup.c src/server/ch_schema.c src/server/ch_flame.c
 jprof_server_LDADD += $(CURL_LIBS)

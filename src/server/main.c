@@ -37,7 +37,8 @@ static void usage(FILE *f)
            "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
            "  --web-dir DIR           serve the web page from DIR (default: the built-in copy)\n"
            "  --max-connections N     concurrent connections (default 1024)\n"
-           "  --threads N             request handler threads (default 4 per core)\n"
+           "  --threads N             request handler threads (default 4 per core, 64 with\n"
+           "                          --clickhouse)\n"
            "  --max-body BYTES        request body limit on the wire (default 16 MiB)\n"
            "  --max-decompressed BYTES  limit after zstd (default 128 MiB)\n"
            "  --query-budget DURATION time budget of one query (default 3s)\n"
@@ -199,6 +200,12 @@ static int apply_option(int o, srv_config *c, const char **data_dir)
     case O_SKEW:
         if (jp_duration_parse(optarg, &c->max_clock_skew_ns, &e) != JP_OK) {
             fprintf(stderr, "jprof-server: --max-clock-skew: %s\n", e.msg);
+            return 2;
+        }
+        /* the ClickHouse store looks for a batch's commit markers from the
+         * day before its windows' day on */
+        if (c->max_clock_skew_ns > 86400 * JP_NS_PER_SEC) {
+            fprintf(stderr, "jprof-server: --max-clock-skew is at most 1d\n");
             return 2;
         }
         break;
@@ -375,6 +382,10 @@ int main(int argc, char **argv)
     sigdelset(&waitmask, SIGTERM);
     sigdelset(&waitmask, SIGHUP);
     store_config sc = {.retention_days = s.cfg.retention_days};
+    /* a write to ClickHouse holds its handler thread until its group is
+     * written, so large groups need many of them (they mostly wait) */
+    if (ch_opt.url && !s.cfg.workers)
+        s.cfg.workers = 64;
     char store_desc[512];
     snprintf(store_desc, sizeof store_desc, "sqlite in %s", data_dir);
     if (ch_opt.url ? store_clickhouse_open(&ch_opt, &sc, &s.st, &e) != JP_OK

@@ -11,6 +11,7 @@
 #include "base/hash.h"
 #include "base/strbuf.h"
 #include "server/store.h"
+#include "server/winblob.h"
 
 /* A day file's schema (meta.schema_version). Version 2 added statuses.mode
  * and statuses.until_time (the target's policy: continuous, temporary until
@@ -52,8 +53,6 @@ void sq_day_path(const sq_store *st, int64_t day, jp_strbuf *out);
 size_t sq_list_days(const sq_store *st, int64_t *days, size_t max);
 /* Opens a day read-only (NULL when the file is missing or unreadable; err says). */
 sqlite3 *sq_open_ro(const sq_store *st, int64_t day, jp_error *err);
-/* Thread id of a thread name (0 is reserved for "no thread"). */
-uint64_t sq_thread_id(const char *name, size_t len);
 /* Hash of a target's (namespace, service, pod) key. */
 uint64_t sq_target_key(const char *ns, const char *service, const char *pod);
 
@@ -81,7 +80,6 @@ jp_err sq_days(store *s, store_day_cb cb, void *ctx, jp_error *err);
 /* Blob of one window's rows: varint thread count, that many u64 thread ids,
  * then per row u64 stack id, varint thread slot (0 none, k = ids[k-1]),
  * varint samples, varint value; zstd-compressed. */
-bool sq_blob_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
 
 /* ---- writer internals (store_sqlite.c, sqlite_write.c) ---- */
 
@@ -114,13 +112,6 @@ struct sq_day {
 };
 
 /* One window's rows, encoded and compressed before the writer sees them. */
-typedef struct sq_wblob {
-    void *z;
-    size_t zlen;
-    uint64_t samples, value;
-    uint32_t *threads; /* batch thread indexes used by the window */
-    size_t nthreads;
-} sq_wblob;
 
 /* A queued request: a batch to write or a retention run. */
 struct sq_req {
@@ -133,9 +124,9 @@ struct sq_req {
     jp_error *err;
     jp_err rc;
     bool done;
-    bool duplicate;  /* writer scratch */
-    uint64_t *tids;  /* thread id per batch thread name */
-    sq_wblob *blobs; /* per window (empty for skipped windows) */
+    bool duplicate;   /* writer scratch */
+    uint64_t *tids;   /* thread id per batch thread name */
+    wb_window *blobs; /* per window (empty for skipped windows) */
     sq_req *next;
 };
 
@@ -151,9 +142,6 @@ bool sq_doc_day_ok(int64_t day, int64_t now, int retention);
 /* Writes everything of request r that belongs to day d (inside the caller's transaction). */
 jp_err sq_write_part(sq_store *st, sq_day *d, sq_req *r, int64_t now, jp_strbuf *tmp,
                      jp_error *err);
-jp_err sq_window_encode(const jp_batch *b, size_t wi, const uint64_t *tids, sq_wblob *out,
-                        jp_error *err);
-void sq_wblob_cleanup(sq_wblob *w);
 
 /* ---- rollups (sqlite_rollup.c) ---- */
 
@@ -164,36 +152,5 @@ void sq_wblob_cleanup(sq_wblob *w);
 uint32_t sq_rollup_run(sq_store *st, size_t max);
 /* The writer's connection to a day (opening or creating it). */
 jp_err sq_day_get(sq_store *st, int64_t day, sq_day **out, jp_error *err);
-
-/* ---- aggregation (sqlite_agg.c) ---- */
-
-typedef struct sq_cell {
-    uint64_t stack, thread, samples, value;
-} sq_cell;
-
-/* (stack, thread) -> sums. Stack ids are already well-mixed 64-bit hashes,
- * so the table indexes by them directly: this loop runs once per stored row
- * and dominates a flame query. Open addressing, linear probing, <= 50% full. */
-typedef struct sq_agg {
-    sq_cell *cells; /* slots; stack == 0 && thread == 0 && !used means empty */
-    uint8_t *used;
-    size_t cap, n;
-} sq_agg;
-
-void sq_agg_grow(sq_agg *a);
-void sq_agg_add(sq_agg *a, uint64_t stack, uint64_t thread, uint64_t samples, uint64_t value);
-/* Packs the used slots to the front: cells[0..n) afterwards. */
-void sq_agg_compact(sq_agg *a);
-void sq_agg_free(sq_agg *a);
-/* Adds a decoded window blob (uncompressed) to a; want_thread 0 = all.
- * *rows gets the rows read. False when the blob is damaged. */
-bool sq_blob_decode(const uint8_t *p, size_t len, uint64_t want_thread, sq_agg *a, uint64_t *rows);
-/* Encodes a compacted aggregate in the window blob format, zstd-compressed
- * (*z heap, free()). */
-jp_err sq_agg_encode(const sq_agg *a, void **z, size_t *zlen, jp_error *err);
-/* Decompresses a stored blob of nrows rows into *buf (grown as needed),
- * refusing anything larger than nrows can explain. */
-bool sq_blob_unpack(void *dctx, const void *z, size_t zlen, uint64_t nrows, uint8_t **buf,
-                    size_t *cap, size_t *len);
 
 #endif

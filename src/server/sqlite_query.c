@@ -353,7 +353,7 @@ static bool q_covered(const q_cover *cv, int64_t start)
 /* Reads the rows of one result set (windows of a target, or rollups) into
  * the aggregate. Columns: start, end, period, events, flags, nrows, data
  * [, windows, bucket]. */
-static void q_flame_rows(q_flame_ctx *c, sqlite3_stmt *st, sq_agg *a, q_cover *cv, bool rollup)
+static void q_flame_rows(q_flame_ctx *c, sqlite3_stmt *st, wb_agg *a, q_cover *cv, bool rollup)
 {
     sq_q *q = c->q;
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -371,8 +371,8 @@ static void q_flame_rows(q_flame_ctx *c, sqlite3_stmt *st, sq_agg *a, q_cover *c
         const void *z = sqlite3_column_blob(st, 6);
         size_t zlen = (size_t)sqlite3_column_bytes(st, 6), got;
         uint64_t rows = 0;
-        if (!sq_blob_unpack(c->dctx, z, zlen, nrows, &c->buf, &c->buf_cap, &got) ||
-            !sq_blob_decode(c->buf, got, c->want_thread, a, &rows)) {
+        if (!wb_unpack(c->dctx, z, zlen, nrows, &c->buf, &c->buf_cap, &got) ||
+            !wb_decode(c->buf, got, c->want_thread, a, &rows)) {
             store_info_partial(q->info, "a stored window is damaged");
             continue;
         }
@@ -402,7 +402,7 @@ static void q_flame_rows(q_flame_ctx *c, sqlite3_stmt *st, sq_agg *a, q_cover *c
 
 /* The rollups of the whole buckets inside [from, to) (service-level queries
  * only: a pod filter needs the windows themselves). */
-static void q_flame_rollups(q_flame_ctx *c, sqlite3 *db, sq_agg *a, q_cover *cv)
+static void q_flame_rollups(q_flame_ctx *c, sqlite3 *db, wb_agg *a, q_cover *cv)
 {
     const store_filter *f = c->q->f;
     int64_t b0 = (f->from_ns + SQ_ROLLUP_NS - 1) / SQ_ROLLUP_NS, b1 = f->to_ns / SQ_ROLLUP_NS;
@@ -424,7 +424,7 @@ static void q_flame_rollups(q_flame_ctx *c, sqlite3 *db, sq_agg *a, q_cover *cv)
 }
 
 /* Resolves frames and thread names of the aggregate and hands rows over. */
-static bool q_flame_emit(sq_q *q, sqlite3 *db, sq_agg *a, store_stack_cb cb, void *ctx)
+static bool q_flame_emit(sq_q *q, sqlite3 *db, wb_agg *a, store_stack_cb cb, void *ctx)
 {
     sqlite3_stmt *ss = NULL, *th = NULL;
     sqlite3_prepare_v2(db, "SELECT depth,truncated,frames,kinds FROM stacks WHERE id=?", -1, &ss,
@@ -436,7 +436,7 @@ static bool q_flame_emit(sq_q *q, sqlite3 *db, sq_agg *a, store_stack_cb cb, voi
     uint64_t thread_id = 0;
     bool go = ss && th;
     for (size_t i = 0; i < a->n && go; i++) {
-        sq_cell *c = &a->cells[i];
+        wb_cell *c = &a->cells[i];
         sqlite3_bind_int64(ss, 1, (int64_t)c->stack);
         if (sqlite3_step(ss) != SQLITE_ROW) {
             store_info_partial(q->info, "a stack of a stored window is missing");
@@ -491,9 +491,9 @@ static bool q_flame_emit(sq_q *q, sqlite3 *db, sq_agg *a, store_stack_cb cb, voi
     return go;
 }
 
-static int sq_cell_cmp_thread(const void *x, const void *y)
+static int wb_cell_cmp_thread(const void *x, const void *y)
 {
-    const sq_cell *a = x, *b = y;
+    const wb_cell *a = x, *b = y;
     return a->thread < b->thread ? -1 : a->thread > b->thread;
 }
 
@@ -510,7 +510,7 @@ jp_err sq_flame(store *s, const store_filter *f, const store_budget *b, store_st
         return q_done(&q, jp_error_set(err, JP_ERR_USAGE, "flame needs namespace, service, kind"));
     q_flame_ctx c = {.q = &q, .dctx = ZSTD_createDCtx(), .totals = totals};
     if (f->thread)
-        c.want_thread = sq_thread_id(f->thread, strlen(f->thread));
+        c.want_thread = wb_thread_id(f->thread, strlen(f->thread));
     int64_t days[SQ_MAX_DAYS];
     size_t nd = q_days(&q, days);
     bool go = true;
@@ -518,7 +518,7 @@ jp_err sq_flame(store *s, const store_filter *f, const store_budget *b, store_st
         sqlite3 *db = q_open_day(&q, days[i]);
         if (!db)
             continue;
-        sq_agg a = {0};
+        wb_agg a = {0};
         q_cover cv = {0};
         q_flame_rollups(&c, db, &a, &cv);
         sqlite3_stmt *ts = q_targets_stmt(db, f), *ws = NULL;
@@ -536,12 +536,12 @@ jp_err sq_flame(store *s, const store_filter *f, const store_budget *b, store_st
         free(cv.b);
         sqlite3_finalize(ts);
         sqlite3_finalize(ws);
-        sq_agg_compact(&a);
+        wb_agg_compact(&a);
         /* rows of one thread together, so thread names are looked up once */
         if (a.n && f->thread == NULL)
-            qsort(a.cells, a.n, sizeof *a.cells, sq_cell_cmp_thread);
+            qsort(a.cells, a.n, sizeof *a.cells, wb_cell_cmp_thread);
         go = q_flame_emit(&q, db, &a, cb, ctx);
-        sq_agg_free(&a);
+        wb_agg_free(&a);
         sqlite3_close(db);
     }
     ZSTD_freeDCtx(c.dctx);

@@ -43,7 +43,7 @@ static jp_err sq_rollup_build(sq_day *d, const sq_bucket *bk, void *dctx, uint8_
                               size_t *cap, jp_error *err)
 {
     sqlite3_stmt *ws = NULL, *ins = NULL;
-    sq_agg a = {0};
+    wb_agg a = {0};
     jp_err rc = JP_OK;
     int64_t first = 0, last = 0, period = 0;
     uint64_t windows = 0, events = 0;
@@ -61,9 +61,9 @@ static jp_err sq_rollup_build(sq_day *d, const sq_bucket *bk, void *dctx, uint8_
     while (sqlite3_step(ws) == SQLITE_ROW) {
         size_t len;
         uint64_t rows;
-        if (!sq_blob_unpack(dctx, sqlite3_column_blob(ws, 6), (size_t)sqlite3_column_bytes(ws, 6),
-                            (uint64_t)sqlite3_column_int64(ws, 5), buf, cap, &len) ||
-            !sq_blob_decode(*buf, len, 0, &a, &rows))
+        if (!wb_unpack(dctx, sqlite3_column_blob(ws, 6), (size_t)sqlite3_column_bytes(ws, 6),
+                       (uint64_t)sqlite3_column_int64(ws, 5), buf, cap, &len) ||
+            !wb_decode(*buf, len, 0, &a, &rows))
             continue; /* a damaged window stays unrolled: queries report it */
         int64_t s = sqlite3_column_int64(ws, 0), e = sqlite3_column_int64(ws, 1);
         if (!first || s < first)
@@ -78,10 +78,10 @@ static jp_err sq_rollup_build(sq_day *d, const sq_bucket *bk, void *dctx, uint8_
     }
     if (!windows)
         goto out;
-    sq_agg_compact(&a);
+    wb_agg_compact(&a);
     void *z;
     size_t zlen;
-    if ((rc = sq_agg_encode(&a, &z, &zlen, err)))
+    if ((rc = wb_agg_encode(&a, &z, &zlen, err)))
         goto out;
     sqlite3_bind_text(ins, 1, bk->ns, -1, SQLITE_STATIC);
     sqlite3_bind_text(ins, 2, bk->service, -1, SQLITE_STATIC);
@@ -100,7 +100,7 @@ static jp_err sq_rollup_build(sq_day *d, const sq_bucket *bk, void *dctx, uint8_
 out:
     sqlite3_finalize(ws);
     sqlite3_finalize(ins);
-    sq_agg_free(&a);
+    wb_agg_free(&a);
     return rc;
 }
 

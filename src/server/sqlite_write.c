@@ -145,77 +145,13 @@ static jp_err sq_put_thread(sq_day *d, const char *name, uint64_t tid, jp_error 
     return rc;
 }
 
-static void sq_put_u64le(jp_strbuf *b, uint64_t v)
-{
-    uint8_t x[8];
-    for (int i = 0; i < 8; i++)
-        x[i] = (uint8_t)(v >> (8 * i));
-    jp_strbuf_append(b, x, 8);
-}
-
-/* Encodes and compresses one window's rows. Runs on the request's own
- * thread, so the single writer thread only inserts ready blobs. */
-jp_err sq_window_encode(const jp_batch *b, size_t wi, const uint64_t *tids, sq_wblob *out,
-                        jp_error *err)
-{
-    const jp_batch_window *w = &b->windows[wi];
-    memset(out, 0, sizeof *out);
-    jp_u64map slots; /* thread id -> slot (1-based) */
-    jp_u64map_init(&slots);
-    size_t cap = 0;
-    jp_strbuf blob;
-    jp_strbuf_init(&blob, 0);
-    for (size_t r = 0; r < w->nrows; r++) {
-        const jp_batch_row *row = &w->rows[r];
-        out->samples += row->samples;
-        out->value += row->value;
-        if (row->thread == JP_BATCH_NO_THREAD)
-            continue;
-        bool ins;
-        jp_u64map_upsert(&slots, tids[row->thread], out->nthreads + 1, &ins);
-        if (ins) {
-            out->threads = jp_xgrow(out->threads, &cap, out->nthreads + 1, sizeof *out->threads);
-            out->threads[out->nthreads++] = row->thread;
-        }
-    }
-    jp_strbuf_put_varint(&blob, out->nthreads);
-    for (size_t i = 0; i < out->nthreads; i++)
-        sq_put_u64le(&blob, tids[out->threads[i]]);
-    for (size_t r = 0; r < w->nrows; r++) {
-        const jp_batch_row *row = &w->rows[r];
-        uint64_t slot = 0;
-        if (row->thread != JP_BATCH_NO_THREAD)
-            jp_u64map_get(&slots, tids[row->thread], &slot);
-        sq_put_u64le(&blob, b->stacks[row->stack].id);
-        jp_strbuf_put_varint(&blob, slot);
-        jp_strbuf_put_varint(&blob, row->samples);
-        jp_strbuf_put_varint(&blob, row->value);
-    }
-    jp_u64map_cleanup(&slots);
-    size_t bound = ZSTD_compressBound(blob.len);
-    out->z = jp_xmalloc(bound);
-    size_t zlen = ZSTD_compress(out->z, bound, blob.data ? blob.data : "", blob.len, 1);
-    jp_strbuf_cleanup(&blob);
-    if (ZSTD_isError(zlen))
-        return jp_error_set(err, JP_ERR_INTERNAL, "zstd: %s", ZSTD_getErrorName(zlen));
-    out->zlen = zlen;
-    return JP_OK;
-}
-
-void sq_wblob_cleanup(sq_wblob *w)
-{
-    free(w->z);
-    free(w->threads);
-    memset(w, 0, sizeof *w);
-}
-
 /* Stores one prepared window (its stacks and thread names first). */
 static jp_err sq_put_window(sq_day *d, const sq_req *rq, size_t wi, int64_t bkey, jp_strbuf *tmp,
                             store_write_result *res, jp_error *err)
 {
     const jp_batch *b = rq->b;
     const jp_batch_window *w = &b->windows[wi];
-    const sq_wblob *wb = &rq->blobs[wi];
+    const wb_window *wb = &rq->blobs[wi];
     int64_t target;
     jp_err rc = sq_target_id(d, &w->target, &target, err);
     for (size_t r = 0; r < w->nrows && !rc; r++)

@@ -157,31 +157,11 @@ sqlite3 *sq_open_ro(const sq_store *st, int64_t day, jp_error *err)
     return db;
 }
 
-uint64_t sq_thread_id(const char *name, size_t len)
-{
-    uint64_t h = jp_hash_bytes(name, len);
-    return h ? h : 1;
-}
-
 uint64_t sq_target_key(const char *ns, const char *service, const char *pod)
 {
     uint64_t h = jp_hash_bytes(ns ? ns : "", ns ? strlen(ns) : 0);
     h = jp_hash_combine(h, jp_hash_bytes(service ? service : "", service ? strlen(service) : 0));
     return jp_hash_combine(h, jp_hash_bytes(pod ? pod : "", pod ? strlen(pod) : 0));
-}
-
-bool sq_blob_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-    uint64_t r = 0;
-    for (int shift = 0; shift < 64 && *p < end; shift += 7) {
-        uint8_t c = *(*p)++;
-        r |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80)) {
-            *v = r;
-            return true;
-        }
-    }
-    return false;
 }
 
 void sq_stats_query(sq_store *st, int64_t ns, bool error)
@@ -523,14 +503,6 @@ static size_t sq_group_days(sq_store *st, sq_req **reqs, size_t n, int64_t now, 
     return out;
 }
 
-static uint64_t *sq_thread_ids(const jp_batch *b)
-{
-    uint64_t *t = jp_xcalloc(b->nthreads + 1, sizeof *t);
-    for (size_t i = 0; i < b->nthreads; i++)
-        t[i] = sq_thread_id(b->threads[i], strlen(b->threads[i]));
-    return t;
-}
-
 /* One transaction on one day: all non-duplicate batches' parts (+ ledger). */
 static jp_err sq_day_tx(sq_store *st, int64_t day, bool ledger, sq_req **reqs, size_t n,
                         int64_t now, sq_reject *rej, size_t nrej, jp_error *err)
@@ -762,16 +734,16 @@ static jp_err sq_write_batch(store *s, const jp_batch *b, const store_write_opts
 {
     sq_req r = {.type = SQ_REQ_WRITE, .b = b, .opt = opt, .res = res, .err = err};
     /* the CPU-heavy part (row encoding, compression) runs here, in parallel */
-    r.tids = sq_thread_ids(b);
+    r.tids = wb_thread_ids(b);
     r.blobs = jp_xcalloc(b->nwindows + 1, sizeof *r.blobs);
     jp_err rc = JP_OK;
     for (size_t i = 0; i < b->nwindows && !rc; i++)
         if (!(opt && opt->skip_windows && opt->skip_windows[i]))
-            rc = sq_window_encode(b, i, r.tids, &r.blobs[i], err);
+            rc = wb_window_encode(b, i, r.tids, &r.blobs[i], err);
     if (!rc)
         rc = sq_submit(s->impl, &r, err);
     for (size_t i = 0; i < b->nwindows; i++)
-        sq_wblob_cleanup(&r.blobs[i]);
+        wb_window_cleanup(&r.blobs[i]);
     free(r.blobs);
     free(r.tids);
     return rc;

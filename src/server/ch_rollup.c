@@ -1,0 +1,242 @@
+/* ch_rollup.c - the ClickHouse store's per-minute roll-up, built in memory.
+ *
+ * Every committed window is added here, summed per (namespace, service,
+ * kind, minute of its start) and per (stack, thread) over all pods and all
+ * agents whose batches this process wrote. Once a minute is over by
+ * CH_ROLLUP_DELAY (the agents upload a window when it ends) and no window
+ * came for it in CH_ROLLUP_IDLE, its sums go to jprof_rollup as one row,
+ * with the number of windows, stack rows, samples and value they cover. A query takes a minute from
+ * the roll-up only when the roll-up rows of that minute cover exactly what jprof_windows says of
+ * its visible windows (ch_query.c): several rows of one minute (from other replicas, or late
+ * windows written after the first) add up; a minute whose roll-up was lost (a crash, a failed
+ * insert), doubled (two replicas accepting one batch) or is still in memory is read from the raw
+ * rows, so answers stay exact. Memory is bounded: past CH_ROLLUP_ENTRIES
+ * everything pending is written at once. The sums travel as the window
+ * blob both stores use (winblob.h), with the thread names beside it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/timeutil.h"
+#include "base/xalloc.h"
+#include "server/ch_int.h"
+#include "server/winblob.h"
+
+#define CH_ROLLUP_DELAY (30 * JP_NS_PER_SEC) /* after the minute's end, at least */
+#define CH_ROLLUP_IDLE (5 * JP_NS_PER_SEC)   /* and this long without a new window */
+#define CH_ROLLUP_AGE (300 * JP_NS_PER_SEC)  /* a minute kept longer is written anyway */
+#define CH_ROLLUP_ENTRIES (4u << 20)         /* (stack, thread) sums held at most */
+
+/* One (namespace, service, kind, minute). */
+typedef struct ch_racc {
+    char *ns, *service;
+    int kind;
+    int64_t minute;
+    int64_t born, last; /* jp_time_mono_ns() when it was made, last added to */
+    uint64_t windows, nrows, samples, value;
+    wb_agg agg;     /* (stack, thread id) -> sums */
+    char **threads; /* the names of the thread ids in agg, each once */
+    size_t nthreads, threads_cap;
+    jp_u64map tidx; /* thread id -> 1 */
+} ch_racc;
+
+struct ch_rollup {
+    pthread_mutex_t mu;
+    ch_racc **acc;
+    size_t n, cap;
+    jp_u64map idx; /* hash(ns, service, kind, minute) -> index + 1 (probing) */
+    size_t entries;
+};
+
+static uint64_t ch_racc_key(const char *ns, const char *service, int kind, int64_t minute)
+{
+    uint64_t h =
+        jp_hash_combine(jp_hash_bytes(ns, strlen(ns)), jp_hash_bytes(service, strlen(service)));
+    return jp_hash_combine(h, jp_hash_u64((uint64_t)minute * 64 + (uint64_t)kind));
+}
+
+static void ch_racc_free(ch_racc *a)
+{
+    if (!a)
+        return;
+    free(a->ns);
+    free(a->service);
+    wb_agg_free(&a->agg);
+    for (size_t i = 0; i < a->nthreads; i++)
+        free(a->threads[i]);
+    free(a->threads);
+    jp_u64map_cleanup(&a->tidx);
+    free(a);
+}
+
+static ch_racc *ch_racc_get(ch_rollup *r, const char *ns, const char *service, int kind,
+                            int64_t minute)
+{
+    uint64_t key = ch_racc_key(ns, service, kind, minute), v;
+    while (jp_u64map_get(&r->idx, key, &v)) {
+        ch_racc *a = r->acc[v - 1];
+        if (a->kind == kind && a->minute == minute && !strcmp(a->ns, ns) &&
+            !strcmp(a->service, service))
+            return a;
+        key++;
+    }
+    ch_racc *a = jp_xcalloc(1, sizeof *a);
+    a->ns = jp_xstrdup(ns);
+    a->service = jp_xstrdup(service);
+    a->kind = kind;
+    a->minute = minute;
+    a->born = jp_time_mono_ns();
+    jp_u64map_init(&a->tidx);
+    // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
+    r->acc = jp_xgrow(r->acc, &r->cap, r->n + 1, sizeof *r->acc);
+    r->acc[r->n++] = a;
+    jp_u64map_put(&r->idx, key, r->n);
+    return a;
+}
+
+static void ch_racc_thread(ch_racc *a, uint64_t tid, const char *name)
+{
+    bool fresh;
+    jp_u64map_upsert(&a->tidx, tid, 1, &fresh);
+    if (!fresh)
+        return;
+    a->threads = jp_xgrow(a->threads, &a->threads_cap, a->nthreads + 1, sizeof *a->threads);
+    a->threads[a->nthreads++] = jp_xstrdup(name);
+}
+
+void ch_rollup_add(ch_store *st, const jp_batch *b, const bool *skip)
+{
+    ch_rollup *r = st->rollup;
+    uint64_t *tids = wb_thread_ids(b);
+    pthread_mutex_lock(&r->mu);
+    for (size_t i = 0; i < b->nwindows; i++) {
+        const jp_batch_window *w = &b->windows[i];
+        if ((skip && skip[i]) || w->start_ns < 0)
+            continue;
+        ch_racc *a = ch_racc_get(r, w->target.ns ? w->target.ns : "",
+                                 w->target.service ? w->target.service : "", (int)w->kind,
+                                 w->start_ns / CH_MINUTE_NS);
+        size_t before = a->agg.n;
+        a->last = jp_time_mono_ns();
+        a->windows++;
+        a->nrows += w->nrows;
+        for (size_t k = 0; k < w->nrows; k++) {
+            const jp_batch_row *row = &w->rows[k];
+            uint64_t tid = 0;
+            if (row->thread != JP_BATCH_NO_THREAD) {
+                tid = tids[row->thread];
+                ch_racc_thread(a, tid, b->threads[row->thread]);
+            }
+            wb_agg_add(&a->agg, b->stacks[row->stack].id, tid, row->samples, row->value);
+            a->samples += row->samples;
+            a->value += row->value;
+        }
+        r->entries += a->agg.n - before;
+    }
+    pthread_mutex_unlock(&r->mu);
+    free(tids);
+}
+
+/* jprof_rollup's row of one minute (CH_ROLLUP_COLS); a's sums are packed
+ * for it (nothing can be added afterwards). */
+static void ch_racc_encode(ch_racc *a, jp_strbuf *o)
+{
+    void *z = NULL;
+    size_t zlen = 0;
+    jp_error e;
+    jp_error_init(&e);
+    wb_agg_compact(&a->agg);
+    if (wb_agg_encode(&a->agg, &z, &zlen, &e) != JP_OK)
+        return; /* that minute is read raw */
+    ch_rb_day(o, store_day_of(a->minute * CH_MINUTE_NS));
+    ch_rb_cstr(o, a->ns);
+    ch_rb_cstr(o, a->service);
+    ch_rb_u8(o, (uint64_t)a->kind);
+    ch_rb_u32(o, (uint64_t)a->minute);
+    ch_rb_u64(o, a->windows);
+    ch_rb_u64(o, a->nrows);
+    ch_rb_u64(o, a->samples);
+    ch_rb_u64(o, a->value);
+    jp_strbuf_put_varint(o, a->nthreads);
+    for (size_t i = 0; i < a->nthreads; i++)
+        ch_rb_cstr(o, a->threads[i]);
+    ch_rb_str(o, z, zlen);
+    free(z);
+}
+
+#define CH_ROLLUP_COLS                                                                             \
+    "day, ns, service, kind, minute, windows, nrows, samples, value, threads, blob"
+
+void ch_rollup_flush(ch_store *st, bool all)
+{
+    ch_rollup *r = st->rollup;
+    int64_t now = store_now_ns(), mono = jp_time_mono_ns();
+    jp_strbuf rows;
+    jp_strbuf_init(&rows, 0);
+    pthread_mutex_lock(&r->mu);
+    all |= r->entries > CH_ROLLUP_ENTRIES;
+    size_t keep = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        ch_racc *a = r->acc[i];
+        if (all || mono - a->born >= CH_ROLLUP_AGE ||
+            ((a->minute + 1) * CH_MINUTE_NS + CH_ROLLUP_DELAY <= now &&
+             mono - a->last >= CH_ROLLUP_IDLE)) {
+            r->entries -= a->agg.n;
+            ch_racc_encode(a, &rows);
+            ch_racc_free(a);
+        } else {
+            r->acc[keep++] = a;
+        }
+    }
+    if (keep != r->n) {
+        r->n = keep;
+        jp_u64map_clear(&r->idx);
+        for (size_t i = 0; i < r->n; i++) {
+            ch_racc *a = r->acc[i];
+            uint64_t key = ch_racc_key(a->ns, a->service, a->kind, a->minute), v;
+            while (jp_u64map_get(&r->idx, key, &v))
+                key++;
+            jp_u64map_put(&r->idx, key, i + 1);
+        }
+    }
+    pthread_mutex_unlock(&r->mu);
+    if (!rows.len) {
+        jp_strbuf_cleanup(&rows);
+        return;
+    }
+    /* no deduplication: two flushes may carry equal rows, both are meant */
+    char settings[96];
+    snprintf(settings, sizeof settings, "insert_deduplicate=0%s%s", st->insert_settings ? "&" : "",
+             st->insert_settings ? st->insert_settings : "");
+    jp_error e;
+    jp_error_init(&e);
+    /* lost on failure: those minutes are read from the raw rows */
+    if (ch_insert_fmt(st, "jprof_rollup", CH_ROLLUP_COLS, "RowBinary", &rows, settings, &e)) {
+        pthread_mutex_lock(&st->mu);
+        st->rollup_errors++;
+        pthread_mutex_unlock(&st->mu);
+    }
+    jp_strbuf_cleanup(&rows);
+}
+
+void ch_rollup_init(ch_store *st)
+{
+    ch_rollup *r = jp_xcalloc(1, sizeof *r);
+    pthread_mutex_init(&r->mu, NULL);
+    jp_u64map_init(&r->idx);
+    st->rollup = r;
+}
+
+void ch_rollup_cleanup(ch_store *st)
+{
+    ch_rollup *r = st->rollup;
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++)
+        ch_racc_free(r->acc[i]);
+    free(r->acc);
+    jp_u64map_cleanup(&r->idx);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+    st->rollup = NULL;
+}

@@ -81,12 +81,12 @@
     return f;
   }
 
-  /* Download the flame query as one offline HTML file or a pprof profile
-   * (format= on /api/v1/flamegraph); the token goes in the header, so the
-   * answer is fetched and saved from memory. */
+  /* Download the flame query as one offline HTML file, a pprof profile or
+   * OpenTelemetry profiles (format= on /api/v1/flamegraph); the token goes
+   * in the header, so the answer is fetched and saved from memory. */
   function exportButtons(p, notes) {
     const box = el('p', { class: 'export' }, 'Download: ');
-    for (const [fmt, label] of [['html', 'HTML (offline flame graph)'], ['pprof', 'pprof']]) {
+    for (const [fmt, label] of [['html', 'HTML (offline flame graph)'], ['pprof', 'pprof'], ['otlp', 'OpenTelemetry (OTLP)']]) {
       const b = el('button', { type: 'button', class: 'secondary', text: label, dataset: { export: fmt } });
       b.addEventListener('click', async () => {
         const q = new URLSearchParams();

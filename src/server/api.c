@@ -9,6 +9,7 @@
 #include "model/flame.h"
 #include "server/api_int.h"
 #include "wire/html.h"
+#include "wire/otlp_encode.h"
 #include "wire/pprof.h"
 
 /* ---- parameters ----
@@ -295,13 +296,14 @@ bool api_by_value(srv_req *r, srv_resp *o, bool *by_value)
     return true;
 }
 
-/* format=: json (default), pprof (gzipped protobuf) or html (one offline
- * file with the page's flame graph), the last two as downloads. */
-typedef enum api_fmt { API_FMT_JSON, API_FMT_PPROF, API_FMT_HTML } api_fmt;
+/* format=: json (default), pprof (gzipped protobuf), html (one offline
+ * file with the page's flame graph) or otlp (OpenTelemetry profiles,
+ * protobuf), the last three as downloads. */
+typedef enum api_fmt { API_FMT_JSON, API_FMT_PPROF, API_FMT_HTML, API_FMT_OTLP } api_fmt;
 
 static bool api_format(srv_req *r, srv_resp *o, api_fmt *f)
 {
-    static const char *const fmts[] = {"json", "pprof", "html", NULL};
+    static const char *const fmts[] = {"json", "pprof", "html", "otlp", NULL};
     int i;
     jp_error e;
     jp_error_init(&e);
@@ -340,6 +342,24 @@ static void api_flame_pprof(srv_resp *o, const api_q *q, const jp_profile *p, bo
     o->ctype = "application/octet-stream";
     api_download(o, q, "pb.gz");
     if (jp_pprof_encode(p, (jp_kind)q->f.kind, threads, &o->body, &err) != JP_OK)
+        api_export_failed(o, &err);
+}
+
+/* The whole profile of the query as OpenTelemetry profiles, the query's
+ * namespace, service and pod as the resource (wire/otlp_encode.h). */
+static void api_flame_otlp(srv_resp *o, const api_q *q, const jp_profile *p, bool threads)
+{
+    jp_error err;
+    jp_error_init(&err);
+    jp_batch_target t = {
+        .ns = (char *)q->f.ns, .service = (char *)q->f.service, .pod = (char *)q->f.pod};
+    o->status = 200;
+    o->ctype = "application/x-protobuf";
+    api_download(o, q, "otlp.pb");
+    jp_err rc = jp_otlp_encode(p, 1u << q->f.kind, threads, &t, &o->body, &err);
+    if (rc == JP_ERR_NOT_FOUND) /* nothing in the range: an empty message, not an error */
+        jp_strbuf_reset(&o->body);
+    else if (rc != JP_OK)
         api_export_failed(o, &err);
 }
 
@@ -388,8 +408,8 @@ void api_flamegraph(srv_req *r, srv_resp *o)
     jp_profile *p = api_load(r, o, &q, threads, &tot, &info);
     if (!p)
         return;
-    if (fmt == API_FMT_PPROF) {
-        api_flame_pprof(o, &q, p, threads);
+    if (fmt == API_FMT_PPROF || fmt == API_FMT_OTLP) {
+        (fmt == API_FMT_PPROF ? api_flame_pprof : api_flame_otlp)(o, &q, p, threads);
         jp_profile_free(p);
         return;
     }

@@ -46,6 +46,8 @@ static jp_err batch_write(const tui_args *a, FILE *out, const jp_profile *p, con
         return tui_write_json(out, p, rep, k, a->threads, a->by_value, err);
     case TUI_FORMAT_PPROF:
         return tui_write_pprof(out, p, k, a->threads, err);
+    case TUI_FORMAT_OTLP:
+        return tui_write_otlp(out, p, k, a->threads, NULL, err);
     case TUI_FORMAT_GC:
         return tui_write_gc(out, p, err);
     case TUI_FORMAT_HTML: {

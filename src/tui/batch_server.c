@@ -282,8 +282,13 @@ static int profile_view(tui_client *r, const tui_server_batch_opts *o, FILE *out
     jp_rfc3339_parse(m.to, &rep.end_ns, NULL);
     rep.partial = m.partial;
     jp_err rc;
+    jp_batch_target t = {.ns = (char *)r->ns, .service = (char *)r->svc, .pod = (char *)o->pod};
     if (o->format == TUI_FORMAT_JSON)
         rc = tui_write_json(out, p, &rep, o->kind, false, o->by_value, &err);
+    else if (o->format == TUI_FORMAT_PPROF)
+        rc = tui_write_pprof(out, p, o->kind, false, &err);
+    else if (o->format == TUI_FORMAT_OTLP)
+        rc = tui_write_otlp(out, p, o->kind, false, &t, &err);
     else
         rc = tui_write_collapsed(out, p, o->kind, false, o->by_value, &err);
     if (rc == JP_OK && !jp_profile_has_kind(p, o->kind))

@@ -31,7 +31,7 @@ int tui_usage_error(const char *fmt, ...)
 }
 
 static const char *const format_names[] = {"collapsed", "top",  "json", "text",
-                                           "pprof",     "html", "gc"};
+                                           "pprof",     "html", "gc",   "otlp"};
 
 bool tui_format_parse(const char *s, tui_format *out)
 {
@@ -112,7 +112,8 @@ static void usage(FILE *out)
           "       jprof-top --jfr FILE [--event KIND] [--value samples|total] [--threads]\n"
           "                 [--from TIME] [--to TIME]\n"
           "       jprof-top -b --jfr FILE [--event KIND] [--value samples|total]\n"
-          "                 [--format collapsed|top|json|pprof|html|gc] [--threads] [--from TIME]\n"
+          "                 [--format collapsed|top|json|pprof|otlp|html|gc] [--threads]\n"
+          "                 [--from TIME]\n"
           "                 [--to TIME]\n"
           "                 [--state S[,S]] [--leak [--tail F]] [--jobs N]\n"
           "       jprof-top [-b] --jfr FILE --io-detail [--format top|json]\n"
@@ -139,7 +140,9 @@ static void usage(FILE *out)
           "      --value WHAT       samples (event counts, default) or total (ns or bytes)\n"
           "  -f, --format FMT       batch output: live text (default) or json (one object\n"
           "                         per line); --jfr collapsed (default), top, json or\n"
-          "                         pprof (gzipped protobuf for go tool pprof), html (one\n"
+          "                         pprof (gzipped protobuf for go tool pprof), otlp\n"
+          "                         (OpenTelemetry profiles, protobuf: what\n"
+          "                         /v1development/profiles takes), html (one\n"
           "                         file: flame graph and top table, no network), gc (GC\n"
           "                         pauses, heap and allocation rate; json has it as \"gc\")\n"
           "      --threads          thread names as the root frames\n"
@@ -264,7 +267,8 @@ int tui_args_parse(int argc, char **argv, tui_args *a)
         case 'f':
             if (!tui_format_parse(optarg, &a->format))
                 return tui_usage_error(
-                    "unknown format '%s' (use collapsed, top, json, pprof, html or gc)", optarg);
+                    "unknown format '%s' (use collapsed, top, json, pprof, otlp, html or gc)",
+                    optarg);
             a->has_format = true;
             break;
         case OPT_THREADS:
@@ -376,7 +380,8 @@ int tui_args_parse(int argc, char **argv, tui_args *a)
         return tui_usage_error("%s", "--tail is the age limit of --leak: add --leak");
     if (a->diff_path && !a->jfr_path)
         return tui_usage_error("%s", "--diff OLD.jfr compares with a recording: add --jfr NEW.jfr");
-    if (a->diff_path && (a->format == TUI_FORMAT_PPROF || a->format == TUI_FORMAT_GC))
+    if (a->diff_path && (a->format == TUI_FORMAT_PPROF || a->format == TUI_FORMAT_GC ||
+                         a->format == TUI_FORMAT_OTLP))
         return tui_usage_error("--diff prints collapsed, top, json or html, not %s",
                                tui_format_name(a->format));
     if (a->jfr_path) {
@@ -460,7 +465,7 @@ static void server_usage(void)
           "                 [--range 5m|15m|1h|6h|24h] [-d SECONDS] [--screen NAME]\n"
           "       jprof-top -b -n NS -s SVC [--format text|json] [--pod POD]\n"
           "       jprof-top -b -n NS -s SVC --format gc [--from TIME] [--to TIME] [--pod POD]\n"
-          "       jprof-top -b -n NS -s SVC --event KIND [--format collapsed|top|json]\n"
+          "       jprof-top -b -n NS -s SVC --event KIND [--format collapsed|top|json|pprof|otlp]\n"
           "                 [--value samples|total] [--from TIME] [--to TIME] [--pod POD]\n"
           "       jprof-top -n NS (-s SVC | --pod POD) --via kubectl [-c CONTAINER]\n"
           "                 [--context CTX] [--kubeconfig FILE] [-d SECONDS] [--window S]\n"
@@ -501,7 +506,8 @@ static void server_usage(void)
           "  -b, --batch            print instead of the interactive view\n"
           "  -f, --format FMT       text (default), json, or gc (GC pauses, heap and\n"
           "                         allocation rate over --from/--to); with --event:\n"
-          "                         collapsed (default), top or json\n"
+          "                         collapsed (default), top, json, pprof or otlp\n"
+          "                         (OpenTelemetry profiles, protobuf)\n"
           "  -e, --event KIND       print the profile of cpu, wall, alloc, lock or park\n"
           "      --value WHAT       samples (default) or total (ns or bytes)\n"
           "      --from, --to TIME  the profile's range: -15m, -2h, now, @EPOCH or RFC 3339\n"
@@ -601,7 +607,7 @@ static int server_parse_opt(int c, tui_server_args *a)
     case 'f':
         if (!tui_format_parse(optarg, &a->bo.format))
             return tui_usage_error("unknown format '%s' (use text or json; with --event collapsed, "
-                                   "top or json)",
+                                   "top, json, pprof or otlp)",
                                    optarg);
         a->has_format = true;
         return -1;
@@ -705,9 +711,10 @@ static int server_check_args(tui_server_args *a)
     if (a->bo.has_kind) {
         if (!a->has_format)
             a->bo.format = TUI_FORMAT_COLLAPSED;
-        else if (a->bo.format == TUI_FORMAT_TEXT)
-            return tui_usage_error("%s", "--format text is for the snapshot view; with --event use "
-                                         "collapsed, top or json");
+        else if (a->bo.format == TUI_FORMAT_TEXT || a->bo.format == TUI_FORMAT_HTML)
+            return tui_usage_error("--format %s is not for a service's profile; with --event use "
+                                   "collapsed, top, json, pprof or otlp",
+                                   tui_format_name(a->bo.format));
     } else if (a->bo.from || a->bo.to || a->bo.by_value) {
         return tui_usage_error("%s", "--value, --from and --to need --event KIND");
     } else if (!a->has_format) {

@@ -15,8 +15,8 @@
 #include "model/profile.h"
 #include "tui/server_client.h"
 
-/* collapsed, top and pprof are for recordings, text for a live JVM, json for
- * both. */
+/* collapsed, top, pprof and otlp are for recordings (and, with --event, a
+ * service on jprof-server), text for a live JVM, json for both. */
 typedef enum tui_format {
     TUI_FORMAT_COLLAPSED = 0,
     TUI_FORMAT_TOP,
@@ -24,11 +24,12 @@ typedef enum tui_format {
     TUI_FORMAT_TEXT,
     TUI_FORMAT_PPROF,
     TUI_FORMAT_HTML,
-    TUI_FORMAT_GC /* the GC summary as text (recordings) */
+    TUI_FORMAT_GC,  /* the GC summary as text (recordings) */
+    TUI_FORMAT_OTLP /* OpenTelemetry profiles (protobuf) */
 } tui_format;
 
-/* "collapsed", "top", "json", "text", "pprof", "html", "gc"; false when
- * unknown. */
+/* "collapsed", "top", "json", "text", "pprof", "html", "gc", "otlp"; false
+ * when unknown. */
 bool tui_format_parse(const char *s, tui_format *out);
 const char *tui_format_name(tui_format f);
 

@@ -17,6 +17,7 @@
 #include "tui/report_io.h"
 #include "wire/flame_json.h"
 #include "wire/html.h"
+#include "wire/otlp_encode.h"
 #include "wire/pprof.h"
 #include "wire/snapshot_json.h"
 
@@ -364,6 +365,15 @@ jp_err tui_write_html(FILE *out, const jp_profile *p, const jfr_report *rep, jp_
     return tui_write_html_doc(out, doc, title, err);
 }
 
+/* Writes an encoded binary export, refusing a terminal. */
+static jp_err write_binary(FILE *out, const jp_strbuf *b, const char *format, const char *file,
+                           jp_error *err)
+{
+    if (fwrite(b->data ? b->data : "", 1, b->len, out) != b->len || fflush(out))
+        return jp_error_set(err, JP_ERR_IO, "writing the %s output (%s) failed", format, file);
+    return JP_OK;
+}
+
 jp_err tui_write_pprof(FILE *out, const jp_profile *p, jp_kind k, bool threads, jp_error *err)
 {
     if (isatty(fileno(out)))
@@ -373,8 +383,23 @@ jp_err tui_write_pprof(FILE *out, const jp_profile *p, jp_kind k, bool threads, 
     jp_strbuf b;
     jp_strbuf_init(&b, 0);
     jp_err rc = jp_pprof_encode(p, k, threads, &b, err);
-    if (!rc && (fwrite(b.data, 1, b.len, out) != b.len || fflush(out)))
-        rc = jp_error_set(err, JP_ERR_IO, "writing the pprof output failed");
+    if (!rc)
+        rc = write_binary(out, &b, "pprof", "profile.pb.gz", err);
+    jp_strbuf_cleanup(&b);
+    return rc;
+}
+
+jp_err tui_write_otlp(FILE *out, const jp_profile *p, jp_kind k, bool threads,
+                      const jp_batch_target *target, jp_error *err)
+{
+    if (isatty(fileno(out)))
+        return jp_error_set(err, JP_ERR_USAGE,
+                            "--format otlp writes protobuf: redirect it to a file (> profile.pb)");
+    jp_strbuf b;
+    jp_strbuf_init(&b, 0);
+    jp_err rc = jp_otlp_encode(p, 1u << k, threads, target, &b, err);
+    if (!rc)
+        rc = write_binary(out, &b, "otlp", "profile.pb", err);
     jp_strbuf_cleanup(&b);
     return rc;
 }

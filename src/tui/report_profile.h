@@ -1,4 +1,4 @@
-/* report_profile.h - a profile as text, JSON, HTML or pprof on a stream,
+/* report_profile.h - a profile as text, JSON, HTML, pprof or OTLP on a stream,
  * no curses: the formats of man/jprof-top.1 ("OUTPUT FORMATS"), written for
  * a recording (--jfr), a pod's window (kubectl jprof flame) and the server's
  * trees alike.
@@ -17,6 +17,7 @@
 #include "model/diff.h"
 #include "model/profile.h"
 #include "tui/recording.h"
+#include "wire/batch.h"
 
 /* One line per distinct printed stack, "root;...;leaf VALUE", sorted by
  * byte order of the stack text; stacks printing the same text are merged.
@@ -43,6 +44,10 @@ jp_err tui_write_gc(FILE *out, const jp_profile *p, jp_error *err);
 jp_err tui_write_html(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k,
                       bool threads, bool by_value, const char *title, jp_error *err);
 jp_err tui_write_pprof(FILE *out, const jp_profile *p, jp_kind k, bool threads, jp_error *err);
+/* OpenTelemetry profiles of kind k (wire/otlp_encode.h), the target's
+ * identity as its resource when target is not NULL; refuses a terminal. */
+jp_err tui_write_otlp(FILE *out, const jp_profile *p, jp_kind k, bool threads,
+                      const jp_batch_target *target, jp_error *err);
 
 /* Flushes out; JP_ERR_IO when any write to it failed. */
 jp_err tui_stream_check(FILE *out, jp_error *err);

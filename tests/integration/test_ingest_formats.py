@@ -18,6 +18,11 @@ from a live session, see the README there):
     type is refused by name, garbage and oversize bodies, wrong tokens, an
     out-of-scope namespace and OTLP/JSON are refused; the Status data says
     where the profiles came from.
+  - OTLP out: `jprof-top -b --jfr FILE --format otlp` (with and without
+    --threads), `jprof-top -b -n NS -s SVC --event KIND --format otlp` and
+    GET /api/v1/flamegraph?format=otlp, read by this test's own protobuf
+    decoder, equal the collapsed output (samples and values) and the stored
+    tree; jprof-top's OTLP posted back gives the same tree.
   - Pyroscope's /ingest as its Java agent posts: multipart `jfr` (gzipped)
     + `labels` (a LabelsSnapshot), name=APP{service_name=..,namespace=..,
     pod=..}, from, until, format=jfr, sampleRate, spyName, the token as the
@@ -597,6 +602,62 @@ def pyroscope_pprof(srv):
     check(st == 401, "a wrong basic-auth token: 401", st)
 
 
+# ---- OTLP out ----
+
+def top_otlp(args):
+    r = subprocess.run([TOP, "-b"] + args + ["--format", "otlp"], capture_output=True, timeout=60)
+    if r.returncode != 0:
+        return None, r.stderr.decode(errors="replace")
+    return r.stdout, ""
+
+
+def otlp_out(srv, tmp):
+    jfr = "asprof-cpu-alloc-lock.jfr"
+    path = os.path.join(FIX, jfr)
+    for kind, unit in (("cpu", "nanoseconds"), ("alloc", "bytes")):
+        data, err = top_otlp(["--jfr", path, "--event", kind])
+        out, _ = otlp_collapsed(data or b"")
+        check(out.get((kind, "count")) == jfr_collapsed(jfr, kind) and
+              out.get((kind, unit)) == jfr_collapsed(jfr, kind, True),
+              "jprof-top --format otlp (%s) read by this test: samples and %s equal the "
+              "collapsed output" % (kind, unit), err or sorted(out))
+    data, err = top_otlp(["--jfr", path, "--event", "cpu", "--threads"])
+    out, _ = otlp_collapsed(data or b"")
+    r = subprocess.run([TOP, "-b", "--jfr", path, "--event", "cpu", "--threads"],
+                       capture_output=True, text=True, timeout=60)
+    check(out.get(("cpu", "count")) == collapsed(r.stdout),
+          "jprof-top --format otlp --threads: the thread.name attribute is the collapsed "
+          "output's root frame", err)
+    # readable by the same decoder: jprof-top's OTLP posted back
+    st, ct, raw = otlp_raw(srv, data or b"", "?namespace=out&service=roundtrip")
+    check(st == 200, "jprof-top's OTLP is accepted by /v1development/profiles", raw[:300])
+    same_tree(srv, "out", "roundtrip", "cpu", jfr_collapsed(jfr, "cpu"),
+              jfr_collapsed(jfr, "cpu", True), "jprof-top --format otlp posted back")
+    # the server's flame graph as OTLP, and jprof-top's server source
+    req = urllib.request.Request(srv.base + "/api/v1/flamegraph?" + urllib.parse.urlencode(
+        {"namespace": "otlp", "service": "jfrconv", "kind": "cpu", "from": "-30d",
+         "format": "otlp"}))
+    req.add_header("Authorization", "Bearer " + READ)
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        ctype, body = resp.headers.get("Content-Type"), resp.read()
+    out, res = otlp_collapsed(body)
+    tree = srv.flame("otlp", "jfrconv", "cpu")["tree"]
+    check(ctype == "application/x-protobuf" and
+          out.get(("cpu", "count")) == tree_collapsed(tree, "self_samples") and
+          out.get(("cpu", "nanoseconds")) == tree_collapsed(tree, "self"),
+          "/api/v1/flamegraph?format=otlp read by this test equals the stored tree", sorted(out))
+    check(res.get("service.name") == "jfrconv" and res.get("k8s.namespace.name") == "otlp",
+          "its resource names the service and namespace", res)
+    tok = os.path.join(tmp, "read.tok")
+    with open(tok, "w") as f:
+        f.write(READ + "\n")
+    data, err = top_otlp(["-n", "otlp", "-s", "jfrconv", "--event", "cpu", "--from", "-30d",
+                          "--server", srv.base, "--token-file", tok])
+    out, _ = otlp_collapsed(data or b"")
+    check(out.get(("cpu", "count")) == tree_collapsed(tree, "self_samples"),
+          "jprof-top -b -n NS -s SVC --event cpu --format otlp equals the stored tree", err)
+
+
 def status_sources(srv):
     ing = srv.get("/api/v1/ingestion", **{"from": "-1h"})
     names = {c.get("collector") for c in ing.get("collectors", [])}
@@ -617,6 +678,7 @@ def main():
         otlp_refusals(srv)
         pyroscope_jfr(srv)
         pyroscope_pprof(srv)
+        otlp_out(srv, tmp)
         status_sources(srv)
     finally:
         srv.stop()

@@ -633,9 +633,9 @@ async function testAll(tmp) {
   check(/I\/O waits/.test(ioHead) && (await page.locator('canvas.flame-canvas').count()) === 1 && ioTop.length > 0,
     'the I/O view draws the io flame graph with its top table', ioHead);
 
-  /* the flame graph's downloads: format=html and format=pprof of the same query */
+  /* the flame graph's downloads: format=html, pprof and otlp of the same query */
   await goto(page, { namespace: 'demo', service: 'JprofWorkload', view: 'cpu' });
-  for (const fmt of ['html', 'pprof']) {
+  for (const fmt of ['html', 'pprof', 'otlp']) {
     const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 30000 }), page.click(`button[data-export=${fmt}]`)]);
     const file = path.join(tmp, 'download.' + fmt);
     await dl.saveAs(file);
@@ -644,8 +644,12 @@ async function testAll(tmp) {
       const html = bytes.toString('utf8');
       check(dl.suggestedFilename() === 'jprof-JprofWorkload-cpu.html' && html.includes('<script type="application/json" id="jprof-data">') &&
         html.includes('"title":"demo/JprofWorkload cpu"') && html.includes("default-src 'none'"), 'the CPU view downloads one offline HTML file of the same flame graph', dl.suggestedFilename());
-    } else {
+    } else if (fmt === 'pprof') {
       check(dl.suggestedFilename() === 'jprof-JprofWorkload-cpu.pb.gz' && bytes[0] === 0x1f && bytes[1] === 0x8b, 'the CPU view downloads a gzipped pprof profile', dl.suggestedFilename());
+    } else {
+      /* a ProfilesData: field 1 (resource_profiles), length-delimited, naming the service */
+      check(dl.suggestedFilename() === 'jprof-JprofWorkload-cpu.otlp.pb' && bytes[0] === 0x0a && bytes.includes('JprofWorkload') &&
+        bytes.includes('service.name'), 'the CPU view downloads OpenTelemetry profiles (OTLP protobuf)', dl.suggestedFilename());
     }
   }
   const bad = await fetch(base + '/api/v1/flamegraph?namespace=demo&service=JprofWorkload&kind=cpu&format=svg', { headers: { Authorization: 'Bearer ' + T.read } });

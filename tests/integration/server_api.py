@@ -973,7 +973,7 @@ def case_retention(ctx):
 
 # ---- JFR upload: a recording made now, checked against jprof-top -b --jfr
 
-JFR_KINDS = ("cpu", "wall", "alloc", "lock", "park", "io")
+JFR_KINDS = ("cpu", "wall", "alloc", "lock", "park", "io", "old")
 JFR_CACHE_MAX_AGE = 6 * 3600  # a cached recording older than this is made again
 _jfr_recording = []
 

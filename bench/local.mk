@@ -28,6 +28,12 @@ bench-heap: jprof-probe
 EXTRA_DIST += bench/jfr/run bench/jfr/asprof bench/jfr/lib.sh bench/live/run bench/agent/run \
 	bench/agent/Spin.java bench/agent/snapshots bench/soak/run bench/heap/run
 
+# bench/jfr/decode: the JFR reader's cost per event over a file already in
+# memory (bench/jfr/peers runs it beside the whole-program figures)
+noinst_PROGRAMS += bench/jfr/decode
+bench_jfr_decode_SOURCES = bench/jfr/decode.c
+bench_jfr_decode_LDADD = libjpjfr.a libjpmodel.a libjpbase.a -lm -lpthread
+
 # bench/wire: what decoding an ingest batch costs, the server's pull decoder
 # against a jansson tree of the same text (make bench-decode; bench/wire/run)
 noinst_PROGRAMS += bench/wire/decode

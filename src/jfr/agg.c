@@ -1,10 +1,12 @@
 /* agg.c - the accumulator of a chunk's events (see agg.h). */
 #include "jfr/agg.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/xalloc.h"
+#include "jfr/chunk.h"
 
 void jfr_acc_init(jfr_acc *a)
 {
@@ -14,7 +16,32 @@ void jfr_acc_init(jfr_acc *a)
 void jfr_acc_cleanup(jfr_acc *a)
 {
     free(a->cells);
+    for (unsigned i = 0; i < JFR_ACC_LANES; i++)
+        free(a->lane[i]);
     memset(a, 0, sizeof *a);
+}
+
+void jfr_acc_dense(jfr_acc *a, uint64_t base, size_t n)
+{
+    for (unsigned i = 0; i < JFR_ACC_LANES; i++) {
+        free(a->lane[i]);
+        a->lane[i] = NULL;
+    }
+    a->dense_base = base;
+    a->dense_n = n;
+}
+
+jfr_dense *jfr_acc_lane(jfr_acc *a, unsigned lane)
+{
+    if (!a->lane[lane])
+        a->lane[lane] = jp_xcalloc(a->dense_n, sizeof *a->lane[lane]);
+    return a->lane[lane];
+}
+
+/* The slot of a lane, and whether its amount is samples (jfr_dense). */
+static uint32_t lane_slot(unsigned lane)
+{
+    return lane / JFR_ACC_STATES;
 }
 
 void jfr_acc_grow(jfr_acc *a)
@@ -37,6 +64,18 @@ void jfr_acc_grow(jfr_acc *a)
 
 void jfr_acc_merge(jfr_acc *dst, const jfr_acc *src)
 {
+    for (unsigned l = 0; l < JFR_ACC_LANES; l++) {
+        const jfr_dense *s = src->lane[l];
+        if (!s)
+            continue;
+        if (dst->dense_base != src->dense_base || dst->dense_n != src->dense_n)
+            jfr_acc_dense(dst, src->dense_base, src->dense_n);
+        jfr_dense *d = jfr_acc_lane(dst, l);
+        for (size_t k = 0; k < src->dense_n; k++) {
+            d[k].events += s[k].events;
+            d[k].amount += s[k].amount;
+        }
+    }
     for (size_t i = 0; i < src->cap; i++) {
         const jfr_agg_cell *c = &src->cells[i];
         if (c->used)
@@ -62,15 +101,36 @@ static int cell_cmp(const void *x, const void *y)
     return 0;
 }
 
-jfr_agg_cell *jfr_acc_sorted(const jfr_acc *a)
+jfr_agg_cell *jfr_acc_sorted(const jfr_acc *a, size_t *count)
 {
-    if (!a->count)
+    size_t n = a->count;
+    for (unsigned l = 0; l < JFR_ACC_LANES; l++)
+        for (size_t k = 0; a->lane[l] && k < a->dense_n; k++)
+            n += a->lane[l][k].events != 0;
+    *count = n;
+    if (!n)
         return NULL;
-    jfr_agg_cell *out = jp_xmalloc(a->count * sizeof *out);
-    size_t n = 0;
+    jfr_agg_cell *out = jp_xmalloc(n * sizeof *out);
+    n = 0;
     for (size_t i = 0; i < a->cap; i++)
         if (a->cells[i].used)
             out[n++] = a->cells[i];
+    for (unsigned l = 0; l < JFR_ACC_LANES; l++) {
+        const jfr_dense *d = a->lane[l];
+        uint32_t slot = lane_slot(l);
+        bool wall = slot == JFR_SLOT_WALL;
+        for (size_t k = 0; d && k < a->dense_n; k++) {
+            if (!d[k].events)
+                continue;
+            out[n++] = (jfr_agg_cell){.stack = a->dense_base + k,
+                                      .state = l % JFR_ACC_STATES,
+                                      .events = d[k].events,
+                                      .samples = wall ? d[k].amount : d[k].events,
+                                      .value = wall ? 0 : d[k].amount,
+                                      .slot = slot,
+                                      .used = 1};
+        }
+    }
     qsort(out, n, sizeof *out, cell_cmp);
     return out;
 }

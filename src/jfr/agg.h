@@ -7,8 +7,15 @@
  * another, and jfr_acc_sorted lists the cells in key order, so the result is
  * the same whatever the number of threads and the order they ran in.
  *
- * Memory: one cell per distinct key, 56 bytes, in a table at most half full.
- * Caller storage (jfr_acc_init / jfr_acc_cleanup); not thread-safe. */
+ * Events without a thread key (the reader was not asked for threads) whose
+ * stack key lies in the chunk's range of stack keys and whose state key is
+ * small are counted in plain arrays indexed by the stack key instead, a
+ * "lane" per (slot, state): no hashing and 16 bytes per stack, which is
+ * what makes the common case cheap (jfr_acc_dense sets the range).
+ *
+ * Memory: one cell per distinct key, 56 bytes, in a table at most half
+ * full, plus 16 bytes per stack key of the range per lane used. Caller
+ * storage (jfr_acc_init / jfr_acc_cleanup); not thread-safe. */
 #ifndef JP_JFR_AGG_H
 #define JP_JFR_AGG_H
 
@@ -23,12 +30,24 @@ typedef struct jfr_agg_cell {
     uint32_t used;
 } jfr_agg_cell;
 
+/* The dense part: per stack key, events and their amount (the value, or
+ * the samples of a profiler.WallClockSample, whose value is 0). */
+typedef struct jfr_dense {
+    uint64_t events, amount;
+} jfr_dense;
+
+#define JFR_ACC_STATES 8                    /* state keys below this have a lane of their own */
+#define JFR_ACC_LANES (16 * JFR_ACC_STATES) /* slot x state */
+
 typedef struct jfr_acc {
     jfr_agg_cell *cells;
     size_t cap, count;
-    uint64_t events_read;     /* events seen (metadata and checkpoints not counted) */
-    uint64_t events_filtered; /* dropped by --from/--to */
-    uint64_t lost;            /* jdk.CPUTimeSamplesLost.lostSamples */
+    uint64_t dense_base; /* stack keys [base, base + n) go to the lanes */
+    size_t dense_n;
+    jfr_dense *lane[JFR_ACC_LANES]; /* [slot * JFR_ACC_STATES + state], made on first use */
+    uint64_t events_read;           /* events seen (metadata and checkpoints not counted) */
+    uint64_t events_filtered;       /* dropped by --from/--to */
+    uint64_t lost;                  /* jdk.CPUTimeSamplesLost.lostSamples */
 } jfr_acc;
 
 void jfr_acc_init(jfr_acc *a);
@@ -75,11 +94,35 @@ static inline void jfr_acc_add(jfr_acc *a, uint32_t slot, uint64_t stack, uint64
     }
 }
 
+/* Sets the range of stack keys counted in lanes (n = 0: none); forgets
+ * lanes of another range. */
+void jfr_acc_dense(jfr_acc *a, uint64_t base, size_t n);
+/* The lane of index `lane`, made (zeroed) on first use. */
+jfr_dense *jfr_acc_lane(jfr_acc *a, unsigned lane);
+
+/* Adds one event of `amount` (see jfr_dense) that has no thread key: to a
+ * lane when it can, else as a cell. */
+static inline void jfr_acc_add1(jfr_acc *a, uint32_t slot, uint32_t wall, uint64_t stack,
+                                uint64_t thread, uint64_t state, uint64_t amount)
+{
+    uint64_t key = stack - a->dense_base;
+    if (__builtin_expect(key < a->dense_n && (thread | (state >= JFR_ACC_STATES)) == 0, 1)) {
+        unsigned lane = slot * JFR_ACC_STATES + (unsigned)state;
+        jfr_dense *d = a->lane[lane];
+        if (__builtin_expect(!d, 0))
+            d = jfr_acc_lane(a, lane);
+        d[key].events++;
+        d[key].amount += amount;
+        return;
+    }
+    jfr_acc_add(a, slot, stack, thread, state, 1, wall ? amount : 1, wall ? 0 : amount);
+}
+
 /* Adds everything src holds into dst (src is left as it was). */
 void jfr_acc_merge(jfr_acc *dst, const jfr_acc *src);
 
-/* The cells of a in key order (slot, stack, thread, state): a new array of
- * a->count cells (free() it), NULL when there are none. */
-jfr_agg_cell *jfr_acc_sorted(const jfr_acc *a);
+/* The cells of a, lanes included, in key order (slot, stack, thread,
+ * state): a new array of *count cells (free() it), NULL when none. */
+jfr_agg_cell *jfr_acc_sorted(const jfr_acc *a, size_t *count);
 
 #endif

@@ -136,6 +136,8 @@ static const struct {
     [GC_TALLOC] = {"jdk.ThreadAllocationStatistics", {"startTime", "allocated", "thread"}},
 };
 _Static_assert(EV_GC + GC__COUNT <= JFR_EV_MAX, "event index space");
+/* Stack keys counted in lanes at most: 16 bytes each per lane. */
+#define JFR_DENSE_MAX (1u << 17)
 
 typedef struct chunk chunk;
 
@@ -177,11 +179,35 @@ struct chunk {
     prev_chunk prev;
 };
 
+/* Lanes for the range of stack keys when it is dense enough: async-profiler
+ * 4.x numbers its stacks by slots of its trace table (a range a few times
+ * the count), the JDK's ids grow through the recording. Only without
+ * threads (a thread key sends an event to the cells). */
+static void chunk_dense(chunk *k)
+{
+    const jp_u64map *ix = &k->pools.index[JFR_POOL_STACK];
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < ix->cap; i++) {
+        if (!ix->used[i])
+            continue;
+        lo = ix->keys[i] < lo ? ix->keys[i] : lo;
+        hi = ix->keys[i] > hi ? ix->keys[i] : hi;
+    }
+    /* Key 0 is "no stack"; keys missing from the pool land in the cells. */
+    if (k->c->threads || !ix->count || lo > hi)
+        return;
+    lo = lo > 0 ? lo - 1 : 0;
+    uint64_t n = hi - lo + 1;
+    if (n <= JFR_DENSE_MAX && n <= 16 * (uint64_t)ix->count + 65536)
+        jfr_evtab_dense(&k->tab, lo, (size_t)n);
+}
+
 /* The rows of events.c, and the rare types read here. */
 static void chunk_plans(chunk *k)
 {
     const jfr_meta *m = k->meta;
     jfr_evtab_build(&k->tab, k->c, m, k->h);
+    chunk_dense(k);
     for (unsigned i = 0; i < JFR_EV_NSPECS; i++) {
         uint32_t cls = k->tab.cls[i];
         if (cls != JFR_NONE && jfr_ev_specs[i].slot == JFR_SLOT_OLD)
@@ -443,7 +469,7 @@ static jp_err chunk_rare(void *arg, unsigned i, const uint8_t *ev, const uint8_t
 static jp_err chunk_events_serial(chunk *k, const uint8_t *p, const uint8_t *end)
 {
     const jfr_ctx *c = k->c;
-    jfr_run r = {.rare = chunk_rare, .rare_arg = k, .w = &k->w};
+    jfr_run r = {.lim = end, .rare = chunk_rare, .rare_arg = k, .w = &k->w};
     const uint8_t *need = p;
     while (p < end) {
         const uint8_t *we = (size_t)(end - p) > JFR_RELEASE_STEP ? p + JFR_RELEASE_STEP : end;
@@ -546,8 +572,9 @@ static void chunk_flush(chunk *k)
     o->rep.events_filtered += k->acc.events_filtered;
     o->lost += k->acc.lost;
     o->ap_states = chunk_ap_states(k);
-    jfr_agg_cell *cells = jfr_acc_sorted(&k->acc);
-    for (size_t i = 0; i < k->acc.count; i++) {
+    size_t ncells;
+    jfr_agg_cell *cells = jfr_acc_sorted(&k->acc, &ncells);
+    for (size_t i = 0; i < ncells; i++) {
         const jfr_agg_cell *a = &cells[i];
         unsigned st = JFR_STATE_NONE;
         if (a->slot == JFR_SLOT_EXEC || a->slot == JFR_SLOT_WALL) {

@@ -53,17 +53,17 @@ void jfr_evtab_want(jfr_evtab *t, uint64_t id, unsigned ev, bool rare)
 {
     if (ev >= JFR_EV_MAX)
         return;
-    t->rare[ev] = rare;
+    uint8_t e = (uint8_t)((ev + 1) | (rare ? JFR_EV_RARE : 0));
     if (id < JFR_LUT_MAX) {
         if (id >= t->lut_n) {
             t->lut = jp_xrealloc(t->lut, (size_t)id + 1);
             memset(t->lut + t->lut_n, 0, (size_t)id + 1 - t->lut_n);
             t->lut_n = (size_t)id + 1;
         }
-        t->lut[id] = (uint8_t)(ev + 1);
+        t->lut[id] = e;
     } else if (t->nfar < JFR_EV_MAX) {
         t->far_id[t->nfar] = id;
-        t->far_ev[t->nfar++] = (uint8_t)(ev + 1);
+        t->far_ev[t->nfar++] = e;
     }
 }
 
@@ -93,7 +93,16 @@ static void row_plan(jfr_evtab *t, unsigned i, uint32_t cls)
     caps[JFR_S_STATE] = sp->state ? jfr_meta_field(m, cls, sp->state) : JFR_NONE;
     caps[JFR_S_VALUE] = sp->value ? jfr_meta_field(m, cls, sp->value) : JFR_NONE;
     caps[JFR_S_ADDR] = leak ? jfr_meta_field(m, cls, "address") : JFR_NONE;
-    jfr_plan_compile(&t->plans[i], m, cls, caps, JFR_S__COUNT);
+    jfr_plan *pl = &t->plans[i];
+    jfr_plan_compile(pl, m, cls, caps, JFR_S__COUNT);
+    jfr_row *row = &t->rows[i];
+    *row = (jfr_row){.slot = sp->slot,
+                     .wall = sp->slot == JFR_SLOT_WALL,
+                     .duration = sp->duration,
+                     .fast = pl->fast,
+                     .nfop = pl->nfop,
+                     .value0 = sp->slot == JFR_SLOT_WALL};
+    memcpy(row->fop, pl->fop, sizeof row->fop);
     t->cls[i] = cls;
     jfr_evtab_want(t, m->classes[cls].id, i, row_rare(c, sp));
 }
@@ -133,36 +142,45 @@ void jfr_evtab_cleanup(jfr_evtab *t)
     memset(t, 0, sizeof *t);
 }
 
+void jfr_evtab_dense(jfr_evtab *t, uint64_t base, size_t n)
+{
+    t->dense_base = base;
+    t->dense_n = n;
+}
+
+static inline void fields_init(const jfr_evtab *t, const jfr_row *row, uint64_t *s)
+{
+    s[JFR_S_TIME] = (uint64_t)t->start_ticks;
+    s[JFR_S_STACK] = s[JFR_S_THREAD] = s[JFR_S_STATE] = s[JFR_S_ADDR] = 0;
+    s[JFR_S_VALUE] = row->value0;
+}
+
 bool jfr_evtab_fields(const jfr_evtab *t, unsigned i, const uint8_t *p, const uint8_t *end,
                       uint64_t *s)
 {
-    const jfr_ev_spec *sp = &jfr_ev_specs[i];
-    s[JFR_S_TIME] = (uint64_t)t->start_ticks;
-    s[JFR_S_STACK] = s[JFR_S_THREAD] = s[JFR_S_STATE] = s[JFR_S_ADDR] = 0;
-    s[JFR_S_VALUE] = sp->slot == JFR_SLOT_WALL;
+    fields_init(t, &t->rows[i], s);
     return jfr_plan_run(&t->plans[i], t->meta, p, end, s);
+}
+
+/* The event of a row with fields s into acc. */
+static inline __attribute__((always_inline)) void row_add(const jfr_evtab *t, jfr_acc *acc,
+                                                          const jfr_row *row, const uint64_t *s)
+{
+    uint64_t value = s[JFR_S_VALUE];
+    if (JFR_UNLIKELY(row->slot == JFR_SLOT_LOST)) {
+        acc->lost += value;
+        return;
+    }
+    if (row->duration) {
+        int64_t ns = jfr_d2i((double)(int64_t)value * t->ns_per_tick);
+        value = ns > 0 ? (uint64_t)ns : 0;
+    }
+    jfr_acc_add1(acc, row->slot, row->wall, s[JFR_S_STACK], s[JFR_S_THREAD], s[JFR_S_STATE], value);
 }
 
 void jfr_events_add(const jfr_evtab *t, jfr_acc *acc, unsigned i, const uint64_t *s)
 {
-    const jfr_ev_spec *sp = &jfr_ev_specs[i];
-    uint64_t samples = 1, value = s[JFR_S_VALUE];
-    switch (sp->slot) {
-    case JFR_SLOT_LOST:
-        acc->lost += value;
-        return;
-    case JFR_SLOT_WALL:
-        samples = value;
-        value = 0;
-        break;
-    default:
-        if (sp->duration) {
-            int64_t ns = jfr_d2i((double)(int64_t)value * t->ns_per_tick);
-            value = ns > 0 ? (uint64_t)ns : 0;
-        }
-        break;
-    }
-    jfr_acc_add(acc, sp->slot, s[JFR_S_STACK], s[JFR_S_THREAD], s[JFR_S_STATE], 1, samples, value);
+    row_add(t, acc, &t->rows[i], s);
 }
 
 static unsigned far_index(const jfr_evtab *t, uint64_t type)
@@ -174,12 +192,18 @@ static unsigned far_index(const jfr_evtab *t, uint64_t type)
 }
 
 /* One event of a wanted, non-rare row. */
-static inline jp_err hot_event(const jfr_evtab *t, jfr_acc *acc, unsigned i, const uint8_t *ev,
-                               const uint8_t *p, const uint8_t *next, const jfr_where *w)
+static inline __attribute__((always_inline)) jp_err hot_event(const jfr_evtab *t, jfr_acc *acc,
+                                                              unsigned i, const uint8_t *ev,
+                                                              const uint8_t *p, const uint8_t *next,
+                                                              const jfr_run *r)
 {
+    const jfr_row *row = &t->rows[i];
     uint64_t s[JFR_PLAN_SLOTS];
-    if (JFR_UNLIKELY(!jfr_evtab_fields(t, i, p, next, s)))
-        return jfr_fail(w, JP_ERR_FORMAT, ev, "malformed %s event", jfr_ev_specs[i].name);
+    fields_init(t, row, s);
+    bool ok = JFR_LIKELY(row->fast) ? jfr_steps_run(row->fop, row->nfop, p, next, r->lim, s)
+                                    : jfr_plan_run(&t->plans[i], t->meta, p, next, s);
+    if (JFR_UNLIKELY(!ok))
+        return jfr_fail(r->w, JP_ERR_FORMAT, ev, "malformed %s event", jfr_ev_specs[i].name);
     if (t->c->filter) {
         int64_t ns = jfr_evtab_time(t, s[JFR_S_TIME]);
         if (ns < t->c->from_ns || ns >= t->c->to_ns) {
@@ -187,7 +211,7 @@ static inline jp_err hot_event(const jfr_evtab *t, jfr_acc *acc, unsigned i, con
             return JP_OK;
         }
     }
-    jfr_events_add(t, acc, i, s);
+    row_add(t, acc, row, s);
     return JP_OK;
 }
 
@@ -198,6 +222,8 @@ jp_err jfr_events_run(const jfr_evtab *t, jfr_acc *acc, jfr_run *r)
     size_t lut_n = t->lut_n;
     uint64_t nread = 0;
     jp_err rc = JP_OK;
+    if (acc->dense_n != t->dense_n || acc->dense_base != t->dense_base)
+        jfr_acc_dense(acc, t->dense_base, t->dense_n);
     while (p < end) {
         const uint8_t *ev = p;
         uint64_t size = 0, type;
@@ -219,18 +245,22 @@ jp_err jfr_events_run(const jfr_evtab *t, jfr_acc *acc, jfr_run *r)
             rc = jfr_fail(r->w, JP_ERR_FORMAT, ev, "event type runs past the event");
             break;
         }
-        unsigned idx = type < lut_n ? lut[type] : (t->nfar ? far_index(t, type) : 0);
-        if (idx) {
-            if (JFR_UNLIKELY(t->rare[idx - 1]))
-                rc = r->rare(r->rare_arg, idx - 1, ev, p, next);
+        unsigned e = type < lut_n ? lut[type] : (t->nfar ? far_index(t, type) : 0);
+        nread++;
+        if (e) {
+            unsigned i = (e & ~(unsigned)JFR_EV_RARE) - 1;
+            if (JFR_LIKELY(!(e & JFR_EV_RARE)))
+                rc = hot_event(t, acc, i, ev, p, next, r);
             else
-                rc = hot_event(t, acc, idx - 1, ev, p, next, r->w);
+                rc = r->rare(r->rare_arg, i, ev, p, next);
             if (rc) {
+                nread--;
                 p = ev;
                 break;
             }
+        } else {
+            nread -= type <= 1; /* metadata and checkpoints are not events */
         }
-        nread += type > 1; /* metadata and checkpoints are not events */
         p = next;
     }
     acc->events_read += nread;

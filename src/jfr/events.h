@@ -48,26 +48,44 @@ extern const jfr_ev_spec jfr_ev_specs[JFR_EV_NSPECS];
 /* Plan slots of an event row. */
 enum { JFR_S_TIME, JFR_S_STACK, JFR_S_THREAD, JFR_S_STATE, JFR_S_VALUE, JFR_S_ADDR, JFR_S__COUNT };
 
+/* What the loop needs of a wanted row, in one place. */
+typedef struct jfr_row {
+    uint8_t slot;  /* JFR_SLOT_* */
+    bool wall;     /* the value is a number of samples */
+    bool duration; /* the value is a tick count, to ns */
+    bool fast;     /* the plan runs as steps (plan.h) */
+    uint8_t nfop;  /* its steps */
+    jfr_fop fop[JFR_PLAN_SLOTS];
+    uint64_t value0; /* the value when the event has no value field */
+} jfr_row;
+
+/* Type table entries: the event index + 1, and this bit for a rare one. */
+#define JFR_EV_RARE 0x80
+
 typedef struct jfr_evtab {
     const jfr_ctx *c;
     const jfr_meta *meta;
     int64_t start_ns, start_ticks; /* the chunk header's clock */
     double ns_per_tick;
     jfr_plan plans[JFR_EV_NSPECS];
-    bool rare[JFR_EV_MAX]; /* index -> handed to the callback */
-    uint8_t *lut;          /* type id -> event index + 1, 0 = not wanted */
+    jfr_row rows[JFR_EV_NSPECS];
+    uint8_t *lut; /* type id -> event index + 1 | JFR_EV_RARE, 0 = not wanted */
     size_t lut_n;
     uint64_t far_id[JFR_EV_MAX]; /* type ids past the table */
     uint8_t far_ev[JFR_EV_MAX];
     int nfar;
     uint64_t exec_id;         /* type id of jdk.ExecutionSample, UINT64_MAX if none */
     uint32_t cls[JFR_EV_MAX]; /* class index of each wanted row, JFR_NONE when absent */
+    uint64_t dense_base;      /* the range of stack keys accumulators count in lanes */
+    size_t dense_n;           /* (agg.h), 0 for none */
 } jfr_evtab;
 
 /* Compiles the rows of jfr_ev_specs that the chunk's metadata declares and
  * the options want. */
 void jfr_evtab_build(jfr_evtab *t, const jfr_ctx *c, const jfr_meta *m, const jfr_header *h);
 void jfr_evtab_cleanup(jfr_evtab *t);
+/* Counts the stack keys [base, base + n) in lanes (agg.h); 0 for none. */
+void jfr_evtab_dense(jfr_evtab *t, uint64_t base, size_t n);
 /* Routes type `id` to event index ev (>= JFR_EV_NSPECS: a rare type). */
 void jfr_evtab_want(jfr_evtab *t, uint64_t id, unsigned ev, bool rare);
 
@@ -97,6 +115,7 @@ typedef jp_err (*jfr_rare_fn)(void *arg, unsigned ev_index, const uint8_t *ev, c
 
 typedef struct jfr_run {
     const uint8_t *p, *end; /* the events: [p, end) */
+    const uint8_t *lim;     /* end of the readable bytes (>= end), for word reads */
     bool tail_ok;           /* an event running past end is where the run stops, not damage */
     const uint8_t *stop;    /* out: where the run stopped (end, the cut event, or the damage) */
     const uint8_t *need;    /* out, with tail_ok: where the cut event ends */

@@ -70,6 +70,77 @@ static inline bool jfr_varint_skip(const uint8_t **pp, const uint8_t *end)
     return true;
 }
 
+/* Eight bytes as a little-endian number whatever the host's byte order and
+ * alignment: byte loads, which compilers merge into one load where the
+ * host allows it. The caller ensures the eight bytes are readable. */
+static inline uint64_t jfr_le64(const uint8_t *p)
+{
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
+           (uint64_t)p[7] << 56;
+}
+
+/* Skips k compressed integers ending at or before `end`. `lim` is where the
+ * readable bytes end (at or past `end`): when eight bytes can be read, the
+ * k-th byte without its high bit is found with a few word operations (the
+ * common case: event fields are short varints); otherwise, or when the k
+ * integers span more than eight bytes, byte by byte. */
+static inline bool jfr_varints_skip(const uint8_t **pp, const uint8_t *end, const uint8_t *lim,
+                                    unsigned k)
+{
+    const uint8_t *p = *pp;
+    if (JFR_LIKELY(lim - p >= 8)) {
+        uint64_t m = ~jfr_le64(p) & 0x8080808080808080ULL; /* bytes that end an integer */
+        for (unsigned i = 1; i < k && m; i++)
+            m &= m - 1;
+        if (JFR_LIKELY(m)) {
+            p += (__builtin_ctzll(m) >> 3) + 1;
+            if (JFR_UNLIKELY(p > end))
+                return false;
+            *pp = p;
+            return true;
+        }
+    }
+    for (unsigned i = 0; i < k; i++)
+        if (!jfr_varint_skip(&p, end))
+            return false;
+    *pp = p;
+    return true;
+}
+
+/* One compressed integer ending at or before `end`, reading whole words
+ * where `lim` (the end of the readable bytes, at or past `end`) allows: the
+ * seven-bit groups of up to eight bytes are gathered by three mask-and-shift
+ * steps instead of a loop over the bytes. */
+static inline bool jfr_varint_w(const uint8_t **pp, const uint8_t *end, const uint8_t *lim,
+                                uint64_t *out)
+{
+    const uint8_t *p = *pp;
+    if (JFR_LIKELY(p < end) && *p < 0x80) {
+        *out = *p;
+        *pp = p + 1;
+        return true;
+    }
+    if (JFR_LIKELY(lim - p >= 8)) {
+        uint64_t w = jfr_le64(p);
+        uint64_t m = ~w & 0x8080808080808080ULL;
+        if (JFR_LIKELY(m)) {
+            unsigned bits = (unsigned)__builtin_ctzll(m) + 1; /* 8 x the integer's bytes */
+            uint64_t x = (bits == 64 ? w : w & ((1ULL << bits) - 1)) & 0x7f7f7f7f7f7f7f7fULL;
+            x = (x & 0x007f007f007f007fULL) | (x & 0x7f007f007f007f00ULL) >> 1;
+            x = (x & 0x00003fff00003fffULL) | (x & 0x3fff00003fff0000ULL) >> 2;
+            x = (x & 0x000000000fffffffULL) | (x & 0x0fffffff00000000ULL) >> 4;
+            p += bits >> 3;
+            if (JFR_UNLIKELY(p > end))
+                return false;
+            *out = x;
+            *pp = p;
+            return true;
+        }
+    }
+    return jfr_varint_slow(pp, end, out);
+}
+
 /* Skips n raw bytes. */
 static inline bool jfr_bytes_skip(const uint8_t **pp, const uint8_t *end, uint64_t n)
 {

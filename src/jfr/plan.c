@@ -75,6 +75,25 @@ static bool plan_capturable(const jfr_meta *m, const jfr_field *f)
     return f->cpool || (f->cls != JFR_NONE && m->classes[f->cls].prim == JFR_P_VARINT);
 }
 
+/* The steps of a plan whose ops up to the end are integers only. */
+static void plan_steps(jfr_plan *pl)
+{
+    pl->fast = true;
+    pl->nfop = 0;
+    unsigned skip = 0;
+    for (size_t i = 0; pl->fast && i + 1 < pl->n; i++) {
+        const jfr_op *op = &pl->ops[i];
+        if (op->op == JFR_OP_VARINT && skip < 255) {
+            skip++;
+        } else if (op->op == JFR_OP_CAP && pl->nfop < JFR_PLAN_SLOTS) {
+            pl->fop[pl->nfop++] = (jfr_fop){.skip = (uint8_t)skip, .slot = op->slot};
+            skip = 0;
+        } else {
+            pl->fast = false;
+        }
+    }
+}
+
 void jfr_plan_compile(jfr_plan *pl, const jfr_meta *m, uint32_t cls, const uint32_t *caps,
                       int ncaps)
 {
@@ -105,6 +124,7 @@ void jfr_plan_compile(jfr_plan *pl, const jfr_meta *m, uint32_t cls, const uint3
         }
     }
     plan_emit(pl, JFR_OP_END, 0, 0);
+    plan_steps(pl);
     pl->varints_only = pl->n - 1 <= sizeof pl->var_slot;
     pl->nvar = 0;
     for (size_t i = 0; pl->varints_only && i + 1 < pl->n; i++) {

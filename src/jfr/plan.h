@@ -33,6 +33,11 @@ typedef struct jfr_op {
 
 #define JFR_PLAN_SLOTS 8
 
+/* One step of a varints-only plan: skip `skip` integers, capture the next. */
+typedef struct jfr_fop {
+    uint8_t skip, slot;
+} jfr_fop;
+
 typedef struct jfr_plan {
     jfr_op *ops;
     size_t n, cap;
@@ -42,6 +47,11 @@ typedef struct jfr_plan {
     bool varints_only;
     uint8_t nvar;
     uint8_t var_slot[JFR_PLAN_SLOTS * 4];
+    /* The same plan as steps, for jfr_plan_run_fast: set when the fields up
+     * to the last capture are all integers (any number of them). */
+    bool fast;
+    uint8_t nfop;
+    jfr_fop fop[JFR_PLAN_SLOTS];
 } jfr_plan;
 
 void jfr_plan_init(jfr_plan *pl);
@@ -99,6 +109,23 @@ static inline bool jfr_plan_run(const jfr_plan *pl, const jfr_meta *m, const uin
             break;
         }
     }
+}
+
+/* Runs the steps of a `fast` plan: integers are skipped and read by word
+ * operations (jfr_varints_skip, jfr_varint_w) where `lim` (the end of the
+ * readable bytes, at or past `end`) allows. */
+static inline __attribute__((always_inline)) bool jfr_steps_run(const jfr_fop *fop, unsigned nfop,
+                                                                const uint8_t *p,
+                                                                const uint8_t *end,
+                                                                const uint8_t *lim, uint64_t *slots)
+{
+    for (unsigned i = 0; i < nfop; i++) {
+        if (fop[i].skip && JFR_UNLIKELY(!jfr_varints_skip(&p, end, lim, fop[i].skip)))
+            return false;
+        if (JFR_UNLIKELY(!jfr_varint_w(&p, end, lim, &slots[fop[i].slot])))
+            return false;
+    }
+    return true;
 }
 
 #endif

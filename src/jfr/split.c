@@ -25,6 +25,7 @@ typedef struct piece {
 
 typedef struct split {
     const jfr_evtab *t;
+    const uint8_t *lim; /* end of the readable bytes */
     size_t block;
     pthread_mutex_t mu;
     pthread_cond_t work, done;
@@ -66,7 +67,12 @@ static void *worker_main(void *arg)
         piece *b = &sp->ring[sp->taken++ % sp->nring];
         b->state = B_TAKEN;
         pthread_mutex_unlock(&sp->mu);
-        jfr_run r = {.p = b->p, .end = b->end, .rare = queue_rare, .rare_arg = b, .w = &quiet};
+        jfr_run r = {.p = b->p,
+                     .end = b->end,
+                     .lim = sp->lim,
+                     .rare = queue_rare,
+                     .rare_arg = b,
+                     .w = &quiet};
         bool bad = jfr_events_run(sp->t, &wk->acc, &r) != JP_OK;
         pthread_mutex_lock(&sp->mu);
         b->bad = bad;
@@ -162,7 +168,7 @@ static void drive(split *sp, const uint8_t *p, const uint8_t *end, jfr_rare_fn r
 bool jfr_split_run(const jfr_evtab *t, jfr_acc *acc, const uint8_t *p, const uint8_t *end, int jobs,
                    size_t block, jfr_rare_fn rare, void *rare_arg)
 {
-    split sp = {.t = t, .block = block};
+    split sp = {.t = t, .lim = end, .block = block};
     sp.nring = (uint32_t)jobs * JFR_SPLIT_AHEAD;
     sp.ring = jp_xcalloc(sp.nring, sizeof *sp.ring);
     pthread_mutex_init(&sp.mu, NULL);

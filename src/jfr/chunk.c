@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
 
 #include "base/xalloc.h"
 #include "jfr/agg.h"
@@ -17,19 +16,21 @@
 #include "jfr/resolve.h"
 #include "jfr/split.h"
 
-/* Pages already parsed are given back every this many bytes. */
-#define JFR_RELEASE_STEP (8u << 20)
-
 /* ---- header ---- */
 
 jp_err jfr_header_parse(const jfr_ctx *c, size_t off, uint32_t no, jfr_header *h, jp_error *err)
 {
-    jfr_where w = {.base = c->base, .name = c->name, .chunk = no, .err = err};
-    const uint8_t *p = c->base + off;
-    size_t avail = c->len - off;
+    jfr_where w = {.base_off = off, .name = c->name, .chunk = no, .err = err};
+    uint8_t buf[JFR_HEADER_SIZE];
+    uint64_t avail = c->src.len - off;
     if (avail < JFR_HEADER_SIZE)
-        return jfr_fail(&w, JP_ERR_TRUNCATED, p, "chunk header cut off (%zu of %d bytes)", avail,
-                        JFR_HEADER_SIZE);
+        return jfr_fail(&w, JP_ERR_TRUNCATED, NULL, "chunk header cut off (%llu of %d bytes)",
+                        (unsigned long long)avail, JFR_HEADER_SIZE);
+    jp_err rc = jfr_src_copy(&c->src, off, buf, sizeof buf, err);
+    if (rc)
+        return rc;
+    const uint8_t *p = buf;
+    w.base = buf;
     if (memcmp(p, "FLR", 4) != 0)
         return jfr_fail(&w, JP_ERR_FORMAT, p, "not a JFR chunk (bad magic %02x %02x %02x %02x)",
                         p[0], p[1], p[2], p[3]);
@@ -50,8 +51,8 @@ jp_err jfr_header_parse(const jfr_ctx *c, size_t off, uint32_t no, jfr_header *h
         return jfr_fail(&w, JP_ERR_FORMAT, p + 8, "impossible chunk size %" PRIu64, h->size);
     if (h->size > avail)
         return jfr_fail(&w, JP_ERR_TRUNCATED, p + 8,
-                        "chunk size %" PRIu64 " runs past the end of the input (%zu bytes left)",
-                        h->size, avail);
+                        "chunk size %" PRIu64 " runs past the end of the input (%llu bytes left)",
+                        h->size, (unsigned long long)avail);
     if (h->cp == 0 || h->meta == 0)
         return jfr_fail(&w, JP_ERR_TRUNCATED, p + 16,
                         "chunk was never finished (checkpoint offset %" PRIu64
@@ -67,17 +68,6 @@ jp_err jfr_header_parse(const jfr_ctx *c, size_t off, uint32_t no, jfr_header *h
         return jfr_fail(&w, JP_ERR_FORMAT, p + 56, "impossible ticks per second %" PRId64,
                         h->ticks_per_sec);
     return JP_OK;
-}
-
-void jfr_release(const jfr_ctx *c, size_t from, size_t to)
-{
-    if (!c->release || !c->page)
-        return;
-    size_t a = from & ~(c->page - 1), b = to & ~(c->page - 1);
-    /* The mapping is private and read-only: dropped pages re-fault from the
-     * file if a lazy pool lookup needs them again. */
-    if (b > a)
-        madvise((void *)(c->base + a), b - a, MADV_DONTNEED);
 }
 
 bool jfr_timespan_parse(const char *s, int64_t *ns)
@@ -136,6 +126,8 @@ static const struct {
     [GC_TALLOC] = {"jdk.ThreadAllocationStatistics", {"startTime", "allocated", "thread"}},
 };
 _Static_assert(EV_GC + GC__COUNT <= JFR_EV_MAX, "event index space");
+/* Bytes of a metadata event (the JDK's are a few hundred kB). */
+#define JFR_MAX_META_BYTES (64u << 20)
 /* Stack keys counted in lanes at most: 16 bytes each per lane. */
 #define JFR_DENSE_MAX (1u << 17)
 
@@ -155,9 +147,10 @@ typedef struct prev_chunk {
 struct chunk {
     const jfr_ctx *c;
     jfr_chunk_out *o;
-    jfr_where w;
+    jfr_where w;  /* the chunk: offsets from the start of the input */
+    jfr_where ew; /* the bytes of the event loop's current run (rare events) */
     const jfr_header *h;
-    const uint8_t *start, *end;
+    jfr_bytes buf; /* a file's events, a step at a time */
     jfr_meta *meta;
     jfr_pools pools;
     jfr_resolver res;
@@ -198,7 +191,7 @@ static void chunk_dense(chunk *k)
         return;
     lo = lo > 0 ? lo - 1 : 0;
     uint64_t n = hi - lo + 1;
-    if (n <= JFR_DENSE_MAX && n <= 16 * (uint64_t)ix->count + 65536)
+    if (n <= JFR_DENSE_MAX && n <= 16 * (uint64_t)ix->count + 1024)
         jfr_evtab_dense(&k->tab, lo, (size_t)n);
 }
 
@@ -357,7 +350,7 @@ static jp_err chunk_gc(chunk *k, unsigned g, const uint8_t *ev, const uint8_t *p
         texts[2] = &k->t_name;
     if (!jfr_resolve_fields(&k->res, k->gc_cls[g], p, end, k->gc_fields[g], GC_MAX_FIELDS, n, texts,
                             f))
-        return jfr_fail(&k->w, JP_ERR_FORMAT, ev, "malformed %s event", gc_specs[g].name);
+        return jfr_fail(&k->ew, JP_ERR_FORMAT, ev, "malformed %s event", gc_specs[g].name);
     int64_t t = f[0] ? jfr_evtab_time(&k->tab, n[0]) : k->h->start_ns;
     if (k->c->filter && (t < k->c->from_ns || t >= k->c->to_ns)) {
         k->acc.events_filtered++;
@@ -424,7 +417,7 @@ static jp_err chunk_row(chunk *k, unsigned i, const uint8_t *ev, const uint8_t *
     const jfr_ev_spec *sp = &jfr_ev_specs[i];
     uint64_t s[JFR_PLAN_SLOTS];
     if (!jfr_evtab_fields(&k->tab, i, p, next, s))
-        return jfr_fail(&k->w, JP_ERR_FORMAT, ev, "malformed %s event", sp->name);
+        return jfr_fail(&k->ew, JP_ERR_FORMAT, ev, "malformed %s event", sp->name);
     int64_t t = 0;
     if (k->c->filter || k->c->leak) {
         t = jfr_evtab_time(&k->tab, s[JFR_S_TIME]);
@@ -462,31 +455,111 @@ static jp_err chunk_rare(void *arg, unsigned i, const uint8_t *ev, const uint8_t
     return chunk_row(k, i, ev, p, next);
 }
 
-/* Pages already parsed are given back every this many bytes. */
-#define JFR_RELEASE_STEP (8u << 20)
+/* Bytes of one event that is read whole (events are tens of bytes; the
+ * large checkpoint and metadata events are passed over unread). */
+#define JFR_MAX_EVENT_BYTES (64u << 20)
 
-/* One thread: the events in steps, releasing the pages behind. */
-static jp_err chunk_events_serial(chunk *k, const uint8_t *p, const uint8_t *end)
+/* The size and type at the start of an event (type UINT64_MAX when cut);
+ * false when even the size is cut. */
+static bool event_head(const uint8_t *p, const uint8_t *end, uint64_t *size, uint64_t *type)
 {
-    const jfr_ctx *c = k->c;
-    jfr_run r = {.lim = end, .rare = chunk_rare, .rare_arg = k, .w = &k->w};
-    const uint8_t *need = p;
-    while (p < end) {
-        const uint8_t *we = (size_t)(end - p) > JFR_RELEASE_STEP ? p + JFR_RELEASE_STEP : end;
-        if (need > we)
-            we = need < end ? need : end;
-        r.p = p;
-        r.end = we;
-        r.tail_ok = we < end;
-        jp_err rc = jfr_events_run(&k->tab, &k->acc, &r);
-        jfr_release(c, (size_t)(p - c->base), (size_t)(r.stop - c->base));
-        if (rc)
+    *type = UINT64_MAX;
+    if (!jfr_varint(&p, end, size))
+        return false;
+    if (!jfr_varint(&p, end, type))
+        *type = UINT64_MAX;
+    return true;
+}
+
+/* The first event of a step does not fit it: pass it over unread when it
+ * is not wanted, else say how many bytes the step needs (0: damage or too
+ * big, with the error in rc). */
+static size_t chunk_big_event(chunk *k, jfr_run *r, uint64_t *pos, uint64_t end, size_t have,
+                              jp_err *rc)
+{
+    uint64_t size, type;
+    *rc = JP_OK;
+    if (!event_head(r->p, r->end, &size, &type))
+        return have + 16;
+    if (size == 0 || size > end - *pos) {
+        r->tail_ok = false; /* damage: the loop says what and where */
+        *rc = jfr_events_run(&k->tab, &k->acc, r);
+        return 0;
+    }
+    if (type != UINT64_MAX && !jfr_evtab_wanted(&k->tab, type)) {
+        k->acc.events_read += type > 1;
+        *pos += size;
+        return SIZE_MAX; /* passed over */
+    }
+    if (size > JFR_MAX_EVENT_BYTES) {
+        *rc = jfr_fail(r->w, JP_ERR_LIMIT, r->p,
+                       "event of %" PRIu64 " bytes exceeds the limit of %u bytes", size,
+                       JFR_MAX_EVENT_BYTES);
+        return 0;
+    }
+    return type == UINT64_MAX ? have + 16 : (size_t)size;
+}
+
+/* One thread over a file: the events a step at a time into k->buf, an
+ * event cut by the step's end carried into the next step. */
+static jp_err chunk_events_file(chunk *k, uint64_t pos, uint64_t end)
+{
+    jfr_bytes *b = &k->buf;
+    size_t have = 0, want = k->c->step;
+    while (pos < end) {
+        size_t n = end - pos < want ? (size_t)(end - pos) : want;
+        const uint8_t *data;
+        jp_err rc = JP_OK;
+        if (n > have &&
+            (rc = jfr_src_get(&k->c->src, pos + have, n - have, b, have, &data, k->w.err)))
             return rc;
-        /* An event longer than the step: the next step takes all of it. */
-        need = r.stop == p ? r.need : p;
-        p = r.stop;
+        have = n > have ? n : have;
+        k->ew = k->w;
+        k->ew.base = b->data;
+        k->ew.base_off = pos;
+        jfr_where w = k->ew;
+        jfr_run r = {.p = b->data,
+                     .end = b->data + have,
+                     .lim = b->data + have + JFR_SRC_PAD,
+                     .tail_ok = pos + have < end,
+                     .rare = chunk_rare,
+                     .rare_arg = k,
+                     .w = &w};
+        if ((rc = jfr_events_run(&k->tab, &k->acc, &r)))
+            return rc;
+        size_t used = (size_t)(r.stop - b->data);
+        want = k->c->step;
+        if (used == 0 && r.tail_ok) {
+            want = chunk_big_event(k, &r, &pos, end, have, &rc);
+            if (!want)
+                return rc;
+            if (want == SIZE_MAX) {
+                want = k->c->step;
+                have = 0;
+            }
+            continue;
+        }
+        memmove(b->data, b->data + used, have - used);
+        pos += used;
+        have -= used;
     }
     return JP_OK;
+}
+
+static jp_err chunk_events_serial(chunk *k, uint64_t start, uint64_t end)
+{
+    const jfr_src *src = &k->c->src;
+    if (!src->mem)
+        return chunk_events_file(k, start, end);
+    k->ew = k->w;
+    k->ew.base = src->mem;
+    jfr_run r = {.p = src->mem + start,
+                 .end = src->mem + end,
+                 .lim = src->mem + end,
+                 .rare = chunk_rare,
+                 .rare_arg = k,
+                 .w = &k->ew};
+    return jfr_events_run(&k->tab, &k->acc, &r);
 }
 
 /* Forgets what a parallel attempt at the events left behind. */
@@ -508,13 +581,16 @@ static void chunk_reset(chunk *k)
 
 static jp_err chunk_events(chunk *k)
 {
-    const uint8_t *p = k->start + JFR_HEADER_SIZE, *end = k->end;
-    if (k->c->jobs > 1 && (size_t)(end - p) >= 2 * (size_t)k->c->block) {
-        if (jfr_split_run(&k->tab, &k->acc, p, end, k->c->jobs, k->c->block, chunk_rare, k))
+    uint64_t start = k->o->off + JFR_HEADER_SIZE, end = k->o->off + k->h->size;
+    if (k->c->jobs > 1 && end - start >= 2 * (uint64_t)k->c->block) {
+        /* Rare events that fail there are decoded again here: no message. */
+        k->ew = (jfr_where){.name = k->c->name, .chunk = k->o->no};
+        if (jfr_split_run(&k->tab, &k->acc, &k->c->src, start, end, k->c->jobs, k->c->block,
+                          chunk_rare, k))
             return JP_OK;
         chunk_reset(k);
     }
-    return chunk_events_serial(k, p, end);
+    return chunk_events_serial(k, start, end);
 }
 
 /* ---- thread states ---- */
@@ -609,6 +685,33 @@ static void chunk_flush(chunk *k)
 
 /* ---- the chunk before, for keys JDK 17 left there ---- */
 
+/* The metadata of the chunk at off into m: in place, or read into b. */
+static jp_err chunk_meta(const jfr_ctx *c, uint64_t off, const jfr_header *h, jfr_meta *m,
+                         jfr_bytes *b, const jfr_where *w)
+{
+    uint64_t at = off + h->meta, avail = h->size - h->meta, size = 0;
+    uint8_t head[10];
+    size_t n = avail < sizeof head ? (size_t)avail : sizeof head;
+    jfr_where wm = *w;
+    wm.base = NULL;
+    wm.base_off = at;
+    jp_err rc = jfr_src_copy(&c->src, at, head, n, w->err);
+    if (rc)
+        return rc;
+    const uint8_t *p = head;
+    if (!jfr_varint(&p, head + n, &size) || size == 0 || size > avail)
+        return jfr_fail(&wm, JP_ERR_FORMAT, NULL, "metadata event size runs past the chunk");
+    if (size > JFR_MAX_META_BYTES)
+        return jfr_fail(&wm, JP_ERR_LIMIT, NULL,
+                        "metadata event of %" PRIu64 " bytes exceeds the limit of %u bytes", size,
+                        JFR_MAX_META_BYTES);
+    const uint8_t *ev;
+    if ((rc = jfr_src_get(&c->src, at, (size_t)size, b, 0, &ev, w->err)))
+        return rc;
+    wm.base = ev;
+    return jfr_meta_parse(m, ev, ev + size, &wm);
+}
+
 static jfr_resolver *chunk_prev(void *arg)
 {
     chunk *k = arg;
@@ -619,15 +722,18 @@ static jfr_resolver *chunk_prev(void *arg)
     if (k->prev_off == SIZE_MAX || jfr_header_parse(k->c, k->prev_off, k->o->no - 1, &pc->h, NULL))
         return NULL;
     /* Quiet: damage in the chunk before was reported when it was read. */
-    const jfr_where quiet = {.base = k->c->base, .name = k->c->name, .chunk = k->o->no - 1};
-    const uint8_t *start = k->c->base + k->prev_off, *end = start + pc->h.size;
+    const jfr_where quiet = {.name = k->c->name, .chunk = k->o->no - 1};
     pc->meta = jfr_meta_new();
-    if (jfr_meta_parse(pc->meta, start + pc->h.meta, end, &quiet))
+    jfr_bytes b = {0};
+    jp_err rc = chunk_meta(k->c, k->prev_off, &pc->h, pc->meta, &b, &quiet);
+    jfr_bytes_cleanup(&b);
+    if (rc)
         return NULL;
     jfr_pools_init(&pc->pools, pc->meta);
-    jfr_resolver_init(&pc->res, pc->meta, &pc->pools, k->c->base, end, k->o->prof, &k->o->warn);
+    jfr_resolver_init(&pc->res, pc->meta, &pc->pools, k->o->prof, &k->o->warn);
     pc->have_pools = true;
-    pc->ok = !jfr_pools_load(&pc->pools, pc->meta, start, end, pc->h.cp, &quiet);
+    pc->ok = !jfr_pools_load(&pc->pools, pc->meta, &k->c->src, k->prev_off, pc->h.size, pc->h.cp,
+                             &quiet);
     return pc->ok ? &pc->res : NULL;
 }
 
@@ -683,10 +789,9 @@ static void chunk_init(chunk *k, const jfr_ctx *c, jfr_chunk_out *o, size_t prev
     memset(k, 0, sizeof *k);
     k->c = c;
     k->o = o;
-    k->w = (jfr_where){.base = c->base, .name = c->name, .chunk = o->no, .err = &o->rep.error};
+    k->w = (jfr_where){.name = c->name, .chunk = o->no, .err = &o->rep.error};
+    k->ew = k->w;
     k->h = &o->h;
-    k->start = c->base + o->off;
-    k->end = k->start + o->h.size;
     jfr_acc_init(&k->acc);
     k->set_cls = JFR_NONE;
     for (unsigned g = 0; g < GC__COUNT; g++)
@@ -708,6 +813,7 @@ static void chunk_cleanup(chunk *k, bool have_pools)
     jp_strbuf_cleanup(&k->t_addr);
     jp_strbuf_cleanup(&k->t_cause);
     jp_u64map_cleanup(&k->states);
+    jfr_bytes_cleanup(&k->buf);
     if (have_pools) {
         jfr_resolver_cleanup(&k->res);
         jfr_pools_cleanup(&k->pools);
@@ -725,21 +831,18 @@ void jfr_chunk_decode(const jfr_ctx *c, jfr_chunk_out *o, size_t prev_off)
         jfr_warn(&o->warn, JFR_WARN_FLAGS,
                  "header does not flag compressed integers; read as compressed like the JDK");
     k.meta = jfr_meta_new();
-    jp_err rc = jfr_meta_parse(k.meta, k.start + h->meta, k.end, &k.w);
+    jp_err rc = chunk_meta(c, o->off, h, k.meta, &k.buf, &k.w);
     if (rc) {
         chunk_cleanup(&k, false);
         o->rc = rc;
         return;
     }
     jfr_pools_init(&k.pools, k.meta);
-    jfr_resolver_init(&k.res, k.meta, &k.pools, c->base, k.end, o->prof, &o->warn);
+    jfr_resolver_init(&k.res, k.meta, &k.pools, o->prof, &o->warn);
     k.res.prev_get = chunk_prev;
     k.res.prev_arg = &k;
-    rc = jfr_pools_load(&k.pools, k.meta, k.start, k.end, h->cp, &k.w);
+    rc = jfr_pools_load(&k.pools, k.meta, &c->src, o->off, h->size, h->cp, &k.w);
     if (!rc) {
-        /* The pool walk touched pages all over the chunk; the event loop
-         * re-reads them in order. */
-        jfr_release(c, o->off, o->off + h->size);
         chunk_plans(&k);
         chunk_range(&k);
         rc = chunk_events(&k);
@@ -748,9 +851,6 @@ void jfr_chunk_decode(const jfr_ctx *c, jfr_chunk_out *o, size_t prev_off)
     }
     jp_gc_log_append(&o->prof->gc, &o->gc);
     jp_old_log_append(&o->prof->old, &o->old);
-    /* Look-ups (metadata, pools, the chunk before) may have faulted pages
-     * back in. */
-    jfr_release(c, prev_off == SIZE_MAX ? o->off : prev_off, o->off + h->size);
     chunk_cleanup(&k, true);
     o->rc = rc;
 }

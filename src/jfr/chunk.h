@@ -18,6 +18,7 @@
 
 #include "jfr/internal.h"
 #include "jfr/leak.h"
+#include "jfr/src.h"
 #include "model/gc.h"
 #include "model/oldobj.h"
 #include "model/iodetail.h"
@@ -43,8 +44,7 @@ typedef struct jfr_header {
 } jfr_header;
 
 typedef struct jfr_ctx {
-    const uint8_t *base;
-    size_t len;
+    jfr_src src; /* the input */
     const char *name;
     uint32_t kinds; /* effective mask of jp_kind bits */
     bool threads;
@@ -54,12 +54,11 @@ typedef struct jfr_ctx {
     uint32_t nstates; /* thread states to keep (upper case), 0 = all */
     char states[JFR_MAX_STATES][32];
     bool leak;            /* pair profiler.Malloc with profiler.Free */
-    bool release;         /* base is our own mapping: give parsed pages back */
     bool io_detail;       /* read the endpoint / path of io events */
     jp_io_detail *io_out; /* where the merger adds them (jfr_options.io_detail) */
-    size_t page;
-    int jobs;       /* threads that decode a chunk's events (jfr_options.jobs, resolved) */
-    uint32_t block; /* bytes per piece of events (jfr_options.block, resolved) */
+    int jobs;             /* threads that decode a chunk's events (jfr_options.jobs, resolved) */
+    uint32_t block;       /* bytes per piece of events (jfr_options.block, resolved) */
+    uint32_t step;        /* bytes of a file read at a time by one thread (the same when set) */
 } jfr_ctx;
 
 /* What produced a cell: decides its kind when merged. */
@@ -123,9 +122,6 @@ void jfr_chunk_out_cleanup(jfr_chunk_out *o);
  * none. Sets o->rc; the events before any damage stay in o. The result does
  * not depend on c->jobs. Thread-safe for distinct o. */
 void jfr_chunk_decode(const jfr_ctx *c, jfr_chunk_out *o, size_t prev_off);
-
-/* Gives the whole pages of [from, to) back to the kernel when c->release. */
-void jfr_release(const jfr_ctx *c, size_t from, size_t to);
 
 /* Parses a JFR timespan setting ("20 ms", "10ms", "1 s", "500 us") to ns. */
 bool jfr_timespan_parse(const char *s, int64_t *ns);

@@ -97,8 +97,10 @@ static void row_plan(jfr_evtab *t, unsigned i, uint32_t cls)
     jfr_plan_compile(pl, m, cls, caps, JFR_S__COUNT);
     jfr_row *row = &t->rows[i];
     *row = (jfr_row){.slot = sp->slot,
-                     .wall = sp->slot == JFR_SLOT_WALL,
-                     .duration = sp->duration,
+                     .add = sp->slot == JFR_SLOT_LOST   ? JFR_ADD_LOST
+                            : sp->slot == JFR_SLOT_WALL ? JFR_ADD_SAMPLES
+                            : sp->duration              ? JFR_ADD_DURATION
+                                                        : JFR_ADD_VALUE,
                      .fast = pl->fast,
                      .nfop = pl->nfop,
                      .value0 = sp->slot == JFR_SLOT_WALL};
@@ -151,7 +153,7 @@ void jfr_evtab_dense(jfr_evtab *t, uint64_t base, size_t n)
 static inline void fields_init(const jfr_evtab *t, const jfr_row *row, uint64_t *s)
 {
     s[JFR_S_TIME] = (uint64_t)t->start_ticks;
-    s[JFR_S_STACK] = s[JFR_S_THREAD] = s[JFR_S_STATE] = s[JFR_S_ADDR] = 0;
+    s[JFR_S_STACK] = s[JFR_S_THREAD] = s[JFR_S_STATE] = 0;
     s[JFR_S_VALUE] = row->value0;
 }
 
@@ -159,6 +161,7 @@ bool jfr_evtab_fields(const jfr_evtab *t, unsigned i, const uint8_t *p, const ui
                       uint64_t *s)
 {
     fields_init(t, &t->rows[i], s);
+    s[JFR_S_ADDR] = 0;
     return jfr_plan_run(&t->plans[i], t->meta, p, end, s);
 }
 
@@ -167,15 +170,16 @@ static inline __attribute__((always_inline)) void row_add(const jfr_evtab *t, jf
                                                           const jfr_row *row, const uint64_t *s)
 {
     uint64_t value = s[JFR_S_VALUE];
-    if (JFR_UNLIKELY(row->slot == JFR_SLOT_LOST)) {
-        acc->lost += value;
-        return;
-    }
-    if (row->duration) {
+    if (JFR_UNLIKELY(row->add >= JFR_ADD_DURATION)) {
+        if (row->add == JFR_ADD_LOST) {
+            acc->lost += value;
+            return;
+        }
         int64_t ns = jfr_d2i((double)(int64_t)value * t->ns_per_tick);
         value = ns > 0 ? (uint64_t)ns : 0;
     }
-    jfr_acc_add1(acc, row->slot, row->wall, s[JFR_S_STACK], s[JFR_S_THREAD], s[JFR_S_STATE], value);
+    jfr_acc_add1(acc, row->slot, row->add == JFR_ADD_SAMPLES, s[JFR_S_STACK], s[JFR_S_THREAD],
+                 s[JFR_S_STATE], value);
 }
 
 void jfr_events_add(const jfr_evtab *t, jfr_acc *acc, unsigned i, const uint64_t *s)
@@ -189,6 +193,11 @@ static unsigned far_index(const jfr_evtab *t, uint64_t type)
         if (t->far_id[i] == type)
             return t->far_ev[i];
     return 0;
+}
+
+bool jfr_evtab_wanted(const jfr_evtab *t, uint64_t id)
+{
+    return id < t->lut_n ? t->lut[id] != 0 : far_index(t, id) != 0;
 }
 
 /* One event of a wanted, non-rare row. */

@@ -49,12 +49,14 @@ extern const jfr_ev_spec jfr_ev_specs[JFR_EV_NSPECS];
 enum { JFR_S_TIME, JFR_S_STACK, JFR_S_THREAD, JFR_S_STATE, JFR_S_VALUE, JFR_S_ADDR, JFR_S__COUNT };
 
 /* What the loop needs of a wanted row, in one place. */
+/* How a row's value adds up. */
+enum { JFR_ADD_VALUE = 0, JFR_ADD_SAMPLES, JFR_ADD_DURATION, JFR_ADD_LOST };
+
 typedef struct jfr_row {
-    uint8_t slot;  /* JFR_SLOT_* */
-    bool wall;     /* the value is a number of samples */
-    bool duration; /* the value is a tick count, to ns */
-    bool fast;     /* the plan runs as steps (plan.h) */
-    uint8_t nfop;  /* its steps */
+    uint8_t slot; /* JFR_SLOT_* */
+    uint8_t add;  /* JFR_ADD_*: the value, samples (wall), ticks to ns, lost samples */
+    bool fast;    /* the plan runs as steps (plan.h) */
+    uint8_t nfop; /* its steps */
     jfr_fop fop[JFR_PLAN_SLOTS];
     uint64_t value0; /* the value when the event has no value field */
 } jfr_row;
@@ -86,6 +88,8 @@ void jfr_evtab_build(jfr_evtab *t, const jfr_ctx *c, const jfr_meta *m, const jf
 void jfr_evtab_cleanup(jfr_evtab *t);
 /* Counts the stack keys [base, base + n) in lanes (agg.h); 0 for none. */
 void jfr_evtab_dense(jfr_evtab *t, uint64_t base, size_t n);
+/* True when events of type id are wanted (hot or rare). */
+bool jfr_evtab_wanted(const jfr_evtab *t, uint64_t id);
 /* Routes type `id` to event index ev (>= JFR_EV_NSPECS: a rare type). */
 void jfr_evtab_want(jfr_evtab *t, uint64_t id, unsigned ev, bool rare);
 

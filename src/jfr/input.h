@@ -91,8 +91,8 @@ static inline bool jfr_varints_skip(const uint8_t **pp, const uint8_t *end, cons
     const uint8_t *p = *pp;
     if (JFR_LIKELY(lim - p >= 8)) {
         uint64_t m = ~jfr_le64(p) & 0x8080808080808080ULL; /* bytes that end an integer */
-        for (unsigned i = 1; i < k && m; i++)
-            m &= m - 1;
+        for (unsigned i = 1; i < k; i++)
+            m &= m - 1; /* 0 stays 0: fewer than k ends in these bytes */
         if (JFR_LIKELY(m)) {
             p += (__builtin_ctzll(m) >> 3) + 1;
             if (JFR_UNLIKELY(p > end))
@@ -126,7 +126,7 @@ static inline bool jfr_varint_w(const uint8_t **pp, const uint8_t *end, const ui
         uint64_t m = ~w & 0x8080808080808080ULL;
         if (JFR_LIKELY(m)) {
             unsigned bits = (unsigned)__builtin_ctzll(m) + 1; /* 8 x the integer's bytes */
-            uint64_t x = (bits == 64 ? w : w & ((1ULL << bits) - 1)) & 0x7f7f7f7f7f7f7f7fULL;
+            uint64_t x = w & (~0ULL >> (64 - bits)) & 0x7f7f7f7f7f7f7f7fULL;
             x = (x & 0x007f007f007f007fULL) | (x & 0x7f007f007f007f00ULL) >> 1;
             x = (x & 0x00003fff00003fffULL) | (x & 0x3fff00003fff0000ULL) >> 2;
             x = (x & 0x000000000fffffffULL) | (x & 0x0fffffff00000000ULL) >> 4;

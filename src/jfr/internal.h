@@ -51,13 +51,15 @@ static inline int64_t jfr_d2i(double d)
 
 /* Where a reader is, for error messages. */
 typedef struct jfr_where {
-    const uint8_t *base; /* start of the whole input: offsets count from here */
+    const uint8_t *base; /* bytes of the input in memory (NULL: none) ... */
+    uint64_t base_off;   /* ... starting at this offset of the input */
     const char *name;    /* label of the input (file name) */
     uint32_t chunk;      /* 1-based chunk number */
     jp_error *err;       /* receives the message */
 } jfr_where;
 
-/* Fills w->err with "name: chunk N @0xOFF: <fmt>" and returns code. */
+/* Fills w->err with "name: chunk N @0xOFF: <fmt>" and returns code; OFF is
+ * w->base_off + (at - w->base), or w->base_off when at is NULL. */
 jp_err jfr_fail(const jfr_where *w, jp_err code, const uint8_t *at, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

@@ -2,8 +2,11 @@
  *
  * Reads files of one or many chunks (format 2.0 and 2.1, JDK and
  * async-profiler dialects), decoding every chunk by its own metadata. Memory
- * grows with distinct stacks and frames, not with events or file size: files
- * are mapped, read chunk by chunk, and pages already parsed are released.
+ * grows with distinct stacks and frames, not with events or file size: a
+ * file is never mapped nor read whole; a chunk's metadata and checkpoint
+ * events are read into memory (at most 64 MiB and 512 MiB), its events a
+ * piece at a time (256 KiB, 1 MiB per thread), so one event of a wanted
+ * type may take at most 64 MiB (the large checkpoint events are passed over).
  *
  * Damage (truncation, bad magic, impossible sizes, broken references, cycles)
  * stops reading at that point: everything decoded before it stays in the
@@ -79,8 +82,9 @@ typedef struct jfr_options {
     double tail;    /* ... ignoring those in the last `tail` fraction of the
                        malloc/free events' time span (0..1, default 0.1) */
     int jobs;       /* threads decoding a chunk's events; 0 = online CPUs, default 1 */
-    uint32_t block; /* bytes of events per piece handed to a thread; 0 = 1 MiB
-                       (small ones let tests split small inputs) */
+    uint32_t block; /* bytes of events per piece handed to a thread, and read
+                       at a time from a file; 0 = 1 MiB and 256 KiB (small ones
+                       let tests split small inputs and files) */
     bool skip_gc;   /* leave the GC events out of the profile's GC log */
     bool has_from, has_to;
     jp_timespec_arg from; /* keep events that start at or after `from` ... */

@@ -10,6 +10,7 @@ libjpjfr_a_SOURCES = \
 	src/jfr/agg.c src/jfr/agg.h \
 	src/jfr/events.c src/jfr/events.h \
 	src/jfr/split.c src/jfr/split.h \
+	src/jfr/src.c src/jfr/src.h \
 	src/jfr/frame_name.c src/jfr/frame_name.h \
 	src/jfr/chunk.c src/jfr/chunk.h \
 	src/jfr/leak.c src/jfr/leak.h \

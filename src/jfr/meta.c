@@ -46,33 +46,6 @@ void jfr_meta_unref(jfr_meta *m)
     free(m);
 }
 
-/* The part of a metadata event that defines the types: everything after
- * its header (size, type, start time, duration, metadata id), which changes
- * from chunk to chunk even when the types do not. */
-static bool meta_body(const uint8_t *ev, const uint8_t *end, const uint8_t **body, size_t *len)
-{
-    const uint8_t *p = ev;
-    uint64_t size, v;
-    if (!jfr_varint(&p, end, &size) || size == 0 || size > (uint64_t)(end - ev))
-        return false;
-    const uint8_t *ev_end = ev + size;
-    for (int i = 0; i < 4; i++)
-        if (!jfr_varint(&p, ev_end, &v))
-            return false;
-    *body = p;
-    *len = (size_t)(ev_end - p);
-    return true;
-}
-
-bool jfr_meta_same(const jfr_meta *m, const uint8_t *ev, const uint8_t *end)
-{
-    const uint8_t *body;
-    size_t len;
-    if (!m || !m->src || !meta_body(ev, end, &body, &len) || len != m->src_len)
-        return false;
-    return body == m->src || !memcmp(body, m->src, len);
-}
-
 /* Element roles in the tree root > metadata > class > field; everything
  * else (annotations, settings, region) is parsed for shape and ignored. */
 enum { ROLE_TOP, ROLE_ROOT, ROLE_METADATA, ROLE_CLASS, ROLE_FIELD, ROLE_OTHER };
@@ -333,7 +306,6 @@ jp_err jfr_meta_parse(jfr_meta *m, const uint8_t *ev, const uint8_t *end, const 
     if (rc)
         return rc;
     meta_finish(m);
-    meta_body(ev, end, &m->src, &m->src_len);
     return JP_OK;
 }
 

@@ -51,11 +51,9 @@ typedef struct jfr_meta {
     size_t nclasses, classes_cap;
     jfr_field *fields;
     size_t nfields, fields_cap;
-    jp_u64map by_id;    /* type id -> class index */
-    jp_u64map by_name;  /* hash of the name (+ probe) -> class index */
-    const uint8_t *src; /* the metadata event parsed (in the input) */
-    size_t src_len;
-    uint32_t refs; /* holders, for jfr_meta_new / _ref / _unref */
+    jp_u64map by_id;   /* type id -> class index */
+    jp_u64map by_name; /* hash of the name (+ probe) -> class index */
+    uint32_t refs;     /* holders, for jfr_meta_new / _ref / _unref */
 } jfr_meta;
 
 void jfr_meta_init(jfr_meta *m);
@@ -67,9 +65,6 @@ void jfr_meta_cleanup(jfr_meta *m);
 jfr_meta *jfr_meta_new(void);
 jfr_meta *jfr_meta_ref(jfr_meta *m);
 void jfr_meta_unref(jfr_meta *m);
-/* True when the metadata event at ev is byte for byte the one m was parsed
- * from (which must still be readable). */
-bool jfr_meta_same(const jfr_meta *m, const uint8_t *ev, const uint8_t *end);
 
 /* Parses the metadata event starting at `ev` (its size field) and ending
  * before `end`. Errors name the offset of the damage through w. */

@@ -25,6 +25,7 @@ void jfr_pools_cleanup(jfr_pools *pl)
 {
     for (int k = 0; k < JFR_POOL__COUNT; k++)
         jp_u64map_cleanup(&pl->index[k]);
+    jfr_bytes_cleanup(&pl->arena);
 }
 
 static int pool_kind_of(const jfr_pools *pl, uint32_t cls)
@@ -35,9 +36,10 @@ static int pool_kind_of(const jfr_pools *pl, uint32_t cls)
     return -1;
 }
 
-/* One pool inside a checkpoint: type id, count, count x (key, value). */
+/* One pool inside a checkpoint: type id, count, count x (key, value).
+ * Offsets of values count from `base`. */
 static jp_err pool_read(jfr_pools *pl, const jfr_meta *m, const uint8_t **pp, const uint8_t *end,
-                        const jfr_where *w)
+                        const uint8_t *base, const jfr_where *w)
 {
     const uint8_t *p = *pp;
     uint64_t type = 0, count = 0;
@@ -63,7 +65,7 @@ static jp_err pool_read(jfr_pools *pl, const jfr_meta *m, const uint8_t **pp, co
         if (kind >= 0) {
             /* The chain runs newest first; keep the first value seen. */
             bool inserted;
-            jp_u64map_upsert(&pl->index[kind], key, (uint64_t)(p - w->base), &inserted);
+            jp_u64map_upsert(&pl->index[kind], key, (uint64_t)(p - base), &inserted);
         }
         jp_err rc = jfr_skip_class(m, cls, &p, end, 0, w);
         if (rc)
@@ -74,15 +76,16 @@ static jp_err pool_read(jfr_pools *pl, const jfr_meta *m, const uint8_t **pp, co
     return JP_OK;
 }
 
-/* Reads the checkpoint event at cp; returns its delta to the previous one. */
+/* Parses the checkpoint event [cp, end); returns its delta to the previous
+ * one. */
 static jp_err checkpoint_read(jfr_pools *pl, const jfr_meta *m, const uint8_t *cp,
-                              const uint8_t *chunk_end, int64_t *delta, const jfr_where *w)
+                              const uint8_t *end, const uint8_t *base, int64_t *delta,
+                              const jfr_where *w)
 {
     const uint8_t *p = cp;
     uint64_t size, type = 0, v;
-    if (!jfr_varint(&p, chunk_end, &size) || size == 0 || size > (uint64_t)(chunk_end - cp))
+    if (!jfr_varint(&p, end, &size))
         return jfr_fail(w, JP_ERR_FORMAT, cp, "checkpoint event size runs past the chunk");
-    const uint8_t *end = cp + size;
     if (!jfr_varint(&p, end, &type) || type != 1)
         return jfr_fail(w, JP_ERR_FORMAT, cp, "checkpoint chain points at an event of type %llu",
                         (unsigned long long)type);
@@ -100,7 +103,7 @@ static jp_err checkpoint_read(jfr_pools *pl, const jfr_meta *m, const uint8_t *c
         return jfr_fail(w, JP_ERR_LIMIT, at, "checkpoint pool count %llu exceeds limit",
                         (unsigned long long)npools);
     for (uint64_t i = 0; i < npools; i++) {
-        jp_err rc = pool_read(pl, m, &p, end, w);
+        jp_err rc = pool_read(pl, m, &p, end, base, w);
         if (rc)
             return rc;
     }
@@ -110,39 +113,89 @@ static jp_err checkpoint_read(jfr_pools *pl, const jfr_meta *m, const uint8_t *c
     return JP_OK;
 }
 
-jp_err jfr_pools_load(jfr_pools *pl, const jfr_meta *m, const uint8_t *chunk,
-                      const uint8_t *chunk_end, uint64_t last_cp, const jfr_where *w)
+/* The checkpoint event at chunk offset cp: in place, or read into the
+ * arena at *at. Sets *wc to name offsets in it. */
+static jp_err checkpoint_get(jfr_pools *pl, const jfr_src *src, uint64_t chunk_off,
+                             uint64_t chunk_size, uint64_t cp, const uint8_t **ev,
+                             const uint8_t **end, size_t *at, jfr_where *wc, const jfr_where *w)
+{
+    uint64_t avail = chunk_size - cp, size = 0;
+    jfr_bytes head = {0};
+    size_t n = avail < 10 ? (size_t)avail : 10;
+    const uint8_t *h;
+    jp_err rc = jfr_src_get(src, chunk_off + cp, n, &head, 0, &h, w->err);
+    if (!rc) {
+        const uint8_t *p = h;
+        if (!jfr_varint(&p, h + n, &size) || size == 0 || size > avail)
+            rc = jfr_fail(w, JP_ERR_FORMAT, NULL, "checkpoint event size runs past the chunk");
+    }
+    jfr_bytes_cleanup(&head);
+    if (rc)
+        return rc;
+    if (pl->arena.len + size > JFR_MAX_POOL_BYTES)
+        return jfr_fail(w, JP_ERR_LIMIT, NULL,
+                        "checkpoint events of more than %u bytes in one chunk", JFR_MAX_POOL_BYTES);
+    /* Copied, from memory too: a value is read the same way from either. */
+    *at = pl->arena.len;
+    const uint8_t *from;
+    if ((rc = jfr_src_get(src, chunk_off + cp, (size_t)size, &pl->arena, *at, &from, w->err)))
+        return rc;
+    if (src->mem) {
+        jfr_bytes_reserve(&pl->arena, *at + (size_t)size);
+        memcpy(pl->arena.data + *at, from, (size_t)size);
+        pl->arena.len = *at + (size_t)size;
+    }
+    *ev = pl->arena.data + *at;
+    *end = *ev + size;
+    *wc = *w;
+    wc->base = *ev;
+    wc->base_off = chunk_off + cp;
+    return JP_OK;
+}
+
+jp_err jfr_pools_load(jfr_pools *pl, const jfr_meta *m, const jfr_src *src, uint64_t chunk_off,
+                      uint64_t chunk_size, uint64_t last_cp, const jfr_where *w)
 {
     jp_u64map seen;
     jp_u64map_init(&seen);
     jp_err rc = JP_OK;
-    const uint8_t *cp = chunk + last_cp;
+    uint64_t cp = last_cp;
     for (;;) {
         bool inserted;
-        jp_u64map_upsert(&seen, (uint64_t)(cp - chunk), 0, &inserted);
+        jp_u64map_upsert(&seen, cp, 0, &inserted);
+        jfr_where at_cp = *w;
+        at_cp.base = NULL; /* offsets from the chunk, not a pointer */
+        at_cp.base_off = chunk_off + cp;
         if (!inserted) {
-            rc = jfr_fail(w, JP_ERR_FORMAT, cp, "checkpoint chain loops back to itself");
+            rc = jfr_fail(&at_cp, JP_ERR_FORMAT, NULL, "checkpoint chain loops back to itself");
             break;
         }
         if (++pl->checkpoints > JFR_MAX_CHECKPOINTS) {
-            rc = jfr_fail(w, JP_ERR_LIMIT, cp, "more than %d checkpoints in one chunk",
+            rc = jfr_fail(&at_cp, JP_ERR_LIMIT, NULL, "more than %d checkpoints in one chunk",
                           JFR_MAX_CHECKPOINTS);
             break;
         }
+        const uint8_t *ev = NULL, *end = NULL;
+        size_t at = 0;
+        jfr_where wc;
+        if ((rc = checkpoint_get(pl, src, chunk_off, chunk_size, cp, &ev, &end, &at, &wc, &at_cp)))
+            break;
         int64_t delta = 0;
-        if ((rc = checkpoint_read(pl, m, cp, chunk_end, &delta, w)))
+        if ((rc = checkpoint_read(pl, m, ev, end, pl->arena.data, &delta, &wc)))
             break;
         if (delta == 0)
             break;
         int64_t next;
-        if (__builtin_add_overflow((int64_t)(cp - chunk), delta, &next) || next < JFR_HEADER_SIZE ||
-            next >= chunk_end - chunk) {
-            rc = jfr_fail(w, JP_ERR_FORMAT, cp, "checkpoint delta %lld points outside the chunk",
-                          (long long)delta);
+        if (__builtin_add_overflow((int64_t)cp, delta, &next) || next < JFR_HEADER_SIZE ||
+            (uint64_t)next >= chunk_size) {
+            rc = jfr_fail(&at_cp, JP_ERR_FORMAT, NULL,
+                          "checkpoint delta %lld points outside the chunk", (long long)delta);
             break;
         }
-        cp = chunk + next;
+        cp = (uint64_t)next;
     }
     jp_u64map_cleanup(&seen);
+    pl->base = pl->arena.data;
+    pl->end = pl->arena.data ? pl->arena.data + pl->arena.len : NULL;
     return rc;
 }

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -71,38 +70,40 @@ bool jfr_states_parse(jfr_options *o, const char *list, jp_error *err)
 /* The recording's time range from the chunk headers alone, so relative
  * --from/--to can resolve before any event is read. Stops at the first
  * header that does not check out (the read proper reports it). */
-static uint32_t jfr_prescan(jfr_ctx *c, int64_t *start, int64_t *end)
+static uint32_t jfr_prescan(jfr_ctx *c, int64_t *start, int64_t *end, jp_err *rc, jp_error *err)
 {
     uint32_t n = 0;
-    size_t released = 0;
     *start = *end = 0;
-    for (size_t off = 0; off < c->len; n++) {
+    *rc = JP_OK;
+    for (uint64_t off = 0; off < c->src.len; n++) {
         jfr_header h;
-        if (jfr_header_parse(c, off, n + 1, &h, NULL))
+        jp_error e;
+        jp_error_init(&e);
+        jp_err hrc = jfr_header_parse(c, off, n + 1, &h, &e);
+        if (hrc == JP_ERR_IO) {
+            /* The file could not be read: nothing further will be either. */
+            *rc = hrc;
+            *err = e;
+        }
+        if (hrc)
             break;
         if (!n || h.start_ns < *start)
             *start = h.start_ns;
         if (jfr_sat_add(h.start_ns, h.duration_ns) > *end)
             *end = jfr_sat_add(h.start_ns, h.duration_ns);
         off += h.size;
-        /* Each header read faults in a window of pages around it: files of
-         * many small chunks would otherwise map most of themselves here. */
-        if (off - released >= (8u << 20)) {
-            jfr_release(c, released, off);
-            released = off;
-        }
     }
-    jfr_release(c, 0, c->len);
     return n;
 }
 
-static void jfr_ctx_options(jfr_ctx *c, const jfr_options *opt, jfr_report *rep)
+static jp_err jfr_ctx_options(jfr_ctx *c, const jfr_options *opt, jfr_report *rep)
 {
     c->kinds = opt && opt->kinds ? opt->kinds : (1u << JP_KIND_COUNT) - 1;
     c->threads = opt && opt->threads;
     c->gc = !opt || !opt->skip_gc;
     int64_t start, end;
-    rep->chunks_total += jfr_prescan(c, &start, &end);
+    jp_err rc;
+    rep->chunks_total += jfr_prescan(c, &start, &end, &rc, &rep->error);
     c->from_ns = INT64_MIN;
     c->to_ns = INT64_MAX;
     if (opt && opt->has_from)
@@ -117,6 +118,7 @@ static void jfr_ctx_options(jfr_ctx *c, const jfr_options *opt, jfr_report *rep)
     c->leak = opt && opt->leak;
     c->io_out = opt && (c->kinds & (1u << JP_KIND_IO)) ? opt->io_detail : NULL;
     c->io_detail = c->io_out != NULL;
+    return rc;
 }
 
 /* Where the chunk walk is: the next header to hand out. */
@@ -134,7 +136,7 @@ static bool walk_next(const jfr_ctx *c, walk *w, uint32_t *no, size_t *off, size
 {
     if (w->done)
         return false;
-    if (w->off >= c->len) {
+    if (w->off >= c->src.len) {
         w->done = true;
         return false;
     }
@@ -178,24 +180,26 @@ static int jfr_jobs(const jfr_options *opt)
     return n < 1 ? 1 : (int)n;
 }
 
-static jp_err jfr_read_core(const uint8_t *data, size_t len, const char *name,
-                            const jfr_options *opt, jp_profile *out, jfr_report *rep, bool release)
+static jp_err jfr_read_core(const jfr_src *src, const jfr_options *opt, jp_profile *out,
+                            jfr_report *rep)
 {
     jfr_ctx c;
     memset(&c, 0, sizeof c);
-    c.base = data;
-    c.len = len;
-    c.name = name ? name : "input";
-    c.release = release;
-    c.page = (size_t)sysconf(_SC_PAGESIZE);
-    rep->bytes += len;
+    c.src = *src;
+    c.name = src->name;
+    rep->bytes += src->len;
     c.jobs = jfr_jobs(opt);
     c.block = opt && opt->block ? opt->block : JFR_SPLIT_BLOCK;
-    jfr_ctx_options(&c, opt, rep);
-    if (len == 0) {
-        jfr_where w = {.base = data, .name = c.name, .chunk = 1, .err = &rep->error};
+    c.step = opt && opt->block ? opt->block : JFR_READ_STEP;
+    jp_err prc = jfr_ctx_options(&c, opt, rep);
+    if (prc) {
         rep->partial = true;
-        return jfr_fail(&w, JP_ERR_TRUNCATED, data, "empty input");
+        return prc;
+    }
+    if (src->len == 0) {
+        jfr_where w = {.name = c.name, .chunk = 1, .err = &rep->error};
+        rep->partial = true;
+        return jfr_fail(&w, JP_ERR_TRUNCATED, NULL, "empty input");
     }
     /* The first chunk decodes straight into an empty output: a one-chunk
      * file needs no merge. The same with any number of jobs, so that the
@@ -221,9 +225,15 @@ static jp_err jfr_read_core(const uint8_t *data, size_t len, const char *name,
 jp_err jfr_read_buffer(const uint8_t *data, size_t len, const char *name, const jfr_options *opt,
                        jp_profile *out, jfr_report *rep)
 {
-    return jfr_read_core(data, len, name, opt, out, rep, false);
+    jfr_src src = {.mem = data ? data : (const uint8_t *)"",
+                   .fd = -1,
+                   .len = len,
+                   .name = name ? name : "input"};
+    return jfr_read_core(&src, opt, out, rep);
 }
 
+/* A file is read with pread, piece by piece (src.h): never mapped, never
+ * read whole. */
 jp_err jfr_read_file(const char *path, const jfr_options *opt, jp_profile *out, jfr_report *rep)
 {
     int fd = jp_fail_inject("jfr read") ? (errno = EIO, -1) : open(path, O_RDONLY | O_CLOEXEC);
@@ -238,19 +248,9 @@ jp_err jfr_read_file(const char *path, const jfr_options *opt, jp_profile *out, 
         return jp_error_set(&rep->error, JP_ERR_IO, "%s: not a regular file%s%s", path,
                             e ? ": " : "", e ? strerror(e) : "");
     }
-    size_t len = (size_t)st.st_size;
-    if (len == 0) {
-        close(fd);
-        return jfr_read_core((const uint8_t *)"", 0, path, opt, out, rep, false);
-    }
-    void *map = jp_fail_inject("jfr read") ? (errno = EIO, MAP_FAILED)
-                                           : mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    int e = errno;
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    jfr_src src = {.fd = fd, .len = (uint64_t)st.st_size, .name = path};
+    jp_err rc = jfr_read_core(&src, opt, out, rep);
     close(fd);
-    if (map == MAP_FAILED)
-        return jp_error_set(&rep->error, JP_ERR_IO, "%s: cannot map: %s", path, strerror(e));
-    madvise(map, len, MADV_SEQUENTIAL);
-    jp_err rc = jfr_read_core(map, len, path, opt, out, rep, true);
-    munmap(map, len);
     return rc;
 }

@@ -14,15 +14,12 @@ static const char *sb_str(const jp_strbuf *b)
     return b->data ? b->data : "";
 }
 
-void jfr_resolver_init(jfr_resolver *r, const jfr_meta *m, const jfr_pools *pools,
-                       const uint8_t *base, const uint8_t *chunk_end, jp_profile *prof,
+void jfr_resolver_init(jfr_resolver *r, const jfr_meta *m, const jfr_pools *pools, jp_profile *prof,
                        jfr_warner *warn)
 {
     memset(r, 0, sizeof *r);
     r->m = m;
     r->pools = pools;
-    r->base = base;
-    r->chunk_end = chunk_end;
     r->prof = prof;
     r->warn = warn;
     const uint32_t *c = pools->cls;
@@ -108,13 +105,13 @@ static bool read_label(jfr_resolver *r, const jfr_field *f, int kind, const uint
     if (!jfr_varint(pp, end, &key))
         return false;
     const jfr_class *c = &r->m->classes[f->cls];
-    const uint8_t *p = jfr_pools_get(r->pools, (jfr_pool_kind)kind, key, r->base);
+    const uint8_t *p = jfr_pools_get(r->pools, (jfr_pool_kind)kind, key);
     if (!p || c->nfields < 1)
         return true;
     uint32_t first = c->field0;
     jp_strbuf *texts[1] = {text};
     jp_strbuf_reset(text);
-    if (!walk_fields(r, f->cls, &p, r->chunk_end, &first, 1, &num, texts, found, hops + 1, false))
+    if (!walk_fields(r, f->cls, &p, r->pools->end, &first, 1, &num, texts, found, hops + 1, false))
         *found = false;
     return true;
 }
@@ -194,7 +191,7 @@ static int text_of_str(jfr_resolver *r, const jfr_str *s, jp_strbuf *out, int ho
 
 static int text_by_string_key(jfr_resolver *r, uint64_t key, jp_strbuf *out, int hops)
 {
-    const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_STRING, key, r->base);
+    const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_STRING, key);
     if (!p) {
         if (key)
             jfr_warn(r->warn, JFR_WARN_MISSING_STRING, "string key %" PRIu64 " missing from pool",
@@ -202,7 +199,7 @@ static int text_by_string_key(jfr_resolver *r, uint64_t key, jp_strbuf *out, int
         return TEXT_NULL;
     }
     jfr_str s;
-    if (hops >= JFR_MAX_REF_HOPS || !jfr_str_read(&p, r->chunk_end, &s))
+    if (hops >= JFR_MAX_REF_HOPS || !jfr_str_read(&p, r->pools->end, &s))
         return TEXT_NULL;
     return text_of_str(r, &s, out, hops + 1);
 }
@@ -220,7 +217,7 @@ static int text_of_str(jfr_resolver *r, const jfr_str *s, jp_strbuf *out, int ho
 /* Symbol pool entry `key` (a struct with a `string` field). */
 static int text_by_symbol_key(jfr_resolver *r, uint64_t key, jp_strbuf *out, int hops)
 {
-    const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_SYMBOL, key, r->base);
+    const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_SYMBOL, key);
     if (!p) {
         if (key)
             jfr_warn(r->warn, JFR_WARN_MISSING_SYMBOL, "symbol key %" PRIu64 " missing from pool",
@@ -230,7 +227,7 @@ static int text_by_symbol_key(jfr_resolver *r, uint64_t key, jp_strbuf *out, int
     uint64_t num;
     bool found;
     jp_strbuf *texts[1] = {out};
-    if (!walk_fields(r, r->pools->cls[JFR_POOL_SYMBOL], &p, r->chunk_end, &r->f_symbol_string, 1,
+    if (!walk_fields(r, r->pools->cls[JFR_POOL_SYMBOL], &p, r->pools->end, &r->f_symbol_string, 1,
                      &num, texts, &found, hops + 1, false))
         return TEXT_NULL;
     return found ? TEXT_OK : TEXT_NULL;
@@ -276,14 +273,14 @@ static jp_frame_kind resolve_ftype(jfr_resolver *r, uint64_t key)
     if (jp_u64map_get(&r->ftypes, key, &v))
         return (jp_frame_kind)v;
     jp_frame_kind kind = JP_FRAME_UNKNOWN;
-    const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_FRAMETYPE, key, r->base);
+    const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_FRAMETYPE, key);
     if (!p) {
         jfr_warn(r->warn, JFR_WARN_MISSING_FRAMETYPE, "frame type key %" PRIu64 " missing", key);
     } else {
         uint64_t num;
         bool found;
         jp_strbuf *texts[1] = {&r->s1};
-        if (walk_fields(r, r->pools->cls[JFR_POOL_FRAMETYPE], &p, r->chunk_end, &r->f_ft_desc, 1,
+        if (walk_fields(r, r->pools->cls[JFR_POOL_FRAMETYPE], &p, r->pools->end, &r->f_ft_desc, 1,
                         &num, texts, &found, 0, false) &&
             found) {
             kind = jp_frame_kind_from_jfr(sb_str(&r->s1), r->s1.len);
@@ -298,14 +295,14 @@ static jp_frame_kind resolve_ftype(jfr_resolver *r, uint64_t key)
 
 bool jfr_resolve_state(jfr_resolver *r, uint64_t key, jp_strbuf *out)
 {
-    const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_STATE, key, r->base);
+    const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_STATE, key);
     if (!p)
         return false;
     uint64_t num;
     bool found;
     jp_strbuf *texts[1] = {out};
     jp_strbuf_reset(out);
-    return walk_fields(r, r->pools->cls[JFR_POOL_STATE], &p, r->chunk_end, &r->f_ts_name, 1, &num,
+    return walk_fields(r, r->pools->cls[JFR_POOL_STATE], &p, r->pools->end, &r->f_ts_name, 1, &num,
                        texts, &found, 0, false) &&
            found;
 }
@@ -313,7 +310,7 @@ bool jfr_resolve_state(jfr_resolver *r, uint64_t key, jp_strbuf *out)
 /* Class name of class key `ck` into r->s1; false when null or missing. */
 static bool resolve_class_name(jfr_resolver *r, uint64_t ck)
 {
-    const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_CLASS, ck, r->base);
+    const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_CLASS, ck);
     if (!p) {
         if (ck)
             jfr_warn(r->warn, JFR_WARN_MISSING_CLASS, "class key %" PRIu64 " missing from pool",
@@ -323,19 +320,19 @@ static bool resolve_class_name(jfr_resolver *r, uint64_t ck)
     uint64_t num;
     bool found;
     jp_strbuf *texts[1] = {&r->s1};
-    return walk_fields(r, r->pools->cls[JFR_POOL_CLASS], &p, r->chunk_end, &r->f_class_name, 1,
+    return walk_fields(r, r->pools->cls[JFR_POOL_CLASS], &p, r->pools->end, &r->f_class_name, 1,
                        &num, texts, &found, 0, false) &&
            found;
 }
 
 bool jfr_resolve_old_class(jfr_resolver *r, uint64_t key, jp_strbuf *out)
 {
-    const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_OLDOBJECT, key, r->base);
+    const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_OLDOBJECT, key);
     uint64_t ck = 0;
     bool found = false;
     if (!p ||
-        !walk_fields(r, r->pools->cls[JFR_POOL_OLDOBJECT], &p, r->chunk_end, &r->f_old_type, 1, &ck,
-                     NULL, &found, 0, false) ||
+        !walk_fields(r, r->pools->cls[JFR_POOL_OLDOBJECT], &p, r->pools->end, &r->f_old_type, 1,
+                     &ck, NULL, &found, 0, false) ||
         !found || !resolve_class_name(r, ck))
         return false;
     jp_strbuf_reset(out);
@@ -352,7 +349,7 @@ bool jfr_resolve_old_class(jfr_resolver *r, uint64_t key, jp_strbuf *out)
 /* Printed name of method key `mk` seen as a frame of `kind`, into r->out. */
 static void method_name(jfr_resolver *r, uint64_t mk, jp_frame_kind kind)
 {
-    const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_METHOD, mk, r->base);
+    const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_METHOD, mk);
     bool has_cls = false, has_method = false, has_desc = false;
     if (!p) {
         if (mk)
@@ -365,8 +362,8 @@ static void method_name(jfr_resolver *r, uint64_t mk, jp_frame_kind kind)
         uint64_t nums[3] = {0, 0, 0};
         jp_strbuf *texts[3] = {NULL, &r->s2, &r->s3};
         bool found[3];
-        if (walk_fields(r, r->pools->cls[JFR_POOL_METHOD], &p, r->chunk_end, fields, 3, nums, texts,
-                        found, 0, false)) {
+        if (walk_fields(r, r->pools->cls[JFR_POOL_METHOD], &p, r->pools->end, fields, 3, nums,
+                        texts, found, 0, false)) {
             has_method = found[1];
             has_desc = found[2];
             has_cls = found[0] && resolve_class_name(r, nums[0]);
@@ -409,8 +406,8 @@ static bool read_frames(jfr_resolver *r, const jfr_field *ff, const uint8_t **pp
                         bool *truncated)
 {
     uint64_t n;
-    if (!ff->array || ff->cpool || !jfr_varint(pp, r->chunk_end, &n) ||
-        n > (uint64_t)(r->chunk_end - *pp))
+    if (!ff->array || ff->cpool || !jfr_varint(pp, r->pools->end, &n) ||
+        n > (uint64_t)(r->pools->end - *pp))
         return false;
     size_t keep = n > JFR_MAX_STACK_DEPTH ? JFR_MAX_STACK_DEPTH : (size_t)n;
     if (keep < n) {
@@ -423,7 +420,7 @@ static bool read_frames(jfr_resolver *r, const jfr_field *ff, const uint8_t **pp
     for (size_t i = 0; i < keep; i++) {
         uint64_t nums[2] = {0, 0};
         bool found[2];
-        if (!walk_fields(r, ff->cls, pp, r->chunk_end, fields, 2, nums, NULL, found, 0, true))
+        if (!walk_fields(r, ff->cls, pp, r->pools->end, fields, 2, nums, NULL, found, 0, true))
             return false;
         jp_frame_kind kind = found[1] ? resolve_ftype(r, nums[1]) : JP_FRAME_UNKNOWN;
         r->frames[i] = resolve_frame(r, found[0] ? nums[0] : 0, kind);
@@ -445,11 +442,11 @@ static uint32_t decode_stack(jfr_resolver *r, const uint8_t *p)
             break;
         }
         if (fi == r->f_st_truncated && !f->array && !f->cpool && f->cls != JFR_NONE &&
-            r->m->classes[f->cls].prim == JFR_P_BYTE && p < r->chunk_end) {
+            r->m->classes[f->cls].prim == JFR_P_BYTE && p < r->pools->end) {
             truncated |= *p++ != 0;
             continue;
         }
-        if (jfr_skip_field(r->m, f, &p, r->chunk_end, 0, &quiet))
+        if (jfr_skip_field(r->m, f, &p, r->pools->end, 0, &quiet))
             break;
     }
     if (!ok) {
@@ -473,13 +470,13 @@ uint32_t jfr_resolve_stack(jfr_resolver *r, uint64_t key)
     if (jp_u64map_get(&r->stacks, key, &v))
         return (uint32_t)v;
     uint32_t s;
-    const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_STACK, key, r->base);
+    const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_STACK, key);
     jfr_resolver *prev = !p && key && r->prev_get ? r->prev_get(r->prev_arg) : NULL;
     if (p) {
         s = decode_stack(r, p);
     } else if (key && prev &&
                (jp_u64map_get(&prev->stacks, key, &v) ||
-                jfr_pools_get(prev->pools, JFR_POOL_STACK, key, prev->base))) {
+                jfr_pools_get(prev->pools, JFR_POOL_STACK, key))) {
         jfr_warn(r->warn, JFR_WARN_PREV_CHUNK,
                  "stack trace key %" PRIu64 " taken from the previous chunk", key);
         s = jfr_resolve_stack(prev, key);
@@ -499,11 +496,11 @@ uint32_t jfr_resolve_thread(jfr_resolver *r, uint64_t key)
     uint64_t v;
     if (jp_u64map_get(&r->threads, key, &v))
         return (uint32_t)v;
-    const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_THREAD, key, r->base);
+    const uint8_t *p = jfr_pools_get(r->pools, JFR_POOL_THREAD, key);
     jfr_resolver *prev = !p && key && r->prev_get ? r->prev_get(r->prev_arg) : NULL;
     if (!p && key && prev &&
         (jp_u64map_get(&prev->threads, key, &v) ||
-         jfr_pools_get(prev->pools, JFR_POOL_THREAD, key, prev->base))) {
+         jfr_pools_get(prev->pools, JFR_POOL_THREAD, key))) {
         jfr_warn(r->warn, JFR_WARN_PREV_CHUNK,
                  "thread key %" PRIu64 " taken from the previous chunk", key);
         uint32_t t = jfr_resolve_thread(prev, key);
@@ -520,7 +517,7 @@ uint32_t jfr_resolve_thread(jfr_resolver *r, uint64_t key)
     const char *name = "[unknown thread]";
     size_t nlen = strlen(name);
     char buf[40];
-    if (p && walk_fields(r, r->pools->cls[JFR_POOL_THREAD], &p, r->chunk_end, fields, 3, nums,
+    if (p && walk_fields(r, r->pools->cls[JFR_POOL_THREAD], &p, r->pools->end, fields, 3, nums,
                          texts, found, 0, false)) {
         if (found[0] && r->s1.len) {
             name = r->s1.data;

@@ -6,7 +6,7 @@
  * key + frame kind -> model frame index, thread key -> thread frame index).
  * Broken references are not errors: they count a warning and print as
  * "[unknown]". Caller storage: jfr_resolver_init / jfr_resolver_cleanup; it
- * borrows meta, pools, the input and the profile for its whole life. */
+ * borrows meta, pools (and the input they read in place) and the profile for its whole life. */
 #ifndef JP_JFR_RESOLVE_H
 #define JP_JFR_RESOLVE_H
 
@@ -19,9 +19,7 @@
 
 typedef struct jfr_resolver {
     const jfr_meta *m;
-    const jfr_pools *pools;
-    const uint8_t *base;      /* input start (pool offsets count from here) */
-    const uint8_t *chunk_end; /* bound for decoding pool values */
+    const jfr_pools *pools; /* pool values lie in [pools->base, pools->end) */
     jp_profile *prof;
     jfr_warner *warn;
     /* field indexes into m->fields, JFR_NONE when the type lacks the field */
@@ -46,8 +44,7 @@ typedef struct jfr_resolver {
     void *prev_arg;
 } jfr_resolver;
 
-void jfr_resolver_init(jfr_resolver *r, const jfr_meta *m, const jfr_pools *pools,
-                       const uint8_t *base, const uint8_t *chunk_end, jp_profile *prof,
+void jfr_resolver_init(jfr_resolver *r, const jfr_meta *m, const jfr_pools *pools, jp_profile *prof,
                        jfr_warner *warn);
 void jfr_resolver_cleanup(jfr_resolver *r);
 

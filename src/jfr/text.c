@@ -15,7 +15,7 @@ jp_err jfr_fail(const jfr_where *w, jp_err code, const uint8_t *at, const char *
     // NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start above; clang 14 misses it
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    unsigned long long off = at && w->base ? (unsigned long long)(at - w->base) : 0;
+    unsigned long long off = w->base_off + (at && w->base ? (unsigned long long)(at - w->base) : 0);
     return jp_error_set(w->err, code, "%s: chunk %u @0x%llx: %s", w->name, w->chunk, off, msg);
 }
 

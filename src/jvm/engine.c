@@ -259,8 +259,8 @@ void jvm_engine_guard_off(jvm_engine *e)
 /* ---- reading a finished window ---- */
 
 /* Parses a finished recording straight from the target's file: the JFR
- * reader maps it and releases pages as it goes, so memory grows with
- * distinct stacks, not with the file. O_NOFOLLOW: a symlink planted in the
+ * reader reads it a piece at a time, so memory grows with distinct stacks,
+ * not with the file. O_NOFOLLOW: a symlink planted in the
  * target's /tmp must not make us read another file. */
 static jp_err parse_tfile(const jvm_tfile *f, const jfr_options *jo, jp_profile *out,
                           jfr_report *rep, jp_error *err)

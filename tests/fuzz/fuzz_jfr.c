@@ -1,17 +1,22 @@
 /* libFuzzer target: the JFR reader over arbitrary bytes (jfr_read_buffer),
  * with threads and a time window on so that every resolution path runs;
  * then again with each chunk's events split into small pieces decoded on
- * two and three threads, which must give the same profile and report byte
- * for byte (frames, stacks and cells in the same order, the same warnings
- * and error), and once with malloc/free pairing and a thread state filter.
+ * two threads, and read as a file (jfr_read_file over a memfd, in small
+ * steps, on one and three threads), which must all give the same
+ * profile and report byte for byte (frames, stacks and cells in the same
+ * order, the same warnings and error), and once with malloc/free pairing
+ * and a thread state filter.
  *
  * Build and run: scripts/fuzz [SECONDS] (clang, libclang-rt-14-dev).
  * Seeds: tests/fuzz/corpus/jfr (made by gen_jfr_corpus.c) and the
  * async-profiler fixtures. */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "base/strbuf.h"
 #include "jfr/jfr.h"
@@ -73,12 +78,45 @@ static char *dump(const jp_profile *p, const jfr_report *r, jp_err rc)
     return jp_strbuf_take(&b);
 }
 
-static char *read_with(const uint8_t *data, size_t size, const jfr_options *opt)
+/* The input as a file (a memfd, read through its /proc path), or -1. */
+static int input_file(const uint8_t *data, size_t size, char *path, size_t len)
+{
+    int fd = memfd_create("fuzz.jfr", MFD_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (write(fd, data, size) != (ssize_t)size) {
+        close(fd);
+        return -1;
+    }
+    snprintf(path, len, "/proc/self/fd/%d", fd);
+    return fd;
+}
+
+/* A read of the buffer, or with `file` of the same bytes as a file; both
+ * name the input "fuzz.jfr" in messages. */
+static char *read_with(const uint8_t *data, size_t size, const jfr_options *opt, const char *file)
 {
     jp_profile *p = jp_profile_new();
     jfr_report rep;
     jfr_report_init(&rep);
-    jp_err rc = jfr_read_buffer(data, size, "fuzz.jfr", opt, p, &rep);
+    jp_err rc = file ? jfr_read_file(file, opt, p, &rep)
+                     : jfr_read_buffer(data, size, "fuzz.jfr", opt, p, &rep);
+    if (file) {
+        /* messages name the path: make them name the buffer */
+        size_t n = strlen(file);
+        char *m = rep.error.msg;
+        if (!strncmp(m, file, n)) {
+            memmove(m + 8, m + n, strlen(m + n) + 1);
+            memcpy(m, "fuzz.jfr", 8);
+        }
+        for (uint32_t w = 0; w < rep.nwarnings; w++) {
+            m = rep.warnings[w];
+            if (!strncmp(m, file, n)) {
+                memmove(m + 8, m + n, strlen(m + n) + 1);
+                memcpy(m, "fuzz.jfr", 8);
+            }
+        }
+    }
     check_ranges(p);
     char *d = dump(p, &rep, rc);
     jp_profile_free(p);
@@ -94,20 +132,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     opt.has_from = opt.has_to = true;
     opt.from = (jp_timespec_arg){.relative = true, .value = 0};
     opt.to = (jp_timespec_arg){.relative = true, .from_end = true, .value = 0};
-    char *serial = read_with(data, size, &opt);
-    /* Pieces of a few events each: every chunk is split. */
-    opt.jobs = 2;
-    opt.block = 64;
-    char *par = read_with(data, size, &opt);
-    if (strcmp(serial, par))
-        __builtin_trap();
-    free(par);
-    opt.jobs = 3;
-    opt.block = 1;
-    par = read_with(data, size, &opt);
-    if (strcmp(serial, par))
-        __builtin_trap();
-    free(par);
+    char *serial = read_with(data, size, &opt, NULL);
+    /* Pieces of a few events each: every chunk is split; a file is read in
+     * steps of a few events. */
+    char path[64];
+    int fd = input_file(data, size, path, sizeof path);
+    static const struct {
+        int jobs;
+        uint32_t block;
+        bool file;
+    } ways[] = {{2, 64, false}, {1, 48, true}, {3, 300, true}};
+    for (size_t i = 0; i < sizeof ways / sizeof ways[0]; i++) {
+        if (ways[i].file && fd < 0)
+            continue;
+        opt.jobs = ways[i].jobs;
+        opt.block = ways[i].block;
+        char *other = read_with(data, size, &opt, ways[i].file ? path : NULL);
+        if (strcmp(serial, other))
+            __builtin_trap();
+        free(other);
+    }
+    if (fd >= 0)
+        close(fd);
     free(serial);
     jfr_options_init(&opt);
     opt.leak = true;
@@ -116,6 +162,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     jfr_states_parse(&opt, "RUNNABLE,DEFAULT", &err);
     opt.jobs = 2;
     opt.block = 256;
-    free(read_with(data, size, &opt));
+    free(read_with(data, size, &opt, NULL));
     return 0;
 }

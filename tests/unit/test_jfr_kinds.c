@@ -196,9 +196,20 @@ static void test_jobs_same_profile(void **state)
     uint8_t *buf = all_fixtures(&len);
     char *want[JP_KIND_COUNT];
     jfr_report want_rep;
-    /* Small pieces split every chunk's events between the threads. */
-    static const int jobs[] = {1, 2, 4, 0, 2, 3};
-    static const uint32_t blocks[] = {0, 0, 4096, 0, 64, 1};
+    /* The same bytes as a file, read in steps. */
+    char dir[] = "/tmp/jprof-kinds.XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/all.jfr", dir);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+    /* Small pieces split every chunk's events between the threads; small
+     * steps make a file's events cross steps and pieces. */
+    static const int jobs[] = {1, 2, 4, 0, 2, 3, 1, 1, 1, 2, 3};
+    static const uint32_t blocks[] = {0, 0, 4096, 0, 64, 1, 0, 100, 1, 0, 333};
+    static const bool file[] = {false, false, false, false, false, false,
+                                true,  true,  true,  true,  true};
     for (size_t j = 0; j < sizeof jobs / sizeof jobs[0]; j++) {
         jfr_options opt;
         jfr_options_init(&opt);
@@ -209,7 +220,9 @@ static void test_jobs_same_profile(void **state)
         jp_profile *p = jp_profile_new();
         jfr_report rep;
         jfr_report_init(&rep);
-        assert_int_equal(jfr_read_buffer(buf, len, "all.jfr", &opt, p, &rep), JP_OK);
+        assert_int_equal(file[j] ? jfr_read_file(path, &opt, p, &rep)
+                                 : jfr_read_buffer(buf, len, path, &opt, p, &rep),
+                         JP_OK);
         assert_int_equal(rep.chunks_read, 7);
         for (int k = 0; k < JP_KIND_COUNT; k++) {
             char *got = ut_collapsed(p, (jp_kind)k);
@@ -233,30 +246,39 @@ static void test_jobs_same_profile(void **state)
     }
     for (int k = 0; k < JP_KIND_COUNT; k++)
         free(want[k]);
-    /* Damage in the middle: the same partial answer from every job count. */
+    /* Damage in the middle: the same partial answer and message from every
+     * job count, from memory and from a file. */
     size_t cut = len - 100000;
+    assert_int_equal(truncate(path, (off_t)cut), 0);
     char *partial = NULL;
-    for (size_t j = 0; j < 3; j++) {
+    char msg[sizeof want_rep.error.msg];
+    for (size_t j = 0; j < 5; j++) {
         jfr_options opt;
         jfr_options_init(&opt);
-        opt.jobs = j ? 4 : 1;
+        opt.jobs = j % 2 ? 4 : 1;
         opt.block = j == 2 ? 1000 : 0;
         jp_profile *p = jp_profile_new();
         jfr_report rep;
         jfr_report_init(&rep);
-        assert_int_not_equal(jfr_read_buffer(buf, cut, "cut.jfr", &opt, p, &rep), JP_OK);
+        assert_int_not_equal(j >= 3 ? jfr_read_file(path, &opt, p, &rep)
+                                    : jfr_read_buffer(buf, cut, path, &opt, p, &rep),
+                             JP_OK);
         assert_true(rep.partial);
         char *got = ut_collapsed(p, JP_KIND_CPU);
-        if (!j)
+        if (!j) {
             partial = got;
-        else {
+            snprintf(msg, sizeof msg, "%s", rep.error.msg);
+        } else {
             assert_string_equal(got, partial);
+            assert_string_equal(rep.error.msg, msg);
             free(got);
         }
         jp_profile_free(p);
     }
     free(partial);
     free(buf);
+    unlink(path);
+    rmdir(dir);
 }
 
 int main(void)

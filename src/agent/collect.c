@@ -22,6 +22,7 @@ void agent_collect_opts_init(agent_collect_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->window_ns = 60 * JP_NS_PER_SEC;
+    o->jfr_jobs = 1;
     o->jfr_settings = JVM_ENGINE_JFR_OWN;
     o->cpu_interval_ns = 50 * JP_NS_PER_MS;
     o->dense_cpu_interval_ns = 10 * JP_NS_PER_MS;
@@ -199,11 +200,12 @@ static void upload_window(agent_target *t, const agent_collect_opts *o, jp_profi
     t->windows++;
 }
 
-static void parse_options(const agent_target *t, jfr_options *jo)
+static void parse_options(const agent_target *t, const agent_collect_opts *o, jfr_options *jo)
 {
     jfr_options_init(jo);
     jo->kinds = t->policy.kinds;
     jo->threads = true;
+    jo->jobs = o->jfr_jobs > 0 ? o->jfr_jobs : 1;
 }
 
 /* Finishes the running window: the engine stops, reads and parses it; the
@@ -211,7 +213,7 @@ static void parse_options(const agent_target *t, jfr_options *jo)
 static jp_err finish_window(agent_target *t, const agent_collect_opts *o, jp_error *err)
 {
     jfr_options jo;
-    parse_options(t, &jo);
+    parse_options(t, o, &jo);
     jfr_report rep;
     jfr_report_init(&rep);
     jp_profile *p = jp_profile_new();
@@ -253,7 +255,7 @@ static jp_err check_earlier(agent_target *t, const agent_collect_opts *o, jp_err
 {
     read_version(t);
     jfr_options jo;
-    parse_options(t, &jo);
+    parse_options(t, o, &jo);
     jfr_report rep;
     jfr_report_init(&rep);
     jp_profile *p = jp_profile_new();

@@ -71,6 +71,9 @@ typedef struct agent_collect_opts {
      * the JDK shuts the JVM down when its Flight Recorder cannot write its
      * repository (default 64 MiB; 0 switches the check off) */
     uint64_t min_tmp_free;
+    /* threads that decode a window's recording (--jfr-jobs): 1 by default,
+     * so that the JVMs of the node keep their cores */
+    int jfr_jobs;
 } agent_collect_opts;
 
 void agent_collect_opts_init(agent_collect_opts *o);

@@ -51,6 +51,7 @@ static void usage(FILE *f)
           "  --cpu-interval DUR      cpu sampling interval, continuous targets (50ms)\n"
           "  --dense-cpu-interval DUR  the same in a temporary window (10ms)\n"
           "  --asprof-lib PATH       profile with this libasyncProfiler.so instead of JFR\n"
+          "  --jfr-jobs N            threads decoding a window's recording (1; 0: every core)\n"
           "  --snapshot-source S     auto, helper or thread-print\n"
           "  --scan-interval DUR     JVM discovery interval (10s)\n"
           " host mode:\n"
@@ -118,6 +119,7 @@ enum {
     O_NODE,
     O_MODE,
     O_HEAP_MIN,
+    O_JFR_JOBS,
     O_VERSION
 };
 
@@ -190,6 +192,7 @@ static const struct option long_opts[] = {{"mode", 1, 0, O_MODE},
                                           {"cpu-interval", 1, 0, O_CPU_INTERVAL},
                                           {"dense-cpu-interval", 1, 0, O_DENSE_INTERVAL},
                                           {"asprof-lib", 1, 0, O_ASPROF},
+                                          {"jfr-jobs", 1, 0, O_JFR_JOBS},
                                           {"snapshot-source", 1, 0, O_SNAP},
                                           {"scan-interval", 1, 0, O_SCAN},
                                           {"all", 0, 0, O_ALL},
@@ -223,6 +226,14 @@ static int parse_args(cli *c, int argc, char **argv)
                 return -1;
             }
             c->run.collect.min_tmp_free = v;
+        } else if (ch == O_JFR_JOBS) {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (end == optarg || *end || v < 0 || v > 256) {
+                fprintf(stderr, "jprof-agent: --jfr-jobs %s: expected 0..256\n", optarg);
+                return -1;
+            }
+            c->run.collect.jfr_jobs = v ? (int)v : (int)sysconf(_SC_NPROCESSORS_ONLN);
         } else if (ch == O_ALL) {
             c->run.all = true;
         } else if (ch == O_VERSION) {

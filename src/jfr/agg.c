@@ -8,6 +8,8 @@
 #include "base/xalloc.h"
 #include "jfr/chunk.h"
 
+_Static_assert(JFR_SLOT_LOST < JFR_ACC_LANES / JFR_ACC_STATES, "a lane per slot and state");
+
 void jfr_acc_init(jfr_acc *a)
 {
     memset(a, 0, sizeof *a);

@@ -62,13 +62,6 @@ jp_err jfr_src_get(const jfr_src *s, uint64_t off, size_t n, jfr_bytes *b, size_
 
 jp_err jfr_src_copy(const jfr_src *s, uint64_t off, void *dst, size_t n, jp_error *err)
 {
-    if (s->mem) {
-        const uint8_t *p;
-        jp_err rc = jfr_src_get(s, off, n, NULL, 0, &p, err);
-        if (!rc)
-            memcpy(dst, p, n);
-        return rc;
-    }
     jfr_bytes b = {0};
     const uint8_t *p;
     jp_err rc = jfr_src_get(s, off, n, &b, 0, &p, err);

@@ -283,6 +283,7 @@ bool ingest_read_jfr(srv_req *r, srv_resp *o, const uint8_t *data, size_t len,
     jfr_options opt;
     jfr_options_init(&opt);
     opt.threads = true;
+    opt.jobs = r->s->cfg.jfr_jobs > 0 ? r->s->cfg.jfr_jobs : 1;
     jfr_report rep;
     jfr_report_init(&rep);
     jp_err rc = jfr_read_buffer(data, len, "upload.jfr", &opt, p, &rep);

@@ -39,6 +39,8 @@ static void usage(FILE *f)
            "  --max-connections N     concurrent connections (default 1024)\n"
            "  --threads N             request handler threads (default 4 per core, 64 with\n"
            "                          --clickhouse)\n"
+           "  --jfr-jobs N            threads decoding one uploaded JFR recording\n"
+           "                          (default: every core, at most 4)\n"
            "  --max-body BYTES        request body limit on the wire (default 16 MiB)\n"
            "  --max-decompressed BYTES  limit after zstd (default 128 MiB)\n"
            "  --query-budget DURATION time budget of one query (default 3s)\n"
@@ -110,7 +112,8 @@ enum {
     O_CH,
     O_CH_USER,
     O_CH_PWFILE,
-    O_CH_DB
+    O_CH_DB,
+    O_JFR_JOBS
 };
 
 static const struct option opts[] = {{"listen", 1, 0, O_LISTEN},
@@ -123,6 +126,7 @@ static const struct option opts[] = {{"listen", 1, 0, O_LISTEN},
                                      {"web-dir", 1, 0, O_WEB},
                                      {"max-connections", 1, 0, O_THR},
                                      {"threads", 1, 0, O_WORKERS},
+                                     {"jfr-jobs", 1, 0, O_JFR_JOBS},
                                      {"max-body", 1, 0, O_BODY},
                                      {"max-decompressed", 1, 0, O_DEC},
                                      {"query-budget", 1, 0, O_BUDGET},
@@ -181,6 +185,13 @@ static int apply_option(int o, srv_config *c, const char **data_dir)
         c->workers = atoi_safe(optarg);
         if (c->workers < 1 || c->workers > 1024) {
             fprintf(stderr, "jprof-server: --threads must be 1..1024\n");
+            return 2;
+        }
+        break;
+    case O_JFR_JOBS:
+        c->jfr_jobs = atoi_safe(optarg);
+        if (c->jfr_jobs < 1 || c->jfr_jobs > 256) {
+            fprintf(stderr, "jprof-server: --jfr-jobs must be 1..256\n");
             return 2;
         }
         break;
@@ -261,6 +272,8 @@ static void config_defaults(srv_config *c)
     c->threads = 1024;
     c->max_body = 16u << 20;
     c->max_decompressed = 128u << 20;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    c->jfr_jobs = ncpu < 1 ? 1 : ncpu > 4 ? 4 : (int)ncpu;
     jp_batch_limits_default(&c->limits);
     c->query_budget_ns = 3 * JP_NS_PER_SEC;
     c->max_clock_skew_ns = 600 * JP_NS_PER_SEC;

@@ -42,6 +42,7 @@ typedef struct srv_config {
     uint64_t query_max_rows;
     uint64_t query_max_stacks;
     int64_t retention_interval_ns;
+    int jfr_jobs; /* --jfr-jobs: threads decoding one uploaded recording */
 } srv_config;
 
 typedef struct srv_pool srv_pool; /* http.c: the handler threads and their queue */

@@ -2,6 +2,8 @@
 # figures for docs/PERFORMANCE.md, they do not pass or fail.
 #   make bench-jfr     JFR parsing speed and memory of jprof-top vs the JDK's jfr
 #   make bench-jfr-asprof  (ASPROF_HOME=...) the same vs async-profiler's jfrconv, every kind
+#   make bench-jfr-peers   (ASPROF_HOME=..., JFR_GO_PARSER=...) one- and four-chunk files,
+#                      jprof-top vs jfrconv and Grafana's Go parser, paired runs
 #   make bench-live    first snapshot and 2,000-thread snapshot cost vs jcmd and jstack
 #   make bench-agent   agent RSS/CPU and workload throughput loss, profiling on vs off
 #   make bench-agent-snapshots  what 60 s thread snapshots cost (10 JVMs, 2,000 threads)
@@ -13,6 +15,8 @@ bench-jfr: jprof-top
 	$(srcdir)/bench/jfr/run
 bench-jfr-asprof: jprof-top
 	$(srcdir)/bench/jfr/asprof
+bench-jfr-peers: jprof-top
+	$(srcdir)/bench/jfr/peers
 bench-live: jprof-top jprof-probe
 	$(srcdir)/bench/live/run
 bench-agent: jprof-agent jprof-server
@@ -23,9 +27,9 @@ bench-soak: jprof-agent jprof-server bench/server/load
 	$(srcdir)/bench/soak/run
 bench-heap: jprof-probe
 	$(srcdir)/bench/heap/run
-.PHONY: bench-jfr bench-jfr-asprof bench-live bench-agent bench-agent-snapshots bench-soak bench-heap
+.PHONY: bench-jfr bench-jfr-asprof bench-jfr-peers bench-live bench-agent bench-agent-snapshots bench-soak bench-heap
 
-EXTRA_DIST += bench/jfr/run bench/jfr/asprof bench/jfr/lib.sh bench/live/run bench/agent/run \
+EXTRA_DIST += bench/jfr/run bench/jfr/asprof bench/jfr/peers bench/jfr/lib.sh bench/live/run bench/agent/run \
 	bench/agent/Spin.java bench/agent/snapshots bench/soak/run bench/heap/run
 
 # bench/jfr/decode: the JFR reader's cost per event over a file already in

@@ -31,6 +31,7 @@ from a live session, see the README there):
     bearer token; format=pprof (jprof-top's own pprof export, and a Go-style
     profile this test encodes itself); format=folded refused by name.
 Run from the build dir. Exit 0 pass, 1 fail, 77 skip (not in CI).
+JPROF_VALGRIND=1: the server runs under valgrind's memcheck (vgwrap.py).
 """
 import base64
 import gzip
@@ -56,6 +57,7 @@ READ = "read-token-0123456789abcdef"
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_agent_host import check, failures  # noqa: E402  (PASS/FAIL lines, the failure list)
+import vgwrap  # noqa: E402
 
 
 # ---- this test's own protobuf wire format (reader and writer) ----
@@ -245,12 +247,12 @@ class Server:
         with open(os.path.join(tmp, "tokens"), "w") as f:
             f.write("%s ingest *\n%s ingest shop\n%s read *\n" % (INGEST, SCOPED, READ))
         port_file = os.path.join(tmp, "port")
-        self.proc = subprocess.Popen(
-            [SERVER, "--listen", "127.0.0.1:0", "--port-file", port_file, "--data-dir",
-             os.path.join(tmp, "data"), "--tokens", os.path.join(tmp, "tokens"),
-             "--max-body", str(4 << 20), "--max-decompressed", str(8 << 20)],
+        self.proc = subprocess.Popen(vgwrap.wrap("jprof-server", [
+            SERVER, "--listen", "127.0.0.1:0", "--port-file", port_file, "--data-dir",
+            os.path.join(tmp, "data"), "--tokens", os.path.join(tmp, "tokens"),
+            "--max-body", str(4 << 20), "--max-decompressed", str(8 << 20)]),
             stdout=open(os.path.join(tmp, "server.log"), "w"), stderr=subprocess.STDOUT)
-        for _ in range(100):
+        for _ in range(int(vgwrap.slow(100))):
             if os.path.exists(port_file) and open(port_file).read().strip():
                 break
             time.sleep(0.1)
@@ -258,7 +260,7 @@ class Server:
 
     def stop(self):
         self.proc.terminate()
-        self.proc.wait(timeout=30)
+        self.proc.wait(timeout=vgwrap.slow(30))
 
     def post(self, path, body, headers=None, token=INGEST, basic=None):
         req = urllib.request.Request(self.base + path, data=body, method="POST")
@@ -269,7 +271,7 @@ class Server:
         elif token:
             req.add_header("Authorization", "Bearer " + token)
         try:
-            with urllib.request.urlopen(req, timeout=30) as r:
+            with urllib.request.urlopen(req, timeout=vgwrap.slow(30)) as r:
                 return r.status, r.headers.get("Content-Type"), r.read()
         except urllib.error.HTTPError as e:
             return e.code, e.headers.get("Content-Type"), e.read()
@@ -277,7 +279,7 @@ class Server:
     def get(self, path, **q):
         req = urllib.request.Request(self.base + path + "?" + urllib.parse.urlencode(q))
         req.add_header("Authorization", "Bearer " + READ)
-        with urllib.request.urlopen(req, timeout=30) as r:
+        with urllib.request.urlopen(req, timeout=vgwrap.slow(30)) as r:
             return json.loads(r.read().decode())
 
     def flame(self, ns, svc, kind, threads=False):
@@ -638,7 +640,7 @@ def otlp_out(srv, tmp):
         {"namespace": "otlp", "service": "jfrconv", "kind": "cpu", "from": "-30d",
          "format": "otlp"}))
     req.add_header("Authorization", "Bearer " + READ)
-    with urllib.request.urlopen(req, timeout=30) as resp:
+    with urllib.request.urlopen(req, timeout=vgwrap.slow(30)) as resp:
         ctype, body = resp.headers.get("Content-Type"), resp.read()
     out, res = otlp_collapsed(body)
     tree = srv.flame("otlp", "jfrconv", "cpu")["tree"]

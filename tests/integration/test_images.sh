@@ -69,6 +69,10 @@ in_image() { "${B[@]}" run --isolation chroot "$ctr" -- "$@"; }
 label=$("${B[@]}" inspect --type container -f '{{index .OCIv1.Config.Labels "org.opencontainers.image.version"}}' "$ctr")
 [ "$label" = "$version" ] && pass "image label org.opencontainers.image.version = $label" ||
     fail "image version label '$label' (want $version)"
+# the root must be 0755: a 0700 / (a tarball's './' entry from a mktemp -d
+# directory) lets no non-root user run anything in the image
+rootmode=$("${B[@]}" run --isolation chroot --user 0:0 "$ctr" -- stat -c %a / 2>&1)
+[ "$rootmode" = 755 ] && pass "the image's / is 0755" || fail "the image's / is '$rootmode', not 0755"
 uid=$(in_image id -u 2>&1)
 [ "$uid" = 10001 ] && pass "the image runs as user 10001, not root" || fail "image user: '$uid'"
 

@@ -777,7 +777,8 @@ static void q_ing_day(sq_q *q, sqlite3 *db, q_keyed *rows)
     /* SQLite returns the bare columns of the row that holds max(received) */
     static const char sum_sql[] =
         "SELECT collector,sum(outcome=0),sum(outcome=1),sum(outcome=2),sum(windows),sum(rows),"
-        "sum(bytes),min(received),max(CASE WHEN heartbeat THEN received END) FROM ingest_log "
+        "sum(bytes),min(received),max(CASE WHEN heartbeat THEN received END),max(received) "
+        "FROM ingest_log "
         "WHERE received>=?1 AND received<?2 GROUP BY collector";
     static const char last_sql[] =
         "SELECT collector,max(received),q_batches,q_bytes,q_now,q_oldest FROM ingest_log "
@@ -816,6 +817,9 @@ static void q_ing_day(sq_q *q, sqlite3 *db, q_keyed *rows)
                     e->r.first_ns = first;
                 if (hb > e->r.last_heartbeat_ns)
                     e->r.last_heartbeat_ns = hb;
+                /* every batch counts as seen, as in ClickHouse's max(received_ns): a
+                 * sender without a version or queue (OTLP, Pyroscope) has no other row */
+                t = sqlite3_column_int64(st, 9);
             } else if (k == 1 && t >= e->latest_ok) {
                 e->latest_ok = t;
                 e->r.queue_dropped_batches = (uint64_t)sqlite3_column_int64(st, 2);
@@ -831,7 +835,7 @@ static void q_ing_day(sq_q *q, sqlite3 *db, q_keyed *rows)
                 free(e->reject);
                 e->reject = q_col_dup(st, 2);
             }
-            if (k && t > e->r.last_ns)
+            if (t > e->r.last_ns)
                 e->r.last_ns = t;
         }
         sqlite3_finalize(st);

@@ -16,8 +16,9 @@ from a live session, see the README there):
     this test's own protobuf decoder) or jprof's JSON; the same body again
     is a duplicate; resource attributes name the target; an unknown sample
     type is refused by name, garbage and oversize bodies, wrong tokens, an
-    out-of-scope namespace and OTLP/JSON are refused; the Status data says
-    where the profiles came from.
+    out-of-scope namespace, OTLP/JSON and a body over --max-body are refused;
+    the token as the basic-auth user (a collector's basicauth) is taken; the
+    Status data says where the profiles came from and when the last came.
   - OTLP out: `jprof-top -b --jfr FILE --format otlp` (with and without
     --threads), `jprof-top -b -n NS -s SVC --event KIND --format otlp` and
     GET /api/v1/flamegraph?format=otlp, read by this test's own protobuf
@@ -27,7 +28,8 @@ from a live session, see the README there):
     + `labels` (a LabelsSnapshot), name=APP{service_name=..,namespace=..,
     pod=..}, from, until, format=jfr, sampleRate, spyName, the token as the
     basic-auth password: every kind's samples and total equal `jprof-top
-    --jfr` on the same file, for each suite recording; a raw JFR body with a
+    --jfr` on the same file, for each suite recording; the same request again
+    is a duplicate, out of the token's scope a 403; a raw JFR body with a
     bearer token; format=pprof (jprof-top's own pprof export, and a Go-style
     profile this test encodes itself); format=folded refused by name.
 Run from the build dir. Exit 0 pass, 1 fail, 77 skip (not in CI).
@@ -38,6 +40,7 @@ import gzip
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -276,6 +279,16 @@ class Server:
         except urllib.error.HTTPError as e:
             return e.code, e.headers.get("Content-Type"), e.read()
 
+    def oversize(self, path, length):
+        """The head of the answer to a request announcing a body of length
+        bytes (the server answers before reading it)."""
+        port = int(self.base.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=vgwrap.slow(10)) as so:
+            so.sendall(("POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+                        "Content-Type: application/x-protobuf\r\nContent-Length: %d\r\n\r\n"
+                        % (path, INGEST, length)).encode())
+            return so.recv(4096).decode(errors="replace")
+
     def get(self, path, **q):
         req = urllib.request.Request(self.base + path + "?" + urllib.parse.urlencode(q))
         req.add_header("Authorization", "Bearer " + READ)
@@ -489,6 +502,14 @@ def otlp_refusals(srv):
           "a namespace outside the token's scope is 403", raw[:300])
     st, ct, raw = otlp_raw(srv, b"{}", headers={"Content-Type": "application/json"})
     check(st == 415, "OTLP/JSON is refused (415)", (st, raw[:200]))
+    for path in ("/v1development/profiles", pyro_query("app{namespace=pyro}", "jfr")):
+        head = srv.oversize(path, (4 << 20) + 1)  # the server runs with --max-body 4 MiB
+        check(head.startswith("HTTP/1.1 413"), "a body over --max-body is 413 (%s)"
+              % path.split("?")[0], head[:200])
+    # an OpenTelemetry collector's basicauth extension: the token as the user
+    st, ct, raw = srv.post("/v1development/profiles", mk_otlp("cpu", "count", [1], now),
+                           {"Content-Type": "application/x-protobuf"}, basic=INGEST + ":")
+    check(st == 200, "OTLP with the token as the basic-auth user is accepted", (st, raw[:200]))
 
 
 # ---- Pyroscope's /ingest ----
@@ -529,11 +550,18 @@ def pyroscope_jfr(srv):
         data = gzip.compress(open(os.path.join(FIX, jfr), "rb").read())
         body, ctype = multipart([("jfr", data), ("labels", gzip.compress(labels_snapshot()))])
         name = "shop.app{service_name=%s,namespace=pyro,pod=%s-0,hostname=node-1}" % (svc, svc)
-        st, ct, raw = srv.post(pyro_query(name, "jfr"), body, {"Content-Type": ctype},
-                               basic="pyroscope:" + INGEST)
+        url = pyro_query(name, "jfr")
+        st, ct, raw = srv.post(url, body, {"Content-Type": ctype}, basic="pyroscope:" + INGEST)
         check(st == 200 and json.loads(raw).get("status") == "accepted",
               "%s posted as Pyroscope's Java agent posts it (multipart jfr + labels, basic "
               "auth) is accepted" % jfr, (st, raw[:300]))
+        if jfr == "asprof-cpu-alloc-lock.jfr":  # an agent's retry: nothing written twice
+            st, ct, raw = srv.post(url, body, {"Content-Type": ctype}, basic="pyroscope:" + INGEST)
+            check(st == 200 and json.loads(raw).get("status") == "duplicate",
+                  "the same /ingest request again is a duplicate", (st, raw[:300]))
+            st, ct, raw = srv.post(url, body, {"Content-Type": ctype}, basic="pyroscope:" + SCOPED)
+            check(st == 403 and "pyro" in error_message(raw),
+                  "/ingest: a namespace outside the token's scope is 403", (st, raw[:300]))
         t = srv.get("/api/v1/targets", namespace="pyro", service=svc, **{"from": "-1h"})
         got_kinds = set(t["targets"][0]["kinds"]) if t["targets"] else set()
         want = {k: (jfr_collapsed(jfr, k), jfr_collapsed(jfr, k, True)) for k in KINDS}
@@ -662,9 +690,10 @@ def otlp_out(srv, tmp):
 
 def status_sources(srv):
     ing = srv.get("/api/v1/ingestion", **{"from": "-1h"})
-    names = {c.get("collector") for c in ing.get("collectors", [])}
-    check({"otlp", "pyroscope"} <= names, "the ingestion health lists the otlp and pyroscope "
-          "senders", names)
+    seen = {c.get("collector"): c.get("last_seen") for c in ing.get("collectors", [])}
+    check({"otlp", "pyroscope"} <= set(seen) and seen["otlp"] and seen["pyroscope"],
+          "the ingestion health lists the otlp and pyroscope senders, with their last batch",
+          seen)
 
 
 def main():

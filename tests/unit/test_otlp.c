@@ -763,6 +763,14 @@ static void test_otlp_refusals(void **state)
     tight.max_table = 4;
     assert_int_equal(decode_err(&b, &tight, &e), JP_ERR_LIMIT);
     assert_non_null(strstr(e.msg, "string_table has more than 4 entries"));
+    tight = lim; /* the message has 2 samples on the 2 frames run -> work */
+    tight.max_samples = 1;
+    assert_int_equal(decode_err(&b, &tight, &e), JP_ERR_LIMIT);
+    assert_non_null(strstr(e.msg, "more than 1 samples"));
+    tight = lim;
+    tight.batch.max_frames = 1;
+    assert_int_equal(decode_err(&b, &tight, &e), JP_ERR_LIMIT);
+    assert_non_null(strstr(e.msg, "more than 1 distinct frames"));
     /* every cut of a valid message is refused or read, never more */
     for (size_t cut = 0; cut < b.len; cut++) {
         jp_strbuf c = {.data = b.data, .len = cut};

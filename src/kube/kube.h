@@ -39,6 +39,7 @@
 #include "base/error.h"
 #include "base/strbuf.h"
 #include "model/gc.h"
+#include "model/heap.h"
 #include "model/profile.h"
 #include "model/snapshot.h"
 
@@ -118,6 +119,13 @@ const char *kube_session_container(const kube_session *s);
 /* One thread snapshot (Thread.print in the container); *out is the
  * caller's (jp_snapshot_free). */
 jp_err kube_session_snapshot(kube_session *s, jp_snapshot **out, jp_error *err);
+
+/* One class histogram of the container's JVM (the probe's heap op: it
+ * pauses the JVM, a full GC first unless all); *out (cleaned first) gets
+ * its biggest classes and the totals. Waits at least 120 s for it (a big
+ * heap takes seconds). */
+jp_err kube_session_heap(kube_session *s, bool all, jp_heap_histo *out, jp_error *err);
+#define KUBE_HEAP_TIMEOUT_NS (120LL * 1000000000LL)
 
 /* Starts a JFR recording of kinds (bit 1 << jp_kind) in the container;
  * interval_ns: cpu period (0 = 10 ms); window_ns: history kept (0 = 30 s). */

@@ -15,6 +15,7 @@
 #include "base/xalloc.h"
 #include "wire/batch.h"
 #include "wire/batch_json.h"
+#include "wire/heap_json.h"
 #include "wire/snapshot_json.h"
 
 #define PROBE_MAX_BYTES (64u << 20) /* a probe binary larger than this is not ours */
@@ -440,6 +441,25 @@ jp_err kube_session_snapshot(kube_session *s, jp_snapshot **out, jp_error *err)
         return jp_error_set(err, JP_ERR_PROTOCOL, "pod %s: the snapshot has no threads array",
                             s->pod);
     return JP_OK;
+}
+
+jp_err kube_session_heap(kube_session *s, bool all, jp_heap_histo *out, jp_error *err)
+{
+    json_t *q = json_object();
+    json_object_set_new(q, "all", json_boolean(all));
+    int64_t t = kube_timeout(&s->opts);
+    if (t < KUBE_HEAP_TIMEOUT_NS)
+        t = KUBE_HEAP_TIMEOUT_NS;
+    json_t *r = NULL;
+    jp_err rc = request(s, q, "heap", t, &r, err);
+    if (rc != JP_OK)
+        return rc;
+    char why[200];
+    if (!jp_heap_histo_from_json(json_object_get(r, "histogram"), out, JP_HEAP_MAX_CLASSES, why,
+                                 sizeof why))
+        rc = jp_error_set(err, JP_ERR_PROTOCOL, "pod %s: the probe's histogram: %s", s->pod, why);
+    json_decref(r);
+    return rc;
 }
 
 jp_err kube_session_profile_start(kube_session *s, uint32_t kinds, int64_t interval_ns,

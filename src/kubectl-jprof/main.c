@@ -20,6 +20,7 @@
 #include "tui/report_profile.h"
 #include "tui/report_target.h"
 #include "tui/source_kubectl.h"
+#include "tui/stop.h"
 #include "tui/target.h"
 
 static volatile sig_atomic_t stop_signal;
@@ -42,6 +43,10 @@ static void usage(FILE *f)
             "      [-o text|json] [--interval 1s]\n"
             "  flame     a bounded recording: [--event cpu|alloc|lock|park] [-d 30s]\n"
             "            [-o collapsed|top|json] [-f FILE]\n"
+            "  heap      class histograms of the pod's JVM: what is on the heap, and from\n"
+            "            the second on what grows [--count N] [--interval 10s] [--all]\n"
+            "            [-o text|json]; each one PAUSES THE JVM (a full GC and a heap\n"
+            "            walk; --all: no GC)\n"
             "  top       jprof-top's screens for the pod or service\n"
             "  enable | disable              jprof.io/ annotations for the jprof agent\n"
             "  profile --for 15m [--events cpu,lock]   a temporary profiling window (max 24h)\n"
@@ -273,6 +278,41 @@ done:
     return status;
 }
 
+/* class histograms of the first pod's JVM (through the probe), as
+ * `jprof-top -b -p PID --heap` prints them */
+static int cmd_heap(const plugin_args *a)
+{
+    tui_stop_install(); /* a signal stops between histograms (tui_batch_heap) */
+    jp_pod_list pods;
+    jp_pod_list_init(&pods);
+    int status = plugin_pods(a, &pods);
+    if (status != PLUGIN_EXIT_OK) {
+        jp_pod_list_cleanup(&pods);
+        return status;
+    }
+    if (pods.count > 1)
+        fprintf(stderr,
+                "kubectl-jprof: %zu pods; class histograms of %s (name one pod for another)\n",
+                pods.count, pods.items[0].name);
+    jp_error err;
+    jp_error_init(&err);
+    tui_target_opts o;
+    tui_target_opts_init(&o);
+    o.heap_all = a->all;
+    tui_target *l = NULL;
+    if (tui_kubectl_open(&a->kube, pods.items[0].name, a->container, &pods.items[0], &o, &l,
+                         &err) != JP_OK) {
+        status = plugin_fail(&err);
+    } else {
+        bool json = a->output && strcmp(a->output, "json") == 0;
+        int st = tui_batch_heap(l, a->count, a->has_interval ? a->interval_ns : 10 * JP_NS_PER_SEC,
+                                json ? TUI_FORMAT_JSON : TUI_FORMAT_TEXT, stdout, stderr);
+        status = st == 0 ? PLUGIN_EXIT_OK : st >= 128 ? st : PLUGIN_EXIT_ERROR;
+    }
+    jp_pod_list_cleanup(&pods);
+    return status;
+}
+
 static int cmd_top(const plugin_args *a)
 {
     const char *argv[32];
@@ -336,7 +376,9 @@ enum {
     OPT_IMAGE,
     OPT_INTERVAL,
     OPT_SERVER,
-    OPT_POD
+    OPT_POD,
+    OPT_COUNT,
+    OPT_ALL
 };
 
 static int parse_args(int argc, char **argv, plugin_args *a)
@@ -360,6 +402,8 @@ static int parse_args(int argc, char **argv, plugin_args *a)
         {"interval", required_argument, NULL, OPT_INTERVAL},
         {"server", required_argument, NULL, OPT_SERVER},
         {"pod", required_argument, NULL, OPT_POD},
+        {"count", required_argument, NULL, OPT_COUNT},
+        {"all", no_argument, NULL, OPT_ALL},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -445,6 +489,21 @@ static int parse_args(int argc, char **argv, plugin_args *a)
         case OPT_INTERVAL:
             if (!parse_duration("--interval", optarg, &a->interval_ns))
                 return PLUGIN_EXIT_USAGE;
+            a->has_interval = true;
+            break;
+        case OPT_COUNT: {
+            char *end;
+            errno = 0;
+            long n = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || n < 1 || n > 1000) {
+                fprintf(stderr, "kubectl-jprof: --count %s: a number from 1 to 1000\n", optarg);
+                return PLUGIN_EXIT_USAGE;
+            }
+            a->count = n;
+            break;
+        }
+        case OPT_ALL:
+            a->all = true;
             break;
         case 'v':
             a->kube.verbose = true;
@@ -498,6 +557,13 @@ int main(int argc, char **argv)
             return PLUGIN_EXIT_USAGE;
         }
         return cmd_snapshot(&a);
+    }
+    if (strcmp(a.cmd, "heap") == 0) {
+        if (a.output && strcmp(a.output, "json") && strcmp(a.output, "text")) {
+            fprintf(stderr, "kubectl-jprof: -o %s: use text or json\n", a.output);
+            return PLUGIN_EXIT_USAGE;
+        }
+        return cmd_heap(&a);
     }
     if (strcmp(a.cmd, "flame") == 0) {
         if (a.output && strcmp(a.output, "collapsed") && strcmp(a.output, "top") &&

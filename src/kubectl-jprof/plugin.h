@@ -22,6 +22,9 @@ typedef struct plugin_args {
     const char *file;
     const char *event;
     int64_t duration_ns, interval_ns, for_ns;
+    bool has_interval;
+    long count;         /* heap: histograms (0: 1) */
+    bool all;           /* heap: -all */
     const char *events; /* --events for enable/profile */
     bool workload;
     const char *server;

@@ -9,8 +9,10 @@
  * often and how long the JVM stopped, the worst stop and why, how full the
  * heap was and how fast the application allocates.
  *
- * What JFR cannot tell: which objects are retained, and whether memory
- * leaks. That needs a heap dump (JP_GC_CANNOT_TELL says so for every output).
+ * What the GC evidence cannot tell: what stays on the heap and what
+ * grows. JP_GC_CANNOT_TELL, on every GC output, points at what can (the
+ * Heap screen's class histograms, the old kind's live objects) and at a
+ * heap dump only for what those cannot tell either: who holds an object.
  *
  * Ownership: jp_gc_log is caller storage (_init/_cleanup); names are copied
  * into fixed fields (cut at their size). Not thread-safe. */
@@ -27,8 +29,10 @@
 
 /* The sentence every GC output carries. */
 #define JP_GC_CANNOT_TELL                                                                          \
-    "JFR cannot tell retained heap or leaks: take a heap dump (jcmd PID GC.heap_dump FILE) for "   \
-    "that"
+    "A heap dump (jcmd PID GC.heap_dump FILE) only for who holds what (paths to GC roots): what "  \
+    "stays and what grows is on the Heap screen (H, or --heap: class histograms and their "        \
+    "growth; each pauses the JVM) and in the old kind (where the live sampled objects were "       \
+    "allocated)"
 
 /* One collection (jdk.GarbageCollection). Empty names are unknown. */
 typedef struct jp_gc_collection {

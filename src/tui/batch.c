@@ -27,6 +27,8 @@ void tui_target_opts_from_args(const tui_args *a, tui_target_opts *o)
     o->source = (jvm_snap_source)a->snap_source;
     o->asprof = a->asprof;
     o->io_detail = a->io_detail;
+    o->heap_all = a->heap_all;
+    o->heap_every_ns = a->heap_every_ns;
 }
 
 int tui_batch_list_run(FILE *out, FILE *errout)
@@ -197,6 +199,78 @@ int tui_batch_io_run(const tui_args *a, FILE *out, FILE *errout)
         status = TUI_EXIT_ERROR;
     }
 out:
+    tui_target_free(l);
+    jvm_cleanup_run_all();
+    return status;
+}
+
+int tui_batch_heap_run(const tui_args *a, FILE *out, FILE *errout)
+{
+    tui_stop_install();
+    tui_target_opts o;
+    tui_target_opts_from_args(a, &o);
+    jp_error err;
+    jp_error_init(&err);
+    tui_target *l = NULL;
+    if (tui_pid_open(&o, &l, &err) != JP_OK)
+        return fail(errout, &err);
+    return tui_batch_heap(l, a->count, a->interval_ns > 0 ? a->interval_ns : 10 * JP_NS_PER_SEC,
+                          a->format, out, errout);
+}
+
+static jp_err heap_write(const tui_target *l, tui_format format, long n, FILE *out)
+{
+    if (format == TUI_FORMAT_JSON) {
+        json_t *j = tui_heap_json(&l->histograms, 0);
+        json_object_set_new(j, "via", json_string(l->ops->name));
+        json_object_set_new(j, "where", l->where[0] ? json_string(l->where) : json_null());
+        json_object_set_new(j, "target",
+                            json_pack("{s:i,s:s,s:s}", "pid", (int)l->proc.pid, "main_class",
+                                      l->proc.main_class, "user", l->proc.user));
+        int rc = json_dumpf(j, out, JSON_COMPACT | JSON_ENSURE_ASCII);
+        json_decref(j);
+        if (rc != 0 || fputc('\n', out) == EOF)
+            return JP_ERR_IO;
+        return fflush(out) == 0 ? JP_OK : JP_ERR_IO;
+    }
+    tui_lines ls;
+    tui_lines_init(&ls);
+    if (n > 0)
+        tui_lines_add(&ls, TUI_STYLE_NORMAL, 0, "%s", "");
+    tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "JVM %d %s%s%s", (int)l->proc.pid,
+                  l->proc.main_class[0] ? l->proc.main_class : "?", l->where[0] ? " in " : "",
+                  l->where);
+    tui_report_heap(&l->histograms, 20, "", &ls);
+    jp_err rc = tui_lines_write(&ls, out);
+    tui_lines_cleanup(&ls);
+    if (rc == JP_OK && fflush(out) != 0)
+        rc = JP_ERR_IO;
+    return rc;
+}
+
+int tui_batch_heap(tui_target *l, long count, int64_t every, tui_format format, FILE *out,
+                   FILE *errout)
+{
+    jp_error err;
+    jp_error_init(&err);
+    int status = TUI_EXIT_OK;
+    for (long n = 0; n < (count > 0 ? count : 1); n++) {
+        if (n)
+            tui_stop_sleep(every);
+        if (tui_stop_signal) {
+            status = interrupted(errout);
+            break;
+        }
+        if (tui_target_heap(l, &err) != JP_OK) {
+            status = fail(errout, &err);
+            break;
+        }
+        if (heap_write(l, format, n, out) != JP_OK) {
+            fprintf(errout, "jprof-top: cannot write the output\n");
+            status = TUI_EXIT_ERROR;
+            break;
+        }
+    }
     tui_target_free(l);
     jvm_cleanup_run_all();
     return status;

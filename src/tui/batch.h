@@ -40,6 +40,16 @@ jp_err tui_report_target_write(const tui_target *l, tui_format format, long n, F
  * used, or null). New reference. */
 json_t *tui_report_target_json(const tui_target *l);
 
+/* -b -p PID --heap [--all] [--count N] [-d S] [--format text|json]. */
+int tui_batch_heap_run(const tui_args *a, FILE *out, FILE *errout);
+
+/* Prints count class histograms (at least 1) of target l, `every` apart,
+ * as text (the Heap screen's lines) or JSON lines ({"via", "target",
+ * "histogram", "growth", "histograms", "pause_note"}), then frees l and
+ * runs the pending cleanups. Each histogram pauses the JVM. */
+int tui_batch_heap(tui_target *l, long count, int64_t every, tui_format format, FILE *out,
+                   FILE *errout);
+
 /* Runs `jprof-top -b -p PID --io-detail`: records the JVM's I/O waits for
  * -d SECONDS (default 10) and prints their endpoints and files (text or
  * json); returns a TUI_EXIT_* status. */

@@ -128,6 +128,11 @@ int tui_interactive_live(const tui_args *a)
     tui_screens *v = tui_screens_new(l, &o);
     if (l)
         tui_screens_tick(v); /* the first snapshot before the first screen */
+    if (l && a->heap) {      /* --heap: the Heap screen, with the histogram asked for */
+        tui_screens_key(v, 'H');
+        if (!o.heap_every_ns)
+            tui_screens_key(v, 'r');
+    }
     return tui_interactive_live_view(v, "the target");
 }
 
@@ -195,7 +200,7 @@ int tui_interactive_server(tui_client *r, const tui_server_args *a)
     if (l)
         tui_screens_tick(v); /* the first snapshot before the first screen */
     if (l && a->screen)
-        tui_screens_key(v, "TLDFSG"[a->screen]);
+        tui_screens_key(v, "TLDFSGH"[a->screen]);
     return tui_interactive_live_view(v, "the service (jprof-server is only read)");
 }
 
@@ -261,6 +266,6 @@ int tui_interactive_kubectl(const tui_server_args *a, const kube_opts *ko, jp_po
     if (l)
         tui_screens_tick(v); /* the first snapshot before the first screen */
     if (l && a->screen)
-        tui_screens_key(v, "TLDFSG"[a->screen]);
+        tui_screens_key(v, "TLDFSGH"[a->screen]);
     return tui_interactive_live_view(v, "the pod");
 }

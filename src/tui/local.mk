@@ -28,6 +28,7 @@ libjptui_a_SOURCES += \
 	src/tui/report_target.c src/tui/report_target.h \
 	src/tui/report_service.c src/tui/report_service.h \
 	src/tui/report_gc.c src/tui/report_gc.h \
+	src/tui/report_heap.c src/tui/report_heap.h \
 	src/tui/report_profile.c src/tui/report_profile.h \
 	src/tui/report_diff.c src/tui/report_diff.h \
 	src/tui/report_io.c src/tui/report_io.h

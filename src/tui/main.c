@@ -116,6 +116,8 @@ int main(int argc, char **argv)
         return a.batch ? tui_batch_run(&a, stdout, stderr) : tui_interactive_run(&a);
     if (a.batch && a.io_detail)
         return tui_batch_io_run(&a, stdout, stderr);
+    if (a.batch && a.heap)
+        return tui_batch_heap_run(&a, stdout, stderr);
     if (a.batch)
         return a.has_pid ? tui_batch_pid_run(&a, stdout, stderr)
                          : tui_batch_list_run(stdout, stderr);

@@ -74,6 +74,9 @@ enum {
     OPT_TAIL,
     OPT_JOBS,
     OPT_IO_DETAIL,
+    OPT_HEAP,
+    OPT_HEAP_ALL,
+    OPT_HEAP_EVERY,
 };
 
 static const struct option long_options[] = {
@@ -95,6 +98,9 @@ static const struct option long_options[] = {
     {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
     {"window", required_argument, NULL, OPT_WINDOW},
     {"asprof", required_argument, NULL, OPT_ASPROF},
+    {"heap", no_argument, NULL, OPT_HEAP},
+    {"all", no_argument, NULL, OPT_HEAP_ALL},
+    {"heap-every", required_argument, NULL, OPT_HEAP_EVERY},
     /* a service on jprof-server: handled by remote_cli.c (tui_server_main) */
     {"namespace", required_argument, NULL, 'n'},
     {"service", required_argument, NULL, 's'},
@@ -107,6 +113,8 @@ static void usage(FILE *out)
           "                 [--asprof PATH/libasyncProfiler.so]\n"
           "       jprof-top -b [-p PID [--count N] [-d SECONDS] [--format text|json]\n"
           "                 [--snapshot SRC]]\n"
+          "       jprof-top [-b] -p PID --heap [--all] [--count N] [-d SECONDS]\n"
+          "                 [--heap-every DURATION] [--format text|json]\n"
           "       jprof-top [-b] -n NS -s SVC [--server URL] [--token-file FILE]\n"
           "                 (a service on jprof-server: jprof-top -n NS -s SVC --help)\n"
           "       jprof-top --jfr FILE [--event KIND] [--value samples|total] [--threads]\n"
@@ -132,10 +140,20 @@ static void usage(FILE *out)
           "      --snapshot SRC     auto (default), helper or thread-print\n"
           "      --window SECONDS   the live flame graph's window (default 30)\n"
           "      --asprof PATH      profile with this libasyncProfiler.so instead of JFR\n"
+          "      --heap             class histograms (what is on the heap, what grows): -b\n"
+          "                         prints --count of them -d apart (default 10 s), the\n"
+          "                         growth from the second on; without -b the Heap screen\n"
+          "                         (key H). Each one PAUSES THE JVM (a full GC and a heap\n"
+          "                         walk): never taken unless asked\n"
+          "      --all              histograms of every object, unreachable ones too (no\n"
+          "                         full GC, a shorter pause)\n"
+          "      --heap-every DUR   the Heap screen takes one every DUR (e.g. 5m; at least\n"
+          "                         10s)\n"
           "  -b, --batch            print to stdout instead of the interactive view\n"
           "      --jfr FILE         the JFR recording to read\n"
           "  -e, --event KIND       cpu, wall, alloc, lock, park, nativemem, live,\n"
-          "                         nativelock, cputime or io (socket and file waits)\n"
+          "                         nativelock, cputime, io (socket and file waits) or\n"
+          "                         old (sampled objects still alive, by allocation site)\n"
           "                         (default: cpu if present, else the first kind present)\n"
           "      --value WHAT       samples (event counts, default) or total (ns or bytes)\n"
           "  -f, --format FMT       batch output: live text (default) or json (one object\n"
@@ -334,6 +352,19 @@ int tui_args_parse(int argc, char **argv, tui_args *a)
         case OPT_ASPROF:
             a->asprof = optarg;
             break;
+        case OPT_HEAP:
+            a->heap = true;
+            break;
+        case OPT_HEAP_ALL:
+            a->heap_all = true;
+            break;
+        case OPT_HEAP_EVERY:
+            rc = parse_seconds(optarg, "--heap-every", &a->heap_every_ns);
+            if (rc == TUI_EXIT_OK && a->heap_every_ns < 10 * JP_NS_PER_SEC)
+                return tui_usage_error("--heap-every %s: at least 10s (each histogram pauses the "
+                                       "JVM)",
+                                       optarg);
+            break;
         case 'n':
         case 's':
             /* main() hands such command lines to tui_server_main() */
@@ -376,6 +407,14 @@ int tui_args_parse(int argc, char **argv, tui_args *a)
             a->has_format = a->batch;
         }
     }
+    if ((a->heap || a->heap_all || a->heap_every_ns) && !a->has_pid)
+        return tui_usage_error("%s", "--heap, --all and --heap-every need a JVM: -p PID (a pod: "
+                                     "kubectl jprof heap POD)");
+    if ((a->heap_all || a->heap_every_ns) && !a->heap)
+        return tui_usage_error("%s", "--all and --heap-every are about class histograms: add "
+                                     "--heap");
+    if (a->heap && (a->io_detail || a->asprof))
+        return tui_usage_error("%s", "--heap does not go with --io-detail or --asprof");
     if (a->has_tail && !a->leak)
         return tui_usage_error("%s", "--tail is the age limit of --leak: add --leak");
     if (a->diff_path && !a->jfr_path)
@@ -592,14 +631,15 @@ static int server_parse_opt(int c, tui_server_args *a)
             return tui_usage_error("--range must be 5m, 15m, 1h, 6h or 24h, not '%s'", optarg);
         return -1;
     case OPT_SCREEN: {
-        static const char *const names[] = {"threads", "locks",  "deadlocks",
-                                            "flame",   "status", "gc"};
-        for (int i = 0; i < 6; i++)
+        static const char *const names[] = {"threads", "locks", "deadlocks", "flame",
+                                            "status",  "gc",    "heap"};
+        for (int i = 0; i < 7; i++)
             if (!strcmp(optarg, names[i])) {
                 a->screen = i;
                 return -1;
             }
-        return tui_usage_error("--screen must be threads, locks, deadlocks, flame, status or gc");
+        return tui_usage_error(
+            "--screen must be threads, locks, deadlocks, flame, status, gc or heap");
     }
     case 'b':
         a->batch = true;

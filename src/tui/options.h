@@ -60,6 +60,10 @@ typedef struct tui_args {
     int snap_source;     /* --snapshot: a jvm_snap_source */
     int64_t window_ns;   /* --window (0 = default 30 s) */
     const char *asprof;  /* --asprof PATH */
+    /* class histograms (they pause the JVM: only when asked) */
+    bool heap;             /* --heap: batch prints histograms; interactive opens the Heap screen */
+    bool heap_all;         /* --all: every object (-all), no full GC first */
+    int64_t heap_every_ns; /* --heap-every: interactive, a histogram this often */
 } tui_args;
 
 void tui_args_init(tui_args *a);

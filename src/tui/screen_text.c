@@ -2,10 +2,32 @@
  * thread's stack, as lines of the reports (report_target.h, report_gc.h)
  * drawn with scrolling. */
 #include <stdio.h>
+#include <string.h>
 
 #include "tui/report_gc.h"
+#include "tui/report_heap.h"
 #include "tui/report_target.h"
 #include "tui/screens_int.h"
+
+/* The Heap screen: the target's class histograms (report_heap.h); what the
+ * keys do depends on whether the source takes them or the server stored
+ * them. */
+static void heap_build(tui_screens *v)
+{
+    const tui_target *l = v->live;
+    char how[200];
+    if (!l->ops->heap)
+        snprintf(how, sizeof how, "the %s source has no class histograms", l->ops->name);
+    else if (!strcmp(l->ops->name, "server"))
+        snprintf(how, sizeof how, "%s",
+                 "stored by the agent (jprof.io/heap-histogram windows) "
+                 "over the Flame range; r reads again, < > the range");
+    else
+        snprintf(how, sizeof how, "r takes one now (pauses the JVM); a: -all is %s%s",
+                 v->opts.heap_all ? "on (no full GC)" : "off (live objects, full GC first)",
+                 v->opts.heap_every_ns ? "; one is taken every --heap-every" : "");
+    tui_report_heap(&l->histograms, 50, how, &v->lines);
+}
 
 /* The GC screen reads the Flame screen's window (its recording has the GC
  * events: the JDK's profile settings, the agent's own settings). */
@@ -34,7 +56,8 @@ static void gc_build(tui_screens *v)
 void tui_screen_text_build(tui_screens *v)
 {
     tui_lines_reset(&v->lines);
-    if (!v->live || (!v->live->cur && v->screen != TUI_SCREEN_STATUS && v->screen != TUI_SCREEN_GC))
+    if (!v->live || (!v->live->cur && v->screen != TUI_SCREEN_STATUS &&
+                     v->screen != TUI_SCREEN_GC && v->screen != TUI_SCREEN_HEAP))
         return;
     if (v->stack) {
         const jp_snapshot *s = v->live->cur;
@@ -54,6 +77,8 @@ void tui_screen_text_build(tui_screens *v)
         tui_report_status(v->live, &v->lines);
     } else if (v->screen == TUI_SCREEN_GC) {
         gc_build(v);
+    } else if (v->screen == TUI_SCREEN_HEAP) {
+        heap_build(v);
     }
 }
 

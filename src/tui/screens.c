@@ -148,6 +148,28 @@ static bool tick_dump(tui_screens *v, int64_t now)
     return true;
 }
 
+/* A class histogram now (r on the Heap screen, --heap-every): it pauses
+ * the JVM, so never otherwise. */
+static void take_heap(tui_screens *v)
+{
+    jp_error err;
+    jp_error_init(&err);
+    v->live->opts.heap_all = v->opts.heap_all;
+    if (tui_target_heap(v->live, &err) != JP_OK)
+        tui_screens_message(v, true, "%s", v->live->histograms.error);
+    if (v->screen == TUI_SCREEN_HEAP)
+        tui_screen_text_build(v);
+}
+
+static bool tick_heap(tui_screens *v, int64_t now)
+{
+    if (!v->opts.heap_every_ns || v->exited || now < v->next_heap)
+        return false;
+    v->next_heap = now + v->opts.heap_every_ns;
+    take_heap(v);
+    return true;
+}
+
 bool tui_screens_tick(tui_screens *v)
 {
     int64_t now = jp_time_mono_ns();
@@ -164,6 +186,8 @@ bool tui_screens_tick(tui_screens *v)
     bool changed = tick_refresh(v, now);
     if (tick_dump(v, now))
         changed = true;
+    if (tick_heap(v, now))
+        changed = true;
     return changed;
 }
 
@@ -175,7 +199,42 @@ static void set_screen(tui_screens *v, tui_screen_id s)
     v->screen = s;
     if (s == TUI_SCREEN_FLAME || s == TUI_SCREEN_GC)
         tui_screen_flame_enter(v);
+    /* the server's stored histograms are read on entering (nothing pauses) */
+    if (s == TUI_SCREEN_HEAP && v->live && v->live->ops->heap &&
+        !strcmp(v->live->ops->name, "server"))
+        take_heap(v);
     tui_screen_text_build(v);
+}
+
+/* The Heap screen's own keys: r takes a histogram (or reads the stored
+ * ones again), a switches -all. */
+static bool heap_key(tui_screens *v, int key)
+{
+    if (v->screen != TUI_SCREEN_HEAP || v->stack)
+        return false;
+    if (key == 'r') {
+        tui_screens_message(v, false, "%s",
+                            strcmp(v->live->ops->name, "server")
+                                ? "class histogram: the JVM is paused while it walks the heap..."
+                                : "reading the stored class histograms");
+        take_heap(v);
+        if (!v->live->histograms.error[0]) {
+            char took[32];
+            jp_format_ns((uint64_t)v->live->histograms.latest.took_ns, took, sizeof took);
+            tui_screens_message(v, false, "class histogram %u: it paused the JVM %s",
+                                v->live->histograms.count, took);
+        }
+        return true;
+    }
+    if (key == 'a') {
+        v->opts.heap_all = !v->opts.heap_all;
+        tui_screens_message(v, false, "%s",
+                            v->opts.heap_all ? "-all: every object, no full GC (r takes one)"
+                                             : "live objects only, a full GC first (r takes one)");
+        tui_screen_text_build(v);
+        return true;
+    }
+    return false;
 }
 
 static bool screen_key(tui_screens *v, int key)
@@ -203,6 +262,9 @@ static bool screen_key(tui_screens *v, int key)
         return true;
     case 'G':
         set_screen(v, TUI_SCREEN_GC);
+        return true;
+    case 'H':
+        set_screen(v, TUI_SCREEN_HEAP);
         return true;
     default:
         return false;
@@ -246,7 +308,7 @@ tui_action tui_screens_key(tui_screens *v, int key)
     if (v->prompt)
         return tui_screen_threads_prompt_key(v, key);
     v->msg[0] = '\0';
-    if (screen_key(v, key))
+    if (screen_key(v, key) || heap_key(v, key))
         return TUI_ACTION_REDRAW;
     if (key == 'o')
         return back_to_list(v);
@@ -299,9 +361,9 @@ tui_action tui_screens_key(tui_screens *v, int key)
 
 /* ---- drawing: the rows around every screen, then the screen shown ---- */
 
-static const char *const screen_names[TUI_SCREEN_COUNT] = {"Threads", "Locks",  "Deadlocks",
-                                                           "Flame",   "Status", "GC"};
-static const char *const screen_keys[TUI_SCREEN_COUNT] = {"F5", "F6", "F7", "F8", "F9", "G"};
+static const char *const screen_names[TUI_SCREEN_COUNT] = {"Threads", "Locks", "Deadlocks", "Flame",
+                                                           "Status",  "GC",    "Heap"};
+static const char *const screen_keys[TUI_SCREEN_COUNT] = {"F5", "F6", "F7", "F8", "F9", "G", "H"};
 
 static void title_row(const tui_screens *v, tui_canvas *c)
 {
@@ -374,25 +436,33 @@ static void tabs_row(const tui_screens *v, tui_canvas *c)
     }
 }
 
-static const struct {
+typedef struct keybar_key {
     const char *key, *label;
-} thread_keys[] = {{"F1", "Help"},  {"Enter", "Stack"}, {"s", "Sort"},
-                   {"/", "Filter"}, {"F5", "Thr"},      {"F6", "Locks"},
-                   {"F7", "Dead"},  {"F8", "Flame"},    {"q", "Quit"}},
-  text_keys[] = {{"F1", "Help"},  {"Up/Dn", "Scroll"}, {"Esc", "Back"}, {"F5", "Threads"},
-                 {"F6", "Locks"}, {"F7", "Deadlocks"}, {"F8", "Flame"}, {"q", "Quit"}};
+} keybar_key;
+
+static const keybar_key thread_keys[] = {{"F1", "Help"},  {"Enter", "Stack"}, {"s", "Sort"},
+                                         {"/", "Filter"}, {"F5", "Thr"},      {"F6", "Locks"},
+                                         {"F7", "Dead"},  {"F8", "Flame"},    {"q", "Quit"}},
+                        text_keys[] = {{"F1", "Help"},    {"Up/Dn", "Scroll"}, {"Esc", "Back"},
+                                       {"F5", "Threads"}, {"F6", "Locks"},     {"F7", "Deadlocks"},
+                                       {"F8", "Flame"},   {"q", "Quit"}},
+                        heap_keys[] = {{"F1", "Help"},    {"r", "Histogram (pauses the JVM)"},
+                                       {"a", "-all"},     {"Up/Dn", "Scroll"},
+                                       {"F5", "Threads"}, {"G", "GC"},
+                                       {"q", "Quit"}};
 
 static void keybar(const tui_screens *v, tui_canvas *c, int row)
 {
     bool th = v->screen == TUI_SCREEN_THREADS && !v->stack;
-    size_t n =
-        th ? sizeof thread_keys / sizeof thread_keys[0] : sizeof text_keys / sizeof text_keys[0];
+    bool hp = v->screen == TUI_SCREEN_HEAP && !v->stack;
+    const keybar_key *keys = th ? thread_keys : hp ? heap_keys : text_keys;
+    size_t n = th   ? sizeof thread_keys / sizeof thread_keys[0]
+               : hp ? sizeof heap_keys / sizeof heap_keys[0]
+                    : sizeof text_keys / sizeof text_keys[0];
     int x = 0;
     for (size_t i = 0; i < n && x < c->cols; i++) {
-        x += tui_canvas_puts(c, row, x, th ? thread_keys[i].key : text_keys[i].key, TUI_STYLE_KEY,
-                             TUI_F_BOLD);
-        x += tui_canvas_puts(c, row, x, th ? thread_keys[i].label : text_keys[i].label,
-                             TUI_STYLE_KEYLABEL, 0);
+        x += tui_canvas_puts(c, row, x, keys[i].key, TUI_STYLE_KEY, TUI_F_BOLD);
+        x += tui_canvas_puts(c, row, x, keys[i].label, TUI_STYLE_KEYLABEL, 0);
         x += tui_canvas_puts(c, row, x, " ", TUI_STYLE_NORMAL, 0);
     }
 }
@@ -433,11 +503,16 @@ static const char *const help_lines[] = {
     "  G            GC: pauses (count, total, p50/p99/max, the longest and why),",
     "               heap before/after, allocation rate, top allocators; from the",
     "               Flame screen's recording (G starts it too)",
+    "  H            Heap: class histograms (what is on the heap by class) and what",
+    "               grows between the first and the latest; r takes one - it PAUSES",
+    "               the JVM (a full GC and a heap walk; a: -all, no GC), so never",
+    "               by itself (--heap-every asks for one every N); from jprof-server",
+    "               what the agent stored (jprof.io/heap-histogram windows)",
     "",
     "Threads:  Up/Down/PgUp/PgDn/Home/End move; Enter shows the stack (Esc back)",
     "          s sorts by CPU%, total CPU, state, name; / or F4 filter by",
     "          name or state (Enter applies, empty clears; Esc clears)",
-    "Locks, Deadlocks, Status, GC, stacks:  Up/Down/PgUp/PgDn/Home/End scroll",
+    "Locks, Deadlocks, Status, GC, Heap, stacks:  Up/Down/PgUp/PgDn/Home/End scroll",
     "",
     "  r refresh now   R read all again   p pause/resume   o back to the list",
     "  ?, F1 this help   q, F10 quit",

@@ -33,7 +33,8 @@ typedef enum tui_screen_id {
     TUI_SCREEN_DEADLOCKS,
     TUI_SCREEN_FLAME,
     TUI_SCREEN_STATUS,
-    TUI_SCREEN_GC, /* G: pauses, heap, allocation rate of the Flame window */
+    TUI_SCREEN_GC,   /* G: pauses, heap, allocation rate of the Flame window */
+    TUI_SCREEN_HEAP, /* H: class histograms and what grows (report_heap.h) */
     TUI_SCREEN_COUNT
 } tui_screen_id;
 
@@ -93,6 +94,7 @@ typedef struct tui_screens {
     jp_diff_norm base_norm;
     /* timing */
     int64_t next_refresh, next_dump, next_list;
+    int64_t next_heap; /* --heap-every: when the next class histogram is due */
     bool exited;
     bool paused; /* p: no refresh until p again */
 } tui_screens;

@@ -552,6 +552,24 @@ jp_err tui_client_top(tui_client *r, jp_kind k, const char *from, const char *to
     return rc;
 }
 
+jp_err tui_client_heap(tui_client *r, const char *from, const char *to, const char *pod, long top,
+                       json_t **out, jp_error *err)
+{
+    jp_strbuf path;
+    jp_strbuf_init(&path, 0);
+    jp_strbuf_puts(&path, "/api/v1/heap");
+    q_add(&path, "namespace", r->ns);
+    q_add(&path, "service", r->svc);
+    q_add(&path, "pod", pod);
+    q_add(&path, "from", from);
+    q_add(&path, "to", to);
+    jp_strbuf_printf(&path, "&top=%ld", top < 1 ? 1 : top > 1000 ? 1000 : top);
+    r->fail = TUI_CFAIL_NONE;
+    jp_err rc = remote_get(r, jp_strbuf_str(&path), out, NULL, err);
+    jp_strbuf_cleanup(&path);
+    return rc;
+}
+
 jp_err tui_client_gc(tui_client *r, const char *from, const char *to, const char *pod, int points,
                      json_t **out, jp_error *err)
 {

@@ -143,6 +143,11 @@ jp_err tui_client_top(tui_client *r, jp_kind k, const char *from, const char *to
 jp_err tui_client_gc(tui_client *r, const char *from, const char *to, const char *pod, int points,
                      json_t **out, jp_error *err);
 
+/* GETs /api/v1/heap over [from, to) of pod (NULL: every pod), `top`
+ * classes a list, into *out (new reference; tui/report_heap.h reads it). */
+jp_err tui_client_heap(tui_client *r, const char *from, const char *to, const char *pod, long top,
+                       json_t **out, jp_error *err);
+
 /* The exit status for the last failure. */
 int tui_client_exit_status(const tui_client *r);
 

@@ -23,6 +23,10 @@
  *   flame_key   keys of the Flame screen the source handles (the server's
  *               range and pod scope); true reads the window again, false
  *               with a message (a range at its end) only says it;
+ *   heap        a class histogram into l->histograms (report_heap.h): taken now
+ *               when the source can (a pid, a pod: it pauses the JVM, so
+ *               only when the user asks), or what the server stored for
+ *               the range (the agent's jprof.io/heap-histogram windows);
  *   gc          the GC screen's lines when the GC evidence is not the
  *               Flame window's GC log (the server's stored summaries over
  *               the Flame range, the probe's summary of the pod's window),
@@ -77,6 +81,7 @@ typedef struct tui_source_ops {
     void (*status)(const tui_target *l, struct tui_lines *out);
     bool (*flame_key)(tui_target *l, int key, char *msg, size_t len);
     void (*gc)(tui_target *l, int width, struct tui_lines *out);
+    jp_err (*heap)(tui_target *l, bool all, jp_error *err);
 } tui_source_ops;
 
 /* ---- pickers ---- */

@@ -118,8 +118,22 @@ kube_session *tui_kubectl_session(const tui_target *l)
     return l->ops->close == k_close && l->src ? ctx_of(l)->s : NULL;
 }
 
+/* A class histogram through the probe in the pod (it pauses the JVM: only
+ * when the user asks). */
+static jp_err k_heap(tui_target *l, bool all, jp_error *err)
+{
+    jp_heap_histo h;
+    jp_heap_histo_init(&h);
+    jp_err rc = kube_session_heap(ctx_of(l)->s, all, &h, err);
+    if (rc == JP_OK)
+        tui_heap_add(&l->histograms, &h);
+    jp_heap_histo_cleanup(&h);
+    return rc;
+}
+
 static const tui_source_ops kubectl_ops = {
     .name = "kubectl",
+    .heap = k_heap,
     .gc = k_gc,
     .refresh = k_refresh,
     .prof_start = k_prof_start,

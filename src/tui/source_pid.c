@@ -13,6 +13,7 @@
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "jvm/cleanup.h"
+#include "jvm/histogram.h"
 #include "jvm/jfc.h"
 #include "model/units.h"
 #include "tui/lines.h"
@@ -313,8 +314,22 @@ static void pid_status(const tui_target *l, tui_lines *ls)
                       "settings \"profile\")");
 }
 
+/* A class histogram over the attach socket (it pauses the JVM: only when
+ * the user asks). */
+static jp_err pid_heap(tui_target *l, bool all, jp_error *err)
+{
+    jp_heap_histo h;
+    jp_heap_histo_init(&h);
+    jp_err rc = jvm_histogram_take(&l->proc, &l->attach, all, &h, err);
+    if (rc == JP_OK)
+        tui_heap_add(&l->histograms, &h);
+    jp_heap_histo_cleanup(&h);
+    return rc;
+}
+
 static const tui_source_ops pid_ops = {
     .name = "pid",
+    .heap = pid_heap,
     .status = pid_status,
     .refresh = pid_refresh,
     .prof_start = pid_prof_start,

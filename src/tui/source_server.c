@@ -18,6 +18,7 @@
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "tui/report_gc.h"
+#include "wire/heap_json.h"
 #include "tui/report_service.h"
 #include "tui/report_target.h"
 #include "wire/query_json.h"
@@ -294,6 +295,47 @@ static void s_gc(tui_target *l, int width, tui_lines *ls)
     tui_gc_data_cleanup(&d);
 }
 
+/* The Heap screen: what the agent stored for this pod over the Flame
+ * range (jprof.io/heap-histogram windows); nothing is taken from here. */
+static jp_err s_heap(tui_target *l, bool all, jp_error *err)
+{
+    (void)all;
+    sctx *k = ctx_of(l);
+    char from[16], why[200];
+    snprintf(from, sizeof from, "-%s", tui_range_names[k->range]);
+    json_t *a = NULL;
+    jp_err rc = tui_client_heap(k->r, from, "now", k->pod, 1000, &a, err);
+    if (rc != JP_OK)
+        return rc;
+    const json_t *p = json_array_get(json_object_get(a, "pods"), 0);
+    jp_heap_histo latest, names;
+    jp_heap_growth g;
+    jp_heap_histo_init(&latest);
+    jp_heap_histo_init(&names);
+    jp_heap_growth_init(&g);
+    const json_t *gj = json_object_get(p, "growth");
+    if (!p) {
+        rc = jp_error_set(err, JP_ERR_NOT_FOUND,
+                          "no class histogram of pod %s stored in the last %s: the agent takes "
+                          "them only in a temporary window that asks (jprof.io/heap-histogram)",
+                          k->pod, tui_range_names[k->range]);
+    } else if (!jp_heap_histo_from_json(json_object_get(p, "latest"), &latest, JP_HEAP_MAX_CLASSES,
+                                        why, sizeof why) ||
+               (json_is_object(gj) &&
+                !jp_heap_growth_from_json(gj, &g, &names, JP_HEAP_MAX_CLASSES, why, sizeof why))) {
+        rc = jp_error_set(err, JP_ERR_PROTOCOL, "jprof-server's heap answer: %s", why);
+    } else {
+        json_int_t n = json_integer_value(json_object_get(p, "histograms"));
+        tui_heap_set_stored(&l->histograms, &latest, &g, &names,
+                            n > 0 && n < UINT32_MAX ? (uint32_t)n : 1);
+    }
+    jp_heap_histo_cleanup(&latest);
+    jp_heap_histo_cleanup(&names);
+    jp_heap_growth_cleanup(&g);
+    json_decref(a);
+    return rc;
+}
+
 static void s_close(tui_target *l)
 {
     sctx *k = ctx_of(l);
@@ -320,6 +362,7 @@ static const tui_source_ops server_ops = {
     .status = s_status,
     .flame_key = s_flame_key,
     .gc = s_gc,
+    .heap = s_heap,
 };
 
 /* A connection of our own for each target (the list keeps its own). */

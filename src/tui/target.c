@@ -42,7 +42,19 @@ tui_target *tui_target_new(const tui_target_opts *o, const tui_source_ops *ops, 
     l->snap.source = o->source;
     jp_error_init(&l->fallback);
     jp_error_init(&l->prof.error);
+    tui_heap_init(&l->histograms);
     return l;
+}
+
+jp_err tui_target_heap(tui_target *l, jp_error *err)
+{
+    jp_err rc = l->ops->heap ? l->ops->heap(l, l->opts.heap_all, err)
+                             : jp_error_set(err, JP_ERR_UNSUPPORTED,
+                                            "the %s source has no class histograms", l->ops->name);
+    if (rc != JP_OK)
+        snprintf(l->histograms.error, sizeof l->histograms.error, "class histogram: %.280s",
+                 err->msg);
+    return rc;
 }
 
 void tui_target_free(tui_target *l)
@@ -56,6 +68,7 @@ void tui_target_free(tui_target *l)
     jp_cpu_evidence_cleanup(&l->cpu);
     jp_snapshot_free(l->prev);
     jp_snapshot_free(l->cur);
+    tui_heap_cleanup(&l->histograms);
     free(l);
 }
 

@@ -36,6 +36,7 @@
 #include "model/busy.h"
 #include "model/profile.h"
 #include "model/snapshot.h"
+#include "tui/report_heap.h"
 #include "tui/source.h"
 
 struct tui_target_opts {
@@ -43,8 +44,10 @@ struct tui_target_opts {
     int64_t interval_ns; /* -d: between refreshes (default 2 s) */
     int64_t window_ns;   /* --window: the live profile's span (default 30 s) */
     jvm_snap_source source;
-    const char *asprof; /* --asprof PATH/libasyncProfiler.so, or NULL: JFR */
-    bool io_detail;     /* --io-detail: read endpoints and paths of io events */
+    const char *asprof;    /* --asprof PATH/libasyncProfiler.so, or NULL: JFR */
+    bool io_detail;        /* --io-detail: read endpoints and paths of io events */
+    bool heap_all;         /* --all: class histograms of every object (-all, no full GC) */
+    int64_t heap_every_ns; /* --heap-every: a class histogram this often; 0: on request */
 };
 
 void tui_target_opts_init(tui_target_opts *o);
@@ -99,6 +102,7 @@ struct tui_target {
     int64_t refreshed_mono;
     unsigned nrefresh;
     tui_target_prof prof;
+    tui_heap histograms; /* the Heap screen: class histograms and their growth */
 };
 
 /* A target of source ops with state src (taken over: ops->close frees it);
@@ -119,6 +123,11 @@ void tui_target_accept(tui_target *l, jp_snapshot *s);
 /* Ranks the busy threads again (l->rank) from the snapshots and the last
  * profile window read; tui_target_accept and tui_target_prof_dump call it. */
 void tui_target_rank(tui_target *l);
+
+/* A class histogram into l->histograms through the source (with opts.heap_all);
+ * JP_ERR_UNSUPPORTED when the source has none. The failure is also kept in
+ * l->histograms.error for the screen. */
+jp_err tui_target_heap(tui_target *l, jp_error *err);
 
 /* Starts the live profile (no-op when running). */
 jp_err tui_target_prof_start(tui_target *l, jp_error *err);

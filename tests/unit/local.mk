@@ -45,7 +45,8 @@ check_PROGRAMS += tests/unit/test_tui
 TESTS += tests/unit/test_tui
 tests_unit_test_tui_SOURCES = tests/unit/test_tui.c
 tests_unit_test_tui_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
-tests_unit_test_tui_LDADD = libjptui.a libjpkube.a libjpwire.a libjpweb.a $(UNIT_LDADD) $(JANSSON_LIBS) $(ZLIB_LIBS)
+tests_unit_test_tui_LDADD = libjptui.a libjpkube.a libjpjvm.a libjpwire.a libjpweb.a $(UNIT_LDADD) $(JANSSON_LIBS) \
+	$(ZLIB_LIBS) $(CURL_LIBS)
 
 check_PROGRAMS += tests/unit/test_jvm
 TESTS += tests/unit/test_jvm

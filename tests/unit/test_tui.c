@@ -20,6 +20,8 @@
 #include "tui/flame_panel.h"
 #include "tui/flame_layout.h"
 #include "tui/flame_view.h"
+#include "tui/options.h"
+#include "tui/report_heap.h"
 
 #define MS 1000000ULL
 
@@ -708,9 +710,115 @@ static void test_view_key_storm(void **state)
     screen_close(&s);
 }
 
+/* ---- the Heap screen and --heap: one histogram, then the growth ---- */
+
+static void heap_histo(jp_heap_histo *h, int64_t t, uint64_t leak)
+{
+    jp_heap_histo_init(h);
+    const struct {
+        const char *name, *module;
+        uint64_t n, size;
+    } cls[] = {{"[B", "java.base@17", 5000, 800},
+               {"com.shop.Session", "", leak, 144},
+               {"java.lang.String", "java.base@17", 3000, 24}};
+    for (size_t i = 0; i < 3; i++) {
+        jp_heap_histo_add(h, cls[i].name, strlen(cls[i].name), cls[i].module, strlen(cls[i].module),
+                          cls[i].n, cls[i].n * cls[i].size);
+        h->total_instances += cls[i].n;
+        h->total_bytes += cls[i].n * cls[i].size;
+    }
+    jp_heap_histo_sort(h);
+    h->classes_total = h->n;
+    h->time_ns = t;
+    h->took_ns = 42000000;
+}
+
+static bool lines_have(const tui_lines *ls, const char *needle)
+{
+    for (size_t i = 0; i < ls->count; i++)
+        if (strstr(ls->items[i].text, needle))
+            return true;
+    return false;
+}
+
+static void test_heap_report(void **state)
+{
+    (void)state;
+    tui_heap s;
+    tui_heap_init(&s);
+    tui_lines ls;
+    tui_lines_init(&ls);
+    tui_report_heap(&s, 10, "r takes one", &ls);
+    assert_true(lines_have(&ls, "No class histogram yet. r takes one"));
+    assert_true(lines_have(&ls, "safepoint")); /* why it is not taken by itself */
+    jp_heap_histo h;
+    heap_histo(&h, 1000000000000LL, 1000);
+    tui_heap_add(&s, &h);
+    tui_lines_reset(&ls);
+    tui_report_heap(&s, 10, "", &ls);
+    assert_true(lines_have(&ls, "it paused the JVM 42"));
+    assert_true(lines_have(&ls, "What grows shows from the second histogram on."));
+    json_t *j = tui_heap_json(&s, 0);
+    assert_true(json_is_null(json_object_get(j, "growth")));
+    assert_int_equal(json_integer_value(json_object_get(j, "histograms")), 1);
+    json_decref(j);
+    heap_histo(&h, 1000000000000LL + 60000000000LL, 7000);
+    tui_heap_add(&s, &h);
+    tui_lines_reset(&ls);
+    tui_report_heap(&s, 10, "", &ls);
+    assert_true(lines_have(&ls, "GROWTH over ") && lines_have(&ls, "(2 histograms)"));
+    /* the leak first, per minute; unchanged classes left out */
+    size_t i = 0;
+    while (i < ls.count && !strstr(ls.items[i].text, "BYTES/MIN"))
+        i++;
+    assert_true(i + 1 < ls.count);
+    assert_non_null(strstr(ls.items[i + 1].text, "com.shop.Session"));
+    assert_non_null(strstr(ls.items[i + 1].text, "+6000"));
+    assert_true(lines_have(&ls, "(classes that did not change are left out)"));
+    j = tui_heap_json(&s, 1);
+    json_t *g = json_object_get(j, "growth");
+    assert_int_equal(json_array_size(json_object_get(g, "classes")), 1);
+    assert_true(json_real_value(json_object_get(json_array_get(json_object_get(g, "classes"), 0),
+                                                "instances_per_min")) == 6000.0);
+    assert_int_equal(json_integer_value(json_object_get(j, "histograms")), 2);
+    json_decref(j);
+    tui_lines_cleanup(&ls);
+    tui_heap_cleanup(&s);
+}
+
+static void test_heap_options(void **state)
+{
+    (void)state;
+    struct {
+        const char *argv[8];
+        int argc, status; /* -1: accepted */
+    } cases[] = {
+        {{"jprof-top", "-b", "-p", "1", "--heap", "--all", "--count", "3"}, 8, -1},
+        {{"jprof-top", "-b", "--heap"}, 3, 2},                            /* no JVM */
+        {{"jprof-top", "-p", "1", "--all"}, 4, 2},                        /* --all without --heap */
+        {{"jprof-top", "-p", "1", "--heap", "--heap-every", "5s"}, 6, 2}, /* < 10s */
+        {{"jprof-top", "-p", "1", "--heap", "--io-detail"}, 5, 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tui_args a;
+        tui_args_init(&a);
+        optind = 1;
+        FILE *saved = stderr;
+        stderr = fopen("/dev/null", "w");
+        int rc = tui_args_parse(cases[i].argc, (char **)cases[i].argv, &a);
+        fclose(stderr);
+        stderr = saved;
+        assert_int_equal(rc, cases[i].status);
+        if (rc == -1)
+            assert_true(a.heap && a.heap_all && a.count == 3);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_heap_report),
+        cmocka_unit_test(test_heap_options),
         cmocka_unit_test(test_collapsed_merges_threads_and_sorts),
         cmocka_unit_test(test_collapsed_threads_are_roots),
         cmocka_unit_test(test_collapsed_byte_order),

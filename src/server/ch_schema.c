@@ -96,9 +96,10 @@ static const ch_table ch_schema_tables[] = {
 #define CH_NSCHEMA (sizeof ch_schema_tables / sizeof *ch_schema_tables)
 
 /* Every day-partitioned table retention looks at, the older versions' too. */
-const char *const ch_day_tables[] = {
-    "jprof_windows", "jprof_stacks", "jprof_statuses", "jprof_snapshots", "jprof_deadlocks",
-    "jprof_ingest",  "jprof_rollup", "jprof_gc",       "jprof_samples",   "jprof_rollup_1m"};
+const char *const ch_day_tables[] = {"jprof_windows",   "jprof_stacks",    "jprof_statuses",
+                                     "jprof_snapshots", "jprof_deadlocks", "jprof_ingest",
+                                     "jprof_rollup",    "jprof_gc",        "jprof_heaps",
+                                     "jprof_samples",   "jprof_rollup_1m"};
 const size_t ch_nday_tables = sizeof ch_day_tables / sizeof *ch_day_tables;
 
 /* Columns added after version 1, in the order they were added (ALTER TABLE

@@ -934,7 +934,9 @@ def case_retention(ctx):
     for off_days, bid in ((8, "r-old"), (5, "r-mid")):
         s = ctx.server(data=data, env={"JPROF_TEST_CLOCK_OFFSET": "-%dd" % off_days})
         then = now_ns() - off_days * day
-        st, r, _ = s.ingest(make_batch(bid, then - 10 * 60 * NS, pod="pod-%d" % off_days))
+        b = make_batch(bid, then - 10 * 60 * NS, pod="pod-%d" % off_days)
+        b["heap_histograms"] = [heap_doc("pod-%d" % off_days, then - 10 * 60 * NS, 10)]
+        st, r, _ = s.ingest(b)
         check(st == 200 and r["status"] == "accepted", "write at -%dd: %s" % (off_days, r))
         s.stop()
     s = ctx.server(data=data)
@@ -954,6 +956,10 @@ def case_retention(ctx):
     fg = s.getj(q("/api/v1/flamegraph", namespace="shop", service="checkout", pod="pod-5",
                   **wide))
     check(fg["meta"]["samples"] == 30, "5-day-old data served")
+    hp = s.getj(q("/api/v1/heap", namespace="shop", service="checkout", **wide))
+    check([p["target"]["pod"] for p in hp["pods"]] == ["pod-5"],
+          "class histograms: the 8-day-old one removed with its day, the 5-day-old one kept: %s"
+          % [p["target"]["pod"] for p in hp["pods"]])
     # a window 8 days old is refused with its reason, and counted
     st, r, _ = s.ingest(make_batch("r-late", now_ns() - 8 * day, docs=False))
     check(st == 200 and r["windows"] == 0 and r["windows_refused"] and

@@ -140,10 +140,11 @@ EXTRA_DIST += tests/integration/test_agent_k8s.py tests/integration/test_agent_u
 	tests/integration/test_agent_host.py tests/integration/fake-k8s-api.py
 
 # "hungry": class histograms and their growth on a JVM with a known leak
-# (tests/java/Leak.java, compiled by the test): agent -> server.
+# (tests/java/Leak.java, compiled by the test): a local pid (batch and the
+# Heap screen in tmux), kubectl (fake kubectl, a namespaced JVM), agent -> server.
 INTEGRATION_TEST_LIST += tests/integration/test_heap.py
 JPROF_HEAP_LOG = tests/integration/test_heap.py.log
-$(JPROF_HEAP_LOG): jprof-agent jprof-server
+$(JPROF_HEAP_LOG): jprof-agent jprof-server jprof-top kubectl-jprof jprof-probe
 EXTRA_DIST += tests/integration/test_heap.py
 # The async-profiler engine: error paths always; the engine itself only when
 # JPROF_ASPROF_LIB names a libasyncProfiler.so (else a loud SKIPPED, exit 0).

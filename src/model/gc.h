@@ -27,12 +27,15 @@
 #define JP_GC_NAME_MAX 32
 #define JP_GC_CAUSE_MAX 64
 
-/* The sentence every GC output carries. */
-#define JP_GC_CANNOT_TELL                                                                          \
-    "A heap dump (jcmd PID GC.heap_dump FILE) only for who holds what (paths to GC roots): what "  \
-    "stays and what grows is on the Heap screen (H, or --heap: class histograms and their "        \
-    "growth; each pauses the JVM) and in the old kind (where the live sampled objects were "       \
-    "allocated)"
+/* The sentence every GC output carries, in three parts (a narrow screen
+ * gives each its own lines: where to look first must not be cut off). */
+#define JP_GC_TELL_HEAP                                                                            \
+    "What stays on the heap and what grows: the Heap screen (H, or --heap: class histograms and "  \
+    "their growth, each one pausing the JVM)"
+#define JP_GC_TELL_OLD "and the old kind (where the live sampled objects were allocated);"
+#define JP_GC_TELL_DUMP                                                                            \
+    "a heap dump (jcmd PID GC.heap_dump FILE) only for who holds them (paths to GC roots)"
+#define JP_GC_CANNOT_TELL JP_GC_TELL_HEAP " " JP_GC_TELL_OLD " " JP_GC_TELL_DUMP
 
 /* One collection (jdk.GarbageCollection). Empty names are unknown. */
 typedef struct jp_gc_collection {

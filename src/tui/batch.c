@@ -87,15 +87,22 @@ json_t *tui_report_target_json(const tui_target *l)
     return j;
 }
 
+/* One JSON document as one line, flushed (a reader may be waiting for
+ * it); takes j over. */
+static jp_err json_line_write(json_t *j, FILE *out)
+{
+    int rc = json_dumpf(j, out, JSON_COMPACT | JSON_ENSURE_ASCII);
+    json_decref(j);
+    if (rc != 0 || fputc('\n', out) == EOF)
+        return JP_ERR_IO;
+    return fflush(out) == 0 ? JP_OK : JP_ERR_IO;
+}
+
 jp_err tui_report_target_write(const tui_target *l, tui_format format, long n, FILE *out)
 {
     if (format == TUI_FORMAT_JSON) {
         json_t *j = tui_report_target_json(l);
-        int rc = json_dumpf(j, out, JSON_COMPACT | JSON_ENSURE_ASCII);
-        json_decref(j);
-        if (rc != 0 || fputc('\n', out) == EOF)
-            return JP_ERR_IO;
-        return fflush(out) == 0 ? JP_OK : JP_ERR_IO;
+        return json_line_write(j, out);
     }
     tui_lines ls;
     tui_lines_init(&ls);
@@ -227,11 +234,7 @@ static jp_err heap_write(const tui_target *l, tui_format format, long n, FILE *o
         json_object_set_new(j, "target",
                             json_pack("{s:i,s:s,s:s}", "pid", (int)l->proc.pid, "main_class",
                                       l->proc.main_class, "user", l->proc.user));
-        int rc = json_dumpf(j, out, JSON_COMPACT | JSON_ENSURE_ASCII);
-        json_decref(j);
-        if (rc != 0 || fputc('\n', out) == EOF)
-            return JP_ERR_IO;
-        return fflush(out) == 0 ? JP_OK : JP_ERR_IO;
+        return json_line_write(j, out);
     }
     tui_lines ls;
     tui_lines_init(&ls);

@@ -171,6 +171,35 @@ static void lines_allocators(const jp_profile *p, size_t top, tui_lines *ls)
     jp_flame_free(f);
 }
 
+/* The advice on one line when it fits, else each part on lines of its own
+ * cut at spaces. */
+static void lines_advice(int width, tui_lines *ls)
+{
+    static const char *const parts[] = {JP_GC_TELL_HEAP, JP_GC_TELL_OLD, JP_GC_TELL_DUMP "."};
+    size_t w = width < 40 ? 39 : (size_t)width - 1;
+    if (strlen(JP_GC_CANNOT_TELL ".") <= w) {
+        tui_lines_add(ls, TUI_STYLE_DIM, 0, "%s", JP_GC_CANNOT_TELL ".");
+        return;
+    }
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        const char *s = parts[i];
+        while (*s) {
+            size_t n = strlen(s);
+            if (n > w) {
+                n = w;
+                while (n && s[n] != ' ')
+                    n--;
+                if (!n)
+                    n = w; /* one word longer than the screen */
+            }
+            tui_lines_add(ls, TUI_STYLE_DIM, 0, "%.*s", (int)n, s);
+            s += n;
+            while (*s == ' ')
+                s++;
+        }
+    }
+}
+
 void tui_report_gc_data(const tui_gc_data *d, const jp_profile *p, int width, size_t top,
                         tui_lines *ls)
 {
@@ -187,7 +216,7 @@ void tui_report_gc_data(const tui_gc_data *d, const jp_profile *p, int width, si
     }
     if (p)
         lines_allocators(p, top, ls);
-    tui_lines_add(ls, TUI_STYLE_DIM, 0, "%s", JP_GC_CANNOT_TELL ".");
+    lines_advice(width, ls);
 }
 
 void tui_report_gc(const jp_profile *p, int width, size_t top, tui_lines *ls)

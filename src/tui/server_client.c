@@ -552,38 +552,34 @@ jp_err tui_client_top(tui_client *r, jp_kind k, const char *from, const char *to
     return rc;
 }
 
-jp_err tui_client_heap(tui_client *r, const char *from, const char *to, const char *pod, long top,
-                       json_t **out, jp_error *err)
+/* GET ENDPOINT for the service over a range, with one count parameter
+ * (top, points) held within 1..1000. */
+static jp_err range_get(tui_client *r, const char *endpoint, const char *from, const char *to,
+                        const char *pod, const char *param, long n, json_t **out, jp_error *err)
 {
     jp_strbuf path;
     jp_strbuf_init(&path, 0);
-    jp_strbuf_puts(&path, "/api/v1/heap");
+    jp_strbuf_puts(&path, endpoint);
     q_add(&path, "namespace", r->ns);
     q_add(&path, "service", r->svc);
     q_add(&path, "pod", pod);
     q_add(&path, "from", from);
     q_add(&path, "to", to);
-    jp_strbuf_printf(&path, "&top=%ld", top < 1 ? 1 : top > 1000 ? 1000 : top);
+    jp_strbuf_printf(&path, "&%s=%ld", param, n < 1 ? 1 : n > 1000 ? 1000 : n);
     r->fail = TUI_CFAIL_NONE;
     jp_err rc = remote_get(r, jp_strbuf_str(&path), out, NULL, err);
     jp_strbuf_cleanup(&path);
     return rc;
 }
 
+jp_err tui_client_heap(tui_client *r, const char *from, const char *to, const char *pod, long top,
+                       json_t **out, jp_error *err)
+{
+    return range_get(r, "/api/v1/heap", from, to, pod, "top", top, out, err);
+}
+
 jp_err tui_client_gc(tui_client *r, const char *from, const char *to, const char *pod, int points,
                      json_t **out, jp_error *err)
 {
-    jp_strbuf path;
-    jp_strbuf_init(&path, 0);
-    jp_strbuf_puts(&path, "/api/v1/gc");
-    q_add(&path, "namespace", r->ns);
-    q_add(&path, "service", r->svc);
-    q_add(&path, "pod", pod);
-    q_add(&path, "from", from);
-    q_add(&path, "to", to);
-    jp_strbuf_printf(&path, "&points=%d", points < 1 ? 1 : points > 1000 ? 1000 : points);
-    r->fail = TUI_CFAIL_NONE;
-    jp_err rc = remote_get(r, jp_strbuf_str(&path), out, NULL, err);
-    jp_strbuf_cleanup(&path);
-    return rc;
+    return range_get(r, "/api/v1/gc", from, to, pod, "points", points, out, err);
 }

@@ -67,9 +67,9 @@ for spec in "asprof-cpu-alloc-lock.jfr cpu nanoseconds" "asprof-cpu-alloc-lock.j
     check "${1%.jfr} $2" "$fixtures/$1" "$2" "$3"
 done
 check "asprof-cpu-alloc-lock cpu" "$fixtures/asprof-cpu-alloc-lock.jfr" cpu nanoseconds --threads
-for k in cpu alloc lock; do
+for k in cpu alloc lock old; do
     unit=nanoseconds
-    [ "$k" = alloc ] && unit=bytes
+    [ "$k" = alloc ] || [ "$k" = old ] && unit=bytes
     check "demo.jfr $k" "$srcdir/samples/demo.jfr" "$k" "$unit" --threads
 done
 

@@ -340,6 +340,19 @@ if command -v tmux >/dev/null; then
         '^GC: [1-9][0-9]* collections, [1-9][0-9]* pauses in '
     tstep kt "GC screen through kubectl: longest pause with collector and cause" \
         '^longest: .* of G1[A-Za-z]+, cause: '
+    # H: the Heap screen takes nothing by itself (a histogram pauses the JVM); r and a -all
+    tmux -L "$sock" send-keys -t kt: H
+    tstep kt "H through kubectl: no histogram until asked, and why (a safepoint)" \
+        '^No class histogram yet\. r takes one now \(pauses the JVM\)'
+    tmux -L "$sock" send-keys -t kt: r
+    tstep kt "r through kubectl: the pod's class histogram of live objects" \
+        '^HEAP +class histogram of live objects at .* in [0-9.]+[kM]? objects of [0-9]+ classes'
+    tstep kt "the Heap screen says how long it paused the JVM and why" \
+        '^ +it paused the JVM [0-9.]+ ?[mun]?s: a class histogram stops the JVM'
+    tmux -L "$sock" send-keys -t kt: a r
+    tstep kt "a, r through kubectl: a histogram of every object (-all), the growth since the first" \
+        '^HEAP +class histogram of every object \(-all\)'
+    tstep kt "from the second histogram on, what grew" '^GROWTH over .* \(2 histograms\)'
     tmux -L "$sock" send-keys -t kt: S
     tstep kt "Status: the source is kubectl" 'source: kubectl, kubectl exec into the pod'
     tmux -L "$sock" send-keys -t kt: o

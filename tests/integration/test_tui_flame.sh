@@ -251,7 +251,10 @@ if [ -r "$demo" ]; then
     step big "160x50: any key closes the help" 3 '^Zoom: all'
     keys big G
     step big "160x50: G shows the GC summary of demo.jfr" 0 '^longest: .* of G1New, cause: '
-    step big "160x50: the GC screen says what JFR cannot tell" 0 'heap dump'
+    step big "160x50: the GC screen points at the Heap screen and the old kind first" 0 \
+        'What stays on the heap and what grows: the Heap screen \(H, or --heap'
+    step big "160x50: ... and at a heap dump only for paths to GC roots" 0 \
+        'a heap dump \(jcmd PID GC\.heap_dump FILE\) only for who holds them \(paths to GC roots\)'
     keys big G
     step big "160x50: G again goes back to the flame graph" 3 '^Zoom: all'
     keys big /

@@ -428,6 +428,23 @@ static void test_gc_lines_of_both_sources(void **state)
     /* the summary lines are the same words */
     assert_string_equal(a.items[0].text, b.items[0].text);
     assert_true(lines_have(&b, "heap dump"));
+    /* the advice, last: on 80 columns where to look first (the Heap screen)
+     * leads, each line fits, and the lines are the whole sentence */
+    size_t first = 0;
+    while (first < a.count && strncmp(a.items[first].text, "What stays on the heap", 22))
+        first++;
+    assert_true(first < a.count);
+    char all[512] = "";
+    for (size_t i = first; i < a.count; i++) {
+        assert_true(strlen(a.items[i].text) < 80);
+        size_t len = strlen(all);
+        snprintf(all + len, sizeof all - len, "%s%s", i > first ? " " : "", a.items[i].text);
+    }
+    assert_string_equal(all, JP_GC_CANNOT_TELL ".");
+    assert_true(lines_have(&a, "a heap dump (jcmd PID GC.heap_dump FILE) only for who holds"));
+    tui_lines_reset(&a);
+    tui_report_gc(p, 400, 10, &a); /* a wide screen: one line */
+    assert_string_equal(a.items[a.count - 1].text, JP_GC_CANNOT_TELL ".");
     tui_gc_data_cleanup(&d);
     json_decref(ans);
     tui_lines_cleanup(&a);

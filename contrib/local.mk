@@ -10,7 +10,9 @@ EXTRA_DIST += contrib/images/Containerfile \
 	contrib/k8s/overlays/embedded/server-embedded.yaml \
 	contrib/k8s/overlays/clickhouse/kustomization.yaml \
 	contrib/k8s/overlays/clickhouse/clickhouse.yaml \
-	contrib/k8s/overlays/clickhouse/server-clickhouse.yaml
+	contrib/k8s/overlays/clickhouse/server-clickhouse.yaml \
+	contrib/k8s/overlays/clickhouse-cluster/kustomization.yaml \
+	contrib/k8s/overlays/clickhouse-cluster/server-clickhouse-cluster.yaml
 
 # make images: the image from this tree's release files (make distdir: the
 # same files a tarball has, and its .tarball-version), written as an OCI

@@ -5,9 +5,18 @@
  * stacks repeat across pods as they do in a real fleet), posts them as
  * zstd-compressed batches from THREADS connections (64: as many agents
  * uploading at once; a store that groups concurrent batches into one
- * commit, as both do, needs them), then times QUERIES
- * flamegraph and top requests for one service, one kind, one hour.
- * Prints the figures; bench/server/run adds the server's peak RSS.
+ * commit, as both do, needs them), then times QUERIES flamegraph and top
+ * requests for one service, one kind, one hour. Prints the figures;
+ * bench/server/run adds the server's peak RSS.
+ *
+ * A fleet (--agents N, --seconds T): N agents with one JVM each upload
+ * their WINDOWS windows spread evenly over T seconds instead of at once,
+ * each upload retried (--retry S seconds, on the next of --url's servers)
+ * until it is acknowledged, as an agent does; it prints the upload latency
+ * and, with --cpu NAME=PID[+PID...], the stack rows per CPU second each
+ * named group of processes (jprof-servers, ClickHouse nodes) used.
+ * --totals prints, per service, the samples and value of the acknowledged
+ * batches (what the server must answer: tests compare).
  *
  * --pace SECONDS (bench/soak/run): a fleet in real time instead, for that
  * long: each of the JVMS uploads the window of the minute just over once a
@@ -27,23 +36,43 @@
 #include "wire/batch_json.h"
 #include "wire/zstd_frame.h"
 
+#define LOAD_URLS_MAX 8
+#define LOAD_CPU_MAX 8
+
+typedef struct cpu_group {
+    char name[32];
+    int pids[16];
+    int npids;
+    double t0;
+} cpu_group;
+
 typedef struct cfg {
     const char *url, *token;
+    const char *urls[LOAD_URLS_MAX]; /* --url URL[,URL...] */
+    int nurls;
     int server_pid; /* to read the server's CPU time (0 = unknown) */
     int jvms, services, windows, stacks, depth, threads, queries;
-    int ingest; /* 0: only query data already there (--ingest 0) */
-    int settle; /* seconds to wait after ingest (the server's 30 s rollup pass) */
-    int pace;   /* > 0: the paced soak mode, for this many seconds */
+    int ingest;  /* 0: only query data already there (--ingest 0) */
+    int settle;  /* seconds to wait after ingest (the server's 30 s rollup pass) */
+    int pace;    /* > 0: the paced soak mode, for this many seconds */
+    int seconds; /* > 0: the uploads spread over this many seconds (a fleet) */
+    int retry;   /* seconds an upload is retried until acknowledged, 0 none */
+    int totals;  /* print the acknowledged batches' totals per service */
+    cpu_group cpu[LOAD_CPU_MAX];
+    int ncpu;
 } cfg;
 
 typedef struct job {
     const cfg *c;
     char **bodies; /* pre-built zstd batches, so the timing measures the server */
     size_t *lens;
-    int next; /* next (jvm, window) pair, under mu */
+    uint64_t *samples, *values; /* of each batch */
+    bool *acked;
+    int64_t *lat; /* ns from the first try to the acknowledgement */
+    int next;     /* next (jvm, window) pair, under mu */
     pthread_mutex_t mu;
-    uint64_t rows, batches, bytes, errors;
-    int64_t now;
+    uint64_t rows, batches, bytes, errors, retries;
+    int64_t now, t0;
 } job;
 
 static size_t sink(void *p, size_t sz, size_t n, void *ud)
@@ -62,15 +91,18 @@ static uint64_t rng_next(uint64_t *s)
 }
 
 /* One window's batch: stacks of the service's application, values random. */
-static char *make_batch(const cfg *c, int jvm, int win, int64_t now, size_t *len)
+static char *make_batch(const cfg *c, int jvm, int win, int64_t now, size_t *len, uint64_t *samples,
+                        uint64_t *value)
 {
     jp_batch b;
     jp_batch_init(&b);
     char buf[160];
     int svc = jvm % c->services;
-    snprintf(buf, sizeof buf, "bench-%d-%d-%lld", jvm, win, (long long)(now / JP_NS_PER_SEC));
+    snprintf(buf, sizeof buf, "bench-%d-%d-%lld-%d", jvm, win, (long long)(now / JP_NS_PER_SEC),
+             (int)getpid());
     b.id = jp_xstrdup(buf);
-    b.collector = jp_xstrdup("bench@node");
+    snprintf(buf, sizeof buf, "bench@node-%d", c->seconds ? jvm : 0);
+    b.collector = jp_xstrdup(buf);
     int nframes = c->stacks * 2;
     for (int f = 0; f < nframes; f++) {
         snprintf(buf, sizeof buf, "com.bench.app%d.pkg%d.Class%d.method%d", svc, f % 37, f % 211,
@@ -100,10 +132,13 @@ static char *make_batch(const cfg *c, int jvm, int win, int64_t now, size_t *len
     w->end_ns = w->start_ns + minute;
     w->period_ns = 10000000;
     uint64_t r = (uint64_t)(jvm * 7919 + win * 104729 + 1);
+    *samples = *value = 0;
     for (int s = 0; s < c->stacks; s++) {
         uint64_t n = 1 + rng_next(&r) % 50;
         jp_batch_window_add_row(w, (uint32_t)s, JP_BATCH_NO_THREAD, n, n * 10000000);
         w->events += n;
+        *samples += n;
+        *value += n * 10000000;
     }
     char *json = jp_batch_json_encode(&b, len);
     jp_batch_cleanup(&b);
@@ -120,40 +155,66 @@ static char *make_batch(const cfg *c, int jvm, int win, int64_t now, size_t *len
     return (char *)z;
 }
 
+/* One upload; true on HTTP 200. */
+static bool post_one(CURL *h, const char *base, const char *body, size_t len)
+{
+    char url[512];
+    snprintf(url, sizeof url, "%s/api/v1/ingest", base);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)len);
+    long code = 0;
+    CURLcode rc = curl_easy_perform(h);
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    return rc == CURLE_OK && code == 200;
+}
+
 static void *ingest_thread(void *arg)
 {
     job *j = arg;
     const cfg *c = j->c;
     CURL *h = curl_easy_init();
-    char url[512], auth[600];
-    snprintf(url, sizeof url, "%s/api/v1/ingest", c->url);
+    char auth[600];
     snprintf(auth, sizeof auth, "Authorization: Bearer %s", c->token);
     struct curl_slist *hd = curl_slist_append(NULL, auth);
     hd = curl_slist_append(hd, "Content-Encoding: zstd");
     hd = curl_slist_append(hd, "Content-Type: application/json");
-    curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, 60L);
+    int total = c->jvms * c->windows;
     for (;;) {
         pthread_mutex_lock(&j->mu);
         int k = j->next++;
         pthread_mutex_unlock(&j->mu);
-        if (k >= c->jvms * c->windows)
+        if (k >= total)
             break;
-        size_t len = j->lens[k];
-        char *body = j->bodies[k];
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)len);
-        long code = 0;
-        CURLcode rc = curl_easy_perform(h);
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+        if (c->seconds) { /* a fleet: upload k is due at its share of the time */
+            int64_t due = j->t0 + (int64_t)((double)k / total * c->seconds * 1e9);
+            int64_t wait = due - jp_time_mono_ns();
+            if (wait > 0)
+                usleep((useconds_t)(wait / 1000));
+        }
+        int64_t t0 = jp_time_mono_ns();
+        bool ok = false;
+        int tries = 0;
+        /* retried like an agent: backoff, then the next server */
+        for (;; tries++) {
+            ok = post_one(h, c->urls[(k + tries) % c->nurls], j->bodies[k], j->lens[k]);
+            if (ok || !c->retry || jp_time_mono_ns() - t0 > (int64_t)c->retry * JP_NS_PER_SEC)
+                break;
+            usleep((useconds_t)(tries < 5 ? 50000 << tries : 2000000));
+        }
         pthread_mutex_lock(&j->mu);
-        if (rc != CURLE_OK || code != 200)
+        j->retries += (uint64_t)tries;
+        if (!ok)
             j->errors++;
         else {
+            j->acked[k] = true;
+            j->lat[k] = jp_time_mono_ns() - t0;
             j->batches++;
             j->rows += (uint64_t)c->stacks;
-            j->bytes += len;
+            j->bytes += j->lens[k];
         }
         pthread_mutex_unlock(&j->mu);
     }
@@ -282,7 +343,9 @@ static int paced(const cfg *c)
             now = jp_time_mono_ns();
         }
         size_t len;
-        char *body = make_batch(c, (int)(k % c->jvms), c->windows - 1, jp_time_now_ns(), &len);
+        uint64_t ns, nv;
+        char *body =
+            make_batch(c, (int)(k % c->jvms), c->windows - 1, jp_time_now_ns(), &len, &ns, &nv);
         snprintf(url, sizeof url, "%s/api/v1/ingest", c->url);
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, ing);
         if (post_or_get(h, url, body, len))
@@ -314,6 +377,131 @@ static int paced(const cfg *c)
     curl_slist_free_all(qh);
     curl_easy_cleanup(h);
     return errors || qerrors ? 1 : 0;
+}
+
+/* --url URL[,URL...] into c->urls. */
+static bool split_urls(cfg *c)
+{
+    static char copy[2048];
+    snprintf(copy, sizeof copy, "%s", c->url);
+    for (char *save = NULL, *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        if (c->nurls == LOAD_URLS_MAX) {
+            fprintf(stderr, "load: at most %d URLs\n", LOAD_URLS_MAX);
+            return false;
+        }
+        c->urls[c->nurls++] = p;
+    }
+    if (!c->nurls) {
+        fprintf(stderr, "load: --url needs a URL\n");
+        return false;
+    }
+    c->url = c->urls[0]; /* queries go to the first */
+    return true;
+}
+
+/* --cpu NAME=PID[+PID...] */
+static bool parse_cpu(cfg *c, const char *v)
+{
+    const char *eq = strchr(v, '=');
+    if (!eq || c->ncpu == LOAD_CPU_MAX || eq - v >= 32) {
+        fprintf(stderr, "load: --cpu NAME=PID[+PID...] (at most %d)\n", LOAD_CPU_MAX);
+        return false;
+    }
+    cpu_group *g = &c->cpu[c->ncpu++];
+    snprintf(g->name, sizeof g->name, "%.*s", (int)(eq - v), v);
+    for (const char *p = eq + 1; *p && g->npids < 16;) {
+        char *end;
+        long pid = strtol(p, &end, 10);
+        if (end == p || pid <= 0)
+            break;
+        g->pids[g->npids++] = (int)pid;
+        p = *end == '+' ? end + 1 : end;
+    }
+    return g->npids > 0;
+}
+
+static double group_cpu(const cpu_group *g)
+{
+    double t = 0;
+    for (int i = 0; i < g->npids; i++) {
+        double x = proc_cpu(g->pids[i]);
+        t += x > 0 ? x : 0;
+    }
+    return t;
+}
+
+/* The acknowledged batches' totals per service (what the server must answer). */
+static void print_totals(const job *j, size_t total)
+{
+    const cfg *c = j->c;
+    for (int svc = 0; svc < c->services; svc++) {
+        uint64_t samples = 0, value = 0, batches = 0;
+        for (size_t k = 0; k < total; k++)
+            if (j->acked[k] && (int)(k % (size_t)c->jvms) % c->services == svc) {
+                samples += j->samples[k];
+                value += j->values[k];
+                batches++;
+            }
+        printf("totals svc%d batches %llu samples %llu value %llu\n", svc,
+               (unsigned long long)batches, (unsigned long long)samples, (unsigned long long)value);
+    }
+}
+
+static int cmp_i64(const void *a, const void *b);
+
+/* Upload latency percentiles of the acknowledged batches. */
+static void print_latency(const job *j, size_t total)
+{
+    int64_t *v = jp_xcalloc(total + 1, sizeof *v);
+    size_t n = 0;
+    for (size_t k = 0; k < total; k++)
+        if (j->acked[k])
+            v[n++] = j->lat[k];
+    if (n) {
+        qsort(v, n, sizeof *v, cmp_i64);
+        printf("ingest     upload latency p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms; "
+               "%llu retries\n",
+               (double)v[n / 2] / 1e6, (double)v[n * 95 / 100] / 1e6, (double)v[n * 99 / 100] / 1e6,
+               (double)v[n - 1] / 1e6, (unsigned long long)j->retries);
+    }
+    free(v);
+}
+
+static void run_ingest(job *j, size_t total, size_t zbytes)
+{
+    cfg *c = (cfg *)j->c;
+    printf("built %zu batches, %.1f MB zstd, %.1f MB zstd per batch on average\n", total,
+           (double)zbytes / 1e6, (double)zbytes / 1e6 / (double)total);
+    fflush(stdout);
+    pthread_t th[256];
+    double cpu0 = proc_cpu(c->server_pid);
+    for (int g = 0; g < c->ncpu; g++)
+        c->cpu[g].t0 = group_cpu(&c->cpu[g]);
+    j->t0 = jp_time_mono_ns();
+    for (int i = 0; i < c->threads; i++)
+        pthread_create(&th[i], NULL, ingest_thread, j);
+    for (int i = 0; i < c->threads; i++)
+        pthread_join(th[i], NULL);
+    double secs = (double)(jp_time_mono_ns() - j->t0) / 1e9;
+    printf("ingest     %llu batches, %llu stack rows, %.1f MB zstd in %.2f s: %.0f stack rows/s, "
+           "%.1f batches/s, %llu errors\n",
+           (unsigned long long)j->batches, (unsigned long long)j->rows, (double)j->bytes / 1e6,
+           secs, (double)j->rows / secs, (double)j->batches / secs, (unsigned long long)j->errors);
+    double cpu1 = proc_cpu(c->server_pid);
+    if (cpu0 >= 0 && cpu1 > cpu0)
+        printf("ingest     server CPU %.2f s: %.0f stack rows per server CPU second\n", cpu1 - cpu0,
+               (double)j->rows / (cpu1 - cpu0));
+    for (int g = 0; g < c->ncpu; g++) {
+        double used = group_cpu(&c->cpu[g]) - c->cpu[g].t0;
+        if (used > 0)
+            printf("cpu        %s: %.2f s of CPU over %.2f s: %.0f stack rows per CPU second, "
+                   "%.2f cores busy\n",
+                   c->cpu[g].name, used, secs, (double)j->rows / used, used / secs);
+    }
+    print_latency(j, total);
+    if (c->totals)
+        print_totals(j, total);
+    fflush(stdout);
 }
 
 int main(int argc, char **argv)
@@ -358,7 +546,18 @@ int main(int argc, char **argv)
             c.queries = n;
         else if (!strcmp(k, "--pace"))
             c.pace = n;
-        else {
+        else if (!strcmp(k, "--agents"))
+            c.jvms = n; /* one JVM each */
+        else if (!strcmp(k, "--seconds"))
+            c.seconds = n;
+        else if (!strcmp(k, "--retry"))
+            c.retry = n;
+        else if (!strcmp(k, "--totals"))
+            c.totals = n;
+        else if (!strcmp(k, "--cpu")) {
+            if (!parse_cpu(&c, v))
+                return 2;
+        } else {
             fprintf(stderr, "load: unknown option %s\n", k);
             return 2;
         }
@@ -368,6 +567,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "load: bad sizes\n");
         return 2;
     }
+    if (!split_urls(&c))
+        return 2;
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (c.pace > 0) {
         int rc = paced(&c);
@@ -377,38 +578,24 @@ int main(int argc, char **argv)
     job j = {.c = &c, .now = jp_time_now_ns()};
     pthread_mutex_init(&j.mu, NULL);
     printf("size: %d JVMs (%d services) x %d one-minute windows x %d stacks (depth %d-%d), "
-           "%d upload threads\n",
-           c.jvms, c.services, c.windows, c.stacks, c.depth / 2, c.depth, c.threads);
+           "%d upload threads%s\n",
+           c.jvms, c.services, c.windows, c.stacks, c.depth / 2, c.depth, c.threads,
+           c.seconds ? ", spread over the time given" : "");
     /* window-major order: like a fleet, every JVM uploads each minute */
     size_t total = c.ingest ? (size_t)c.jvms * (size_t)c.windows : 0, zbytes = 0;
     j.bodies = jp_xcalloc(total + 1, sizeof *j.bodies);
     j.lens = jp_xcalloc(total + 1, sizeof *j.lens);
+    j.samples = jp_xcalloc(total + 1, sizeof *j.samples);
+    j.values = jp_xcalloc(total + 1, sizeof *j.values);
+    j.acked = jp_xcalloc(total + 1, sizeof *j.acked);
+    j.lat = jp_xcalloc(total + 1, sizeof *j.lat);
     for (size_t k = 0; k < total; k++) {
-        j.bodies[k] =
-            make_batch(&c, (int)(k % (size_t)c.jvms), (int)(k / (size_t)c.jvms), j.now, &j.lens[k]);
+        j.bodies[k] = make_batch(&c, (int)(k % (size_t)c.jvms), (int)(k / (size_t)c.jvms), j.now,
+                                 &j.lens[k], &j.samples[k], &j.values[k]);
         zbytes += j.lens[k];
     }
-    if (total) {
-        printf("built %zu batches, %.1f MB zstd, %.1f MB zstd per batch on average\n", total,
-               (double)zbytes / 1e6, (double)zbytes / 1e6 / (double)total);
-        pthread_t th[256];
-        double cpu0 = proc_cpu(c.server_pid);
-        int64_t t0 = jp_time_mono_ns();
-        for (int i = 0; i < c.threads; i++)
-            pthread_create(&th[i], NULL, ingest_thread, &j);
-        for (int i = 0; i < c.threads; i++)
-            pthread_join(th[i], NULL);
-        double secs = (double)(jp_time_mono_ns() - t0) / 1e9;
-        printf(
-            "ingest     %llu batches, %llu stack rows, %.1f MB zstd in %.2f s: %.0f stack rows/s, "
-            "%.1f batches/s, %llu errors\n",
-            (unsigned long long)j.batches, (unsigned long long)j.rows, (double)j.bytes / 1e6, secs,
-            (double)j.rows / secs, (double)j.batches / secs, (unsigned long long)j.errors);
-        double cpu1 = proc_cpu(c.server_pid);
-        if (cpu0 >= 0 && cpu1 > cpu0)
-            printf("ingest     server CPU %.2f s: %.0f stack rows per server CPU second\n",
-                   cpu1 - cpu0, (double)j.rows / (cpu1 - cpu0));
-    }
+    if (total)
+        run_ingest(&j, total, zbytes);
     if (total && c.settle > 0) {
         printf("waiting %d s for the server's rollup pass (steady state)\n", c.settle);
         fflush(stdout);
@@ -421,6 +608,10 @@ int main(int argc, char **argv)
         free(j.bodies[k]);
     free(j.bodies);
     free(j.lens);
+    free(j.samples);
+    free(j.values);
+    free(j.acked);
+    free(j.lat);
     curl_global_cleanup();
     return j.errors ? 1 : 0;
 }

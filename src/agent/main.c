@@ -31,7 +31,8 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
     fputs("usage: jprof-agent [--mode host|k8s] [options]\n"
-          "  --server URL            jprof-server to upload to (without it: status only)\n"
+          "  --server URL[,URL...]   jprof-server to upload to (without it: status only);\n"
+          "                          several: a failed upload is retried on the next\n"
           "  --token-file FILE       bearer token for the server\n"
           "  --server-ca FILE        CA bundle for an https server\n"
           "  --window DURATION       profile window (default 60s)\n"

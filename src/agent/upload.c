@@ -22,7 +22,9 @@
 
 struct agent_uploader {
     agent_upload_opts o;
-    char *server, *token_file, *ca_file, *collector, *version, *url;
+    char *server, *token_file, *ca_file, *collector, *version;
+    char **urls;      /* the ingest URL of each server of --server URL[,URL...] */
+    size_t nurls, at; /* at: the one tried next (sender thread only) */
     agent_metrics *m;
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -335,7 +337,7 @@ static long post(agent_uploader *u, const agent_qitem *it, char *why, size_t why
     char idh[JP_BATCH_ID_MAX + 32];
     snprintf(idh, sizeof idh, "X-Jprof-Batch-Id: %s", it->id);
     h = curl_slist_append(h, idh);
-    curl_easy_setopt(c, CURLOPT_URL, u->url);
+    curl_easy_setopt(c, CURLOPT_URL, u->urls[u->at]);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, (const char *)it->data);
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)it->len);
@@ -413,6 +415,7 @@ static void *sender(void *arg)
             atomic_fetch_add(&u->m->uploads_rejected, 1);
         } else {
             snprintf(u->last_error, sizeof u->last_error, "upload failing: %.200s", why);
+            u->at = (u->at + 1) % u->nurls; /* the next server, if there are others */
             it->attempts++;
             agent_queue_requeue(&u->q, it);
             atomic_fetch_add(&u->m->uploads_retried, 1);
@@ -431,20 +434,49 @@ static char *dup_or_null(const char *s)
     return s ? jp_xstrdup(s) : NULL;
 }
 
+/* The ingest URL of each server of "URL[,URL...]" (several: replicas
+ * without a Service in front; a batch that failed on one is retried on the
+ * next); NULL when one is not http(s). */
+static char **server_urls(const char *list, size_t *n)
+{
+    char **urls = NULL;
+    *n = 0;
+    for (const char *p = list; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t sl = comma ? (size_t)(comma - p) : strlen(p), end = sl;
+        while (end && p[end - 1] == '/')
+            end--;
+        if (strncmp(p, "http", 4) != 0 || sl < 5) {
+            for (size_t i = 0; i < *n; i++)
+                free(urls[i]);
+            free(urls);
+            *n = 0;
+            return NULL;
+        }
+        urls = jp_xreallocarray(urls, *n + 1, sizeof *urls);
+        urls[*n] = jp_xmalloc(end + 32);
+        snprintf(urls[(*n)++], end + 32, "%.*s/api/v1/ingest", (int)end, p);
+        p = comma ? comma + 1 : p + sl;
+    }
+    return urls;
+}
+
 jp_err agent_uploader_new(const agent_upload_opts *o, agent_metrics *m, agent_uploader **out,
                           jp_error *err)
 {
     *out = NULL;
-    if (!o->server || strncmp(o->server, "http", 4) != 0)
-        return jp_error_set(err, JP_ERR_USAGE, "--server must be an http:// or https:// URL");
+    size_t n = 0;
+    char **check = o->server ? server_urls(o->server, &n) : NULL;
+    for (size_t i = 0; i < n; i++)
+        free(check[i]);
+    free(check);
+    if (!n)
+        return jp_error_set(err, JP_ERR_USAGE,
+                            "--server must be http:// or https:// URLs, comma-separated");
     agent_uploader *u = jp_xcalloc(1, sizeof *u);
     u->o = *o;
     u->server = jp_xstrdup(o->server);
-    size_t sl = strlen(u->server);
-    while (sl && u->server[sl - 1] == '/')
-        u->server[--sl] = '\0';
-    u->url = jp_xmalloc(sl + 32);
-    snprintf(u->url, sl + 32, "%s/api/v1/ingest", u->server);
+    u->urls = server_urls(u->server, &u->nurls);
     u->token_file = dup_or_null(o->token_file);
     u->ca_file = dup_or_null(o->ca_file);
     u->collector = jp_xstrdup(o->collector ? o->collector : "jprof-agent");
@@ -484,7 +516,9 @@ void agent_uploader_free(agent_uploader *u, int64_t flush_ns)
     if (u->m == &u->dummy)
         agent_metrics_cleanup(&u->dummy);
     free(u->server);
-    free(u->url);
+    for (size_t i = 0; i < u->nurls; i++)
+        free(u->urls[i]);
+    free(u->urls);
     free(u->token_file);
     free(u->ca_file);
     free(u->collector);

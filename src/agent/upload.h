@@ -31,7 +31,8 @@
 #include "wire/batch.h"
 
 typedef struct agent_upload_opts {
-    const char *server;     /* base URL, e.g. http://127.0.0.1:8080 */
+    const char
+        *server; /* base URL(s), e.g. http://127.0.0.1:8080 (comma-separated: tried in turn) */
     const char *token_file; /* NULL: no Authorization header */
     const char *ca_file;    /* NULL: the system CAs */
     const char *collector;  /* e.g. "jprof-agent@node-1" */

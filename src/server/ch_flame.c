@@ -656,9 +656,11 @@ jp_err ch_flame(store *s, const store_filter *f, const store_budget *b, store_st
     if (f->thread)
         c.want_thread = wb_thread_id(f->thread, strlen(f->thread));
     jp_err rc = cq_run(&q, cq_totals_row, &tot, &res, err);
-    if (!rc && !info->partial)
+    /* a partial answer stops here when a budget ran out, not when a shard
+     * is missing (the rest is read from the others) */
+    if (!rc && (!info->partial || q.shard_gone))
         rc = cq_rollup_runs(&q, &tot, &runs, err);
-    if (rc || info->partial)
+    if (rc || (info->partial && !q.shard_gone))
         goto out;
     info->windows_scanned = totals->windows;
     rc = cf_read(&c, &runs, err);

@@ -386,18 +386,44 @@ static void ch_url_param(jp_strbuf *u, CURL *h, const char *key, const char *val
     curl_free(e);
 }
 
+/* Every replica of a shard refused a connection: the message names their
+ * addresses "(host:port)", which the read side turns into the shard's
+ * number (ch_query.c). The store is up: 503, retry later. */
+static jp_err ch_fail_shard(ch_store *st, ch_sink *k, jp_error *err)
+{
+    const char *t = jp_strbuf_str(&k->errtext);
+    char addrs[200] = "";
+    size_t at = 0;
+    for (const char *p = t; (p = strstr(p, "refused (")) != NULL && at < sizeof addrs - 60;) {
+        p += 8;
+        const char *close = strchr(p, ')');
+        if (!close || close - p > 50)
+            break;
+        if (!strstr(addrs, p) || strncmp(strstr(addrs, p), p, (size_t)(close - p + 1)) != 0)
+            at += (size_t)snprintf(addrs + at, sizeof addrs - at, "%s%.*s", at ? " " : "",
+                                   (int)(close - p + 1), p);
+        p = close;
+    }
+    ch_set_available(st, true);
+    return jp_error_set(err, JP_ERR_IO,
+                        "clickhouse: Code: 279, every replica of a shard unreachable: %s",
+                        at ? addrs : "addresses unknown");
+}
+
 /* Turns a failed request into a jp_err the server can map: unreachable or
  * slow -> IO/TIMEOUT (503, retry later); ClickHouse busy -> TIMEOUT; our
  * own mistakes (bad SQL) -> INTERNAL (500). */
-static jp_err ch_fail(ch_store *st, CURLcode cc, ch_sink *k, const char *curl_msg, jp_error *err)
+static jp_err ch_fail(ch_store *st, const char *url, CURLcode cc, ch_sink *k, const char *curl_msg,
+                      jp_error *err)
 {
     if (cc != CURLE_OK && cc != CURLE_WRITE_ERROR) {
         ch_set_available(st, false);
         if (cc == CURLE_OPERATION_TIMEDOUT)
-            return jp_error_set(err, JP_ERR_TIMEOUT, "clickhouse at %s: no answer in time: %s",
-                                st->url, curl_msg);
-        return jp_error_set(err, JP_ERR_IO, "clickhouse at %s unreachable: %s", st->url,
-                            curl_msg[0] ? curl_msg : curl_easy_strerror(cc));
+            return jp_error_set(err, JP_ERR_TIMEOUT, "clickhouse at %s: no answer in time: %s", url,
+                                curl_msg);
+        return jp_error_set(err, JP_ERR_IO, "clickhouse at %s unreachable: %s%s", url,
+                            curl_msg[0] ? curl_msg : curl_easy_strerror(cc),
+                            st->nurls > 1 ? " (and every other URL given)" : "");
     }
     if (k->overflow)
         return jp_error_set(err, JP_ERR_LIMIT, "clickhouse: answer too large");
@@ -408,6 +434,8 @@ static jp_err ch_fail(ch_store *st, CURLcode cc, ch_sink *k, const char *curl_ms
         code = (int)strtol(c + 6, NULL, 10);
     ch_set_available(st, true);
     jp_err rc;
+    if (code == 279) /* ALL_CONNECTION_TRIES_FAILED: a shard with no replica left */
+        return ch_fail_shard(st, k, err);
     switch (code) {
     case 159: /* TIMEOUT_EXCEEDED */
     case 202: /* TOO_MANY_SIMULTANEOUS_QUERIES */
@@ -417,8 +445,12 @@ static jp_err ch_fail(ch_store *st, CURLcode cc, ch_sink *k, const char *curl_ms
     case 252: /* TOO_MANY_PARTS */
         rc = JP_ERR_TIMEOUT;
         break;
-    case 60: /* UNKNOWN_TABLE: someone dropped our tables; retry after a restart */
-    case 81: /* UNKNOWN_DATABASE */
+    case 60:  /* UNKNOWN_TABLE: someone dropped our tables; retry after a restart */
+    case 81:  /* UNKNOWN_DATABASE */
+    case 225: /* NO_ZOOKEEPER */
+    case 242: /* TABLE_IS_READ_ONLY: a replica lost ZooKeeper */
+    case 319: /* UNKNOWN_STATUS_OF_INSERT */
+    case 999: /* KEEPER_EXCEPTION */
         rc = JP_ERR_IO;
         break;
     case 192: /* UNKNOWN_USER */
@@ -442,9 +474,9 @@ typedef struct ch_req {
     long timeout_ms;
 } ch_req;
 
-static void ch_req_url(ch_store *st, CURL *h, const ch_req *r, jp_strbuf *u)
+static void ch_req_url(ch_store *st, const char *base, CURL *h, const ch_req *r, jp_strbuf *u)
 {
-    jp_strbuf_puts(u, st->url);
+    jp_strbuf_puts(u, base);
     if (r->use_db)
         ch_url_param(u, h, "database", st->database);
     if (r->data)
@@ -461,16 +493,14 @@ static void ch_req_url(ch_store *st, CURL *h, const ch_req *r, jp_strbuf *u)
         jp_strbuf_printf(u, "%c%s", strchr(u->data, '?') ? '&' : '?', r->settings);
 }
 
-static jp_err ch_perform(ch_store *st, const ch_req *r, ch_sink *k, jp_error *err)
+/* One request to one server; *cc and *cerr say how the transfer went. */
+static void ch_perform_at(ch_store *st, const char *base, CURL *h, const ch_req *r, ch_sink *k,
+                          CURLcode *cc, char *cerr)
 {
-    CURL *h = ch_handle_get(st);
-    if (!h)
-        return jp_error_set(err, JP_ERR_NOMEM, "curl_easy_init failed");
-    k->h = h;
     jp_strbuf u;
     jp_strbuf_init(&u, 0);
-    ch_req_url(st, h, r, &u);
-    char cerr[CURL_ERROR_SIZE] = "";
+    ch_req_url(st, base, h, r, &u);
+    cerr[0] = '\0';
     curl_easy_setopt(h, CURLOPT_URL, u.data);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, st->connect_timeout_ms);
@@ -487,10 +517,51 @@ static jp_err ch_perform(ch_store *st, const ch_req *r, ch_sink *k, jp_error *er
     curl_easy_setopt(h, CURLOPT_POST, 1L);
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, b);
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
-    CURLcode cc = curl_easy_perform(h);
+    *cc = curl_easy_perform(h);
+    jp_strbuf_cleanup(&u);
+}
+
+/* Whether a request that got no answer may go to the next server: one
+ * that could not connect sent nothing; a read or DDL (no rows in the body)
+ * whose pooled connection died under it (the node was killed) is safe to
+ * repeat. An INSERT that may have reached its server is not repeated here:
+ * its batch is answered 503 and the uploader's retry is deduplicated. */
+static bool ch_try_next(CURLcode cc, const ch_req *r)
+{
+    if (cc == CURLE_COULDNT_CONNECT)
+        return true;
+    return !r->data &&
+           (cc == CURLE_RECV_ERROR || cc == CURLE_SEND_ERROR || cc == CURLE_GOT_NOTHING);
+}
+
+/* The request to the server that answered last; one that cannot be
+ * connected to (nothing was sent) goes to the next of --clickhouse's URLs,
+ * each tried once. */
+static jp_err ch_perform(ch_store *st, const ch_req *r, ch_sink *k, jp_error *err)
+{
+    CURL *h = ch_handle_get(st);
+    if (!h)
+        return jp_error_set(err, JP_ERR_NOMEM, "curl_easy_init failed");
+    k->h = h;
+    pthread_mutex_lock(&st->pool_mu);
+    size_t at = st->url_at;
+    pthread_mutex_unlock(&st->pool_mu);
+    char cerr[CURL_ERROR_SIZE];
+    CURLcode cc = CURLE_OK;
+    const char *base = st->urls[at];
+    for (size_t i = 0; i < st->nurls; i++) {
+        base = st->urls[(at + i) % st->nurls];
+        ch_perform_at(st, base, h, r, k, &cc, cerr);
+        if (k->status || !ch_try_next(cc, r))
+            break;
+        if (i + 1 < st->nurls) {
+            pthread_mutex_lock(&st->pool_mu);
+            st->url_at = (at + i + 1) % st->nurls;
+            pthread_mutex_unlock(&st->pool_mu);
+        }
+    }
     if (!k->status)
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &k->status);
-    jp_strbuf_cleanup(&u);
     /* flush a last line without newline */
     if (cc == CURLE_OK && k->mode == SINK_ROWS && k->line.len && k->status == 200)
         ch_sink_line(k, k->line.data, k->line.len);
@@ -502,7 +573,7 @@ static jp_err ch_perform(ch_store *st, const ch_req *r, ch_sink *k, jp_error *er
     }
     if (cc == CURLE_WRITE_ERROR && k->stop && !k->exception)
         return JP_OK; /* we stopped reading on purpose */
-    return ch_fail(st, cc, k, cerr, err);
+    return ch_fail(st, base, cc, k, cerr, err);
 }
 
 static void ch_sink_init(ch_sink *k, int mode)
@@ -522,6 +593,14 @@ static void ch_sink_cleanup(ch_sink *k)
 jp_err ch_select(ch_store *st, const char *sql, const store_budget *b, ch_row_fn fn, void *ctx,
                  ch_result *res, jp_error *err)
 {
+    ch_select_opts o = {.b = b, .use_db = true};
+    return ch_select_with(st, sql, &o, fn, ctx, res, err);
+}
+
+jp_err ch_select_with(ch_store *st, const char *sql, const ch_select_opts *o, ch_row_fn fn,
+                      void *ctx, ch_result *res, jp_error *err)
+{
+    const store_budget *b = o->b;
     memset(res, 0, sizeof *res);
     jp_strbuf q;
     jp_strbuf_init(&q, 0);
@@ -529,7 +608,8 @@ jp_err ch_select(ch_store *st, const char *sql, const store_budget *b, ch_row_fn
     long tmo = CH_QUERY_DEFAULT_MS;
     if (b && b->time_ns > 0)
         tmo = (long)((b->time_ns + JP_NS_PER_SEC - 1) / JP_NS_PER_SEC) * 1000 + CH_QUERY_SLACK_MS;
-    ch_req r = {.sql = q.data, .use_db = true, .b = b, .timeout_ms = tmo};
+    ch_req r = {
+        .sql = q.data, .use_db = o->use_db, .b = b, .settings = o->settings, .timeout_ms = tmo};
     ch_sink k;
     ch_sink_init(&k, SINK_ROWS);
     k.fn = fn;

@@ -36,11 +36,17 @@ typedef struct ch_reject {
     int64_t time_ns;
 } ch_reject;
 
+#define CH_URLS_MAX 16 /* servers of --clickhouse URL,URL,... */
+
 typedef struct ch_store {
-    char *url; /* scheme://host:port/path, no query, no credentials */
+    char *url;               /* the first of urls (messages, describe) */
+    char *urls[CH_URLS_MAX]; /* scheme://host:port/path, no query, no credentials */
+    size_t nurls;
+    size_t url_at; /* the one that answered last (under pool_mu) */
     char *user, *password, *database;
-    char *local_db; /* where the MergeTree tables are: database itself on one server */
-    char *cluster;  /* --clickhouse-cluster, NULL on one server */
+    char *local_db;            /* where the MergeTree tables are: database itself on one server */
+    char *cluster;             /* --clickhouse-cluster, NULL on one server */
+    uint64_t shards, replicas; /* of the cluster, as system.clusters says at open */
     int retention_days;
     long connect_timeout_ms, write_timeout_ms;
     char version[64];
@@ -75,6 +81,7 @@ typedef struct ch_store {
     bool writer_started, stopping;
     uint64_t flushes;            /* groups written */
     const char *insert_settings; /* URL settings of every INSERT, NULL none */
+    const char *marker_settings; /* and of the look for commit markers */
     ch_rollup *rollup;
     ch_frames *frames;
     bool legacy_samples; /* a jprof_samples table of schema 1-2 (one row per stack) is there */
@@ -106,6 +113,16 @@ typedef bool (*ch_row_fn)(json_t *row, void *ctx);
  * NULL = none. */
 jp_err ch_select(ch_store *st, const char *sql, const store_budget *b, ch_row_fn fn, void *ctx,
                  ch_result *res, jp_error *err);
+/* ch_select with more to say: no default database (use_db false: system
+ * tables before the database exists), extra settings ("name=value&...")
+ * in the URL. */
+typedef struct ch_select_opts {
+    const store_budget *b;
+    bool use_db;
+    const char *settings;
+} ch_select_opts;
+jp_err ch_select_with(ch_store *st, const char *sql, const ch_select_opts *o, ch_row_fn fn,
+                      void *ctx, ch_result *res, jp_error *err);
 /* A statement without rows (DDL, ALTER); with out, its text answer (capped).
  * use_db false runs it without the default database (CREATE DATABASE). */
 jp_err ch_exec(ch_store *st, const char *sql, bool use_db, jp_strbuf *out, jp_error *err);
@@ -189,6 +206,7 @@ typedef struct cq {
     store_query_info *info;
     int64_t t0;
     jp_strbuf sql;
+    bool shard_gone; /* a shard had no replica: its data is left out (and said so) */
 } cq;
 
 void cq_init(cq *q, store *s, const store_filter *f, const store_budget *b, store_query_info *info);

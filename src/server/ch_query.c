@@ -23,6 +23,7 @@ void cq_init(cq *q, store *s, const store_filter *f, const store_budget *b, stor
     q->b = b;
     q->info = info;
     q->t0 = jp_time_mono_ns();
+    q->shard_gone = false;
     memset(info, 0, sizeof *info);
     jp_strbuf_init(&q->sql, 0);
 }
@@ -52,15 +53,99 @@ static bool cq_budget(cq *q, store_budget *left)
 }
 
 /* Runs q->sql, accounts its statistics and tells whether a budget broke it. */
+typedef struct cq_shards {
+    char names[96];
+    size_t len;
+} cq_shards;
+
+static bool cq_shard_row(json_t *row, void *ctx)
+{
+    cq_shards *s = ctx;
+    int n = snprintf(s->names + s->len, sizeof s->names - s->len, "%s%llu", s->len ? ", " : "",
+                     (unsigned long long)ch_u64(row, 0));
+    if (n > 0 && (size_t)n < sizeof s->names - s->len)
+        s->len += (size_t)n;
+    return true;
+}
+
+/* "shard 2 (127.0.0.1:9001, 127.0.0.1:9002)": which shards a "Code: 279"
+ * (all connection tries failed) names, from its "(host:port)" parts and the
+ * cluster's layout. */
+static void cq_missing_shards(ch_store *st, const char *msg, char *out, size_t len)
+{
+    char addrs[4][64];
+    size_t n = 0;
+    jp_strbuf q;
+    jp_strbuf_init(&q, 0);
+    jp_strbuf_puts(&q, "SELECT DISTINCT shard_num FROM system.clusters WHERE cluster = ");
+    ch_sql_str(&q, st->cluster);
+    jp_strbuf_puts(&q, " AND (0");
+    for (const char *p = msg; n < 4 && (p = strchr(p, '(')) != NULL; p++) {
+        const char *colon = strchr(p, ':'), *close = strchr(p, ')');
+        if (!colon || !close || colon > close || close - p > 60 || close - colon < 2)
+            continue;
+        snprintf(addrs[n], sizeof addrs[n], "%.*s", (int)(close - p - 1), p + 1);
+        bool dup = false;
+        for (size_t i = 0; i < n; i++)
+            dup |= !strcmp(addrs[i], addrs[n]);
+        if (dup)
+            continue;
+        jp_strbuf_puts(&q, " OR (host_address = ");
+        char host[64];
+        snprintf(host, sizeof host, "%.*s", (int)(colon - p - 1), p + 1);
+        ch_sql_str(&q, host);
+        jp_strbuf_printf(&q, " AND port = %ld)", strtol(colon + 1, NULL, 10));
+        n++;
+    }
+    jp_strbuf_puts(&q, ") ORDER BY shard_num");
+    cq_shards sh = {0};
+    ch_result res;
+    ch_select_opts o = {.use_db = false};
+    if (n)
+        ch_select_with(st, q.data, &o, cq_shard_row, &sh, &res, NULL);
+    jp_strbuf_cleanup(&q);
+    size_t at = (size_t)snprintf(out, len, "shard %s (", sh.len ? sh.names : "?");
+    for (size_t i = 0; i < n && at < len; i++)
+        at += (size_t)snprintf(out + at, len - at, "%s%s", i ? ", " : "", addrs[i]);
+    if (at < len)
+        snprintf(out + at, len - at, ")");
+}
+
 jp_err cq_run(cq *q, ch_row_fn fn, void *ctx, ch_result *res, jp_error *err)
 {
     store_budget left;
     memset(res, 0, sizeof *res);
     if (!cq_budget(q, &left))
         return JP_OK;
-    jp_err rc = ch_select(q->st, q->sql.data, q->b ? &left : NULL, fn, ctx, res, err);
-    if (rc)
+    jp_error e;
+    jp_error_init(&e);
+    ch_select_opts o = {.b = q->b ? &left : NULL,
+                        .use_db = true,
+                        .settings = q->shard_gone ? "skip_unavailable_shards=1" : NULL};
+    jp_err rc = ch_select_with(q->st, q->sql.data, &o, fn, ctx, res, &e);
+    if (rc && q->st->cluster && !res->rows &&
+        (strstr(e.msg, "Code: 32,") || strstr(e.msg, "Code: 210,"))) {
+        /* a node of the cluster just died under a pooled connection: the
+         * next try finds it refusing (279, below) or a live replica */
+        rc = ch_select_with(q->st, q->sql.data, &o, fn, ctx, res, &e);
+    }
+    if (rc && q->st->cluster && strstr(e.msg, "Code: 279") && !res->rows) {
+        /* every replica of a shard is down: the other shards still answer
+         * (this query and the op's next ones), and the answer says which
+         * one is missing */
+        char which[200];
+        cq_missing_shards(q->st, e.msg, which, sizeof which);
+        q->shard_gone = true;
+        o.settings = "skip_unavailable_shards=1";
+        rc = ch_select_with(q->st, q->sql.data, &o, fn, ctx, res, &e);
+        if (!rc)
+            store_info_partial(q->info, "%s unreachable: the answer lacks its data", which);
+    }
+    if (rc) {
+        if (err)
+            *err = e;
         return rc;
+    }
     q->info->rows_scanned += res->rows_read;
     q->info->bytes_scanned += res->bytes_read;
     /* with the break modes ClickHouse stops once it has read more rows

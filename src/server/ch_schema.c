@@ -189,11 +189,13 @@ static bool ch_count_row(json_t *row, void *ctx)
     return true;
 }
 
+/* A count from the system tables (no default database: it may not exist yet). */
 static jp_err ch_count(ch_store *st, const char *sql, uint64_t *n, jp_error *err)
 {
     ch_result res;
+    ch_select_opts o = {.use_db = false};
     *n = 0;
-    return ch_select(st, sql, NULL, ch_count_row, n, &res, err);
+    return ch_select_with(st, sql, &o, ch_count_row, n, &res, err);
 }
 
 typedef struct ch_two {
@@ -224,7 +226,8 @@ static jp_err ch_add_columns(ch_store *st, jp_strbuf *q, jp_error *err)
                          ch_columns_added[i].column);
         ch_sql_str(q, st->local_db);
         jp_strbuf_printf(q, " AND table = '%s'", ch_columns_added[i].table);
-        rc = ch_select(st, q->data, NULL, ch_two_row, &n, &res, err);
+        ch_select_opts so = {.use_db = false};
+        rc = ch_select_with(st, q->data, &so, ch_two_row, &n, &res, err);
         uint64_t table = n.a, have = n.b;
         if (rc || have || !table)
             continue; /* a table of an older version that this one no longer makes */

@@ -522,7 +522,8 @@ static jp_err ch_markers(ch_group *g, jp_strbuf *q, jp_error *err)
         }
         jp_strbuf_puts(q, ") GROUP BY batch_id, attempt");
         ch_result res;
-        rc = ch_select(g->st, q->data, NULL, ch_marker_row, g, &res, err);
+        ch_select_opts o = {.use_db = true, .settings = g->st->marker_settings};
+        rc = ch_select_with(g->st, q->data, &o, ch_marker_row, g, &res, err);
     }
     return rc;
 }

@@ -50,6 +50,8 @@ static void usage(FILE *f)
            "  --port-file FILE        write the bound port to FILE (useful with port 0)\n"
            "  --clickhouse URL        store in ClickHouse instead (http://[USER[:PW]@]HOST:PORT/)\n"
            "  --clickhouse-user USER  --clickhouse-database DB  --clickhouse-password-file FILE\n"
+           "  --clickhouse-cluster NAME  tables replicated and sharded over this cluster of\n"
+           "                          the servers' remote_servers (URL,URL,...: its nodes)\n"
            "  -h, --help\n"
            "  -V, --version\n");
 }
@@ -113,7 +115,8 @@ enum {
     O_CH_USER,
     O_CH_PWFILE,
     O_CH_DB,
-    O_JFR_JOBS
+    O_JFR_JOBS,
+    O_CH_CLUSTER
 };
 
 static const struct option opts[] = {{"listen", 1, 0, O_LISTEN},
@@ -137,6 +140,7 @@ static const struct option opts[] = {{"listen", 1, 0, O_LISTEN},
                                      {"clickhouse-user", 1, 0, O_CH_USER},
                                      {"clickhouse-password-file", 1, 0, O_CH_PWFILE},
                                      {"clickhouse-database", 1, 0, O_CH_DB},
+                                     {"clickhouse-cluster", 1, 0, O_CH_CLUSTER},
                                      {"help", 0, 0, 'h'},
                                      {"version", 0, 0, 'V'},
                                      {0, 0, 0, 0}};
@@ -237,6 +241,9 @@ static int apply_option(int o, srv_config *c, const char **data_dir)
         break;
     case O_CH_DB:
         ch_opt.database = optarg;
+        break;
+    case O_CH_CLUSTER:
+        ch_opt.cluster = optarg;
         break;
     case 'h':
         usage(stdout);
@@ -394,6 +401,11 @@ int main(int argc, char **argv)
     sigdelset(&waitmask, SIGINT);
     sigdelset(&waitmask, SIGTERM);
     sigdelset(&waitmask, SIGHUP);
+    if (ch_opt.cluster && !ch_opt.url) {
+        fprintf(stderr, "jprof-server: --clickhouse-cluster needs --clickhouse URL[,URL...]\n");
+        auth_free(s.auth);
+        return 2;
+    }
     store_config sc = {.retention_days = s.cfg.retention_days};
     /* a write to ClickHouse holds its handler thread until its group is
      * written, so large groups need many of them (they mostly wait) */

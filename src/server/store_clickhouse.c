@@ -143,6 +143,8 @@ static void ch_close(store *s)
     pthread_mutex_destroy(&st->mu);
     pthread_mutex_destroy(&st->pool_mu);
     free(st->url);
+    for (size_t i = 0; i < st->nurls; i++)
+        free(st->urls[i]);
     free(st->user);
     if (st->password) {
         memset(st->password, 0, strlen(st->password));
@@ -213,14 +215,15 @@ static jp_err ch_url_query(const char *query, char **database, jp_error *err)
     return JP_OK;
 }
 
-static jp_err ch_parse_url(ch_store *st, const store_clickhouse_options *o, jp_error *err)
+/* One URL of the list: its scheme, host, port and path; the credentials and
+ * database of the first (first true) go to st. */
+static jp_err ch_parse_one(ch_store *st, const char *text, bool first, char **out, jp_error *err)
 {
     CURLU *u = curl_url();
     jp_err rc = JP_OK;
     char *query = NULL, *scheme = NULL;
-    if (!u || curl_url_set(u, CURLUPART_URL, o->url, 0) != CURLUE_OK) {
-        rc = jp_error_set(err, JP_ERR_USAGE, "--clickhouse: not a URL: %s",
-                          o->url ? o->url : "(none)");
+    if (!u || curl_url_set(u, CURLUPART_URL, text, 0) != CURLUE_OK) {
+        rc = jp_error_set(err, JP_ERR_USAGE, "--clickhouse: not a URL: %.200s", text);
         goto out;
     }
     scheme = ch_url_part(u, CURLUPART_SCHEME, 0);
@@ -228,22 +231,48 @@ static jp_err ch_parse_url(ch_store *st, const store_clickhouse_options *o, jp_e
         rc = jp_error_set(err, JP_ERR_USAGE, "--clickhouse: the URL must be http:// or https://");
         goto out;
     }
-    st->user = ch_url_part(u, CURLUPART_USER, CURLU_URLDECODE);
-    st->password = ch_url_part(u, CURLUPART_PASSWORD, CURLU_URLDECODE);
-    query = ch_url_part(u, CURLUPART_QUERY, 0);
-    if ((rc = ch_url_query(query, &st->database, err)))
-        goto out;
+    if (first) {
+        st->user = ch_url_part(u, CURLUPART_USER, CURLU_URLDECODE);
+        st->password = ch_url_part(u, CURLUPART_PASSWORD, CURLU_URLDECODE);
+        query = ch_url_part(u, CURLUPART_QUERY, 0);
+        if ((rc = ch_url_query(query, &st->database, err)))
+            goto out;
+    }
     curl_url_set(u, CURLUPART_USER, NULL, 0);
     curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
     curl_url_set(u, CURLUPART_QUERY, NULL, 0);
     curl_url_set(u, CURLUPART_FRAGMENT, NULL, 0);
-    st->url = ch_url_part(u, CURLUPART_URL, 0);
-    if (!st->url)
-        rc = jp_error_set(err, JP_ERR_USAGE, "--clickhouse: cannot use URL %s", o->url);
+    *out = ch_url_part(u, CURLUPART_URL, 0);
+    if (!*out)
+        rc = jp_error_set(err, JP_ERR_USAGE, "--clickhouse: cannot use URL %.200s", text);
 out:
     free(query);
     free(scheme);
     curl_url_cleanup(u);
+    return rc;
+}
+
+/* "URL[,URL...]": the servers to ask, the first first; a request that
+ * cannot connect to one tries the next (ch_http.c). */
+static jp_err ch_parse_url(ch_store *st, const store_clickhouse_options *o, jp_error *err)
+{
+    if (!o->url || !*o->url)
+        return jp_error_set(err, JP_ERR_USAGE, "--clickhouse: no URL");
+    jp_err rc = JP_OK;
+    const char *p = o->url;
+    while (!rc && *p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char *one = jp_xstrndup(p, len), *url = NULL;
+        if (st->nurls == CH_URLS_MAX)
+            rc = jp_error_set(err, JP_ERR_USAGE, "--clickhouse: at most %d URLs", CH_URLS_MAX);
+        else if (!(rc = ch_parse_one(st, one, st->nurls == 0, &url, err)))
+            st->urls[st->nurls++] = url;
+        free(one);
+        p = comma ? comma + 1 : p + len;
+    }
+    if (!rc)
+        st->url = jp_xstrdup(st->urls[0]);
     return rc;
 }
 
@@ -314,7 +343,27 @@ static jp_err ch_config(ch_store *st, const store_clickhouse_options *o, const s
         return jp_error_set(err, JP_ERR_USAGE,
                             "clickhouse database name '%.64s': use letters, digits and _",
                             st->database);
-    st->local_db = jp_xstrdup(st->database);
+    if (o->cluster) {
+        if (!ch_ident_ok(o->cluster))
+            return jp_error_set(err, JP_ERR_USAGE,
+                                "--clickhouse-cluster '%.64s': use letters, digits and _",
+                                o->cluster);
+        /* the replicated tables in DATABASE_local on every node, the
+         * Distributed ones (what the store uses) in DATABASE (ch_schema.c) */
+        st->cluster = jp_xstrdup(o->cluster);
+        size_t n = strlen(st->database) + 8;
+        st->local_db = jp_xmalloc(n);
+        snprintf(st->local_db, n, "%s_local", st->database);
+        /* an INSERT returns once every shard it touched has its rows; it
+         * and the look for commit markers go to the first live replica of
+         * each shard in the cluster's order, so every jprof-server reads the
+         * markers where the others wrote them (replication is asynchronous) */
+        st->insert_settings =
+            "insert_distributed_sync=1&load_balancing=in_order&prefer_localhost_replica=0";
+        st->marker_settings = "load_balancing=in_order&prefer_localhost_replica=0";
+    } else {
+        st->local_db = jp_xstrdup(st->database);
+    }
     st->connect_timeout_ms =
         o->connect_timeout_ns > 0 ? (long)(o->connect_timeout_ns / 1000000) : 2000;
     st->write_timeout_ms = o->write_timeout_ns > 0 ? (long)(o->write_timeout_ns / 1000000) : 60000;
@@ -323,6 +372,34 @@ static jp_err ch_config(ch_store *st, const store_clickhouse_options *o, const s
     if (st->write_timeout_ms < 1)
         st->write_timeout_ms = 1;
     return JP_OK;
+}
+
+static bool ch_cluster_row(json_t *row, void *ctx)
+{
+    ch_store *st = ctx;
+    st->shards = ch_u64(row, 0);
+    st->replicas = ch_u64(row, 1);
+    return true;
+}
+
+/* The cluster must be in the server's <remote_servers>. */
+static jp_err ch_cluster_check(ch_store *st, jp_error *err)
+{
+    jp_strbuf q;
+    jp_strbuf_init(&q, 0);
+    jp_strbuf_puts(&q, "SELECT uniqExact(shard_num), max(replica_num) FROM system.clusters WHERE "
+                       "cluster = ");
+    ch_sql_str(&q, st->cluster);
+    ch_result res;
+    ch_select_opts so = {.use_db = false};
+    jp_err rc = ch_select_with(st, q.data, &so, ch_cluster_row, st, &res, err);
+    jp_strbuf_cleanup(&q);
+    if (!rc && !st->shards)
+        rc = jp_error_set(err, JP_ERR_USAGE,
+                          "--clickhouse-cluster %s: the ClickHouse server at %s has no such "
+                          "cluster in its remote_servers (SELECT cluster FROM system.clusters)",
+                          st->cluster, st->url);
+    return rc;
 }
 
 static pthread_once_t ch_curl_once = PTHREAD_ONCE_INIT;
@@ -361,6 +438,8 @@ jp_err store_clickhouse_open(const store_clickhouse_options *o, const store_conf
             rc = jp_error_set(err, JP_ERR_UNSUPPORTED,
                               "clickhouse %s is too old: 18.16 or newer is needed", st->version);
     }
+    if (!rc && st->cluster)
+        rc = ch_cluster_check(st, err);
     if (!rc)
         rc = ch_schema(st, err);
     uint32_t removed;
@@ -386,7 +465,11 @@ jp_err store_clickhouse_open(const store_clickhouse_options *o, const store_conf
 void store_clickhouse_describe(const store *s, char *buf, size_t len)
 {
     const ch_store *st = s->impl;
-    snprintf(buf, len, "clickhouse %s at %s, database %s, user %s%s%s", st->version, st->url,
-             st->database, st->user, st->has_ttl ? ", TTL" : "",
-             st->has_lowcard ? ", LowCardinality" : "");
+    char cl[160] = "";
+    if (st->cluster)
+        snprintf(cl, sizeof cl, ", cluster %s (%llu shards, up to %llu replicas each)", st->cluster,
+                 (unsigned long long)st->shards, (unsigned long long)st->replicas);
+    snprintf(buf, len, "clickhouse %s at %s%s, database %s, user %s%s%s%s", st->version, st->url,
+             st->nurls > 1 ? " (and others)" : "", st->database, st->user, cl,
+             st->has_ttl ? ", TTL" : "", st->has_lowcard ? ", LowCardinality" : "");
 }

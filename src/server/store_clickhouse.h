@@ -23,7 +23,10 @@
 #include "server/store.h"
 
 typedef struct store_clickhouse_options {
-    /* http[s]://[user[:password]@]host:port[/][?database=NAME]; required */
+    /* http[s]://[user[:password]@]host:port[/][?database=NAME]; required.
+     * Several, comma-separated: a request that cannot connect to one tries
+     * the next (the nodes of a cluster); credentials and database come from
+     * the first. */
     const char *url;
     /* override what the URL says; NULL = take it from the URL, else
      * user "default", no password, database "jprof" */
@@ -32,6 +35,9 @@ typedef struct store_clickhouse_options {
      * list); when neither it nor password is given, the environment
      * variable JPROF_CLICKHOUSE_PASSWORD, then the URL */
     const char *password_file;
+    /* the cluster (in the servers' <remote_servers>) the tables are
+     * replicated and sharded over; NULL = one server (ch_schema.c) */
+    const char *cluster;
     int64_t connect_timeout_ns; /* 0 = 2 s */
     int64_t write_timeout_ns;   /* one INSERT; 0 = 60 s */
 } store_clickhouse_options;

@@ -8,6 +8,9 @@
 #   clickhouse-server.sh stop DIR    stops it (TERM, then KILL) by the pid in DIR
 #   clickhouse-server.sh restart DIR same ports, same data (after a stop)
 #
+# Environment (for clickhouse-cluster.sh): CLICKHOUSE_PORTS="HTTP TCP INTERSERVER"
+# instead of free ports; CLICKHOUSE_EXTRA_CONFIG, a file whose XML goes into
+# the config (remote_servers, zookeeper, macros).
 # Exit codes: 0 ok, 77 clickhouse-server is not installed (and CI is not set),
 # 1 it did not come up (the tail of its log goes to stderr).
 # Users: "default" without a password, and "jprof" with password "jprof-test"
@@ -64,6 +67,7 @@ write_config() {
     <builtin_dictionaries_reload_interval>3600</builtin_dictionaries_reload_interval>
     <max_session_timeout>3600</max_session_timeout>
     <default_session_timeout>60</default_session_timeout>
+$(cat "${CLICKHOUSE_EXTRA_CONFIG:-/dev/null}")
 </yandex>
 XML
     cat >"$dir/users.xml" <<XML
@@ -160,7 +164,9 @@ start)
     fi
     mkdir -p "$dir"
     dir=$(cd "$dir" && pwd)
-    write_config "$dir" "$(free_port)" "$(free_port)" "$(free_port)"
+    # shellcheck disable=SC2086
+    [ -n "${CLICKHOUSE_PORTS:-}" ] && set -- $CLICKHOUSE_PORTS || set -- "$(free_port)" "$(free_port)" "$(free_port)"
+    write_config "$dir" "$1" "$2" "$3"
     launch "$dir"
     ;;
 restart)

@@ -3,7 +3,7 @@
 (`kubectl kustomize contrib/k8s/...` output), standard library only.
 
   k8s_check.py --image REF [--source DIR] [--bindir DIR] [--run-server]
-               [--overlay embedded|clickhouse] RENDERED.yaml
+               [--overlay embedded|clickhouse|clickhouse-cluster] RENDERED.yaml
 
 Checks every workload's pod template and every container in it: requests
 and limits (limits not below requests), liveness and readiness probes on an
@@ -546,6 +546,9 @@ def check(docs, a, res):
             res.ok(arg_value(args, "--data-dir") is None, f"{who}: no --data-dir: stateless on ClickHouse")
         if a.overlay:
             res.ok(embedded == (a.overlay == "embedded"), f"{who}: the store of overlay {a.overlay}")
+            cluster = arg_value(args, "--clickhouse-cluster")
+            res.ok((cluster is not None) == (a.overlay == "clickhouse-cluster"),
+                   f"{who}: --clickhouse-cluster only in overlay clickhouse-cluster", f"{cluster}")
         if a.run_server and embedded and a.bindir:
             run_server(res, who, a.bindir, c)
     res.ok(bool(servers), "the manifests run jprof-server")
@@ -559,7 +562,7 @@ def main():
     ap.add_argument("--image", required=True, help="the reference scripts/build-images --print-ref gives")
     ap.add_argument("--source", help="contrib/k8s, for the comment checks")
     ap.add_argument("--bindir", help="where jprof-server and jprof-agent are, for --help and --run-server")
-    ap.add_argument("--overlay", choices=("embedded", "clickhouse"))
+    ap.add_argument("--overlay", choices=("embedded", "clickhouse", "clickhouse-cluster"))
     ap.add_argument("--run-server", action="store_true")
     a = ap.parse_args()
     if a.bindir:

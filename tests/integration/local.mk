@@ -111,6 +111,15 @@ $(JPROF_SERVER_CH_LOG): jprof-server jprof-top jprof-workload tests/unit/test_st
 EXTRA_DIST += tests/integration/test_server_clickhouse.sh \
 	tests/integration/test_server_clickhouse_cases.py \
 	tests/integration/clickhouse-server.sh
+# jprof-server on a sharded, replicated ClickHouse: ZooKeeper and four
+# clickhouse-server (2 shards x 2 replicas, clickhouse-cluster.sh), two
+# jprof-servers, the agent in host mode and the load generator; idempotency
+# across replicas and shards, the fault sequence, exact totals afterwards
+# (JPROF_CLUSTER_FULL=1: the longer fleet of docs/SCALE.md).
+INTEGRATION_TEST_LIST += tests/integration/test_clickhouse_cluster.py
+JPROF_CH_CLUSTER_LOG = tests/integration/test_clickhouse_cluster.py.log
+$(JPROF_CH_CLUSTER_LOG): jprof-server jprof-agent bench/server/load jprof-workload
+EXTRA_DIST += tests/integration/test_clickhouse_cluster.py tests/integration/clickhouse-cluster.sh
 # the JFR upload case records the workload once and keeps it here (both suites)
 clean-local: clean-local-server-api
 clean-local-server-api:

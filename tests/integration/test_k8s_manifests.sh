@@ -1,6 +1,6 @@
 #!/bin/bash
 # test_k8s_manifests.sh - contrib/k8s renders offline with `kubectl
-# kustomize` (the default and both overlays), and each rendering passes
+# kustomize` (the default and every overlay), and each rendering passes
 # k8s_check.py, the project's own schema check: limits, probes on the real
 # endpoints, non-root, capabilities with reasons, RBAC, NetworkPolicy, image
 # tags as scripts/build-images names them. The real jprof-server runs with
@@ -34,7 +34,7 @@ render() {
     return 1
 }
 
-for o in default embedded clickhouse; do
+for o in default embedded clickhouse clickhouse-cluster; do
     dir=$srcdir/contrib/k8s/overlays/$o
     [ $o = default ] && dir=$srcdir/contrib/k8s
     render "$dir" $o || continue

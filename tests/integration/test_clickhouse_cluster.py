@@ -1,0 +1,492 @@
+#!/usr/bin/env python3
+"""test_clickhouse_cluster.py - jprof-server on a sharded, replicated
+ClickHouse: ZooKeeper and four clickhouse-server processes on loopback (2
+shards x 2 replicas, clickhouse-cluster.sh), two jprof-servers with
+--clickhouse-cluster (each told every node, in a different order), the real
+agent in host mode on a real JVM and the load generator (bench/server/load)
+uploading to both servers.
+
+Checks:
+  1. schema: replicated tables on every node, Distributed ones over them; a
+     target's rows on one shard, a batch touching several targets split in
+     parts, the parts on their shards;
+  2. idempotency: one batch to server A, then again to B and to A: stored
+     once, counted once; a batch whose commit reached one shard only (an
+     attempt cut half-way) is written again whole and still counted once;
+  3. faults during a fleet's ingest (the load generator, 24 agents; the real
+     agent alongside): one ClickHouse replica killed, then ZooKeeper (ingest
+     answers 503 and is retried, queries keep answering), then server A
+     (uploads go on to B); the dead parts restarted catch up;
+  4. afterwards every batch an uploader was told was stored is found: the
+     flame totals per service equal what the load generator had
+     acknowledged, exactly; the agent's acknowledged batches equal the
+     accepted batches of its collector; both replicas of each shard hold
+     the same rows; the per-minute roll-up, where written, agrees;
+  5. a whole shard down: queries answer with the other shard's data and say
+     which shard is missing.
+JPROF_CLUSTER_FULL=1 runs the fleet longer and larger (the documented full
+run, docs/SCALE.md); CI runs the short form.
+Run from the build dir. Exit 0 pass, 1 fail, 77 skip (not in CI).
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+BUILD = os.getcwd()
+HERE = os.path.dirname(os.path.abspath(__file__))
+SERVER = os.environ.get("JPROF_SERVER_BIN", os.path.join(BUILD, "jprof-server"))
+AGENT = os.environ.get("JPROF_AGENT", os.path.join(BUILD, "jprof-agent"))
+LOAD = os.environ.get("JPROF_LOAD", os.path.join(BUILD, "bench/server/load"))
+CLASSES = os.environ.get("JPROF_WORKLOAD_CLASSES", os.path.join(BUILD, "tests/java/classes"))
+CLUSTER = os.path.join(HERE, "clickhouse-cluster.sh")
+FULL = os.environ.get("JPROF_CLUSTER_FULL") == "1"
+TOKEN = "cluster-admin-token-0123456789"
+DB = "jt"
+NS = 10**9
+failures = []
+
+
+def check(cond, what, detail=""):
+    print(("PASS: " if cond else "FAIL: ") + what + ("" if cond else "  " + str(detail)[:2000]))
+    sys.stdout.flush()
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+T0 = time.monotonic()
+
+
+def note(msg):
+    print("NOTE: [%.1f s] %s" % (time.monotonic() - T0, msg))
+    sys.stdout.flush()
+
+
+def skip(msg):
+    if os.environ.get("CI") == "true":
+        print("FAIL: " + msg + " (CI=true: a missing tool is a failure)")
+        return 1
+    print("SKIP: " + msg)
+    return 77
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_for(pred, timeout, step=0.5):
+    end = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < end:
+        try:
+            last = pred()
+        except Exception:  # a server starting, a node restarting
+            last = None
+        if last:
+            return last
+        time.sleep(step)
+    return last
+
+
+def http(url, body=None, token=TOKEN, timeout=60, ctype="application/json"):
+    """(status, text) of one request; 0 when it could not be sent."""
+    req = urllib.request.Request(url, data=body)
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    if body is not None:
+        req.add_header("Content-Type", ctype)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+    except (urllib.error.URLError, OSError) as e:
+        return 0, str(e)
+
+
+def ch(url, sql):
+    st, text = http(url, sql.encode(), token=None, ctype="text/plain")
+    if st != 200:
+        raise RuntimeError("%s: %s" % (sql[:80], text[:300]))
+    return text
+
+
+def ch_int(url, sql):
+    return int(ch(url, sql).strip() or 0)
+
+
+class Env:
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.procs = {}
+        self.urls = []
+        with open(os.path.join(tmp, "tokens"), "w") as f:
+            f.write("%s admin *\n" % TOKEN)
+        with open(os.path.join(tmp, "token"), "w") as f:
+            f.write(TOKEN + "\n")
+
+    def spawn(self, name, args):
+        log = open(os.path.join(self.tmp, name + ".log"), "a")
+        p = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=self.tmp,
+                             start_new_session=True)
+        self.procs[name] = p
+        return p
+
+    def cluster(self, *args):
+        r = subprocess.run([CLUSTER] + list(args) + [], capture_output=True, text=True,
+                           timeout=180)
+        return r
+
+    def start_server(self, name, order, port=None):
+        port = port or free_port()
+        urls = ",".join(self.urls[i] for i in order)
+        self.spawn(name, [SERVER, "--listen", "127.0.0.1:%d" % port, "--tokens",
+                          os.path.join(self.tmp, "tokens"), "--clickhouse", urls,
+                          "--clickhouse-cluster", "jprof_test", "--clickhouse-database", DB])
+        base = "http://127.0.0.1:%d" % port
+        ok = wait_for(lambda: http(base + "/healthz", token=None, timeout=2)[0] == 200, 120)
+        return base if ok else None
+
+    def stop(self, name, sig=signal.SIGKILL):
+        p = self.procs.get(name)
+        if p and p.poll() is None:
+            os.killpg(p.pid, sig)
+            p.wait(timeout=30)
+
+
+def q(base, what, **params):
+    st, text = http(base + "/api/v1/" + what + "?" + urllib.parse.urlencode(params))
+    try:
+        return st, json.loads(text)
+    except ValueError:
+        return st, text
+
+
+def flame_meta(base, service, ns="bench", rng="-3h", **extra):
+    """The meta of a service's cpu flame graph (samples, total, windows,
+    partial, partial_reason), None when not 200."""
+    st, r = q(base, "flamegraph", namespace=ns, service=service, kind="cpu", to="now",
+              max_nodes="20", **dict({"from": rng}, **extra))
+    if st != 200 or not isinstance(r, dict):
+        note("flamegraph of %s: %s %s" % (service, st, str(r)[:600]))
+        return None
+    return r["meta"]
+
+
+def sync_replicas(env):
+    """Replication is asynchronous: make every replica current first."""
+    for u in env.urls:
+        for t in ch(u, "SELECT name FROM system.tables WHERE database = '%s_local'" % DB).split():
+            ch(u, "SYSTEM SYNC REPLICA %s_local.%s" % (DB, t))
+
+
+def batch_json(bid, pods, minute, samples, service="dedup", statuses=True):
+    """A batch with one cpu window per pod (2 stacks each) and their statuses:
+    a batch touching several targets, so several parts."""
+    frames = ["java.lang.Thread.run", "com.dedup.Work.a", "com.dedup.Work.b"]
+    stacks = [[0, 1], [0, 2]]
+    start = (int(time.time()) // 60 - minute) * 60
+    ts = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+    windows, sts = [], []
+    for i, pod in enumerate(pods):
+        tgt = {"namespace": "bench", "service": service, "pod": pod, "node": "n", "pid": 100 + i}
+        windows.append({"target": tgt, "kind": "cpu", "start": ts(start), "end": ts(start + 60),
+                        "period_ns": 10000000, "events": samples * 3,
+                        "rows": [[0, samples, samples * 10000000],
+                                 [1, 2 * samples, 2 * samples * 10000000]]})
+        if statuses:
+            sts.append({"target": tgt, "time": ts(start + 30), "state": "active"})
+    return json.dumps({"batch_id": bid, "collector": {"id": "test@dedup"}, "frames": frames,
+                       "stacks": stacks, "windows": windows, "statuses": sts}).encode()
+
+
+def post(base, body):
+    st, text = http(base + "/api/v1/ingest", body)
+    try:
+        return st, json.loads(text)
+    except ValueError:
+        return st, {"text": text}
+
+
+def check_layout(env):
+    u1 = env.urls[0]
+    tables = ch(u1, "SELECT name, engine FROM system.tables WHERE database = '%s_local' "
+                    "ORDER BY name" % DB)
+    check("ReplicatedMergeTree" in tables and "jprof_windows" in tables,
+          "replicated tables in %s_local" % DB, tables)
+    dist = ch(u1, "SELECT count() FROM system.tables WHERE database = '%s' AND "
+                  "engine = 'Distributed'" % DB)
+    check(int(dist) >= 10, "Distributed tables in %s" % DB, dist)
+    for u in env.urls[1:]:
+        n = ch_int(u, "SELECT count() FROM system.tables WHERE database = '%s_local'" % DB)
+        check(n == len(tables.splitlines()), "every node has the tables (%s)" % u, n)
+
+
+def check_dedup(env, a, b):
+    pods = ["dd-%d" % i for i in range(6)]
+    body = batch_json("dedup-1", pods, 20, 5)
+    s1, r1 = post(a, body)
+    s2, r2 = post(b, body)
+    s3, r3 = post(a, body)
+    check(s1 == 200 and r1.get("status") == "accepted" and r1.get("windows") == 6,
+          "a batch of six targets: accepted by server A", r1)
+    check(s2 == 200 and r2.get("status") == "duplicate", "the same batch to server B: duplicate",
+          r2)
+    check(s3 == 200 and r3.get("status") == "duplicate", "and again to A: duplicate", r3)
+    # its parts: one marker per target, on the shard of the target's rows
+    sync_replicas(env)
+    parts = [ch_int(u, "SELECT count() FROM %s_local.jprof_ingest WHERE batch_id = 'dedup-1' "
+                       "AND outcome = 0" % DB) for u in env.urls]
+    # the visible rows (a duplicate's own rows may be written beside, never read)
+    wins = [ch_int(u, "SELECT count() FROM %s_local.jprof_windows WHERE service = 'dedup' AND "
+                      "attempt IN (SELECT min(attempt) FROM %s_local.jprof_ingest WHERE "
+                      "outcome = 0 GROUP BY batch_id)" % (DB, DB)) for u in env.urls]
+    check(parts[0] + parts[2] == 6 and parts[0] == parts[1] and parts[2] == parts[3] and
+          wins == parts, "six parts: each with its windows on its shard, on both replicas",
+          (parts, wins))
+    check(parts[0] > 0 and parts[2] > 0, "the batch touched both shards", parts)
+    m = flame_meta(b, "dedup")
+    check(m and m["samples"] == 6 * 15 and m["windows"] == 6,
+          "stored once, counted once: 6 windows, 90 samples", m)
+    # an attempt whose commit reached one shard only (written whole, then
+    # the markers of shard 2 lost with a dying insert): not a duplicate,
+    # written whole again, counted once
+    body = batch_json("dedup-2", pods, 19, 7)
+    s4, r4 = post(a, body)
+    check(s4 == 200 and r4.get("status") == "accepted", "a second batch accepted", r4)
+    ch(env.urls[2], "ALTER TABLE %s_local.jprof_ingest DELETE WHERE batch_id = 'dedup-2'" % DB)
+    wait_for(lambda: all(ch_int(u, "SELECT count() FROM %s_local.jprof_ingest WHERE "
+                                   "batch_id = 'dedup-2'" % DB) == 0 for u in env.urls[2:]), 30)
+    m = flame_meta(b, "dedup")
+    check(m and m["windows"] == 6 + parts[0], "its shard-2 parts invisible without markers", m)
+    s5, r5 = post(b, body)
+    check(s5 == 200 and r5.get("status") == "accepted",
+          "retried: a batch committed on some parts only is not a duplicate", r5)
+    s6, r6 = post(a, body)
+    check(s6 == 200 and r6.get("status") == "duplicate", "once complete it is", r6)
+    sync_replicas(env)
+    m = flame_meta(b, "dedup")
+    check(m and m["samples"] == 6 * 15 + 6 * 21 and m["windows"] == 12,
+          "and counted once: 12 windows, 216 samples", m)
+
+
+def metric(text, name):
+    m = re.search(r"^%s (\d+)" % re.escape(name), text, re.M)
+    return int(m.group(1)) if m else None
+
+
+def start_agent(env, servers):
+    """The real agent in host mode on the test workload, uploading to both
+    servers (a failed upload is retried on the other)."""
+    wl = env.spawn("workload", ["java", "-Xmx128m", "-cp", CLASSES, "shop.JprofWorkload", "600"])
+    conf = os.path.join(env.tmp, "agent.conf")
+    with open(conf, "w") as f:
+        f.write("pid %d\n" % wl.pid)
+    env.spawn("agent", [AGENT, "--mode", "host", "--config", conf, "--window", "5s",
+                        "--scan-interval", "1s", "--server", ",".join(servers), "--token-file",
+                        os.path.join(env.tmp, "token"), "--metrics-listen", "127.0.0.1:0",
+                        "--namespace", "demo"])
+    log = os.path.join(env.tmp, "agent.log")
+    m = wait_for(lambda: re.search(r"metrics on port (\d+)", open(log).read()), 20)
+    return "http://127.0.0.1:%s" % (m.group(1) if m else "0")
+
+
+def agent_metrics(murl):
+    st, text = http(murl + "/metrics", token=None, timeout=5)
+    return text if st == 200 else ""
+
+
+def faults(env, a_port, b):
+    """The fault sequence, during the fleet's ingest."""
+    time.sleep(6)
+    note("kill -9 of ClickHouse n2 (a replica of shard 1)")
+    env.cluster("kill", env.dir, "n2")
+    time.sleep(6)
+    note("kill -9 of ZooKeeper: replicated tables are read-only")
+    env.cluster("kill", env.dir, "zk")
+    time.sleep(2)
+    m = flame_meta(b, "svc0")
+    check(m is not None, "queries answer while ZooKeeper is down", m)
+    st, r = post(b, batch_json("zk-down-1", ["zk-0"], 5, 1, service="zkdown"))
+    check(st in (503, 429), "ingest answers 503 while ZooKeeper is down (retry later)", (st, r))
+    time.sleep(6)
+    note("ZooKeeper back")
+    r = env.cluster("restart", env.dir, "zk")
+    check(r.returncode == 0, "ZooKeeper restarts", r.stderr)
+    time.sleep(5)
+    note("kill -9 of jprof-server A")
+    env.stop("server-a")
+    time.sleep(6)
+    note("ClickHouse n2 and jprof-server A back")
+    r = env.cluster("restart", env.dir, "n2")
+    check(r.returncode == 0, "n2 restarts", r.stderr)
+    check(env.start_server("server-a", [0, 1, 2, 3], port=a_port), "server A restarts")
+
+
+def run_fleet(env, a, b, a_port):
+    agents, windows, stacks, secs = (1000, 3, 300, 150) if FULL else (24, 8, 200, 40)
+    args = [LOAD, "--url", a + "," + b, "--token", TOKEN, "--agents", str(agents), "--windows",
+            str(windows), "--stacks", str(stacks), "--services", "4", "--seconds", str(secs),
+            "--retry", "240", "--totals", "1", "--threads", "32", "--settle", "0",
+            "--queries", "1"]
+    out = open(os.path.join(env.tmp, "load.out"), "w")
+    p = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, cwd=env.tmp)
+    try:
+        faults(env, a_port, b)
+        p.wait(timeout=secs + 400)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    text = open(os.path.join(env.tmp, "load.out")).read()
+    print(text)
+    check(p.returncode == 0 and re.search(r"ingest +%d batches.* 0 errors" % (agents * windows),
+                                          text), "every upload of the fleet acknowledged", text)
+    return {m.group(1): (int(m.group(2)), int(m.group(3)), int(m.group(4))) for m in
+            re.finditer(r"^totals (svc\d+) batches (\d+) samples (\d+) value (\d+)", text,
+                        re.M)}
+
+
+def check_found(env, b, totals, murl):
+    sync_replicas(env)
+    for svc, (batches, samples, value) in sorted(totals.items()):
+        m = flame_meta(b, svc)
+        check(m and m["samples"] == samples and m["total"] == value and m["windows"] == batches,
+              "%s: what the fleet was told was stored is all there, once (%d windows, %d "
+              "samples)" % (svc, batches, samples), (m, batches, samples, value))
+    # the agent: drained, its acknowledged batches are the accepted ones
+    drained = wait_for(lambda: metric(agent_metrics(murl), "jprof_agent_queue_bytes") == 0, 60)
+    check(drained, "the agent's queue drained", agent_metrics(murl)[-1500:])
+    ok = metric(agent_metrics(murl), "jprof_agent_uploads_ok")
+    env.stop("agent", signal.SIGKILL)  # nothing more in flight: the counter is final
+    st, ing = q(b, "ingestion", **{"from": "-1h"})
+    rows = [r for r in (ing.get("collectors", []) if st == 200 else [])
+            if str(r.get("collector", "")).startswith("jprof-agent")]
+    accepted = sum(r["accepted"] for r in rows)
+    check(ok and ok == accepted,
+          "the agent's %s acknowledged batches are the %d accepted ones of its collector"
+          % (ok, accepted), rows)
+    wins = sum(r["windows"] for r in rows)
+    m = flame_meta(b, "JprofWorkload", ns="demo")
+    check(m and m["windows"] > 0 and m["windows"] <= wins,
+          "the agent's cpu windows are there (%s of %d windows)" % (m and m["windows"], wins), m)
+
+
+def check_replicas(env):
+    """Both replicas of a shard answer the same: the same commit markers and
+    stacks, the same visible windows and statuses (those of a batch's first
+    committed attempt). A row of an attempt never committed may sit on one
+    replica only (an INSERT ClickHouse could not confirm, with ZooKeeper
+    killed under it, stays where it was written): never read, so not
+    compared, only shown."""
+    visible = (" WHERE attempt IN (SELECT min(attempt) FROM %s_local.jprof_ingest WHERE "
+               "outcome = 0 GROUP BY batch_id)" % DB)
+
+    def counts(t):
+        sync_replicas(env)
+        where = visible if t in ("jprof_windows", "jprof_statuses") else ""
+        return [ch_int(u, "SELECT count() FROM %s_local.%s%s" % (DB, t, where)) for u in env.urls]
+
+    raw = [ch_int(u, "SELECT count() FROM %s_local.jprof_windows" % DB) for u in env.urls]
+    note("jprof_windows rows on n1..n4, committed or not: %s" % raw)
+
+    for t in ("jprof_windows", "jprof_ingest", "jprof_stacks", "jprof_statuses"):
+        same = lambda n: n[0] == n[1] and n[2] == n[3] and n[0] > 0 and n[2] > 0
+        n = wait_for(lambda: (lambda c: c if same(c) else None)(counts(t)), 20, 1) or counts(t)
+        detail = n
+        if not same(n) and t == "jprof_ingest":
+            sql = ("SELECT batch_id, attempt, part, outcome, collector FROM %s_local.%s "
+                   "ORDER BY batch_id, attempt, part FORMAT TSV" % (DB, t))
+            rows = [set(ch(u, sql).splitlines()) for u in env.urls]
+            detail = (n, sorted(rows[0] ^ rows[1])[:10], sorted(rows[2] ^ rows[3])[:10])
+        check(same(n), "%s: both replicas of each shard hold the same %srows" %
+              (t, "visible " if t in ("jprof_windows", "jprof_statuses") else ""), detail)
+
+
+def check_shard_down(env, b):
+    env.cluster("kill", env.dir, "n3")
+    env.cluster("kill", env.dir, "n4")
+    m = flame_meta(b, "svc0")
+    check(m and m.get("partial") and "shard 2" in (m.get("partial_reason") or ""),
+          "a whole shard down: the answer is partial and names shard 2", m)
+    st, r = q(b, "targets", namespace="bench", **{"from": "-1h"})
+    check(st == 200 and "shard 2" in json.dumps(r), "targets too", (st, str(r)[:500]))
+
+
+def run(env):
+    t0 = time.monotonic()
+    r = env.cluster("start", env.dir)
+    if r.returncode == 77:
+        return skip(r.stderr.strip())
+    if not check(r.returncode == 0, "ZooKeeper and 4 clickhouse-server start", r.stderr):
+        return 1
+    env.urls = r.stdout.strip().split(",")
+    note("cluster up in %.1f s: %s" % (time.monotonic() - t0, env.urls))
+    a = env.start_server("server-a", [0, 1, 2, 3])
+    if not check(a, "jprof-server A starts (creates the tables ON CLUSTER)"):
+        return 1
+    b = env.start_server("server-b", [2, 3, 0, 1])
+    if not check(b, "jprof-server B starts on the same cluster"):
+        return 1
+    a_port = int(a.rsplit(":", 1)[1])
+    check_layout(env)
+    check_dedup(env, a, b)
+    murl = start_agent(env, [a, b])
+    totals = run_fleet(env, a, b, a_port)
+    check_found(env, b, totals, murl)
+    check_replicas(env)
+    check_shard_down(env, b)
+    note("took %.1f s" % (time.monotonic() - t0))
+    return 0
+
+
+def main():
+    for bin_ in (SERVER, AGENT, LOAD):
+        if not os.access(bin_, os.X_OK):
+            return skip("not built: " + bin_)
+    if not shutil.which("java"):
+        return skip("no java on PATH")
+    if not os.path.exists(os.path.join(CLASSES, "shop", "JprofWorkload.class")):
+        return skip("test workload not compiled (make jprof-workload)")
+    tmp = tempfile.mkdtemp(prefix="jprof-ch-cluster-")
+    env = Env(tmp)
+    env.dir = os.path.join(tmp, "cluster")
+    rc = None
+    try:
+        rc = run(env)
+    finally:
+        for name in list(env.procs):
+            env.stop(name)
+        note("processes stopped")
+        t1 = time.monotonic()
+        env.cluster("stop", env.dir)
+        note("cluster stopped in %.1f s" % (time.monotonic() - t1))
+        if failures:
+            for f in sorted(os.listdir(tmp)):
+                if f.endswith(".log"):
+                    print("---- " + f)
+                    print(open(os.path.join(tmp, f), errors="replace").read()[-3000:])
+        shutil.rmtree(tmp, ignore_errors=True)
+        note("cleaned up")
+    if rc in (77, 1) and not failures:
+        return rc
+    print("%d failure(s)" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -197,10 +197,12 @@ int tui_interactive_server(tui_client *r, const tui_server_args *a)
     tui_screens *v = tui_screens_new_with(l, tui_picker_server(r, &a->ro, a->range), &o);
     if (!found)
         tui_screens_message(v, true, "%s", err.msg);
+    /* the first snapshot before the first screen; pushed profiles have no
+     * threads to show, they open on Flame */
     if (l)
-        tui_screens_tick(v); /* the first snapshot before the first screen */
-    if (l && a->screen)
-        tui_screens_key(v, "TLDFSGH"[a->screen]);
+        tui_screens_tick(v);
+    if (l && (a->screen || l->profiles_only))
+        tui_screens_key(v, "TLDFSGH"[a->screen ? a->screen : TUI_SCREEN_FLAME]);
     return tui_interactive_live_view(v, "the service (jprof-server is only read)");
 }
 

@@ -210,6 +210,11 @@ void tui_screen_flame_enter(tui_screens *v)
         tui_screens_message(v, true, "%s", err.msg);
         return;
     }
+    if (!strcmp(v->live->ops->name, "server")) { /* stored already: read it now */
+        v->next_dump = 0;
+        tui_screens_message(v, false, "reading the flame graph from jprof-server");
+        return;
+    }
     /* the first window after one interval, later ones every interval */
     v->next_dump = jp_time_mono_ns() + v->opts.interval_ns;
     tui_screens_message(v, false, "recording started (%s); first window in %.0f s",
@@ -240,6 +245,9 @@ void tui_screen_flame_render(tui_screens *v, tui_canvas *c, int top)
         int row = top + (c->rows - top) / 2 - 1;
         if (p->error.code != JP_OK)
             tui_canvas_printf(c, row, 2, TUI_STYLE_WARN, TUI_F_BOLD, "%s", p->error.msg);
+        else if (p->running && !strcmp(v->live->ops->name, "server"))
+            tui_canvas_printf(c, row, 2, TUI_STYLE_DIM, 0,
+                              "reading the flame graph from jprof-server");
         else if (p->running)
             tui_canvas_printf(c, row, 2, TUI_STYLE_DIM, 0,
                               "recording a %.0f s window with %s; the first flame graph comes "

@@ -89,6 +89,8 @@ tui_action tui_screen_picker_key(tui_screens *v, int key)
         v->next_refresh = 0;
         v->msg[0] = '\0';
         tui_screens_tick(v);
+        if (l->profiles_only) /* pushed profiles (OTLP, Pyroscope): no threads to show */
+            tui_screens_key(v, 'F');
         break;
     }
     case '?':

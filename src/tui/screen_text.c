@@ -124,6 +124,7 @@ void tui_screen_text_render(const tui_screens *v, tui_canvas *c, int top, int h)
         const tui_line *ln = &v->lines.items[i];
         tui_canvas_puts(c, top + r, 0, ln->text, ln->style, ln->flags);
     }
-    if (!v->live->cur)
-        tui_canvas_puts(c, top, 2, "taking the first snapshot...", TUI_STYLE_DIM, 0);
+    /* the Status screen of pushed profiles has its lines, no snapshot to wait for */
+    if (!v->live->cur && !(v->live->profiles_only && v->screen == TUI_SCREEN_STATUS))
+        tui_canvas_puts(c, top, 2, tui_target_no_snapshot(v->live), TUI_STYLE_DIM, 0);
 }

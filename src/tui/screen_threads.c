@@ -215,7 +215,7 @@ void tui_screen_threads_render(const tui_screens *v, tui_canvas *c, int top, int
     if (sw > 0 && sw < c->cols / 2)
         tui_canvas_puts(c, top, c->cols - sw, sorted, TUI_STYLE_TABLEHEAD, TUI_F_BOLD);
     if (!s) {
-        tui_canvas_puts(c, top + 1, 2, "taking the first snapshot...", TUI_STYLE_DIM, 0);
+        tui_canvas_puts(c, top + 1, 2, tui_target_no_snapshot(v->live), TUI_STYLE_DIM, 0);
         return;
     }
     int rows = h - 1, first = 0;

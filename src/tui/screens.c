@@ -118,6 +118,10 @@ static bool tick_refresh(tui_screens *v, int64_t now)
         if (rc == JP_ERR_EXITED) { /* the source says the target is gone */
             v->exited = true;
             tui_screens_message(v, true, "the JVM has exited; showing its last snapshot (q quits)");
+        } else if (v->live->profiles_only && rc == JP_ERR_NOT_FOUND) {
+            /* pushed profiles have no threads: said on the screens of threads only */
+            if (v->screen < TUI_SCREEN_FLAME)
+                tui_screens_message(v, false, "%s", err.msg);
         } else {
             tui_screens_message(v, true, "refresh failed: %s", err.msg);
         }
@@ -372,9 +376,11 @@ static void title_row(const tui_screens *v, tui_canvas *c)
     char up[32];
     tui_format_uptime(l->cur && l->cur->uptime_ns >= 0 ? l->cur->uptime_ns : l->proc.uptime_ns, up,
                       sizeof up);
-    const char *src = l->cur
-                          ? l->cur->source
-                          : (l->snap.source == JVM_SNAP_THREAD_PRINT ? "thread-print" : "helper");
+    const char *src = l->snap.source == JVM_SNAP_THREAD_PRINT ? "thread-print" : "helper";
+    if (l->cur)
+        src = l->cur->source;
+    else if (l->source_label[0])
+        src = l->source_label;
     int x = tui_canvas_printf(c, 0, 0, TUI_STYLE_TITLE, TUI_F_BOLD, "jprof-top  %s%spid %d %s",
                               l->where, l->where[0] ? " " : "", (int)l->proc.pid,
                               l->proc.main_class[0] ? l->proc.main_class : "(unknown)");

@@ -75,6 +75,42 @@ static const json_t *our_entry(const sctx *k)
     return NULL;
 }
 
+static bool pod_is(const json_t *row, const char *pod)
+{
+    const char *p = jp_query_str(json_object_get(row, "target"), "pod");
+    return p && !strcmp(p, pod);
+}
+
+/* Whether the targets list says pod's profiles are pushed by another
+ * profiler (mode "pushed": OTLP, Pyroscope; no agent, no thread snapshot);
+ * then l's title names that source, with the engine of its newest status. */
+static bool pushed_source(const tui_client *r, const char *pod, tui_target *l)
+{
+    bool pushed = false;
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(r->targets, "targets"), i, e)
+    {
+        const char *mode = jp_query_str(e, "mode");
+        if (pod_is(e, pod) && mode && !strcmp(mode, "pushed")) {
+            pushed = true;
+            l->proc.pid = (pid_t)jp_query_int(json_object_get(e, "target"), "pid", 0);
+        }
+    }
+    if (!pushed)
+        return false;
+    const char *engine = NULL;
+    json_array_foreach(json_object_get(r->targets, "history"), i, e)
+    {
+        if (!engine && pod_is(e, pod))
+            engine = jp_query_str(e, "engine");
+    }
+    snprintf(l->source_label, sizeof l->source_label, "pushed%s%s%s", engine ? " (" : "",
+             engine ? engine : "", engine ? ")" : "");
+    l->profiles_only = true;
+    return true;
+}
+
 static void header_from(tui_target *l, const json_t *entry, const json_t *snap)
 {
     const json_t *t = json_object_get(entry, "target");
@@ -120,6 +156,11 @@ static jp_err s_refresh(tui_target *l, jp_snapshot **out, jp_error *err)
     const json_t *e = our_entry(k);
     const json_t *snap = json_object_get(json_object_get(e, "summary"), "snapshot");
     jp_snapshot *s = snap ? jp_snapshot_from_json(snap) : NULL;
+    if (!s && pushed_source(k->r, k->pod, l))
+        return jp_error_set(err, JP_ERR_NOT_FOUND,
+                            "pod %s: profiles %s by another profiler, no thread snapshots "
+                            "(F8: its flame graph, F9: its status)",
+                            k->pod, l->source_label);
     if (!s)
         return jp_error_set(err, JP_ERR_NOT_FOUND,
                             "jprof-server has no thread snapshot of pod %s in the last day "
@@ -412,6 +453,8 @@ tui_target *tui_server_open_on(tui_client *r, const char *pod, long long pid, in
         header_from(l, e, snap);
         snapshot_uptime(l, s);
         tui_target_accept(l, s);
+    } else {
+        pushed_source(r, pod, l);
     }
     return l;
 }
@@ -520,6 +563,15 @@ jp_err tui_server_first(tui_client *r, const char *pod, char *buf, size_t len, l
             best = t;
             best_age = age;
         }
+    }
+    /* none: a pod whose profiles another profiler pushes has no snapshots */
+    json_array_foreach(json_object_get(r->targets, "targets"), i, e)
+    {
+        const char *mode = jp_query_str(e, "mode");
+        const json_t *t = json_object_get(e, "target");
+        if (!best && mode && !strcmp(mode, "pushed") && jp_query_str(t, "pod") &&
+            (!pod || !strcmp(jp_query_str(t, "pod"), pod)))
+            best = t;
     }
     if (!best)
         return jp_error_set(err, JP_ERR_NOT_FOUND, "no thread snapshot of %s%s in the last day",

@@ -199,6 +199,13 @@ void tui_target_prof_stop(tui_target *l)
     l->prof.io = l->prof.prev_io = l->prof.io_next = NULL;
 }
 
+const char *tui_target_no_snapshot(const tui_target *l)
+{
+    return l->profiles_only ? "no thread snapshots: profiles pushed by another profiler (F8: "
+                              "its flame graph)"
+                            : "taking the first snapshot...";
+}
+
 const char *tui_target_prof_engine(const tui_target *l)
 {
     return l->opts.asprof ? "async-profiler" : "the JDK Flight Recorder";

@@ -87,6 +87,11 @@ struct tui_target {
     char jvm_vm[128];      /* "OpenJDK 64-Bit Server VM ..." first line */
     char heap[96];         /* "used 24M of 64M", "" unknown */
     jp_error fallback;     /* why auto mode uses thread-print (JP_OK: it does not) */
+    /* a target without thread snapshots whose profiles another profiler
+     * pushes to jprof-server (OTLP, Pyroscope): it opens on the Flame screen,
+     * and the title names that source ("pushed (otlp)") */
+    bool profiles_only;
+    char source_label[48];
     jp_snapshot *prev, *cur;
     jp_busy_list busy;
     jp_cpu_evidence cpu;  /* per-thread CPU of the live profile's window (Flame) */
@@ -128,6 +133,10 @@ void tui_target_rank(tui_target *l);
  * JP_ERR_UNSUPPORTED when the source has none. The failure is also kept in
  * l->histograms.error for the screen. */
 jp_err tui_target_heap(tui_target *l, jp_error *err);
+
+/* What a screen of threads shows before the first snapshot: that it is
+ * coming, or that a target of pushed profiles has none. */
+const char *tui_target_no_snapshot(const tui_target *l);
 
 /* Starts the live profile (no-op when running). */
 jp_err tui_target_prof_start(tui_target *l, jp_error *err);

@@ -32,6 +32,10 @@ from a live session, see the README there):
     is a duplicate, out of the token's scope a 403; a raw JFR body with a
     bearer token; format=pprof (jprof-top's own pprof export, and a Go-style
     profile this test encodes itself); format=folded refused by name.
+  - jprof-top -n NS -s SVC on a pushed target, under tmux: it opens on the
+    Flame screen with "source: pushed (otlp)" in the title and the top
+    table of the pushed stacks; Status lists the pod as pushed, the OTLP
+    engine and the sender; Threads says why it has none.
 Run from the build dir. Exit 0 pass, 1 fail, 77 skip (not in CI).
 JPROF_VALGRIND=1: the server runs under valgrind's memcheck (vgwrap.py).
 """
@@ -688,6 +692,60 @@ def otlp_out(srv, tmp):
           "jprof-top -b -n NS -s SVC --event cpu --format otlp equals the stored tree", err)
 
 
+# ---- jprof-top's screens of a pushed target (under tmux) ----
+
+def tmux_wait(sess, want, secs=15):
+    """The pane once it holds every string of want (or the last one seen)."""
+    screen = ""
+    for _ in range(int(vgwrap.slow(secs) * 5)):
+        screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", sess], capture_output=True,
+                                text=True).stdout
+        if all(w in screen for w in want):
+            break
+        time.sleep(0.2)
+    return screen
+
+
+def tui_pushed(srv, tmp):
+    """jprof-top -n shop -s res-svc: the OTLP target of otlp_answers_and_identity
+    (no agent, no thread snapshot) opens on its Flame screen, titled with its
+    source; its top table, the Status screen's pushed row and engine, and the
+    threads screen saying why it has none."""
+    if not shutil.which("tmux"):
+        check(os.environ.get("CI") != "true", "tmux is installed (CI: nothing may be skipped)")
+        print("SKIP: tmux is not installed: jprof-top's screens of a pushed target not checked")
+        return
+    tok = os.path.join(tmp, "tui.tok")
+    with open(tok, "w") as f:
+        f.write(READ + "\n")
+    sess = "jprof-ingest-%d" % os.getpid()
+    subprocess.run(["tmux", "new-session", "-d", "-s", sess, "-x", "160", "-y", "30",
+                    "%s -n shop -s res-svc --server %s --token-file %s; sleep 30"
+                    % (TOP, srv.base, tok)], check=True)
+    try:
+        s = tmux_wait(sess, ["f.Main.work", "FRAME"])
+        lines = s.splitlines()
+        check("source: pushed (otlp)" in lines[0] and "pod res-pod-1" in lines[0],
+              "jprof-top: the pushed target opens with its source in the title", s)
+        check(any(re.match(r"^\s+5 100\.0%\s+5 100\.0%\s+f\.Main\.work$", ln) for ln in lines)
+              and any(re.match(r"^\s+0\s+0\.0%\s+5 100\.0%\s+f\.Main\.run$", ln) for ln in lines),
+              "jprof-top: it opens on the Flame screen, the top table run -> work (5 samples)", s)
+        subprocess.run(["tmux", "send-keys", "-t", sess, "F9"])
+        s = tmux_wait(sess, ["engine otlp", "PROFILING"])
+        row = [ln for ln in s.splitlines() if ln.startswith("res-pod-1 ")]
+        check(row and re.search(r"\sactive\s+-\s+pushed\s+cpu\s", row[0]) and
+              "OpenTelemetry profiles pushed by an OTLP exporter  engine otlp" in s and
+              re.search(r"^otlp .*: \d+ batches accepted", s, re.M),
+              "jprof-top's Status screen: the pod pushed, its kinds, the OTLP source and sender",
+              s)
+        subprocess.run(["tmux", "send-keys", "-t", sess, "F5"])
+        s = tmux_wait(sess, ["no thread snapshots: profiles pushed by another profiler"])
+        check("no thread snapshots: profiles pushed by another profiler" in s and
+              "refresh failed" not in s, "jprof-top's Threads screen says why it has none", s)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", sess], capture_output=True)
+
+
 def status_sources(srv):
     ing = srv.get("/api/v1/ingestion", **{"from": "-1h"})
     seen = {c.get("collector"): c.get("last_seen") for c in ing.get("collectors", [])}
@@ -711,6 +769,7 @@ def main():
         pyroscope_pprof(srv)
         otlp_out(srv, tmp)
         status_sources(srv)
+        tui_pushed(srv, tmp)
     finally:
         srv.stop()
         if failures:

@@ -4,8 +4,9 @@
  * JVM there through /proc, answers JSON-line requests on stdin with thread
  * snapshots and profile windows on stdout (human logs on stderr), and
  * leaves nothing behind: on bye, end of input, SIGTERM/SIGINT/SIGHUP it
- * stops its recording and removes its files and directory; a watchdog
- * process does the same if the probe is killed with SIGKILL. */
+ * stops its recording and removes its files and directory; its watchdog
+ * (the parent, which reaps it) does the same if it is killed with SIGKILL. */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -131,6 +132,52 @@ static void parse_version(probe *p, const char *text)
     p->jdk_major = jvm_jdk_major(text);
 }
 
+/* The processes that look like java (comm or argv[0]) whose maps this user
+ * may not read, as "pid 1 (java, uid 0)", into buf; false when none. A
+ * JVM of another user is then there but out of reach, which is not the
+ * same as no JVM at all. */
+static bool java_not_permitted(char *buf, size_t len)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return false;
+    size_t off = 0;
+    int found = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && off + 64 < len) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0 || pid == getpid() || pid == getppid())
+            continue;
+        char path[64], comm[64] = "", status[4096];
+        snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+        if (jvm_read_small_file(path, comm, sizeof comm) <= 0)
+            continue;
+        comm[strcspn(comm, "\n")] = '\0';
+        if (!strstr(comm, "java"))
+            continue;
+        jvm_proc t;
+        jp_error er;
+        jp_error_init(&er);
+        if (jvm_proc_read((pid_t)pid, &t, &er) != JP_ERR_PERMISSION)
+            continue;
+        snprintf(path, sizeof path, "/proc/%ld/status", pid);
+        long uid = -1;
+        if (jvm_read_small_file(path, status, sizeof status) > 0) {
+            const char *u = strstr(status, "\nUid:");
+            if (u)
+                uid = strtol(u + 5, NULL, 10);
+        }
+        int n = snprintf(buf + off, len - off, "%spid %ld (%s, uid %ld)", found ? ", " : "", pid,
+                         comm, uid);
+        if (n > 0 && (size_t)n < len - off)
+            off += (size_t)n;
+        found++;
+    }
+    closedir(d);
+    return found > 0;
+}
+
 static void find_jvm(probe *p, pid_t want)
 {
     jp_error_init(&p->jvm_error);
@@ -145,10 +192,16 @@ static void find_jvm(probe *p, pid_t want)
             pick = p->all.items[0].pid;
     }
     if (!pick) {
-        jp_error_set(&p->jvm_error, JP_ERR_NOT_FOUND,
-                     "no Java virtual machine found in this container that user %lu may "
-                     "inspect (/proc lists no process with libjvm.so mapped)",
-                     (unsigned long)geteuid());
+        char denied[256];
+        if (java_not_permitted(denied, sizeof denied))
+            jp_error_set(&p->jvm_error, JP_ERR_PERMISSION,
+                         "user %lu is not permitted to inspect %s: a JVM of another user is "
+                         "reached as root or with CAP_SYS_PTRACE",
+                         (unsigned long)geteuid(), denied);
+        else
+            jp_error_set(&p->jvm_error, JP_ERR_NOT_FOUND,
+                         "no Java virtual machine found in this container (/proc lists no "
+                         "process with libjvm.so mapped)");
         return;
     }
     if (jvm_proc_open(pick, &p->jvm, &p->jvm_error) != JP_OK)
@@ -193,6 +246,8 @@ static void send_hello(probe *p, const char *id)
     }
     json_object_set_new(j, "jvms", all);
     json_object_set_new(j, "error", p->have_jvm ? json_null() : json_string(p->jvm_error.msg));
+    if (!p->have_jvm)
+        json_object_set_new(j, "error_code", json_integer(p->jvm_error.code));
     send_json(p, j);
 }
 
@@ -400,13 +455,15 @@ static int serve(const char *dir, pid_t want)
     signals_install();
     if (dir && !probe_dir_is_ours(dir, getpid())) {
         fprintf(stderr,
-                "jprof-probe: --dir %s is not /tmp/" PROBE_DIR_PREFIX "%d[.X] or under "
-                "/dev/shm: it will not be removed at exit\n",
+                "jprof-probe: --dir %s is not an absolute DIR/" PROBE_DIR_PREFIX "%d[.X]: "
+                "it will not be removed at exit\n",
                 dir, (int)getpid());
         p.dir = NULL;
     }
     find_jvm(&p, want);
-    probe_clean_stale(p.have_jvm ? &p.jvm : NULL, getpid());
+    pid_t session = getpid(); /* the loader's $$, in the directory's name */
+    probe_clean_stale(p.have_jvm ? &p.jvm : NULL, session, p.dir);
+    /* from here on this is the child; the parent watches it (probe_fs.h) */
     int watchdog = probe_watchdog_start(p.have_jvm ? &p.jvm : NULL, p.dir);
     send_hello(&p, NULL);
     probe_line_reader r;
@@ -446,7 +503,7 @@ static int serve(const char *dir, pid_t want)
     probe_profile_stop(&p.prof, &err);
     jvm_cleanup_run_all();
     probe_tmp_files_remove(getpid());
-    if (p.dir && !probe_dir_remove(p.dir, getpid()))
+    if (p.dir && !probe_dir_remove(p.dir, session))
         fprintf(stderr, "jprof-probe: could not remove %s: %s\n", p.dir, strerror(errno));
     probe_watchdog_done(watchdog);
     jvm_proc_list_cleanup(&p.all);

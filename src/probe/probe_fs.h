@@ -1,5 +1,6 @@
 /* probe_fs.h - jprof-probe's private directory, the leftovers of earlier
- * probes, and the watchdog that cleans up after a probe killed with SIGKILL.
+ * probes, and the watchdog that reaps the probe and cleans up after it
+ * when it was killed with SIGKILL.
  *
  * The loader script (docs/PROBE.md) makes the directory with
  * `mktemp -d /tmp/jprof-probe-$$.XXXXXX` (or under /dev/shm) and then execs
@@ -17,8 +18,10 @@
 
 #define PROBE_DIR_PREFIX "jprof-probe-"
 
-/* True when dir is a probe directory of process pid:
- * /tmp/jprof-probe-PID[.SUFFIX] or /dev/shm/jprof-probe-PID[.SUFFIX]. */
+/* True when dir is a probe directory of process pid: an absolute path
+ * without "." or ".." components whose last one is jprof-probe-PID[.SUFFIX]
+ * (the loader makes it under /tmp, /dev/shm, /var/tmp or another writable
+ * mount where a program may run: docs/PROBE.md). */
 bool probe_dir_is_ours(const char *dir, pid_t pid);
 
 /* Removes the files in dir (one level; the probe makes no subdirectories)
@@ -30,20 +33,31 @@ bool probe_dir_remove(const char *dir, pid_t pid);
  * ("/tmp/jprof-<pid>-*"). */
 void probe_tmp_files_remove(pid_t pid);
 
-/* Looks for probe directories of probes that are gone (under /tmp and
- * /dev/shm, not ours), stops their recordings in t (may be NULL: files
- * only), removes their files; a directory whose probe still runs is left
- * alone. Logs each to stderr. Returns how many it cleaned. */
-int probe_clean_stale(const jvm_proc *t, pid_t self);
+/* Looks for probe directories of probes that are gone (under /tmp,
+ * /dev/shm, /var/tmp and the parent of own_dir, which may be NULL; not
+ * self's), stops their recordings in t (may be NULL: files only), removes
+ * their files; a directory whose probe still runs is left alone. Logs each
+ * to stderr. Returns how many it cleaned. */
+int probe_clean_stale(const jvm_proc *t, pid_t self, const char *own_dir);
 
-/* Forks a watchdog that outlives a SIGKILLed probe: it waits until the
- * probe's end of a pipe closes; if the probe did not say it cleaned up
- * itself (probe_watchdog_done), it stops the probe's recordings in t,
- * removes its files and dir, and exits. Returns the pipe's write end (>= 0)
- * or -1 when it could not fork (the probe then runs without one). */
+/* Splits the probe in two with one fork. The parent (the process the
+ * loader exec'd, whose pid names dir) becomes the watchdog and never
+ * returns: it forwards SIGINT/SIGTERM/SIGHUP to the child, reaps it, and
+ * when the child did not say it cleaned up (probe_watchdog_done: SIGKILL,
+ * the OOM killer) stops the child's recordings in t, removes its files and
+ * dir; then it exits with the child's status. The child returns, serves,
+ * and gets SIGTERM if the watchdog dies first. Whatever the pod's PID 1
+ * is, nothing is left to reap: the child is reaped by the watchdog, the
+ * watchdog by the container runtime that started it (a JVM as PID 1 never
+ * reaps the children it adopts, which a double fork would leave it).
+ * Returns, in the child, the pipe's write end (>= 0), or -1 in the one
+ * process when it could not fork (it then runs without a watchdog). */
 int probe_watchdog_start(const jvm_proc *t, const char *dir);
 
-/* Tells the watchdog the probe cleaned up and lets it exit. */
+/* The worker pid a watchdog wrote into dir, 0 when none. */
+pid_t probe_worker_of(const char *dir);
+
+/* Tells the watchdog the probe cleaned up. */
 void probe_watchdog_done(int fd);
 
 #endif

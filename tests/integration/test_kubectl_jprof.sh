@@ -193,6 +193,8 @@ wait_for() {
     return 1
 }
 probe_running() { leftovers "$1" | grep -q 'jprof-probe-'; }
+zombies() { in_pod "$1" sh -c 'grep -l "^State:.*Z" /proc/[0-9]*/status' 2>/dev/null; }
+no_zombie() { [ -z "$(zombies "$1")" ]; }
 recording_running() { [ -n "$(recordings "$1")" ]; }
 clean() { [ -z "$(leftovers "$1")" ] && [ -z "$(recordings "$1")" ]; }
 
@@ -201,10 +203,13 @@ echo "--- the probe killed with SIGKILL mid-recording"
 cl=$!
 pids+=("$cl")
 if wait_for recording_running "$hot1"; then
-    ppid_ns=$(leftovers "$hot1" | sed -n 's/^jprof-probe-\([0-9]*\).*/\1/p' | head -1)
-    in_pod "$hot1" kill -9 "$ppid_ns"
+    # the probe that serves is the watchdog's child; its pid is in worker.pid
+    worker=$(in_pod "$hot1" sh -c 'cat /tmp/jprof-probe-*/worker.pid' 2>/dev/null | head -1)
+    in_pod "$hot1" kill -9 "$worker"
     wait_for clean "$hot1" && pass "probe SIGKILLed: its watchdog stopped the recording and removed its files" ||
         fail "after SIGKILL: left $(leftovers "$hot1") $(recordings "$hot1")"
+    wait_for no_zombie "$hot1" && pass "and reaped it: no zombie under the JVM (pid 1, which reaps nothing)" ||
+        fail "zombies in the pod: $(zombies "$hot1")"
     wait_for sh -c "! kill -0 $cl 2>/dev/null" && pass "the client ends when the probe dies" || fail "client hangs"
     grep -q "kubectl-jprof:" "$work/k1.out" && pass "the client says why: $(grep kubectl-jprof: "$work/k1.out" | tail -1 | cut -c1-100)" || fail "no message"
 else
@@ -379,5 +384,6 @@ fi
 
 for p in "$dl" "$hot1" "$hot2"; do
     [ -z "$(leftovers "$p")" ] || fail "pod pid $p: left $(leftovers "$p")"
+    no_zombie "$p" || fail "pod pid $p: zombies after every session: $(zombies "$p")"
 done
 summary "kubectl-jprof"

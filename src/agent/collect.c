@@ -374,6 +374,12 @@ static void take_snapshot(agent_target *t, const agent_collect_opts *o)
     }
     if (o->metrics)
         atomic_fetch_add(&o->metrics->snapshots_taken, 1);
+    /* the header's figures (process CPU since the previous snapshot, heap),
+     * which jprof-top -s and the page show for the pod */
+    jvm_procstat now;
+    jvm_procstat_read(&t->proc, NULL, &now);
+    jvm_procstat_to_snapshot(t->prev_snapshot ? &t->prev_stat : NULL, &now, snap);
+    t->prev_stat = now;
     jp_snapjson_target st = {.pid = (int)t->proc.pid,
                              .main_class = t->proc.main_class,
                              .user = t->proc.user,

@@ -2,6 +2,7 @@
 noinst_LIBRARIES += libjpjvm.a
 libjpjvm_a_SOURCES = \
 	src/jvm/proc.c src/jvm/proc.h \
+	src/jvm/procstat.c src/jvm/procstat.h \
 	src/jvm/username.c src/jvm/username.h \
 	src/jvm/attach.c src/jvm/attach.h \
 	src/jvm/cleanup.c src/jvm/cleanup.h \

@@ -81,6 +81,8 @@ jp_snapshot *jp_snapshot_new(const char *source)
     jp_snapshot *s = jp_xcalloc(1, sizeof *s);
     s->source = jp_snapshot_strdup(s, source ? source : "");
     s->uptime_ns = -1;
+    s->proc_cpu_ns = s->heap_used = s->heap_committed = -1;
+    s->proc_cpu_pct = -1;
     return s;
 }
 

@@ -122,6 +122,11 @@ typedef struct jp_snapshot {
     jp_jvm_deadlock *jvm_deadlocks;
     size_t njvm_deadlocks;
     bool truncated; /* a cap cut threads or frames */
+    /* the whole process, when the source read it (jvm/procstat.h): the CPU
+     * time of all its threads (ns), the percent of one core since the
+     * source's previous snapshot, the heap's used and committed bytes */
+    int64_t proc_cpu_ns, heap_used, heap_committed; /* -1 unknown */
+    double proc_cpu_pct;                            /* -1 unknown */
 
     size_t threads_alloc, deadlocks_alloc;
     struct jp_snap_arena *arena;

@@ -7,6 +7,7 @@ jprof_probe_SOURCES = src/probe/main.c \
 	src/probe/proto.c src/probe/proto.h \
 	src/probe/probe_profile.c src/probe/probe_profile.h \
 	src/probe/probe_fs.c src/probe/probe_fs.h \
+	src/probe/probe_reach.c src/probe/probe_reach.h \
 	src/probe/probe_dev.c src/probe/probe_dev.h \
 	src/probe/probe_username.c
 jprof_probe_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)

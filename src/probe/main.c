@@ -6,7 +6,6 @@
  * leaves nothing behind: on bye, end of input, SIGTERM/SIGINT/SIGHUP it
  * stops its recording and removes its files and directory; its watchdog
  * (the parent, which reaps it) does the same if it is killed with SIGKILL. */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -24,10 +23,12 @@
 #include "jvm/histogram.h"
 #include "jvm/jfc.h"
 #include "jvm/proc.h"
+#include "jvm/procstat.h"
 #include "jvm/snapshot_take.h"
 #include "probe/probe_dev.h"
 #include "probe/probe_fs.h"
 #include "probe/probe_profile.h"
+#include "probe/probe_reach.h"
 #include "probe/proto.h"
 #include "wire/batch.h"
 #include "wire/batch_json.h"
@@ -52,6 +53,8 @@ typedef struct probe {
     jp_error jvm_error; /* why there is no JVM */
     jvm_proc_list all;
     probe_profile prof;
+    jvm_procstat stat; /* the process figures at the previous snapshot */
+    bool have_stat;
     unsigned nbatch;
     bool out_broken;
 } probe;
@@ -132,50 +135,48 @@ static void parse_version(probe *p, const char *text)
     p->jdk_major = jvm_jdk_major(text);
 }
 
-/* The processes that look like java (comm or argv[0]) whose maps this user
- * may not read, as "pid 1 (java, uid 0)", into buf; false when none. A
- * JVM of another user is then there but out of reach, which is not the
- * same as no JVM at all. */
-static bool java_not_permitted(char *buf, size_t len)
+/* The JVM to serve: want, else pid 1 when it is one, else the first. */
+static pid_t pick_jvm(const jvm_proc_list *all, pid_t want)
 {
-    DIR *d = opendir("/proc");
-    if (!d)
-        return false;
-    size_t off = 0;
-    int found = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && off + 64 < len) {
-        char *end;
-        long pid = strtol(e->d_name, &end, 10);
-        if (*end || pid <= 0 || pid == getpid() || pid == getppid())
-            continue;
-        char path[64], comm[64] = "", status[4096];
-        snprintf(path, sizeof path, "/proc/%ld/comm", pid);
-        if (jvm_read_small_file(path, comm, sizeof comm) <= 0)
-            continue;
-        comm[strcspn(comm, "\n")] = '\0';
-        if (!strstr(comm, "java"))
-            continue;
-        jvm_proc t;
-        jp_error er;
-        jp_error_init(&er);
-        if (jvm_proc_read((pid_t)pid, &t, &er) != JP_ERR_PERMISSION)
-            continue;
-        snprintf(path, sizeof path, "/proc/%ld/status", pid);
-        long uid = -1;
-        if (jvm_read_small_file(path, status, sizeof status) > 0) {
-            const char *u = strstr(status, "\nUid:");
-            if (u)
-                uid = strtol(u + 5, NULL, 10);
-        }
-        int n = snprintf(buf + off, len - off, "%spid %ld (%s, uid %ld)", found ? ", " : "", pid,
-                         comm, uid);
-        if (n > 0 && (size_t)n < len - off)
-            off += (size_t)n;
-        found++;
+    if (want || !all->count)
+        return want;
+    for (size_t i = 0; i < all->count; i++)
+        if (all->items[i].pid == 1)
+            return 1;
+    return all->items[0].pid;
+}
+
+/* No JVM this user may inspect: as root, becomes the user of the first
+ * one out of reach (probe_reach.h) and looks again; else says why. */
+static pid_t reach_other_user(probe *p, pid_t want)
+{
+    probe_denied d[8];
+    size_t n = probe_unreachable_java(d, 8);
+    if (n == 0) {
+        jp_error_set(&p->jvm_error, JP_ERR_NOT_FOUND,
+                     "no Java virtual machine found in this container (/proc lists no "
+                     "process with libjvm.so mapped)");
+        return 0;
     }
-    closedir(d);
-    return found > 0;
+    size_t k = 0;
+    while (want && k + 1 < n && d[k].pid != want)
+        k++;
+    int rc = geteuid() == 0 ? probe_become(d[k].uid, d[k].gid, p->dir) : -EPERM;
+    if (rc == 0) {
+        fprintf(stderr, "jprof-probe: now uid %lu, gid %lu: the user of pid %d\n",
+                (unsigned long)d[k].uid, (unsigned long)d[k].gid, (int)d[k].pid);
+        jvm_proc_list_cleanup(&p->all);
+        if (jvm_proc_list_local(&p->all, &p->jvm_error) == JP_OK && p->all.count)
+            return pick_jvm(&p->all, want);
+    }
+    char denied[256];
+    probe_denied_format(d, n, denied, sizeof denied);
+    jp_error_set(&p->jvm_error, JP_ERR_PERMISSION,
+                 "user %lu is not permitted to inspect %s: a JVM of another user is reached as "
+                 "root with CAP_SETUID and CAP_SETGID, or with CAP_SYS_PTRACE%s%s",
+                 (unsigned long)geteuid(), denied, rc ? "; becoming its user failed: " : "",
+                 rc ? strerror(-rc) : "");
+    return 0;
 }
 
 static void find_jvm(probe *p, pid_t want)
@@ -183,27 +184,9 @@ static void find_jvm(probe *p, pid_t want)
     jp_error_init(&p->jvm_error);
     if (jvm_proc_list_local(&p->all, &p->jvm_error) != JP_OK)
         return;
-    pid_t pick = want;
-    if (!pick) {
-        for (size_t i = 0; i < p->all.count; i++)
-            if (p->all.items[i].pid == 1)
-                pick = 1;
-        if (!pick && p->all.count)
-            pick = p->all.items[0].pid;
-    }
-    if (!pick) {
-        char denied[256];
-        if (java_not_permitted(denied, sizeof denied))
-            jp_error_set(&p->jvm_error, JP_ERR_PERMISSION,
-                         "user %lu is not permitted to inspect %s: a JVM of another user is "
-                         "reached as root or with CAP_SYS_PTRACE",
-                         (unsigned long)geteuid(), denied);
-        else
-            jp_error_set(&p->jvm_error, JP_ERR_NOT_FOUND,
-                         "no Java virtual machine found in this container (/proc lists no "
-                         "process with libjvm.so mapped)");
+    pid_t pick = pick_jvm(&p->all, want);
+    if (!pick && !(pick = reach_other_user(p, want)))
         return;
-    }
     if (jvm_proc_open(pick, &p->jvm, &p->jvm_error) != JP_OK)
         return;
     jvm_reply r;
@@ -212,6 +195,10 @@ static void find_jvm(probe *p, pid_t want)
     parse_version(p, r.text);
     jvm_reply_cleanup(&r);
     p->have_jvm = true;
+    /* the first snapshot's CPU % counts from here */
+    p->stat.cpu_ns = jvm_proc_cpu_ns(p->jvm.pid);
+    p->stat.mono_ns = jp_time_mono_ns();
+    p->have_stat = p->stat.cpu_ns >= 0;
 }
 
 static json_t *jvm_json(const probe *p)
@@ -278,6 +265,12 @@ static void do_snapshot(probe *p, const probe_req *q)
         send_error(p, "snapshot", q->id, &err);
         return;
     }
+    /* the header's figures, as the pod's /proc and the JVM count them */
+    jvm_procstat now;
+    jvm_procstat_read(&p->jvm, NULL, &now);
+    jvm_procstat_to_snapshot(p->have_stat ? &p->stat : NULL, &now, s);
+    p->stat = now;
+    p->have_stat = true;
     jp_snapjson_target tg = {.pid = (int)p->jvm.pid,
                              .main_class = p->jvm.main_class,
                              .user = p->jvm.user,

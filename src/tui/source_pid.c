@@ -15,6 +15,7 @@
 #include "jvm/cleanup.h"
 #include "jvm/histogram.h"
 #include "jvm/jfc.h"
+#include "jvm/procstat.h"
 #include "model/units.h"
 #include "tui/lines.h"
 #include "tui/report_target.h"
@@ -42,124 +43,6 @@ static void parse_version(tui_target *l, const char *text)
     }
 }
 
-/* Finds "<word> <N>K" after `key` on a line; -1 when absent. */
-static int64_t kb_after(const char *line, size_t len, const char *key)
-{
-    size_t kl = strlen(key);
-    for (size_t i = 0; i + kl < len; i++) {
-        if (memcmp(line + i, key, kl) != 0)
-            continue;
-        char *end;
-        errno = 0;
-        long long v = strtoll(line + i + kl, &end, 10);
-        if (errno || end == line + i + kl || v < 0)
-            return -1;
-        switch (*end) {
-        case 'K':
-            return (int64_t)v << 10;
-        case 'M':
-            return (int64_t)v << 20;
-        case 'G':
-            return (int64_t)v << 30;
-        default:
-            return v;
-        }
-    }
-    return -1;
-}
-
-bool tui_pid_heap_parse(const char *text, char *buf, size_t len)
-{
-    /* One line per heap or generation, indented at most one space: G1
-     * "garbage-first heap total 65536K, used 24576K" (JDK 25: "total
-     * reserved NK, committed NK, used NK"), Serial/Parallel one per
-     * generation, ZGC "ZHeap used NM, capacity NM". Deeper lines are
-     * regions and spaces; Metaspace counts no heap. */
-    int64_t used = 0, total = 0;
-    bool found = false;
-    for (const char *p = text; *p;) {
-        size_t n = strcspn(p, "\n");
-        const char *q = p[0] == ' ' ? p + 1 : p;
-        bool top =
-            *q != ' ' && strncmp(q, "Metaspace", 9) != 0 && strncmp(q, "class space", 11) != 0;
-        if (top && n < 512) {
-            int64_t u = kb_after(p, n, "used ");
-            int64_t t = kb_after(p, n, "committed ");
-            if (t < 0)
-                t = kb_after(p, n, "total ");
-            if (t < 0)
-                t = kb_after(p, n, "capacity ");
-            if (t >= 0 && u >= 0) {
-                total += t;
-                used += u;
-                found = true;
-            }
-        }
-        p += n;
-        if (*p)
-            p++;
-    }
-    if (!found)
-        return false;
-    char ub[32], tb[32];
-    jp_format_bytes((uint64_t)used, ub, sizeof ub);
-    jp_format_bytes((uint64_t)total, tb, sizeof tb);
-    snprintf(buf, len, "%s of %s", ub, tb);
-    return true;
-}
-
-static void read_heap(tui_target *l)
-{
-    jvm_reply r;
-    jp_error e;
-    jp_error_init(&e);
-    if (jvm_jcmd(&l->proc, &l->attach, "GC.heap_info", &r, &e) != JP_OK)
-        return;
-    if (!tui_pid_heap_parse(r.text, l->heap, sizeof l->heap))
-        l->heap[0] = '\0';
-    jvm_reply_cleanup(&r);
-}
-
-/* utime + stime of the whole process, in clock ticks; -1 when unreadable. */
-static int64_t proc_ticks(pid_t pid)
-{
-    char path[64], buf[2048];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    if (jvm_read_small_file(path, buf, sizeof buf) <= 0)
-        return -1;
-    const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
-    if (!p)
-        return -1;
-    /* after ")": state(3) ppid pgrp session tty tpgid flags minflt cminflt
-     * majflt cmajflt utime(14) stime(15) */
-    int field = 2;
-    long long ut = -1, st = -1;
-    for (p++; *p && field < 15;) {
-        while (*p == ' ')
-            p++;
-        field++;
-        if (field == 14)
-            ut = strtoll(p, NULL, 10);
-        if (field == 15)
-            st = strtoll(p, NULL, 10);
-        while (*p && *p != ' ')
-            p++;
-    }
-    return ut >= 0 && st >= 0 ? (int64_t)(ut + st) : -1;
-}
-
-static void read_proc_cpu(tui_target *l)
-{
-    int64_t ticks = proc_ticks(l->proc.pid), now = jp_time_mono_ns();
-    long hz = sysconf(_SC_CLK_TCK);
-    if (ticks >= 0 && l->proc_ticks >= 0 && l->proc_ticks_mono && now > l->proc_ticks_mono &&
-        hz > 0)
-        l->proc_cpu_pct = 100.0 * ((double)(ticks - l->proc_ticks) / (double)hz) /
-                          ((double)(now - l->proc_ticks_mono) / 1e9);
-    l->proc_ticks = ticks;
-    l->proc_ticks_mono = now;
-}
-
 jp_err tui_pid_open(const tui_target_opts *o, tui_target **out, jp_error *err)
 {
     *out = NULL;
@@ -180,7 +63,7 @@ jp_err tui_pid_open(const tui_target_opts *o, tui_target **out, jp_error *err)
     }
     parse_version(l, r.text);
     jvm_reply_cleanup(&r);
-    read_proc_cpu(l);
+    jvm_procstat_read(&l->proc, &l->attach, &l->stat); /* CPU % from the first refresh */
     *out = l;
     return JP_OK;
 }
@@ -203,8 +86,11 @@ static jp_err pid_refresh(tui_target *l, jp_snapshot **out, jp_error *err)
         l->snap.source = JVM_SNAP_THREAD_PRINT;
     }
     l->snapshot_ms = ms_since(t0);
-    read_heap(l);
-    read_proc_cpu(l);
+    /* the header's figures, as the probe and the agent read them too */
+    jvm_procstat now;
+    jvm_procstat_read(&l->proc, &l->attach, &now);
+    jvm_procstat_to_snapshot(&l->stat, &now, *out);
+    l->stat = now;
     return JP_OK;
 }
 

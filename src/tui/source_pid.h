@@ -28,10 +28,6 @@
  * Errors carry a one-line message saying what to do. */
 jp_err tui_pid_open(const tui_target_opts *o, tui_target **out, jp_error *err);
 
-/* Parses GC.heap_info text into "used 24M of 64M" (exposed for tests);
- * false when nothing is recognised. */
-bool tui_pid_heap_parse(const char *text, char *buf, size_t len);
-
 /* The picker of the JVMs on this machine this user may attach to. */
 tui_picker *tui_picker_local(void);
 

@@ -6,6 +6,7 @@
 
 #include "base/timeutil.h"
 #include "base/xalloc.h"
+#include "model/units.h"
 
 void tui_target_opts_init(tui_target_opts *o)
 {
@@ -36,7 +37,7 @@ tui_target *tui_target_new(const tui_target_opts *o, const tui_source_ops *ops, 
     l->ops = ops;
     l->src = src;
     l->proc_cpu_pct = -1;
-    l->proc_ticks = -1;
+    l->stat.cpu_ns = -1;
     jvm_attach_opts_init(&l->attach);
     jvm_snap_opts_init(&l->snap);
     l->snap.source = o->source;
@@ -72,8 +73,24 @@ void tui_target_free(tui_target *l)
     free(l);
 }
 
+/* The header's process CPU and heap, from what the source read with the
+ * snapshot (jvm/procstat.h: the pid source, the probe in a pod, the agent
+ * through jprof-server); what it could not read stays as it was. */
+static void header_figures(tui_target *l, const jp_snapshot *s)
+{
+    if (s->proc_cpu_pct >= 0)
+        l->proc_cpu_pct = s->proc_cpu_pct;
+    if (s->heap_used >= 0 && s->heap_committed >= 0) {
+        char u[32], c[32];
+        jp_format_bytes((uint64_t)s->heap_used, u, sizeof u);
+        jp_format_bytes((uint64_t)s->heap_committed, c, sizeof c);
+        snprintf(l->heap, sizeof l->heap, "%s of %s", u, c);
+    }
+}
+
 void tui_target_accept(tui_target *l, jp_snapshot *s)
 {
+    header_figures(l, s);
     jp_snapshot_free(l->prev);
     /* CPU deltas only compare snapshots of one source. */
     if (l->cur && strcmp(l->cur->source, s->source) == 0) {

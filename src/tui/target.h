@@ -31,6 +31,7 @@
 #include "jvm/attach.h"
 #include "jvm/engine.h"
 #include "jvm/proc.h"
+#include "jvm/procstat.h"
 #include "jvm/snapshot_take.h"
 #include "model/analyze.h"
 #include "model/busy.h"
@@ -101,9 +102,9 @@ struct tui_target {
     size_t *blocks; /* per thread of cur: threads it blocks */
     size_t states[JP_TSTATE_COUNT];
     double proc_cpu_pct; /* process CPU since the last refresh, % of one core; -1 */
-    int64_t proc_ticks, proc_ticks_mono;
-    double cost_ms;     /* jprof's own time in the last refresh (attach + parse) */
-    double snapshot_ms; /* of which the thread snapshot */
+    jvm_procstat stat;   /* the pid source's last reading of the process */
+    double cost_ms;      /* jprof's own time in the last refresh (attach + parse) */
+    double snapshot_ms;  /* of which the thread snapshot */
     int64_t refreshed_mono;
     unsigned nrefresh;
     tui_target_prof prof;

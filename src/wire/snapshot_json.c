@@ -346,6 +346,21 @@ static json_t *threads_json(const jp_snapshot *cur, const jp_busy_list *bl,
     return a;
 }
 
+/* The process figures (model/snapshot.h); null where unknown. */
+static json_t *process_json(const jp_snapshot *s)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "cpu_pct",
+                        s->proc_cpu_pct >= 0 ? json_real(s->proc_cpu_pct) : json_null());
+    json_object_set_new(o, "cpu_ns",
+                        s->proc_cpu_ns >= 0 ? json_integer(s->proc_cpu_ns) : json_null());
+    json_object_set_new(o, "heap_used",
+                        s->heap_used >= 0 ? json_integer(s->heap_used) : json_null());
+    json_object_set_new(o, "heap_committed",
+                        s->heap_committed >= 0 ? json_integer(s->heap_committed) : json_null());
+    return o;
+}
+
 json_t *jp_snapshot_json(const jp_snapshot *cur, const jp_snapshot *prev,
                          const jp_snapjson_target *target, const jp_snapjson_opts *o)
 {
@@ -375,6 +390,7 @@ json_t *jp_snapshot_json(const jp_snapshot *cur, const jp_snapshot *prev,
                             ? json_integer(bl.interval_ns / 1000000)
                             : json_null());
     json_object_set_new(root, "truncated", json_boolean(cur->truncated));
+    json_object_set_new(root, "process", process_json(cur));
     size_t counts[JP_TSTATE_COUNT];
     jp_snapshot_count_states(cur, counts);
     json_t *states = json_object();
@@ -602,6 +618,17 @@ jp_snapshot *jp_snapshot_from_json(const json_t *obj)
     if (!taken || jp_rfc3339_parse(taken, &s->taken_ns, NULL) != JP_OK)
         s->taken_ns = 0;
     s->truncated = json_is_true(json_object_get(obj, "truncated"));
+    const json_t *proc = json_object_get(obj, "process");
+    if (json_is_object(proc)) {
+        const json_t *pct = json_object_get(proc, "cpu_pct");
+        s->proc_cpu_pct =
+            json_is_number(pct) && json_number_value(pct) >= 0 && json_number_value(pct) < 1e6
+                ? json_number_value(pct)
+                : -1;
+        s->proc_cpu_ns = dec_int(proc, "cpu_ns");
+        s->heap_used = dec_int(proc, "heap_used");
+        s->heap_committed = dec_int(proc, "heap_committed");
+    }
     size_t i;
     const json_t *t;
     json_array_foreach(threads, i, t)

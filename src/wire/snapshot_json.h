@@ -5,6 +5,8 @@
  *   { "target": {"pid", "main_class", "user", "jvm", "start"},
  *     "source": "helper" | "thread-print", "taken_at": RFC 3339,
  *     "interval_ms": ms since the previous snapshot or null, "truncated",
+ *     "process": {"cpu_pct" (of one core, since the source's previous snapshot),
+ *                 "cpu_ns", "heap_used", "heap_committed" (bytes)}  null where unknown,
  *     "states": {"RUNNABLE": n, ...},
  *     "threads": [ {"id", "native_id", "name", "daemon", "state", "state_detail",
  *                   "cpu_ns", "cpu_pct" (the busy ranking's figure), "cpu_confidence",

@@ -19,6 +19,7 @@
 #include "jvm/engine.h"
 #include "jvm/jfc.h"
 #include "jvm/proc.h"
+#include "jvm/procstat.h"
 #include "jvm/recorder.h"
 #include "jvm/targetfs.h"
 #include "jvm/snapshot_take.h"
@@ -433,9 +434,46 @@ static void test_engine_asprof_viewer_args(void **state)
     assert_int_equal(jvm_asprof_start_args(&w, "/f", NULL, buf, sizeof buf, NULL), JP_ERR_USAGE);
 }
 
+/* GC.heap_info of every collector: the heap lines summed, Metaspace not */
+static void test_heap_info_parse(void **state)
+{
+    (void)state;
+    int64_t u = -1, c = -1;
+    assert_true(jvm_heap_info_parse(
+        " garbage-first heap   total 65536K, used 24576K [0x00000000fc000000, 0x0)\n"
+        "  region size 1024K, 3 young (3072K), 0 survivors (0K)\n"
+        " Metaspace       used 1000K, committed 1200K, reserved 1114112K\n"
+        "  class space    used 90K, committed 192K, reserved 1048576K\n",
+        &u, &c));
+    assert_int_equal(u, 24576 << 10);
+    assert_int_equal(c, 65536 << 10);
+    /* JDK 25 G1 */
+    assert_true(jvm_heap_info_parse("garbage-first heap   total reserved 65536K, committed 32768K, "
+                                    "used 4096K [0x0, 0x1)\n region size 1024K\n",
+                                    &u, &c));
+    assert_int_equal(u, 4096 << 10);
+    assert_int_equal(c, 32768 << 10);
+    /* Serial: one line per generation */
+    assert_true(jvm_heap_info_parse(" def new generation   total 4928K, used 1024K [0x0)\n"
+                                    "  eden space 4416K,  23% used\n"
+                                    " tenured generation   total 10944K, used 1024K [0x0)\n",
+                                    &u, &c));
+    assert_int_equal(u, 2048 << 10);
+    assert_int_equal(c, (4928 + 10944) << 10);
+    assert_true(
+        jvm_heap_info_parse(" ZHeap           used 10M, capacity 64M, max capacity 64M\n", &u, &c));
+    assert_int_equal(u, 10 << 20);
+    assert_int_equal(c, 64 << 20);
+    assert_false(jvm_heap_info_parse("nothing we know\n", &u, &c));
+    assert_false(jvm_heap_info_parse("", &u, &c));
+    /* a number past any heap is refused, not wrapped */
+    assert_false(jvm_heap_info_parse(" ZHeap used 99999999999999999999M, capacity 64M\n", &u, &c));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_heap_info_parse),
         cmocka_unit_test(test_cmdline_main),
         cmocka_unit_test(test_engine_contract),
         cmocka_unit_test(test_engine_asprof_viewer_args),

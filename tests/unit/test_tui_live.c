@@ -159,35 +159,6 @@ static void test_exit_status(void **state)
     assert_int_equal(tui_exit_status(JP_ERR_USAGE), 2);
 }
 
-static void test_heap_parse(void **state)
-{
-    (void)state;
-    char buf[96];
-    assert_true(tui_pid_heap_parse(
-        " garbage-first heap   total 65536K, used 24576K [0x00000000fc000000, 0x0)\n"
-        "  region size 1024K, 3 young (3072K), 0 survivors (0K)\n"
-        " Metaspace       used 1000K, committed 1200K, reserved 1114112K\n"
-        "  class space    used 90K, committed 192K, reserved 1048576K\n",
-        buf, sizeof buf));
-    assert_string_equal(buf, "24 MB of 64 MB");
-    /* JDK 25 G1 */
-    assert_true(tui_pid_heap_parse("garbage-first heap   total reserved 65536K, committed 32768K, "
-                                   "used 4096K [0x0, 0x1)\n region size 1024K\n",
-                                   buf, sizeof buf));
-    assert_string_equal(buf, "4 MB of 32 MB");
-    /* Serial: one line per generation */
-    assert_true(tui_pid_heap_parse(" def new generation   total 4928K, used 1024K [0x0)\n"
-                                   "  eden space 4416K,  23% used\n"
-                                   " tenured generation   total 10944K, used 1024K [0x0)\n",
-                                   buf, sizeof buf));
-    assert_string_equal(buf, "2 MB of 15.5 MB");
-    assert_true(tui_pid_heap_parse(" ZHeap           used 10M, capacity 64M, max capacity 64M\n",
-                                   buf, sizeof buf));
-    assert_string_equal(buf, "10 MB of 64 MB");
-    assert_false(tui_pid_heap_parse("nothing we know\n", buf, sizeof buf));
-    assert_false(tui_pid_heap_parse("", buf, sizeof buf));
-}
-
 static void test_threads_screen(void **state)
 {
     (void)state;
@@ -503,11 +474,15 @@ static void test_help_and_tiny(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exit_status),    cmocka_unit_test(test_heap_parse),
-        cmocka_unit_test(test_threads_screen), cmocka_unit_test(test_hot_first_and_stack),
-        cmocka_unit_test(test_locks_screen),   cmocka_unit_test(test_deadlocks_screen),
-        cmocka_unit_test(test_help_and_tiny),  cmocka_unit_test(test_status_screen),
-        cmocka_unit_test(test_gc_screen),      cmocka_unit_test(test_gc_lines_of_both_sources),
+        cmocka_unit_test(test_exit_status),
+        cmocka_unit_test(test_threads_screen),
+        cmocka_unit_test(test_hot_first_and_stack),
+        cmocka_unit_test(test_locks_screen),
+        cmocka_unit_test(test_deadlocks_screen),
+        cmocka_unit_test(test_help_and_tiny),
+        cmocka_unit_test(test_status_screen),
+        cmocka_unit_test(test_gc_screen),
+        cmocka_unit_test(test_gc_lines_of_both_sources),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,16 +7,18 @@
  * with JP_ERR_TIMEOUT and a message naming the command, never hangs. The
  * global options (--context, --kubeconfig, -n) go to every call.
  *
- * A session: `kubectl exec -i POD -c C -- sh -c LOADER` where the loader
- * (a few lines of POSIX sh, kube_loader_script) makes a private directory
- * (mktemp -d under /tmp, else /dev/shm when /tmp is read-only or noexec),
- * reads the probe's size line and that many bytes of stdin into it, checks
- * that it runs, and execs it; the rest of stdin/stdout is the protocol. The
- * client sends nothing after the probe's bytes until the probe's hello
- * arrives, so the loader can never read protocol bytes as part of the
- * binary. A container without sh fails with JP_ERR_UNSUPPORTED and a
- * message giving the `kubectl debug` command that would work (attempted
- * when kube_opts.debug is set).
+ * A session: `kubectl exec -i POD -c C -- sh -c LOADER sh [PID]` where the
+ * loader (a few lines of POSIX sh, kube_loader_script) makes a private
+ * directory where this user may write and a program may run (mktemp -d
+ * under /tmp, /dev/shm, /var/tmp, $HOME, else another writable mount not
+ * mounted noexec), reads the probe's size line and that many bytes of
+ * stdin into it, checks that it runs, and execs it; the rest of
+ * stdin/stdout is the protocol. The client sends nothing after the probe's
+ * bytes until the probe's hello arrives, so the loader can never read
+ * protocol bytes as part of the binary. Where exec cannot run the probe
+ * (no sh, no such directory) the session takes the kubectl debug route
+ * when asked (kube_opts.debug), else fails naming the cause and the
+ * command that works.
  *
  * Results are the model types the local-pid source gives: jp_snapshot
  * (model/snapshot.h, rebuilt with wire/snapshot_json.h) and jp_profile
@@ -44,9 +46,12 @@
 #include "model/snapshot.h"
 
 #define KUBE_DEFAULT_TIMEOUT_NS (30LL * 1000000000LL)
-#define KUBE_OUTPUT_MAX (64u << 20)                       /* bytes of one kubectl call's stdout */
-#define KUBE_REPLY_MAX (256u << 20)                       /* bytes of one probe reply line */
-#define KUBE_DEFAULT_IMAGE "jprof/jprof:" PACKAGE_VERSION /* has jprof-probe on its PATH */
+#define KUBE_OUTPUT_MAX (64u << 20) /* bytes of one kubectl call's stdout */
+#define KUBE_REPLY_MAX (256u << 20) /* bytes of one probe reply line */
+/* The securityContext of the debug route's custom profile: root, which
+ * reaches a JVM of any user with the SYS_PTRACE of --profile=general. */
+#define KUBE_DEBUG_CUSTOM "{\"securityContext\":{\"runAsUser\":0,\"runAsNonRoot\":false}}"
+#define KUBE_HELLO_JVMS 8 /* JVMs of a container the hello names */
 
 typedef struct kube_opts {
     const char *kubectl;    /* NULL: $KUBECTL, else "kubectl" */
@@ -55,12 +60,24 @@ typedef struct kube_opts {
     const char *ns;         /* -n, or NULL (kubectl's current namespace) */
     int64_t timeout_ns;     /* each kubectl call and each probe answer; 0 = default 30 s */
     const char *probe;      /* the jprof-probe binary; NULL: kube_probe_find */
-    bool debug;             /* no sh in the container: try kubectl debug */
-    const char *image;      /* image for kubectl debug; NULL: KUBE_DEFAULT_IMAGE */
+    bool debug;             /* exec impossible: take the kubectl debug route */
+    const char *image;      /* image for kubectl debug; NULL: kube_default_image() */
     bool verbose;           /* log kubectl command lines to stderr */
+    int jvm_pid;            /* the JVM in the container (its pid there); 0: the probe picks */
+    const char *command;    /* the front end's command line, for "this works: CMD
+                             * --debug-image IMAGE" in messages; NULL: the kubectl
+                             * debug command itself */
 } kube_opts;
 
 void kube_opts_init(kube_opts *o);
+
+/* "PROG ARG..." for a message a user can paste: argv[1..] after prog,
+ * each argument that is not a plain word in single quotes. */
+void kube_command_line(const char *prog, int argc, char *const *argv, char *buf, size_t len);
+
+/* jprof's own image, which has jprof-probe on its PATH: jprof/jprof:TAG,
+ * TAG the version as scripts/build-images spells a tag (no '+'). Static. */
+const char *kube_default_image(void);
 
 /* Runs `kubectl GLOBAL-OPTIONS args...` (args NULL-terminated), stdin from
  * /dev/null, stdout into out (capped at KUBE_OUTPUT_MAX). A non-zero exit
@@ -99,16 +116,32 @@ typedef struct kube_hello {
     int64_t jvm_start_ns;
     int64_t jvm_uptime_ns; /* at the hello */
     char error[512];       /* why there is no JVM, "" when there is one */
+    jp_err error_code;     /* and its code: NOT_JVM, PERMISSION (one is there, out of reach) */
+    struct {
+        int pid;
+        char main_class[128];
+    } jvms[KUBE_HELLO_JVMS]; /* every JVM the probe saw in the container */
+    size_t njvms;
 } kube_hello;
+
+/* The JVMs of the hello's container other than the one served, as "pid 7
+ * live.Deadlocks (--pid 7 picks it), ..."; returns how many. */
+size_t kube_hello_others(const kube_hello *h, char *buf, size_t len);
 
 typedef struct kube_session kube_session;
 
 /* Streams the probe into container (NULL: the pod's first container that
  * runs a JVM, asking each container's probe in turn) of pod, waits for its
- * hello. Fails with JP_ERR_NOT_JVM when no container runs a JVM,
- * JP_ERR_UNSUPPORTED when the container has no sh (message: the kubectl
- * debug command), JP_ERR_TIMEOUT, or kubectl's error. `p` (may be NULL)
- * names the containers to try when container is NULL. */
+ * hello. When kubectl exec cannot run it there (no sh; no directory both
+ * writable and not noexec) and o->debug is set, takes the kubectl debug
+ * route: an ephemeral container from o->image sharing the container's
+ * process namespace, as root (custom profile KUBE_DEBUG_CUSTOM) unless the
+ * pod names its user. Fails with JP_ERR_NOT_JVM when no container runs a
+ * JVM, JP_ERR_PERMISSION when one does but is out of the probe's reach,
+ * JP_ERR_UNSUPPORTED when the probe cannot run (the message names the
+ * cause and the command that works), JP_ERR_TIMEOUT, or kubectl's error.
+ * `p` (may be NULL) names the containers to try when container is NULL
+ * and whether the pod names its user. */
 jp_err kube_session_open(const kube_opts *o, const char *pod, const char *container,
                          const jp_pod *p, kube_session **out, jp_error *err);
 

@@ -1,5 +1,6 @@
 #include "kube/kube_int.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -213,18 +214,42 @@ int kube_child_finish(kube_child *c, int64_t timeout_ns)
     return status;
 }
 
-jp_err kube_child_error(const kube_child *c, int status, const char *what, jp_error *err)
+/* [start, end) of the last non-empty line of t before end */
+static size_t last_line(const char *t, size_t end, size_t *start)
 {
-    /* the last non-empty line */
-    const char *t = c->errtext;
-    size_t end = c->errlen;
     while (end && (t[end - 1] == '\n' || t[end - 1] == ' ' || t[end - 1] == '\r'))
         end--;
-    size_t start = end;
-    while (start && t[start - 1] != '\n')
-        start--;
-    char msg[400];
-    snprintf(msg, sizeof msg, "%.*s", (int)(end - start), t + start);
+    size_t b = end;
+    while (b && t[b - 1] != '\n')
+        b--;
+    *start = b;
+    return end;
+}
+
+void kube_child_message(const kube_child *c, char *buf, size_t len)
+{
+    size_t start, end = last_line(c->errtext, c->errlen, &start);
+    snprintf(buf, len, "%.*s", (int)(end - start), c->errtext + start);
+    /* kubectl ends a failed exec with its own line, "command terminated
+     * with exit code N": the reason is the probe's or its loader's line */
+    if (strncmp(buf, "command terminated", 18) != 0)
+        return;
+    size_t e = start, b;
+    while (e && (e = last_line(c->errtext, e, &b)) > 0) {
+        if (memmem(c->errtext + b, e - b, "jprof-probe", 11)) {
+            char tail[64];
+            snprintf(tail, sizeof tail, "%s", buf);
+            snprintf(buf, len, "%.*s (%s)", (int)(e - b), c->errtext + b, tail);
+            return;
+        }
+        e = b;
+    }
+}
+
+jp_err kube_child_error(const kube_child *c, int status, const char *what, jp_error *err)
+{
+    char msg[600];
+    kube_child_message(c, msg, sizeof msg);
     jp_err code = JP_ERR_PROTOCOL;
     if (strstr(c->errtext, "Forbidden") || strstr(c->errtext, "forbidden"))
         code = JP_ERR_PERMISSION;
@@ -282,4 +307,62 @@ jp_err kube_run(const kube_opts *o, const char *const *args, jp_strbuf *out, jp_
     if (status != 0)
         return kube_child_error(&c, status, what, err);
     return JP_OK;
+}
+
+/* Appends c to buf (len bytes, *off used), keeping it NUL-terminated;
+ * false once it is full. */
+static bool put(char *buf, size_t len, size_t *off, char c)
+{
+    if (*off + 1 >= len)
+        return false;
+    buf[(*off)++] = c;
+    buf[*off] = '\0';
+    return true;
+}
+
+void kube_command_line(const char *prog, int argc, char *const *argv, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (const char *p = prog; *p; p++)
+        put(buf, len, &off, *p);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        /* plain words as they are, anything else in single quotes */
+        bool plain = *a != '\0';
+        for (const char *p = a; *p; p++)
+            if (!isalnum((unsigned char)*p) && !strchr("-_./=:,@%+", *p))
+                plain = false;
+        put(buf, len, &off, ' ');
+        if (!plain)
+            put(buf, len, &off, '\'');
+        for (const char *p = a; *p; p++) {
+            if (*p == '\'' && !plain) { /* ' -> '\'' */
+                put(buf, len, &off, '\'');
+                put(buf, len, &off, '\\');
+                put(buf, len, &off, '\'');
+            }
+            put(buf, len, &off, *p);
+        }
+        if (!plain)
+            put(buf, len, &off, '\'');
+    }
+}
+
+size_t kube_hello_others(const kube_hello *h, char *buf, size_t len)
+{
+    size_t n = 0, off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < h->njvms; i++) {
+        if (h->jvms[i].pid == h->jvm_pid)
+            continue;
+        int w = snprintf(buf + off, len - off, "%spid %d %s (--pid %d picks it)", n ? ", " : "",
+                         h->jvms[i].pid, h->jvms[i].main_class[0] ? h->jvms[i].main_class : "?",
+                         h->jvms[i].pid);
+        n++;
+        if (w < 0 || (size_t)w >= len - off)
+            break;
+        off += (size_t)w;
+    }
+    return n;
 }

@@ -30,8 +30,13 @@ void kube_child_drain_stderr(kube_child *c);
  * does not. Closes the fds. Returns the exit status, 128+signal, or -1. */
 int kube_child_finish(kube_child *c, int64_t timeout_ns);
 
-/* kubectl's message (the last non-empty stderr line, trimmed) and the error
- * code it implies. */
+/* What kubectl said, for a message: its last non-empty stderr line,
+ * trimmed, or when that is kubectl's "command terminated with exit code
+ * N", the last line of jprof-probe or its loader before it with that line
+ * in parentheses. */
+void kube_child_message(const kube_child *c, char *buf, size_t len);
+
+/* kubectl's message (kube_child_message) and the error code it implies. */
 jp_err kube_child_error(const kube_child *c, int status, const char *what, jp_error *err);
 
 /* "kubectl get pods ..." for messages. */

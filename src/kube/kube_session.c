@@ -1,5 +1,6 @@
 #include "kube/kube_int.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -35,26 +36,36 @@ struct kube_session {
 
 /* POSIX sh, busybox ash and dash alike. The probe's pid is the shell's $$
  * (exec), which names the directory so a later probe can tell a leftover
- * from a live one (src/probe/probe_fs.h). */
+ * from a live one (src/probe/probe_fs.h). The directory: the first place
+ * where this user may write and a program may run - /tmp, /dev/shm,
+ * /var/tmp, $HOME, then any other writable mount not mounted noexec (an
+ * emptyDir of the pod's) - each tried with a two-line script; the reason
+ * each was refused goes into exit 92's message. $1, when given, is the
+ * JVM's pid for the probe's --pid. */
 static const char loader[] =
     "umask 077; IFS= read -r n || exit 90\n"
     "case $n in ''|*[!0-9]*) echo \"jprof-probe loader: expected the probe size, got '$n'\" >&2; "
     "exit 91;; esac\n"
-    "d=\n"
-    "for b in /tmp /dev/shm; do\n"
-    "t=$(mktemp -d \"$b/jprof-probe-$$.XXXXXX\" 2>/dev/null) || { t=$b/jprof-probe-$$; "
-    "mkdir \"$t\" 2>/dev/null || continue; }\n"
+    "d= why=\n"
+    "try() { case $1 in ''|/|*' '*) return 1;; esac; [ -d \"$1\" ] || return 1\n"
+    "t=$(mktemp -d \"$1/jprof-probe-$$.XXXXXX\" 2>/dev/null) || { t=$1/jprof-probe-$$; "
+    "mkdir \"$t\" 2>/dev/null || { why=\"$why $1 (not writable)\"; return 1; }; }\n"
     "printf '#!/bin/sh\\nexit 0\\n' >\"$t/x\" && chmod 700 \"$t/x\" && \"$t/x\" 2>/dev/null && "
-    "rm -f \"$t/x\" && d=$t && break\n"
-    "rm -rf \"$t\"; done\n"
-    "[ -n \"$d\" ] || { echo \"jprof-probe loader: no directory where a program may run (/tmp "
-    "and /dev/shm are read-only or noexec)\" >&2; exit 92; }\n"
+    "rm -f \"$t/x\" && d=$t && return 0\n"
+    "why=\"$why $1 (noexec)\"; rm -rf \"$t\"; return 1; }\n"
+    "for b in /tmp /dev/shm /var/tmp \"$HOME\"; do try \"$b\" && break; done\n"
+    "[ -n \"$d\" ] || while read -r _ m _ o _; do case \",$o,\" in *,ro,*|*,noexec,*) continue;; "
+    "esac; case $m in /|/tmp|/dev/shm|/var/tmp|/proc*|/sys*|/dev|/dev/*|/etc/*) continue;; esac; "
+    "try \"$m\" && break; done </proc/self/mounts\n"
+    "[ -n \"$d\" ] || { echo \"jprof-probe loader: no directory where a program may run: "
+    "tried$why\" "
+    ">&2; exit 92; }\n"
     "if command -v head >/dev/null 2>&1; then head -c \"$n\" >\"$d/jprof-probe\"; "
     "else dd bs=1 count=\"$n\" of=\"$d/jprof-probe\" 2>/dev/null; fi\n"
     "chmod 700 \"$d/jprof-probe\" && \"$d/jprof-probe\" --version >/dev/null 2>&1 || { "
     "echo \"jprof-probe loader: the probe does not run here (received $(wc -c <\"$d/jprof-probe\" "
     "2>/dev/null) of $n bytes; another CPU architecture?)\" >&2; rm -rf \"$d\"; exit 93; }\n"
-    "exec \"$d/jprof-probe\" --dir \"$d\"\n";
+    "exec \"$d/jprof-probe\" --dir \"$d\" ${1:+--pid \"$1\"}\n";
 
 const char *kube_loader_script(void)
 {
@@ -259,6 +270,19 @@ static void hello_decode(const json_t *j, kube_hello *h)
         h->jvm_uptime_ns = json_integer_value(json_object_get(jvm, "uptime_ns"));
     }
     snprintf(h->error, sizeof h->error, "%s", json_string_value(json_object_get(j, "error")) ?: "");
+    json_int_t code = json_integer_value(json_object_get(j, "error_code"));
+    h->error_code = code > 0 && code < JP_ERR__COUNT ? (jp_err)code : JP_ERR_NOT_JVM;
+    size_t i;
+    const json_t *e;
+    json_array_foreach(json_object_get(j, "jvms"), i, e)
+    {
+        if (h->njvms == KUBE_HELLO_JVMS)
+            break;
+        h->jvms[h->njvms].pid = (int)json_integer_value(json_object_get(e, "pid"));
+        snprintf(h->jvms[h->njvms].main_class, sizeof h->jvms[0].main_class, "%s",
+                 json_string_value(json_object_get(e, "main_class")) ?: "");
+        h->njvms++;
+    }
 }
 
 static bool no_shell(const kube_child *c)
@@ -267,13 +291,45 @@ static bool no_shell(const kube_child *c)
            (strstr(c->errtext, "not found") || strstr(c->errtext, "no such file"));
 }
 
+const char *kube_default_image(void)
+{
+    /* an image tag allows [A-Za-z0-9_.-] only, as scripts/build-images
+     * spells it: 0.1.0-dev.82+gHASH -> jprof/jprof:0.1.0-dev.82-gHASH */
+    static char ref[128];
+    if (!ref[0]) {
+        int n = snprintf(ref, sizeof ref, "jprof/jprof:%s", PACKAGE_VERSION);
+        for (int i = (int)strlen("jprof/jprof:"); i < n && ref[i]; i++)
+            if (!isalnum((unsigned char)ref[i]) && !strchr("_.-", ref[i]))
+                ref[i] = '-';
+    }
+    return ref;
+}
+
+static const char *debug_image(const kube_opts *o)
+{
+    return o->image ? o->image : kube_default_image();
+}
+
+/* The kubectl debug route by hand: an ephemeral container from jprof's
+ * image, as root (the pod may run as any user) with SYS_PTRACE. */
 static void debug_command(const kube_session *s, char *buf, size_t len)
 {
     snprintf(buf, len,
-             "kubectl debug%s%s %s -it --profile=general --target=%s --image=%s -- jprof-probe",
+             "echo '" KUBE_DEBUG_CUSTOM "' >jprof-debug.json && kubectl debug%s%s %s -i "
+             "--profile=general --custom=jprof-debug.json --target=%s --image=%s -- jprof-probe",
              s->opts.ns ? " -n " : "", s->opts.ns ? s->opts.ns : "", s->pod,
-             s->container[0] ? s->container : "CONTAINER",
-             s->opts.image ? s->opts.image : KUBE_DEFAULT_IMAGE);
+             s->container[0] ? s->container : "CONTAINER", debug_image(&s->opts));
+}
+
+/* What works instead, for a message: the front end's own command with
+ * --debug-image (jprof then takes the kubectl debug route itself), or
+ * when it took it already or has no command line, that route by hand. */
+static void working_command(const kube_session *s, char *buf, size_t len)
+{
+    if (s->opts.command && !s->opts.debug)
+        snprintf(buf, len, "%s --debug-image %s", s->opts.command, debug_image(&s->opts));
+    else
+        debug_command(s, buf, len);
 }
 
 static jp_err read_probe(const char *path, char **data, size_t *len, jp_error *err)
@@ -315,23 +371,108 @@ static jp_err wait_hello(kube_session *s, int64_t deadline, jp_error *err)
     return JP_OK;
 }
 
-/* kubectl debug: an ephemeral container from jprof's image, sharing the
- * target's process namespace; its jprof-probe reaches the JVM through /proc. */
-static jp_err open_debug(kube_session *s, int64_t t0, jp_error *err)
+/* The custom profile of the debug route (kubectl 1.30 and later): root,
+ * where the pod does not name a user of its own. */
+static bool write_custom(char *path, size_t len)
 {
-    char target[300], image[300];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, len, "%s/jprof-debug.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return false;
+    ssize_t w = write(fd, KUBE_DEBUG_CUSTOM "\n", sizeof KUBE_DEBUG_CUSTOM);
+    close(fd);
+    if (w != (ssize_t)sizeof KUBE_DEBUG_CUSTOM) {
+        unlink(path);
+        return false;
+    }
+    return true;
+}
+
+static jp_err spawn_debug(kube_session *s, const char *custom, jp_error *err)
+{
+    char target[300], image[300], cflag[300], pid[32];
     snprintf(target, sizeof target, "--target=%s", s->container);
-    snprintf(image, sizeof image, "--image=%s", s->opts.image ? s->opts.image : KUBE_DEFAULT_IMAGE);
-    const char *args[] = {"debug", s->pod, "-i", "--quiet",     "--profile=general",
-                          target,  image,  "--", "jprof-probe", NULL};
+    snprintf(image, sizeof image, "--image=%s", debug_image(&s->opts));
+    snprintf(cflag, sizeof cflag, "--custom=%s", custom ? custom : "");
+    snprintf(pid, sizeof pid, "%d", s->opts.jvm_pid);
+    const char *args[14] = {"debug", s->pod, "-i", "--quiet", "--profile=general", target, image};
+    size_t n = 7;
+    if (custom)
+        args[n++] = cflag;
+    args[n++] = "--";
+    args[n++] = "jprof-probe";
+    if (s->opts.jvm_pid > 0) {
+        args[n++] = "--pid";
+        args[n++] = pid;
+    }
+    memset(&s->c, 0, sizeof s->c);
+    s->len = s->off = 0;
     jp_err rc = kube_child_spawn(&s->opts, args, true, &s->c, err);
     if (rc != JP_OK)
         return rc;
-    rc = wait_hello(s, t0 + 2 * kube_timeout(&s->opts), err);
+    /* what the probe prints before kubectl attaches goes to the container's
+     * log, its first hello too: ask for one */
+    static const char hello[] = "{\"op\":\"hello\"}\n";
+    return write_all(s, hello, sizeof hello - 1, jp_time_mono_ns() + kube_timeout(&s->opts), err);
+}
+
+/* kubectl debug: an ephemeral container from jprof's image, sharing the
+ * target's process namespace; its jprof-probe reaches the JVM through
+ * /proc. As root with SYS_PTRACE unless the pod names its user (then the
+ * container runs as that user, the JVM's); a kubectl without --custom is
+ * asked again without it. */
+static jp_err open_debug(kube_session *s, bool pod_sets_user, int64_t t0, jp_error *err)
+{
+    char custom[512];
+    bool root = !pod_sets_user && write_custom(custom, sizeof custom);
+    jp_err rc = spawn_debug(s, root ? custom : NULL, err);
+    if (rc == JP_OK)
+        rc = wait_hello(s, t0 + 2 * kube_timeout(&s->opts), err);
+    if (rc != JP_OK && root && strstr(s->c.errtext, "--custom")) {
+        kube_child_finish(&s->c, 0);
+        jp_error_init(err);
+        rc = spawn_debug(s, NULL, err);
+        if (rc == JP_OK)
+            rc = wait_hello(s, t0 + 2 * kube_timeout(&s->opts), err);
+    }
+    if (root)
+        unlink(custom);
+    if (rc == JP_OK && !s->hello.has_jvm)
+        rc = jp_error_set(err, s->hello.error_code, "%s", s->hello.error);
     return rc;
 }
 
-static jp_err open_one(const kube_opts *o, const char *pod, const char *container,
+/* The probe cannot run in the container through kubectl exec (no sh, no
+ * directory where a program may run): the debug route when asked for,
+ * else the cause and what works. */
+static jp_err exec_impossible(kube_session *s, const jp_pod *p, bool nosh, int64_t t0,
+                              jp_error *err)
+{
+    char cause[600] = "has no shell (sh), which the probe's loader needs";
+    if (!nosh) {
+        char line[512];
+        kube_child_message(&s->c, line, sizeof line);
+        snprintf(cause, sizeof cause, "cannot run the probe: %s", line);
+    }
+    kube_child_finish(&s->c, 0);
+    jp_error why;
+    jp_error_init(&why);
+    if (s->opts.debug && s->container[0]) {
+        if (open_debug(s, p && p->sets_user, t0, &why) == JP_OK)
+            return JP_OK;
+        kube_child_finish(&s->c, 0);
+    }
+    char cmd[1024];
+    working_command(s, cmd, sizeof cmd);
+    return jp_error_set(err, why.code == JP_ERR_PERMISSION ? JP_ERR_PERMISSION : JP_ERR_UNSUPPORTED,
+                        "pod %s, container %s %s%s%s; this works: %s", s->pod,
+                        s->container[0] ? s->container : "(default)", cause,
+                        why.code != JP_OK ? "; kubectl debug failed too: " : "",
+                        why.code != JP_OK ? why.msg : "", cmd);
+}
+
+static jp_err open_one(const kube_opts *o, const char *pod, const char *container, const jp_pod *p,
                        const char *probe_bytes, size_t probe_len, kube_session **out, jp_error *err)
 {
     kube_session *s = jp_xcalloc(1, sizeof *s);
@@ -339,40 +480,34 @@ static jp_err open_one(const kube_opts *o, const char *pod, const char *containe
     snprintf(s->pod, sizeof s->pod, "%s", pod);
     snprintf(s->container, sizeof s->container, "%s", container ? container : "");
     int64_t t0 = jp_time_mono_ns();
-    const char *args_c[] = {"exec", "-i", pod, "-c", s->container, "--", "sh", "-c", loader, NULL};
-    const char *args_nc[] = {"exec", "-i", pod, "--", "sh", "-c", loader, NULL};
-    jp_err rc = kube_child_spawn(o, container ? args_c : args_nc, true, &s->c, err);
+    char pid[32] = "";
+    if (o->jvm_pid > 0)
+        snprintf(pid, sizeof pid, "%d", o->jvm_pid);
+    /* sh -c LOADER sh [PID]: $1 is the JVM's pid for the probe's --pid */
+    const char *args[14] = {"exec", "-i", pod};
+    size_t n = 3;
+    if (container) {
+        args[n++] = "-c";
+        args[n++] = s->container;
+    }
+    const char *tail[] = {"--", "sh", "-c", loader, "sh", pid[0] ? pid : NULL, NULL};
+    for (size_t i = 0; tail[i]; i++)
+        args[n++] = tail[i];
+    args[n] = NULL;
+    jp_err rc = kube_child_spawn(o, args, true, &s->c, err);
     int64_t deadline = t0 + kube_timeout(o);
     /* the hello is the loader's signal that it consumed exactly the probe */
     if (rc == JP_OK)
         rc = write_all(s, probe_bytes, probe_len, deadline, err);
     if (rc == JP_OK)
         rc = wait_hello(s, deadline, err);
-    if (rc != JP_OK && no_shell(&s->c)) {
-        char cmd[700];
-        debug_command(s, cmd, sizeof cmd);
-        kube_child_finish(&s->c, 0);
-        jp_error why;
-        jp_error_init(&why);
-        if (o->debug && container) {
-            memset(&s->c, 0, sizeof s->c);
-            s->len = s->off = 0;
-            if (open_debug(s, t0, &why) == JP_OK)
-                goto opened;
-            kube_child_finish(&s->c, 0);
-        }
-        rc = jp_error_set(err, JP_ERR_UNSUPPORTED,
-                          "pod %s, container %s has no shell (sh), which the probe's loader "
-                          "needs%s%s; this would work: %s",
-                          pod, container ? container : "(default)",
-                          why.code != JP_OK ? "; kubectl debug failed too: " : "",
-                          why.code != JP_OK ? why.msg : "", cmd);
-    }
+    bool nosh = rc != JP_OK && no_shell(&s->c);
+    if (rc != JP_OK && (nosh || strstr(s->c.errtext, "no directory where a program may run")))
+        rc = exec_impossible(s, p, nosh, t0, err);
     if (rc != JP_OK) {
         kube_session_close(s);
         return rc;
     }
-opened:
     s->open_ms = (double)(jp_time_mono_ns() - t0) / 1e6;
     *out = s;
     return JP_OK;
@@ -392,7 +527,7 @@ jp_err kube_session_open(const kube_opts *o, const char *pod, const char *contai
     if ((rc = read_probe(path, &bytes, &len, err)) != JP_OK)
         return rc;
     if (container || !p || p->ncontainers == 0) {
-        rc = open_one(o, pod, container, bytes, len, out, err);
+        rc = open_one(o, pod, container, p, bytes, len, out, err);
         free(bytes);
         return rc;
     }
@@ -404,13 +539,15 @@ jp_err kube_session_open(const kube_opts *o, const char *pod, const char *contai
         kube_session *s = NULL;
         jp_error e;
         jp_error_init(&e);
-        jp_err r = open_one(o, pod, p->containers[i].name, bytes, len, &s, &e);
+        jp_err r = open_one(o, pod, p->containers[i].name, p, bytes, len, &s, &e);
         if (r == JP_OK && s->hello.has_jvm) {
             *out = s;
             rc = JP_OK;
             break;
         }
         const char *why = r == JP_OK ? s->hello.error : e.msg;
+        if (r == JP_OK)
+            r = s->hello.error_code; /* PERMISSION: a JVM is there, out of reach */
         int n = snprintf(tried + off, sizeof tried - off, "%s%s: %s", off ? "; " : "",
                          p->containers[i].name, why);
         if (n > 0 && (size_t)n < sizeof tried - off)

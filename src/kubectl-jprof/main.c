@@ -55,8 +55,10 @@ static void usage(FILE *f)
             "\n"
             "options: -n/--namespace NS, --context CTX, --kubeconfig FILE (passed to every\n"
             "kubectl call; KUBECTL names the kubectl binary), -s/--service SVC, -c/--container C,\n"
-            "--timeout 30s (each kubectl call), --probe FILE, --debug-image IMAGE (kubectl debug\n"
-            "fallback when the container has no sh), -v/--verbose, -h/--help, -V/--version.\n"
+            "--timeout 30s (each kubectl call), --probe FILE, --debug-image IMAGE (the kubectl\n"
+            "debug route where kubectl exec cannot run the probe: no sh, /tmp noexec),\n"
+            "--pid PID (the JVM, when a container runs more than one), -v/--verbose,\n"
+            "-h/--help, -V/--version.\n"
             "See kubectl-jprof(1).\n");
 }
 
@@ -148,6 +150,19 @@ static int print_answer(const plugin_args *a, const jp_pod *p, const kube_sessio
     return rc == JP_OK ? PLUGIN_EXIT_OK : PLUGIN_EXIT_ERROR;
 }
 
+/* A container may run more than one JVM: the answer is about one of them,
+ * the others are named with the option that picks each. */
+static void other_jvms(const jp_pod *p, kube_session *s)
+{
+    const kube_hello *h = kube_session_hello(s);
+    char others[1024];
+    if (kube_hello_others(h, others, sizeof others))
+        fprintf(stderr,
+                "kubectl-jprof: pod %s, container %s runs %zu JVMs; this is pid %d %s; the "
+                "others: %s\n",
+                p->name, kube_session_container(s), h->njvms, h->jvm_pid, h->main_class, others);
+}
+
 static int snapshot_pod(const plugin_args *a, const jp_pod *p, bool several)
 {
     jp_error err;
@@ -160,6 +175,7 @@ static int snapshot_pod(const plugin_args *a, const jp_pod *p, bool several)
     if (tui_kubectl_open(&a->kube, p->name, a->container, p, &o, &l, &err) != JP_OK)
         return plugin_fail(&err);
     kube_session *s = tui_kubectl_session(l);
+    other_jvms(p, s);
     int status = PLUGIN_EXIT_OK;
     /* threads ranks by CPU: two snapshots an interval apart */
     int n = strcmp(a->cmd, "threads") == 0 ? 2 : 1;
@@ -252,6 +268,7 @@ static int cmd_flame(const plugin_args *a)
         status = plugin_fail(&err);
         goto done;
     }
+    other_jvms(&pods.items[0], s);
     jp_profile *prof = NULL;
     if (kube_session_profile_start(s, 1u << kind, a->interval_ns, a->duration_ns + JP_NS_PER_SEC,
                                    &err) != JP_OK) {
@@ -343,6 +360,13 @@ static int cmd_top(const plugin_args *a)
         argv[n++] = "--pod", argv[n++] = a->pod;
     if (a->container)
         argv[n++] = "-c", argv[n++] = a->container;
+    if (a->kube.debug)
+        argv[n++] = "--debug-image", argv[n++] = a->kube.image;
+    char pid[24];
+    if (a->kube.jvm_pid > 0) {
+        snprintf(pid, sizeof pid, "%d", a->kube.jvm_pid);
+        argv[n++] = "--pid", argv[n++] = pid;
+    }
     if (a->server)
         argv[n++] = "--server", argv[n++] = a->server;
     else
@@ -374,6 +398,7 @@ enum {
     OPT_TIMEOUT,
     OPT_PROBE,
     OPT_IMAGE,
+    OPT_PID,
     OPT_INTERVAL,
     OPT_SERVER,
     OPT_POD,
@@ -399,6 +424,7 @@ static int parse_args(int argc, char **argv, plugin_args *a)
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"probe", required_argument, NULL, OPT_PROBE},
         {"debug-image", required_argument, NULL, OPT_IMAGE},
+        {"pid", required_argument, NULL, OPT_PID},
         {"interval", required_argument, NULL, OPT_INTERVAL},
         {"server", required_argument, NULL, OPT_SERVER},
         {"pod", required_argument, NULL, OPT_POD},
@@ -472,6 +498,16 @@ static int parse_args(int argc, char **argv, plugin_args *a)
             a->kube.image = optarg;
             a->kube.debug = true;
             break;
+        case OPT_PID: {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v <= 0 || v > 4194304) {
+                fprintf(stderr, "kubectl-jprof: --pid %s: not a process id\n", optarg);
+                return PLUGIN_EXIT_USAGE;
+            }
+            a->kube.jvm_pid = (int)v;
+            break;
+        }
         case OPT_SERVER:
             a->server = optarg;
             break;
@@ -523,6 +559,9 @@ static int parse_args(int argc, char **argv, plugin_args *a)
         usage(stderr);
         return PLUGIN_EXIT_USAGE;
     }
+    /* the command a message's "this works:" repeats with --debug-image */
+    kube_command_line("kubectl jprof", argc, argv, a->command_line, sizeof a->command_line);
+    a->kube.command = a->command_line;
     return PLUGIN_EXIT_OK;
 }
 

@@ -29,6 +29,7 @@ typedef struct plugin_args {
     bool workload;
     const char *server;
     kube_opts kube;
+    char command_line[1024]; /* as typed, for "this works:" in messages */
 } plugin_args;
 
 /* The pods named by -s SVC or POD (out initialised by the caller). */

@@ -70,11 +70,11 @@ json_t *tui_report_target_json(const tui_target *l)
         jo.busy = &l->busy; /* the source's own snapshot evidence */
     jo.now_ns = jp_time_now_ns();
     json_t *j = jp_snapshot_json(l->cur, l->prev, &tg, &jo);
-    json_t *proc = json_object();
+    /* the snapshot's process figures (bytes), with the header's words */
+    json_t *proc = json_object_get(j, "process");
     json_object_set_new(proc, "cpu_pct",
                         l->proc_cpu_pct >= 0 ? json_real(l->proc_cpu_pct) : json_null());
     json_object_set_new(proc, "heap", l->heap[0] ? json_string(l->heap) : json_null());
-    json_object_set_new(j, "process", proc);
     json_t *cost = json_object();
     json_object_set_new(cost, "refresh_ms", json_real(l->cost_ms));
     json_object_set_new(cost, "snapshot_ms", json_real(l->snapshot_ms));
@@ -342,6 +342,10 @@ int tui_batch_kubectl(const tui_server_args *a, const kube_opts *ko, jp_pod_list
         jp_error_init(&err);
         tui_target *l = NULL;
         jp_err rc = tui_kubectl_open(ko, p->name, a->container, p, o, &l, &err);
+        char others[1024];
+        if (rc == JP_OK && tui_kubectl_others(l, others, sizeof others))
+            fprintf(stderr, "jprof-top: pod %s: this is pid %d %s; other JVMs: %s\n", p->name,
+                    (int)l->proc.pid, l->proc.main_class, others);
         if (rc == JP_OK)
             rc = tui_target_refresh(l, &err);
         if (rc == JP_OK) {

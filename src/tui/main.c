@@ -39,6 +39,10 @@ static int kubectl_main(const tui_server_args *a)
     ko.ns = a->ro.ns;
     ko.context = a->context;
     ko.kubeconfig = a->kubeconfig;
+    ko.image = a->debug_image;
+    ko.debug = a->debug_image != NULL;
+    ko.jvm_pid = a->jvm_pid;
+    ko.command = a->command_line;
     tui_target_opts o;
     tui_target_opts_init(&o);
     if (a->interval_ns > 0)

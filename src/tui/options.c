@@ -14,6 +14,7 @@
 #include "base/timeutil.h"
 #include "jfr/jfr.h"
 #include "jvm/snapshot_take.h"
+#include "kube/kube.h"
 #include "model/diff.h"
 #include "model/profile.h"
 #include "tui/exit.h"
@@ -457,6 +458,8 @@ enum {
     OPT_BASE_TO,
     OPT_BASE_POD,
     OPT_R_NORMALIZE,
+    OPT_DEBUG_IMAGE,
+    OPT_JVM_PID,
 };
 
 static const struct option remote_options[] = {
@@ -477,6 +480,8 @@ static const struct option remote_options[] = {
     {"base-to", required_argument, NULL, OPT_BASE_TO},
     {"base-pod", required_argument, NULL, OPT_BASE_POD},
     {"normalize", required_argument, NULL, OPT_R_NORMALIZE},
+    {"debug-image", required_argument, NULL, OPT_DEBUG_IMAGE},
+    {"pid", required_argument, NULL, OPT_JVM_PID},
     TUI_COMMON_OPTIONS,
     {NULL, 0, NULL, 0},
 };
@@ -542,6 +547,10 @@ static void server_usage(void)
           "                         kubectl: passed to every kubectl call ($KUBECTL\n"
           "                         names another kubectl binary)\n"
           "      --window SECONDS   kubectl: the Flame screen's window (default 30)\n"
+          "      --debug-image IMAGE  kubectl: where kubectl exec cannot run the probe (no\n"
+          "                         sh, /tmp noexec), an ephemeral debug container from\n"
+          "                         IMAGE (jprof's own) sharing the pod's processes\n"
+          "      --pid PID          kubectl: the JVM, when a container runs more than one\n"
           "  -b, --batch            print instead of the interactive view\n"
           "  -f, --format FMT       text (default), json, or gc (GC pauses, heap and\n"
           "                         allocation rate over --from/--to); with --event:\n"
@@ -599,6 +608,17 @@ static int server_parse_opt(int c, tui_server_args *a)
     case OPT_KUBECONFIG:
         a->kubeconfig = optarg;
         return -1;
+    case OPT_DEBUG_IMAGE:
+        a->debug_image = optarg;
+        return -1;
+    case OPT_JVM_PID: {
+        char *end;
+        long v = strtol(optarg, &end, 10);
+        if (*end || v <= 0 || v > 4194304)
+            return tui_usage_error("--pid: '%s' is not a process id", optarg);
+        a->jvm_pid = (int)v;
+        return -1;
+    }
     case OPT_R_WINDOW: {
         jp_error err;
         jp_error_init(&err);
@@ -715,9 +735,9 @@ static int server_check_args(tui_server_args *a)
 {
     if (tui_server_args_kubectl(a))
         return check_kubectl_args(a);
-    if (a->container || a->context || a->kubeconfig || a->window_ns)
-        return tui_usage_error("%s", "-c, --context, --kubeconfig and --window are for "
-                                     "kubectl (--via kubectl)");
+    if (a->container || a->context || a->kubeconfig || a->window_ns || a->debug_image || a->jvm_pid)
+        return tui_usage_error("%s", "-c, --context, --kubeconfig, --window, --debug-image and "
+                                     "--pid are for kubectl (--via kubectl)");
     if (!a->ro.ns || !*a->ro.ns || !a->ro.svc || !*a->ro.svc)
         return tui_usage_error("%s", "the remote view needs both -n NAMESPACE and -s SERVICE");
     if (a->has_format && !a->batch)
@@ -792,6 +812,7 @@ int tui_server_args_parse(int argc, char **argv, tui_server_args *a)
     }
     if (optind < argc)
         return tui_usage_error("unexpected argument '%s'", argv[optind]);
+    kube_command_line("jprof-top", argc, argv, a->command_line, sizeof a->command_line);
     if (a->range != 1 && !a->bo.from && a->batch && a->bo.has_kind) {
         static char from[16];
         snprintf(from, sizeof from, "-%s", tui_range_names[a->range]);

@@ -118,6 +118,9 @@ typedef enum via { VIA_AUTO = 0, VIA_SERVER, VIA_KUBECTL } via;
 typedef struct tui_server_args {
     via via;
     const char *container, *context, *kubeconfig;
+    const char *debug_image; /* kubectl: the debug route's image */
+    int jvm_pid;             /* kubectl: the JVM in the container; 0 the probe picks */
+    char command_line[1024]; /* as typed, for "this works:" in kubectl messages */
     int64_t window_ns;
     tui_client_opts ro;
     tui_server_batch_opts bo;

@@ -131,9 +131,25 @@ static jp_err k_heap(tui_target *l, bool all, jp_error *err)
     return rc;
 }
 
+/* The container's other JVMs, when it runs more than one. */
+static void k_status(const tui_target *l, tui_lines *ls)
+{
+    char others[1024];
+    if (kube_hello_others(kube_session_hello(ctx_of(l)->s), others, sizeof others))
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "other JVMs in the container: %s", others);
+}
+
+size_t tui_kubectl_others(const tui_target *l, char *buf, size_t len)
+{
+    kube_session *s = tui_kubectl_session(l);
+    buf[0] = '\0';
+    return s ? kube_hello_others(kube_session_hello(s), buf, len) : 0;
+}
+
 static const tui_source_ops kubectl_ops = {
     .name = "kubectl",
     .heap = k_heap,
+    .status = k_status,
     .gc = k_gc,
     .refresh = k_refresh,
     .prof_start = k_prof_start,
@@ -153,7 +169,7 @@ jp_err tui_kubectl_open(const kube_opts *ko, const char *pod, const char *contai
         return rc;
     const kube_hello *h = kube_session_hello(s);
     if (!h->has_jvm) {
-        rc = jp_error_set(err, JP_ERR_NOT_JVM, "pod %s, container %s: no JVM to inspect%s%s", pod,
+        rc = jp_error_set(err, h->error_code, "pod %s, container %s: no JVM to inspect%s%s", pod,
                           kube_session_container(s), h->error[0] ? ": " : "", h->error);
         kube_session_close(s);
         return rc;

@@ -32,4 +32,8 @@ kube_session *tui_kubectl_session(const tui_target *l);
 tui_picker *tui_picker_kubectl(const kube_opts *ko, const char *service, const char *container,
                                jp_pod_list *pods);
 
+/* The JVMs of the target's container other than its own, as
+ * kube_hello_others writes them; returns how many. */
+size_t tui_kubectl_others(const tui_target *l, char *buf, size_t len);
+
 #endif

@@ -185,6 +185,9 @@ static jp_err dec_pod(dec *d, json_t *o, jp_pod *p)
         return dec_fail(d, JP_ERR_FORMAT, "metadata", "uid, name and namespace are required");
     if (json_is_object(spec) && (rc = dec_str(d, spec, "nodeName", "spec.nodeName", &p->node)))
         return rc;
+    json_t *sc = json_is_object(spec) ? json_object_get(spec, "securityContext") : NULL;
+    p->sets_user = json_is_object(sc) && (json_is_integer(json_object_get(sc, "runAsUser")) ||
+                                          json_is_true(json_object_get(sc, "runAsNonRoot")));
     if (json_is_object(status) && ((rc = dec_str(d, status, "phase", "status.phase", &p->phase)) ||
                                    (rc = dec_statuses(d, status, "containerStatuses", p)) ||
                                    (rc = dec_statuses(d, status, "initContainerStatuses", p))))
@@ -404,6 +407,7 @@ void jp_pod_copy(jp_pod *dst, const jp_pod *src)
         dst->containers[i].id = dup0(src->containers[i].id);
     }
     dst->ncontainers = src->ncontainers;
+    dst->sets_user = src->sets_user;
 }
 
 const char *jp_pod_container_id_strip(const char *s)

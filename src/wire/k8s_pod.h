@@ -42,6 +42,9 @@ typedef struct jp_pod {
     size_t nann;
     jp_pod_container containers[JP_POD_CONTAINERS_MAX];
     size_t ncontainers;
+    /* the pod-level securityContext names a user (runAsUser, or
+     * runAsNonRoot): an ephemeral container then runs as that user too */
+    bool sets_user;
 } jp_pod;
 
 void jp_pod_cleanup(jp_pod *p);

@@ -24,6 +24,7 @@ It binds 127.0.0.1 only, prints a banner saying it is a fake, and checks
 `Authorization: Bearer TOKEN` when --token is given (401 otherwise).
 
 Usage: fake-k8s-api.py [--port N] [--port-file F] [--token T]
+                       [--tls-cert PEM --tls-key PEM]  (HTTPS, as in a cluster)
 """
 import argparse
 import json
@@ -209,12 +210,22 @@ def main():
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--port-file")
     ap.add_argument("--token")
+    ap.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
+    ap.add_argument("--tls-key", help="... and this key (PEM)")
     a = ap.parse_args()
     TOKEN = a.token
     srv = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
     srv.daemon_threads = True
+    if a.tls_cert:
+        # an in-cluster client speaks only HTTPS, checked against the
+        # service account's ca.crt
+        import ssl
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(a.tls_cert, a.tls_key)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     port = srv.server_address[1]
-    print("%s on 127.0.0.1:%d" % (BANNER, port), file=sys.stderr, flush=True)
+    print("%s on %s://127.0.0.1:%d" % (BANNER, "https" if a.tls_cert else "http", port),
+          file=sys.stderr, flush=True)
     if a.port_file:
         with open(a.port_file + ".tmp", "w") as f:
             f.write("%d\n" % port)

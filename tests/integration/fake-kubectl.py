@@ -1,17 +1,41 @@
 #!/usr/bin/env python3
 """fake-kubectl.py - a FAKE kubectl for jprof's tests. No API server and no
 cluster run here: this script answers the handful of kubectl commands
-kubectl-jprof uses from a state directory ($FAKE_KUBE_DIR/state.json), and
-maps `kubectl exec` onto local JVMs that the test started in their own pid
-and mount namespaces (nsenter -t HOSTPID -p -m), the way a container runtime
-would. `exec` relays stdin/stdout through pipes, so killing this process
-closes the probe's input as a real kubectl's dying stream would.
+jprof uses from a state directory ($FAKE_KUBE_DIR/state.json). The
+containers behind its pods are of two kinds:
 
-state.json: {"pods": [{"name", "namespace", "labels", "annotations", "node",
-  "owner": "ReplicaSet/x-5d8f7", "containers": [{"name", "pid", "nosh"}]}],
-  "services": [{"name", "namespace", "selector"}], "patches": [...]}
-A container with "nosh": true answers exec of sh the way a runtime does for
-an image without a shell. `debug` is refused (no ephemeral containers here).
+  {"name", "pid", "nosh"}  a local process in its own pid and mount
+      namespaces, which `exec` enters with nsenter -t PID -p -m (stdin and
+      stdout relayed through pipes, so killing this process closes the
+      probe's input as a real kubectl's dying stream would); "nosh": true
+      answers exec of sh the way a runtime does for an image without one;
+  {"name", "ctr"}  a REAL container that podman runs with runc
+      (tests/integration/pods.sh), where user, capability, seccomp,
+      read-only root and mount isolation are the kernel's. podman runs with
+      the containers.conf and storage.conf the environment names.
+
+For real containers it behaves the way a cluster does where podman would
+differ:
+  exec -i POD [-c C] -- CMD...   podman exec -i; a non-zero exit ends with
+      kubectl's own last line, "command terminated with exit code N"
+  debug POD -i [--quiet] --profile=general --target=C --image=I [--custom=F]
+        [-c NAME] -- CMD...
+      an ephemeral container sharing the target's pid namespace (--pid
+      container:X), as the pod-level runAsUser, else the custom profile's
+      securityContext.runAsUser, else the image's user; profile general
+      adds SYS_PTRACE, which (as in Kubernetes, unlike podman) a non-root
+      user does not get. It is started, then attached to, as kubectl does:
+      what it prints before the attach is not seen. It stays in the pod's
+      spec (ephemeralContainers), its process does not.
+  cp POD:PATH DEST | SRC POD:PATH  through tar in the container, as kubectl
+      does (a container without tar cannot be copied from or to)
+  get pods: containerStatuses carry the real container ids.
+For local processes `debug` and `cp` are refused.
+
+state.json: {"pods": [{"name", "namespace", "uid", "labels", "annotations",
+  "node", "owner": "ReplicaSet/x-5d8f7", "run_as_user": the pod-level uid or
+  null, "containers": [...]}], "services": [{"name", "namespace",
+  "selector"}], "patches": [...]}
 Every call is appended to $FAKE_KUBE_DIR/calls.log (global options included).
 """
 import fcntl
@@ -42,20 +66,50 @@ def save(state):
     os.replace(tmp, STATE)
 
 
+def change(fn):
+    """fn(state) under the state's lock, then saved."""
+    with open(STATE + ".lock", "a") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        state = load()
+        fn(state)
+        save(state)
+
+
+def podman(*args, **kw):
+    return subprocess.run(["podman"] + list(args), **kw)
+
+
+def container_id(c):
+    """A container's id in containerStatuses: the real one for a podman
+    container, a made-up one for a local process."""
+    if "ctr" not in c:
+        return "fake%d" % c["pid"]
+    r = podman("inspect", "--format", "{{.Id}}", c["ctr"], capture_output=True, text=True)
+    return r.stdout.strip() if r.returncode == 0 else ""
+
+
 def pod_json(p):
     owner = p.get("owner")
-    meta = {"name": p["name"], "namespace": p["namespace"], "uid": "uid-" + p["name"],
+    meta = {"name": p["name"], "namespace": p["namespace"], "uid": p.get("uid", "uid-" + p["name"]),
             "resourceVersion": "1", "labels": p.get("labels", {}),
             "annotations": p.get("annotations", {})}
     if owner:
         kind, name = owner.split("/", 1)
         meta["ownerReferences"] = [{"kind": kind, "name": name, "controller": True}]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
-            "spec": {"nodeName": p.get("node", "fake-node"),
-                     "containers": [{"name": c["name"]} for c in p["containers"]]},
+    spec = {"nodeName": p.get("node", "fake-node"),
+            "containers": [{"name": c["name"]} for c in p["containers"]]}
+    if p.get("run_as_user") is not None:
+        spec["securityContext"] = {"runAsUser": p["run_as_user"]}
+    eph = p.get("ephemeral", [])
+    if eph:
+        spec["ephemeralContainers"] = [{"name": e["name"], "image": e["image"],
+                                        "targetContainerName": e["target"]} for e in eph]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec,
             "status": {"phase": "Running", "containerStatuses": [
-                {"name": c["name"], "containerID": "containerd://fake%d" % c["pid"],
-                 "ready": True, "restartCount": 0} for c in p["containers"]]}}
+                {"name": c["name"], "containerID": "containerd://" + container_id(c),
+                 "ready": True, "restartCount": 0} for c in p["containers"]],
+                "ephemeralContainerStatuses": [
+                    {"name": e["name"], "state": {"terminated": {}}} for e in eph]}}
 
 
 def match(labels, sel):
@@ -149,12 +203,9 @@ def exec_(args, ns):
             pod = args[i]
             i += 1
     cmd = args[i + 1:]
-    p = find_pod(load(), ns, pod)
-    c = p["containers"][0]
-    if container:
-        c = next((x for x in p["containers"] if x["name"] == container), None)
-        if not c:
-            die('error: container %s is not valid for pod %s' % (container, pod))
+    c = find_container(find_pod(load(), ns, pod), container, pod)
+    if "ctr" in c:
+        return exec_podman(c, cmd)
     if c.get("nosh") and cmd and cmd[0] == "sh":
         die('error: Internal error occurred: error executing command in container: failed to '
             'exec in container: OCI runtime exec failed: exec failed: unable to start container '
@@ -167,31 +218,131 @@ def exec_(args, ns):
     return child.wait()
 
 
-def annotate(args, ns):
-    state = load()
-    i = 0
-    kind = name = None
-    changes = []
-    while i < len(args):
+def find_container(p, name, pod):
+    if not name:
+        return p["containers"][0]
+    for c in p["containers"]:
+        if c["name"] == name:
+            return c
+    die('error: container %s is not valid for pod %s' % (name, pod))
+
+
+def exec_podman(c, cmd):
+    """podman exec -i, stdin and stdout straight through; stderr as it
+    comes, podman's own errors in kubectl's words."""
+    child = subprocess.Popen(["podman", "exec", "-i", c["ctr"]] + cmd, stderr=subprocess.PIPE)
+    held = []  # podman's own "Error: ..." lines
+    for line in child.stderr:
+        text = line.decode(errors="replace")
+        if text.startswith("Error: "):
+            held.append(text)
+        else:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+    rc = child.wait()
+    if held and rc in (125, 126, 127):
+        # the runtime refused the command (no such program)
+        die("error: Internal error occurred: error executing command in container: failed to "
+            "exec in container: OCI runtime exec failed: " + held[-1][7:].strip(), 1)
+    sys.stderr.write("".join(held))
+    if rc != 0:
+        die("command terminated with exit code %d" % rc, rc)
+    return 0
+
+
+def image_user(image):
+    r = podman("image", "inspect", "--format", "{{.Config.User}}", image,
+               capture_output=True, text=True)
+    user = r.stdout.strip().split(":")[0] if r.returncode == 0 else ""
+    return int(user) if user.isdigit() else 0
+
+
+def debug(args, ns):
+    opts = {"profile": "legacy", "image": None, "target": None, "custom": None, "name": None}
+    pod, quiet, i = None, False, 0
+    while i < len(args) and args[i] != "--":
         a = args[i]
-        if a == "--overwrite":
-            pass
-        elif kind is None:
-            kind = a
-        elif name is None:
-            name = a
+        key, eq, val = a.lstrip("-").partition("=")
+        if a in ("-i", "--stdin", "-t", "--tty", "-it"):
+            i += 1
+        elif a in ("-q", "--quiet"):
+            quiet, i = True, i + 1
+        elif a in ("-c", "--container"):
+            opts["name"], i = args[i + 1], i + 2
+        elif a.startswith("--") and key in opts:
+            if eq:
+                opts[key], i = val, i + 1
+            else:
+                opts[key], i = args[i + 1], i + 2
+        elif a.startswith("-"):
+            die("error: unknown flag: %s" % a)
         else:
-            changes.append(a)
-        i += 1
-    p = find_pod(state, ns, name)
-    ann = p.setdefault("annotations", {})
-    for ch in changes:
-        if ch.endswith("-") and "=" not in ch:
-            ann.pop(ch[:-1], None)
-        else:
-            k, _, v = ch.partition("=")
-            ann[k] = v
-    save(state)
+            pod, i = a, i + 1
+    cmd = args[i + 1:]
+    if not opts["image"]:
+        die("error: --image is required")
+    p = find_pod(load(), ns, pod)
+    target = find_container(p, opts["target"], pod)
+    if "ctr" not in target:
+        die("error: ephemeral containers are not available for this pod's FAKE containers (no "
+            "API server runs here)")
+    # the ephemeral container's user: pod-level securityContext, else the
+    # custom profile's, else the image's (profiles never set one)
+    custom = {}
+    if opts["custom"]:
+        with open(opts["custom"]) as f:
+            custom = json.load(f).get("securityContext", {})
+    uid = p.get("run_as_user")
+    if custom.get("runAsUser") is not None:
+        uid = custom["runAsUser"]
+    check = podman("image", "exists", opts["image"], capture_output=True)
+    if check.returncode != 0:
+        die('error: ephemeral container "debugger": image "%s": %s' % (
+            opts["image"], "invalid reference format" if "+" in opts["image"] or
+            opts["image"] != opts["image"].lower() else "ErrImagePull (not in this node's store)"))
+    if uid is None:
+        uid = image_user(opts["image"])
+    name = opts["name"] or "debugger-%s" % os.urandom(3).hex()
+    ctr = "%s-%s" % (target["ctr"], name)
+    run = ["podman", "run", "-d", "-i", "--name", ctr, "--pid", "container:" + target["ctr"],
+           "--network", "container:" + target["ctr"], "--user", "%d:%d" % (uid, uid)]
+    # Kubernetes puts added capabilities in the bounding set only: a non-root
+    # user gets none of them (podman would give them ambiently)
+    caps = list(custom.get("capabilities", {}).get("add", []))
+    if opts["profile"] == "general":
+        caps.append("SYS_PTRACE")
+    if uid == 0:
+        for cap in caps:
+            run += ["--cap-add", cap]
+    r = subprocess.run(run + [opts["image"]] + cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        die("error: ephemeral container %s did not start: %s" % (name, r.stderr.strip()))
+
+    change(lambda s: find_pod(s, ns, pod).setdefault("ephemeral", []).append(
+        {"name": name, "image": opts["image"], "target": target["name"], "ctr": ctr}))
+    if not quiet:
+        sys.stderr.write("Defaulting debug container name to %s.\n" % name)
+    att = subprocess.run(["podman", "attach", "--sig-proxy=false", ctr])
+    w = podman("wait", ctr, capture_output=True, text=True)
+    code = int(w.stdout.strip() or att.returncode or 0)
+    # an ephemeral container stays in the pod's spec; its process is gone
+    podman("rm", "-f", "-t", "0", ctr, capture_output=True)
+    return code
+
+
+def annotate(args, ns):
+    words = [a for a in args if a != "--overwrite"]
+    name, changes = words[1], words[2:]
+
+    def apply(state):
+        ann = find_pod(state, ns, name).setdefault("annotations", {})
+        for ch in changes:
+            if ch.endswith("-") and "=" not in ch:
+                ann.pop(ch[:-1], None)
+            else:
+                k, _, v = ch.partition("=")
+                ann[k] = v
+    change(apply)
     print("pod/%s annotated" % name)
     return 0
 
@@ -206,8 +357,48 @@ def patch(args, ns):
     return 0
 
 
-HELP = ("FAKE kubectl for jprof's tests: no API server runs here. It answers get pods/service "
-        "-o json, exec -i, annotate and patch from $FAKE_KUBE_DIR/state.json.")
+def cp(args, ns):
+    container = None
+    paths = []
+    i = 0
+    while i < len(args):
+        if args[i] in ("-c", "--container"):
+            container, i = args[i + 1], i + 2
+        else:
+            paths.append(args[i])
+            i += 1
+    src, dst = paths
+    state = load()
+    if ":" in src:
+        pod, _, path = src.partition(":")
+        c = find_container(find_pod(state, ns, pod), container, pod)
+        if "ctr" not in c:
+            die("error: cp is not available for this pod's FAKE containers")
+        r = subprocess.run(["podman", "exec", c["ctr"], "tar", "cf", "-", "-C",
+                            os.path.dirname(path) or "/", os.path.basename(path)],
+                           capture_output=True)
+        if r.returncode != 0:
+            die("error: %s" % r.stderr.decode(errors="replace").strip())
+        os.makedirs(dst if os.path.isdir(dst) else os.path.dirname(dst) or ".", exist_ok=True)
+        subprocess.run(["tar", "xf", "-", "-C", dst if os.path.isdir(dst) else
+                        os.path.dirname(dst) or "."], input=r.stdout, check=True)
+        return 0
+    pod, _, path = dst.partition(":")
+    c = find_container(find_pod(state, ns, pod), container, pod)
+    if "ctr" not in c:
+        die("error: cp is not available for this pod's FAKE containers")
+    data = subprocess.run(["tar", "cf", "-", "-C", os.path.dirname(src) or ".",
+                           os.path.basename(src)], capture_output=True, check=True).stdout
+    r = subprocess.run(["podman", "exec", "-i", c["ctr"], "tar", "xf", "-", "-C", path],
+                       input=data, capture_output=True)
+    if r.returncode != 0:
+        die("error: %s" % r.stderr.decode(errors="replace").strip())
+    return 0
+
+
+HELP = ("FAKE kubectl for jprof's tests: a FAKE API (no API server runs here). It answers get "
+        "pods/service -o json, exec -i, debug --target --profile=general, annotate, patch and "
+        "cp from $FAKE_KUBE_DIR/state.json, over local processes or REAL podman containers.")
 
 
 def main():
@@ -244,8 +435,9 @@ def main():
     if verb == "patch":
         return patch(args, ns)
     if verb == "debug":
-        die("error: ephemeral containers are not available from this FAKE kubectl (no API "
-            "server runs here)")
+        return debug(args, ns)
+    if verb == "cp":
+        return cp(args, ns)
     die("error: the FAKE kubectl does not implement %s" % verb)
 
 

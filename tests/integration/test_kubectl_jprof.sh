@@ -178,8 +178,8 @@ flame_has top "$work/hot.top" && pass "flame -o top" || fail "flame -o top" "$(c
 echo "--- a container without sh"
 "$plugin" -n shop threads nosh-1 >"$work/nosh.out" 2>&1
 st=$?
-[ "$st" != 0 ] && grep -q 'has no shell (sh)' "$work/nosh.out" && grep -q 'kubectl debug -n shop nosh-1' "$work/nosh.out" &&
-    pass "no sh: a clear message and the kubectl debug command (exit $st)" || fail "no sh" "$(cat "$work/nosh.out")"
+[ "$st" != 0 ] && grep -q 'has no shell (sh)' "$work/nosh.out" && grep -q 'this works: kubectl jprof -n shop threads nosh-1 --debug-image [a-z]' "$work/nosh.out" &&
+    pass "no sh: a clear message and the command that works (--debug-image; exit $st)" || fail "no sh" "$(cat "$work/nosh.out")"
 "$plugin" -n shop threads nosh-1 -c distroless --debug-image jprof/jprof:test >"$work/nosh2.out" 2>&1
 grep -q 'kubectl debug failed too' "$work/nosh2.out" && grep -q '"debug",' "$work/calls.log" &&
     pass "no sh with --debug-image: kubectl debug attempted, its failure reported" || fail "debug fallback" "$(cat "$work/nosh2.out")"

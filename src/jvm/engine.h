@@ -10,7 +10,7 @@
  * `load <lib> true <args>`). Everything an engine knows - its command
  * lines, its log lines, the files it leaves in the target, the session
  * marker - stays in those files. jprof-agent (agent/collect.c),
- * jprof-top's local-pid source (tui/live.c) and jprof-probe call only the
+ * jprof-top's local-pid source (tui/source_pid.c) and jprof-probe call only the
  * functions below. A new engine is a new engine_*.c with its ops table.
  *
  * Two roles, chosen when the engine is made:

@@ -63,7 +63,7 @@ json_t *tui_batch_server_json(tui_client *r, const char *pod)
                      gc_json(r, pod));
 }
 
-/* --format gc: the lines of the GC screen (tui/gc_report.h) over the range,
+/* --format gc: the lines of the GC screen (tui/report_gc.h) over the range,
  * with the service's top allocators when it has allocation profiles. */
 static int gc_view(tui_client *r, const tui_server_batch_opts *o, FILE *out, FILE *errout)
 {

@@ -2,7 +2,7 @@
  *
  * Screens render into a canvas instead of calling curses, so rendering is a
  * pure function of a view's state and can be checked by unit tests without a
- * terminal; src/tui/screen.c copies the canvas to the terminal. Every cell
+ * terminal; terminal.c copies the canvas to the terminal. Every cell
  * holds one code point that occupies exactly one column (wide or
  * non-printable characters are replaced by '?').
  *
@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* What a cell looks like; screen.c maps each style to colours. */
+/* What a cell looks like; terminal.c maps each style to colours. */
 typedef enum tui_style {
     TUI_STYLE_NORMAL = 0,
     TUI_STYLE_TITLE,     /* header line */

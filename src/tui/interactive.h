@@ -22,7 +22,7 @@ int tui_interactive_diff(const tui_args *a);
 
 /* `jprof-top -p PID` (or no argument: the list of local JVMs first): the
  * live screens until q or a signal; then stops the recording and removes
- * jprof's files from the target. Returns a TUI_EXIT_* status (live.h). */
+ * jprof's files from the target. Returns a TUI_EXIT_* status (exit.h). */
 int tui_interactive_live(const tui_args *a);
 
 /* Runs view v (taken over: freed here, which closes its target) until q or

@@ -36,7 +36,7 @@ json_t *tui_profile_doc(const jp_profile *p, const jfr_report *rep, jp_kind k, b
 jp_err tui_write_json(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k,
                       bool threads, bool by_value, jp_error *err);
 
-/* The GC summary, sparkline and top allocators as text (tui/gc_report.h). */
+/* The GC summary, sparkline and top allocators as text (tui/report_gc.h). */
 jp_err tui_write_gc(FILE *out, const jp_profile *p, jp_error *err);
 
 /* A gzipped pprof Profile (wire/pprof.h); refuses a terminal. */

@@ -139,7 +139,7 @@ jp_err tui_client_top(tui_client *r, jp_kind k, const char *from, const char *to
                       long limit, bool by_value, json_t **out, jp_error *err);
 
 /* GETs /api/v1/gc over [from, to) of pod (NULL: every pod) with `points`
- * columns of pause time into *out (new reference; tui/gc_report.h reads it). */
+ * columns of pause time into *out (new reference; tui/report_gc.h reads it). */
 jp_err tui_client_gc(tui_client *r, const char *from, const char *to, const char *pod, int points,
                      json_t **out, jp_error *err);
 

@@ -148,14 +148,6 @@ static int snapshot_view(tui_client *r, const tui_server_batch_opts *o, FILE *ou
     return rc == JP_OK ? TUI_EXIT_OK : TUI_EXIT_ERROR;
 }
 
-static void top_cell(jp_kind k, bool by_value, uint64_t v, char *buf, size_t len)
-{
-    if (by_value)
-        jp_format_value(k, 1, v, buf, len);
-    else
-        snprintf(buf, len, "%llu", (unsigned long long)v);
-}
-
 /* The server's top table in the layout of --jfr --format top. */
 static int top_view(tui_client *r, const tui_server_batch_opts *o, const char *from, const char *to,
                     FILE *out, FILE *errout)
@@ -169,17 +161,19 @@ static int top_view(tui_client *r, const tui_server_batch_opts *o, const char *f
     }
     const json_t *m = json_object_get(a, "meta");
     long long samples = jp_query_int(m, "samples", 0), value = jp_query_int(m, "total", 0);
-    uint64_t all = o->by_value ? (uint64_t)value : (uint64_t)samples;
-    char total[32];
-    jp_format_value(o->kind, 1, (uint64_t)(value > 0 ? value : 0), total, sizeof total);
+    long long events = jp_query_int(m, "events", 0);
     const char *f = jp_query_str(m, "from"), *t = jp_query_str(m, "to");
     bool partial = json_is_true(json_object_get(m, "partial"));
-    fprintf(out,
-            "# kind %s  unit %s  value %s  events %lld  samples %lld  total %s  from %s  to %s%s\n",
-            jp_kind_name(o->kind), o->by_value ? jp_kind_unit(o->kind) : "samples",
-            o->by_value ? "total" : "samples", jp_query_int(m, "events", 0), samples, total,
-            f ? f : "?", t ? t : "?", partial ? "  PARTIAL" : "");
-    fprintf(out, "%10s %6s %10s %6s  %s\n", "SELF", "SELF%", "TOTAL", "TOTAL%", "NAME");
+    tui_top_head h = {.kind = o->kind,
+                      .by_value = o->by_value,
+                      .events = events > 0 ? (uint64_t)events : 0,
+                      .samples = samples > 0 ? (uint64_t)samples : 0,
+                      .value = value > 0 ? (uint64_t)value : 0,
+                      .from = f ? f : "?",
+                      .to = t ? t : "?",
+                      .partial = partial};
+    uint64_t all = o->by_value ? h.value : h.samples;
+    tui_write_top_head(out, &h);
     size_t i;
     json_t *row;
     json_array_foreach(json_object_get(a, "rows"), i, row)
@@ -188,12 +182,8 @@ static int top_view(tui_client *r, const tui_server_batch_opts *o, const char *f
         const char *name = jp_query_str(row, "name");
         if ((self <= 0 && tot <= 0) || !name)
             continue;
-        char sb[32], tb[32];
-        top_cell(o->kind, o->by_value, (uint64_t)self, sb, sizeof sb);
-        top_cell(o->kind, o->by_value, (uint64_t)tot, tb, sizeof tb);
-        fprintf(out, "%10s %5.1f%% %10s %5.1f%%  %s\n", sb,
-                all ? 100.0 * (double)self / (double)all : 0.0, tb,
-                all ? 100.0 * (double)tot / (double)all : 0.0, name);
+        tui_write_top_row(out, o->kind, o->by_value, all, self > 0 ? (uint64_t)self : 0,
+                          tot > 0 ? (uint64_t)tot : 0, name, strlen(name));
     }
     if (!samples)
         fprintf(errout, "jprof-top: no %s data for %s/%s%s%s from %s to %s\n",

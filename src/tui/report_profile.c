@@ -198,49 +198,65 @@ static double pct(uint64_t v, uint64_t total)
     return total ? 100.0 * (double)v / (double)total : 0.0;
 }
 
-static void write_top_header(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k,
-                             bool by_value)
+void tui_write_top_head(FILE *out, const tui_top_head *h)
 {
-    const jp_kind_table *t = &p->kinds[k];
-    char total[32], from[48], to[48];
-    jp_format_value(k, 1, t->value, total, sizeof total);
+    char total[32];
+    jp_format_value(h->kind, 1, h->value, total, sizeof total);
     fprintf(out, "# kind %s  unit %s  value %s  events %" PRIu64 "  samples %" PRIu64 "  total %s",
-            jp_kind_name(k), by_value ? jp_kind_unit(k) : "samples", by_value ? "total" : "samples",
-            t->events, t->samples, total);
-    if (rep->start_ns || rep->end_ns) {
-        jp_rfc3339_format(rep->start_ns, from, sizeof from);
-        jp_rfc3339_format(rep->end_ns, to, sizeof to);
-        fprintf(out, "  from %s  to %s", from, to);
-    }
-    if (t->lost)
-        fprintf(out, "  lost %" PRIu64, t->lost);
-    if (rep->partial)
+            jp_kind_name(h->kind), h->by_value ? jp_kind_unit(h->kind) : "samples",
+            h->by_value ? "total" : "samples", h->events, h->samples, total);
+    if (h->from || h->to)
+        fprintf(out, "  from %s  to %s", h->from ? h->from : "?", h->to ? h->to : "?");
+    if (h->lost)
+        fprintf(out, "  lost %" PRIu64, h->lost);
+    if (h->partial)
         fputs("  PARTIAL", out);
     putc('\n', out);
+    fprintf(out, "%10s %6s %10s %6s  %s\n", "SELF", "SELF%", "TOTAL", "TOTAL%", "NAME");
+}
+
+void tui_write_top_row(FILE *out, jp_kind k, bool by_value, uint64_t all, uint64_t self,
+                       uint64_t total, const char *name, size_t len)
+{
+    char sb[32], tb[32];
+    format_cell(k, by_value, self, sb, sizeof sb);
+    format_cell(k, by_value, total, tb, sizeof tb);
+    fprintf(out, "%10s %5.1f%% %10s %5.1f%%  %.*s\n", sb, pct(self, all), tb, pct(total, all),
+            (int)len, name);
 }
 
 jp_err tui_write_top(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k, bool threads,
                      bool by_value, jp_error *err)
 {
+    const jp_kind_table *t = &p->kinds[k];
+    char from[48], to[48];
+    tui_top_head h = {.kind = k,
+                      .by_value = by_value,
+                      .events = t->events,
+                      .samples = t->samples,
+                      .value = t->value,
+                      .lost = t->lost,
+                      .partial = rep->partial};
+    if (rep->start_ns || rep->end_ns) {
+        jp_rfc3339_format(rep->start_ns, from, sizeof from);
+        jp_rfc3339_format(rep->end_ns, to, sizeof to);
+        h.from = from;
+        h.to = to;
+    }
     jp_flame *f = jp_flame_build(p, k, threads);
     jp_top_row *rows = NULL;
     size_t n = jp_flame_top(f, 0, by_value, &rows);
     uint64_t all = jp_flame_total(f, 0, by_value);
-    write_top_header(out, p, rep, k, by_value);
-    fprintf(out, "%10s %6s %10s %6s  %s\n", "SELF", "SELF%", "TOTAL", "TOTAL%", "NAME");
+    tui_write_top_head(out, &h);
     for (size_t i = 0; i < n; i++) {
         const jp_top_row *r = &rows[i];
         uint64_t self = by_value ? r->self_value : r->self_samples;
         uint64_t tot = by_value ? r->total_value : r->total_samples;
         if (!self && !tot)
             continue;
-        char sb[32], tb[32];
-        format_cell(k, by_value, self, sb, sizeof sb);
-        format_cell(k, by_value, tot, tb, sizeof tb);
         size_t len;
         const char *name = tui_frame_name(p, r->frame, &len);
-        fprintf(out, "%10s %5.1f%% %10s %5.1f%%  %.*s\n", sb, pct(self, all), tb, pct(tot, all),
-                (int)len, name);
+        tui_write_top_row(out, k, by_value, all, self, tot, name, len);
     }
     free(rows);
     jp_flame_free(f);

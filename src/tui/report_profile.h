@@ -29,6 +29,23 @@ jp_err tui_write_collapsed(FILE *out, const jp_profile *p, jp_kind k, bool threa
 jp_err tui_write_top(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k, bool threads,
                      bool by_value, jp_error *err);
 
+/* The top table's '#' header line and column titles, for any source: a
+ * recording's profile (tui_write_top) or jprof-server's table. from and to
+ * are left out when NULL, lost when 0. */
+typedef struct tui_top_head {
+    jp_kind kind;
+    bool by_value;
+    uint64_t events, samples, value, lost;
+    const char *from, *to;
+    bool partial;
+} tui_top_head;
+void tui_write_top_head(FILE *out, const tui_top_head *h);
+
+/* One row of the top table: self and total (samples, or the kind's value
+ * when by_value) as shares of all, then the frame's name (len bytes). */
+void tui_write_top_row(FILE *out, jp_kind k, bool by_value, uint64_t all, uint64_t self,
+                       uint64_t total, const char *name, size_t len);
+
 /* {"meta": {...}, "tree": {...}} followed by a newline. */
 /* The JSON document of --format json (meta, tree, busy), new reference. */
 json_t *tui_profile_doc(const jp_profile *p, const jfr_report *rep, jp_kind k, bool threads,

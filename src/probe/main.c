@@ -320,7 +320,7 @@ static void do_profile_start(probe *p, const probe_req *q)
     }
     json_t *j = reply_new("profile_start", q->id);
     json_object_set_new(j, "recording", json_string(probe_profile_name(&p->prof)));
-    json_object_set_new(j, "engine", json_string("jfr"));
+    json_object_set_new(j, "engine", json_string(probe_profile_engine(&p->prof)));
     json_object_set_new(j, "interval_ns", json_integer(p->prof.interval_ns));
     send_json(p, j);
 }

@@ -49,6 +49,11 @@ const char *probe_profile_name(const probe_profile *p)
     return p->running ? jvm_engine_session_name(p->engine) : "";
 }
 
+const char *probe_profile_engine(const probe_profile *p)
+{
+    return p->running ? jvm_engine_name(p->engine) : "";
+}
+
 jp_err probe_profile_read(probe_profile *p, jp_profile **out, jfr_report *rep, jp_error *err)
 {
     *out = NULL;

@@ -39,6 +39,9 @@ jp_err probe_profile_start(probe_profile *p, const jvm_proc *t, int jdk_major, u
 
 /* The recording's name ("jprof-<pid>-<n>"), "" when none runs. */
 const char *probe_profile_name(const probe_profile *p);
+/* The engine that records it ("jfr"), from the engine interface; "" when
+ * nothing runs. */
+const char *probe_profile_engine(const probe_profile *p);
 
 /* The last window so far as a parsed profile (*out is new; the caller
  * frees it) and the reader's report. */

@@ -181,7 +181,9 @@ static void status_ingestion(const tui_client *r, tui_lines *ls)
 
 void tui_report_service_status(const tui_client *r, tui_lines *ls)
 {
+    /* the two short summaries first: the history is a log that grows with
+     * every state change and would push the agents' health off the screen */
     status_targets(r, ls);
-    status_history(r, ls);
     status_ingestion(r, ls);
+    status_history(r, ls);
 }

@@ -95,9 +95,24 @@ jp_err kube_pods_for_service(const kube_opts *o, const char *service, jp_pod_lis
 /* One pod by name (a list of one). */
 jp_err kube_pod_get(const kube_opts *o, const char *pod, jp_pod_list *out, jp_error *err);
 
-/* The probe binary: o->probe, $JPROF_PROBE, next to this program, the build
- * tree. JP_ERR_NOT_FOUND with what was tried. */
-jp_err kube_probe_find(const kube_opts *o, char *buf, size_t len, jp_error *err);
+/* The probe for a pod of architecture arch (Kubernetes' name: amd64,
+ * arm64; NULL: unknown, taken as this build's, JP_ARCH). o->probe or
+ * $JPROF_PROBE when it is arch's, else jprof-probe-ARCH beside it; without
+ * either, jprof-probe-ARCH or jprof-probe (whichever is arch's, by its ELF
+ * header) next to this program, then in the build tree. JP_ERR_NOT_FOUND
+ * (no probe at all) or JP_ERR_UNSUPPORTED (none for arch: the message names
+ * the architecture and what to install). */
+jp_err kube_probe_find(const kube_opts *o, const char *arch, char *buf, size_t len, jp_error *err);
+
+/* Kubernetes' name of a `uname -m` machine (x86_64 -> amd64, aarch64 ->
+ * arm64; a name it does not know stays as it is) into buf; false when
+ * machine is not a word of at most 31 characters, or "unknown". */
+bool kube_arch_of_machine(const char *machine, char *buf, size_t len);
+
+/* A node's status.nodeInfo.architecture (`kubectl get node`), validated as
+ * kube_arch_of_machine does; kubectl's error when it cannot be read (users
+ * without the right to get nodes: JP_ERR_PERMISSION). */
+jp_err kube_node_arch(const kube_opts *o, const char *node, char *buf, size_t len, jp_error *err);
 
 /* The loader script run by `sh -c` in the container (static text). */
 const char *kube_loader_script(void);

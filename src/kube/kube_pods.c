@@ -1,15 +1,10 @@
 #include "kube/kube_int.h"
 
 #include <jansson.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#ifndef JP_BUILD_PROBE
-#define JP_BUILD_PROBE ""
-#endif
 
 #define KUBE_SELECTOR_MAX 2048
 
@@ -142,33 +137,4 @@ jp_err kube_pod_get(const kube_opts *o, const char *pod, jp_pod_list *out, jp_er
         return jp_error_set(err, JP_ERR_NOT_FOUND, "no pod %s%s%s", pod,
                             o->ns ? " in namespace " : "", o->ns ? o->ns : "");
     return rc;
-}
-
-jp_err kube_probe_find(const kube_opts *o, char *buf, size_t len, jp_error *err)
-{
-    const char *env = getenv("JPROF_PROBE");
-    const char *cands[3] = {o->probe, env && *env ? env : NULL, NULL};
-    for (size_t i = 0; i < 2; i++) {
-        if (!cands[i])
-            continue;
-        if (access(cands[i], R_OK) != 0)
-            return jp_error_set(err, JP_ERR_NOT_FOUND, "probe %s: cannot read it", cands[i]);
-        snprintf(buf, len, "%s", cands[i]);
-        return JP_OK;
-    }
-    char self[512];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) {
-        self[n] = '\0';
-        snprintf(buf, len, "%s/jprof-probe", dirname(self));
-        if (access(buf, R_OK) == 0)
-            return JP_OK;
-    }
-    if (JP_BUILD_PROBE[0] && access(JP_BUILD_PROBE, R_OK) == 0) {
-        snprintf(buf, len, "%s", JP_BUILD_PROBE);
-        return JP_OK;
-    }
-    return jp_error_set(err, JP_ERR_NOT_FOUND,
-                        "jprof-probe not found next to this program (set JPROF_PROBE or "
-                        "--probe to the static jprof-probe built with jprof)");
 }

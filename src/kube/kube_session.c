@@ -27,22 +27,28 @@ struct kube_session {
     char pod[256], container[256];
     kube_child c;
     kube_hello hello;
-    char *buf; /* stdout bytes not yet returned as lines */
+    char machine[32], arch[32]; /* the pod's `uname -m` and its Kubernetes name, "" unknown */
+    char *buf;                  /* stdout bytes not yet returned as lines */
     size_t len, cap, off;
     unsigned next_id;
     double open_ms;
     jp_gc_window *gc; /* the GC summary of the last window read, NULL none */
 };
 
-/* POSIX sh, busybox ash and dash alike. The probe's pid is the shell's $$
- * (exec), which names the directory so a later probe can tell a leftover
- * from a live one (src/probe/probe_fs.h). The directory: the first place
- * where this user may write and a program may run - /tmp, /dev/shm,
- * /var/tmp, $HOME, then any other writable mount not mounted noexec (an
- * emptyDir of the pod's) - each tried with a two-line script; the reason
- * each was refused goes into exit 92's message. $1, when given, is the
- * JVM's pid for the probe's --pid. */
+/* POSIX sh, busybox ash and dash alike. Its first line names the machine
+ * (`uname -m`, else the kernel's arch sysctl) so the client sends the probe
+ * of the pod's architecture. The probe's pid is the shell's $$ (exec),
+ * which names the directory so a later probe can tell a leftover from a
+ * live one (src/probe/probe_fs.h). The directory: the first place where
+ * this user may write and a program may run - /tmp, /dev/shm, /var/tmp,
+ * $HOME, then any other writable mount not mounted noexec (an emptyDir of
+ * the pod's) - each tried with a two-line script; the reason each was
+ * refused goes into exit 92's message. $1, when given, is the JVM's pid for
+ * the probe's --pid. */
 static const char loader[] =
+    "m=$(uname -m 2>/dev/null) || m=\n"
+    "[ -n \"$m\" ] || { read -r m </proc/sys/kernel/arch; } 2>/dev/null || m=unknown\n"
+    "echo \"jprof-probe-loader ${m:-unknown}\"\n"
     "umask 077; IFS= read -r n || exit 90\n"
     "case $n in ''|*[!0-9]*) echo \"jprof-probe loader: expected the probe size, got '$n'\" >&2; "
     "exit 91;; esac\n"
@@ -356,6 +362,91 @@ static jp_err read_probe(const char *path, char **data, size_t *len, jp_error *e
     return JP_OK;
 }
 
+/* The probes read so far, one per architecture (a pod's containers, and
+ * the pods of a service, mostly share one). */
+typedef struct kube_probes {
+    const char *node; /* the pod's node, NULL unknown */
+    struct {
+        char arch[32]; /* "" the build's own, taken when the pod's is unknown */
+        char *bytes;   /* the size line and the binary */
+        size_t len;
+    } p[4];
+    size_t n;
+    bool failed; /* no probe for the pod: its other containers are not tried */
+} kube_probes;
+
+#define LOADER_SAYS "jprof-probe-loader "
+
+/* The loader's first line, "jprof-probe-loader MACHINE" (a shell's startup
+ * files may print lines before it): the pod's architecture, "" unknown. */
+static jp_err read_machine(kube_session *s, int64_t deadline, jp_error *err)
+{
+    for (int i = 0; i < 16; i++) {
+        char *line = NULL;
+        jp_err rc = read_line(s, deadline, "the probe's loader started", &line, err);
+        if (rc != JP_OK)
+            return rc;
+        if (strncmp(line, LOADER_SAYS, strlen(LOADER_SAYS)) == 0) {
+            const char *m = line + strlen(LOADER_SAYS);
+            if (kube_arch_of_machine(m, s->arch, sizeof s->arch))
+                snprintf(s->machine, sizeof s->machine, "%s", m);
+            return JP_OK;
+        }
+    }
+    return jp_error_set(err, JP_ERR_PROTOCOL,
+                        "pod %s, container %s: the probe's loader did not say which machine it "
+                        "runs on (16 other lines came first)",
+                        s->pod, s->container[0] ? s->container : "(default)");
+}
+
+/* The probe for the session's pod: of the architecture the loader said,
+ * else its node's, else this build's; read once per architecture. */
+static jp_err probe_bytes(kube_session *s, kube_probes *ps, const char **bytes, size_t *len,
+                          jp_error *err)
+{
+    if (!s->arch[0] && ps->node) {
+        jp_error e;
+        jp_error_init(&e);
+        if (kube_node_arch(&s->opts, ps->node, s->arch, sizeof s->arch, &e) != JP_OK &&
+            s->opts.verbose)
+            fprintf(stderr, "+ pod %s: its machine and its node's architecture are unknown (%s)\n",
+                    s->pod, e.msg);
+    }
+    size_t i = 0;
+    while (i < ps->n && strcmp(ps->p[i].arch, s->arch) != 0)
+        i++;
+    char path[512] = "";
+    if (i == ps->n) {
+        char *data = NULL;
+        size_t n = 0;
+        jp_err rc = kube_probe_find(&s->opts, s->arch[0] ? s->arch : NULL, path, sizeof path, err);
+        if (rc == JP_OK)
+            rc = read_probe(path, &data, &n, err);
+        if (rc != JP_OK) {
+            ps->failed = true;
+            if (s->arch[0])
+                jp_error_prefix(err, "pod %s runs on %s%s%s%s: ", s->pod, s->arch,
+                                s->machine[0] ? " (" : "", s->machine, s->machine[0] ? ")" : "");
+            else
+                jp_error_prefix(err, "pod %s: ", s->pod);
+            return rc;
+        }
+        if (i == 4) /* a fifth architecture in one call: the last slot is reused */
+            free(ps->p[--i].bytes);
+        ps->p[i].bytes = data;
+        ps->p[i].len = n;
+        snprintf(ps->p[i].arch, sizeof ps->p[i].arch, "%s", s->arch);
+        ps->n = i + 1;
+    }
+    if (s->opts.verbose && path[0])
+        fprintf(stderr, "+ pod %s runs on %s%s%s%s: sending %s\n", s->pod,
+                s->arch[0] ? s->arch : "an unknown architecture", s->machine[0] ? " (" : "",
+                s->machine, s->machine[0] ? ")" : "", path);
+    *bytes = ps->p[i].bytes;
+    *len = ps->p[i].len;
+    return JP_OK;
+}
+
 static jp_err wait_hello(kube_session *s, int64_t deadline, jp_error *err)
 {
     json_t *h = NULL;
@@ -473,7 +564,7 @@ static jp_err exec_impossible(kube_session *s, const jp_pod *p, bool nosh, int64
 }
 
 static jp_err open_one(const kube_opts *o, const char *pod, const char *container, const jp_pod *p,
-                       const char *probe_bytes, size_t probe_len, kube_session **out, jp_error *err)
+                       kube_probes *ps, kube_session **out, jp_error *err)
 {
     kube_session *s = jp_xcalloc(1, sizeof *s);
     s->opts = *o;
@@ -496,9 +587,19 @@ static jp_err open_one(const kube_opts *o, const char *pod, const char *containe
     args[n] = NULL;
     jp_err rc = kube_child_spawn(o, args, true, &s->c, err);
     int64_t deadline = t0 + kube_timeout(o);
+    const char *bytes = NULL;
+    size_t len = 0;
+    if (rc == JP_OK)
+        rc = read_machine(s, deadline, err);
+    if (rc == JP_OK) {
+        /* asking the node is a kubectl call with a bound of its own */
+        int64_t asked = jp_time_mono_ns();
+        rc = probe_bytes(s, ps, &bytes, &len, err);
+        deadline += jp_time_mono_ns() - asked;
+    }
     /* the hello is the loader's signal that it consumed exactly the probe */
     if (rc == JP_OK)
-        rc = write_all(s, probe_bytes, probe_len, deadline, err);
+        rc = write_all(s, bytes, len, deadline, err);
     if (rc == JP_OK)
         rc = wait_hello(s, deadline, err);
     bool nosh = rc != JP_OK && no_shell(&s->c);
@@ -518,18 +619,11 @@ jp_err kube_session_open(const kube_opts *o, const char *pod, const char *contai
 {
     *out = NULL;
     signal(SIGPIPE, SIG_IGN);
-    char path[512];
-    jp_err rc = kube_probe_find(o, path, sizeof path, err);
-    if (rc != JP_OK)
-        return rc;
-    char *bytes = NULL;
-    size_t len = 0;
-    if ((rc = read_probe(path, &bytes, &len, err)) != JP_OK)
-        return rc;
+    kube_probes ps = {.node = p ? p->node : NULL};
+    jp_err rc;
     if (container || !p || p->ncontainers == 0) {
-        rc = open_one(o, pod, container, p, bytes, len, out, err);
-        free(bytes);
-        return rc;
+        rc = open_one(o, pod, container, p, &ps, out, err);
+        goto done;
     }
     /* the first container that runs a JVM */
     char tried[1024] = "";
@@ -539,7 +633,12 @@ jp_err kube_session_open(const kube_opts *o, const char *pod, const char *contai
         kube_session *s = NULL;
         jp_error e;
         jp_error_init(&e);
-        jp_err r = open_one(o, pod, p->containers[i].name, p, bytes, len, &s, &e);
+        jp_err r = open_one(o, pod, p->containers[i].name, p, &ps, &s, &e);
+        if (ps.failed) { /* the same for every container */
+            *err = e;
+            rc = r;
+            goto done;
+        }
         if (r == JP_OK && s->hello.has_jvm) {
             *out = s;
             rc = JP_OK;
@@ -556,11 +655,13 @@ jp_err kube_session_open(const kube_opts *o, const char *pod, const char *contai
             rc = r;
         kube_session_close(s);
     }
-    free(bytes);
     if (rc != JP_OK)
-        return jp_error_set(err, rc, "pod %s: no container runs a JVM the probe can reach (%s)",
-                            pod, tried);
-    return JP_OK;
+        rc = jp_error_set(err, rc, "pod %s: no container runs a JVM the probe can reach (%s)", pod,
+                          tried);
+done:
+    for (size_t i = 0; i < ps.n; i++)
+        free(ps.p[i].bytes);
+    return rc;
 }
 
 /* ---- requests ---- */

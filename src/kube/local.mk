@@ -6,6 +6,7 @@ libjpkube_a_SOURCES = \
 	src/kube/kube.h src/kube/kube_int.h \
 	src/kube/kube_ctl.c \
 	src/kube/kube_pods.c \
+	src/kube/kube_probe.c \
 	src/kube/kube_session.c
 libjpkube_a_CPPFLAGS = $(AM_CPPFLAGS) -DJP_BUILD_PROBE='"$(abs_top_builddir)/jprof-probe"'
 libjpkube_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)

@@ -34,8 +34,14 @@ For local processes `debug` and `cp` are refused.
 
 state.json: {"pods": [{"name", "namespace", "uid", "labels", "annotations",
   "node", "owner": "ReplicaSet/x-5d8f7", "run_as_user": the pod-level uid or
-  null, "containers": [...]}], "services": [{"name", "namespace",
-  "selector"}], "patches": [...]}
+  null, "arch", "nouname", "containers": [...]}], "services": [{"name",
+  "namespace", "selector"}], "nodes": [{"name", "arch"}], "patches": [...]}
+A pod with "arch" (Kubernetes' name, default amd64) claims to run on that
+architecture: this machine is x86-64, so the loader's `uname -m` is made to
+answer that machine (or, with "nouname": true, nothing: the client then asks
+the node), and for arm64 the probe the loader received is run under
+qemu-aarch64-static ($FAKE_QEMU_ARM64): an x86-64 probe sent there fails the
+loader's check as on a real arm64 node.
 Every call is appended to $FAKE_KUBE_DIR/calls.log (global options included).
 """
 import fcntl
@@ -138,8 +144,8 @@ def get(args, ns):
         else:
             name = args[i]
             i += 1
-    if out != "json":
-        die("error: the FAKE kubectl only answers -o json")
+    if out != "json" and not (what in ("node", "nodes") and out and out.startswith("jsonpath=")):
+        die("error: the FAKE kubectl only answers -o json (and a node's architecture)")
     state = load()
     if what in ("service", "services", "svc"):
         for s in state.get("services", []):
@@ -148,6 +154,14 @@ def get(args, ns):
                                   "spec": {"selector": s["selector"]}}))
                 return 0
         die('Error from server (NotFound): services "%s" not found' % name)
+    if what in ("node", "nodes") and out.startswith("jsonpath="):
+        if out != "jsonpath={.status.nodeInfo.architecture}":
+            die("error: the FAKE kubectl answers one jsonpath of a node only")
+        for n in state.get("nodes", []) + [{"name": "fake-node", "arch": "amd64"}]:
+            if n["name"] == name:
+                sys.stdout.write(n["arch"])
+                return 0
+        die('Error from server (NotFound): nodes "%s" not found' % name)
     if what in ("pods", "pod"):
         items = []
         for p in state["pods"]:
@@ -164,6 +178,33 @@ def get(args, ns):
                           "items": items}))
         return 0
     die("error: the FAKE kubectl does not know resource %s" % what)
+
+
+MACHINES = {"amd64": "x86_64", "arm64": "aarch64"}
+
+
+def loader_for_arch(p, cmd):
+    """The loader of `sh -c LOADER` as a pod of p's architecture runs it."""
+    arch = p.get("arch", "amd64")
+    # sh -c LOADER [sh [PID]]: $0 and $1 pass through unchanged
+    if arch == "amd64" and not p.get("nouname") or cmd[:2] != ["sh", "-c"] or len(cmd) < 3:
+        return cmd
+    script = cmd[2]
+    says = "false" if p.get("nouname") else "echo " + MACHINES.get(arch, arch)
+    n_uname = script.count("uname -m")
+    script = script.replace("uname -m", says).replace("/proc/sys/kernel/arch",
+                                                      "/nonexistent/kernel/arch")
+    n_run = script.count('"$d/jprof-probe" --')
+    if arch == "arm64":
+        qemu = os.environ.get("FAKE_QEMU_ARM64", "/usr/bin/qemu-aarch64-static")
+        if not os.access(qemu, os.X_OK):
+            die("error: the FAKE kubectl needs %s to run a pod claiming arm64" % qemu)
+        script = script.replace('"$d/jprof-probe" --', '%s "$d/jprof-probe" --' % qemu)
+    if n_uname != 1 or n_run < 2:
+        die("error: the FAKE kubectl does not recognise this loader (uname -m %d times, the "
+            "probe run %d times): tests/integration/fake-kubectl.py follows kube_session.c"
+            % (n_uname, n_run))
+    return ["sh", "-c", script] + cmd[3:]
 
 
 def find_pod(state, ns, name):
@@ -203,13 +244,15 @@ def exec_(args, ns):
             pod = args[i]
             i += 1
     cmd = args[i + 1:]
-    c = find_container(find_pod(load(), ns, pod), container, pod)
+    p = find_pod(load(), ns, pod)
+    c = find_container(p, container, pod)
     if "ctr" in c:
         return exec_podman(c, cmd)
     if c.get("nosh") and cmd and cmd[0] == "sh":
         die('error: Internal error occurred: error executing command in container: failed to '
             'exec in container: OCI runtime exec failed: exec failed: unable to start container '
             'process: exec: "sh": executable file not found in $PATH: unknown', 126)
+    cmd = loader_for_arch(p, cmd)
     child = subprocess.Popen(["nsenter", "-t", str(c["pid"]), "-p", "-m", "--"] + cmd,
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
     t = threading.Thread(target=pump, args=(0, child.stdin.fileno(), True), daemon=True)

@@ -90,7 +90,14 @@ cat >"$work/state.json" <<JSON
  {"name": "hot-2", "namespace": "shop", "labels": {"app": "hot"},
   "containers": [{"name": "app", "pid": $hot2}]},
  {"name": "nosh-1", "namespace": "shop", "labels": {},
-  "containers": [{"name": "distroless", "pid": $dl, "nosh": true}]}],
+  "containers": [{"name": "distroless", "pid": $dl, "nosh": true}]},
+ {"name": "dl-arm", "namespace": "shop", "arch": "arm64", "node": "arm-node",
+  "containers": [{"name": "app", "pid": $dl}]},
+ {"name": "dl-arm-nouname", "namespace": "shop", "arch": "arm64", "nouname": true,
+  "node": "arm-node", "containers": [{"name": "app", "pid": $dl}]},
+ {"name": "dl-s390x", "namespace": "shop", "arch": "s390x", "node": "s390x-node",
+  "containers": [{"name": "app", "pid": $dl}]}],
+ "nodes": [{"name": "arm-node", "arch": "arm64"}, {"name": "s390x-node", "arch": "s390x"}],
  "services": [{"name": "ledger-svc", "namespace": "shop",
                "selector": {"app.kubernetes.io/name": "ledger"}}]}
 JSON
@@ -183,6 +190,47 @@ st=$?
 "$plugin" -n shop threads nosh-1 -c distroless --debug-image jprof/jprof:test >"$work/nosh2.out" 2>&1
 grep -q 'kubectl debug failed too' "$work/nosh2.out" && grep -q '"debug",' "$work/calls.log" &&
     pass "no sh with --debug-image: kubectl debug attempted, its failure reported" || fail "debug fallback" "$(cat "$work/nosh2.out")"
+
+echo "--- pods of another architecture: the probe of the pod's architecture is sent"
+# the FAKE claims arm64 for dl-arm (its loader's uname -m says aarch64) and
+# runs the probe it receives under qemu-aarch64-static: only an arm64 probe
+# answers there
+export FAKE_QEMU_ARM64=${JPROF_CROSS_EMULATOR:-$(command -v qemu-aarch64-static)}
+if [ -x "$builddir/jprof-probe-arm64" ] && [ -x "$FAKE_QEMU_ARM64" ]; then
+    "$plugin" -v -n shop deadlocks dl-arm -o json >"$work/arm.json" 2>"$work/arm.err"
+    st=$?
+    names=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(sorted(t["name"] for c in d["deadlocks"] for t in c["threads"])))' "$work/arm.json" 2>&1)
+    [ "$st" = 5 ] && [ "$names" = "mon-deadlock-1 mon-deadlock-2 rl-deadlock-1 rl-deadlock-2" ] &&
+        pass "an arm64 pod: deadlocks answered by the probe run under qemu-aarch64 (exit 5, both cycles)" ||
+        fail "arm64 pod: exit $st, $names" "$(tail -5 "$work/arm.err")"
+    grep -q "^+ pod dl-arm runs on arm64 (aarch64): sending $builddir/jprof-probe-arm64\$" "$work/arm.err" &&
+        pass "-v says the pod runs on arm64 (aarch64) and jprof-probe-arm64 is sent" ||
+        fail "arm64 pod: which probe" "$(grep '^+ pod' "$work/arm.err")"
+    "$plugin" -v -n shop threads dl-arm-nouname -o json >"$work/arm2.json" 2>"$work/arm2.err" &&
+        grep -q '"get", "node", "arm-node"' "$work/calls.log" &&
+        grep -q "^+ pod dl-arm-nouname runs on arm64: sending $builddir/jprof-probe-arm64\$" "$work/arm2.err" &&
+        pass "a pod whose loader cannot tell its machine: its node's architecture (arm64) picks the probe" ||
+        fail "node architecture fallback" "$(tail -5 "$work/arm2.err")"
+    "$builddir/jprof-top" -b -n shop --pod dl-arm -d 0.2 >"$work/top-arm.txt" 2>"$work/top-arm.err" &&
+        grep -q '^DEADLOCK 1: 2 threads' "$work/top-arm.txt" &&
+        pass "jprof-top -b --pod on the arm64 pod: deadlocks through jprof-probe-arm64" ||
+        fail "jprof-top on the arm64 pod" "$(head -5 "$work/top-arm.txt"; tail -3 "$work/top-arm.err")"
+    wait_clean_dl=$(leftovers "$dl")
+    [ -z "$wait_clean_dl" ] && pass "the arm64 probe removed itself from the pod" || fail "arm64 probe left $wait_clean_dl"
+else
+    why="no jprof-probe-arm64 in the build or no qemu-aarch64-static (docs/ARM64.md; scripts/install-deps)"
+    [ "${CI:-}" = true ] && fail "missing under CI=true: $why" || echo "SKIP: the arm64 pod cases: $why"
+fi
+# no probe for the pod's architecture: a message naming it and what to install
+env -u JPROF_PROBE "$plugin" -n shop threads dl-s390x >"$work/s390x.out" 2>&1
+st=$?
+[ "$st" != 0 ] && grep -q "pod dl-s390x runs on s390x (s390x): no jprof-probe-s390x is installed next to $builddir: install jprof's s390x probe there" "$work/s390x.out" &&
+    pass "a pod of an architecture without a probe: exit $st, the architecture and what to install named" ||
+    fail "s390x pod: exit $st" "$(cat "$work/s390x.out")"
+"$plugin" -n shop threads dl-s390x >"$work/s390x2.out" 2>&1
+grep -q "the probe $builddir/jprof-probe is an amd64 program, and there is no jprof-probe-s390x beside it" "$work/s390x2.out" &&
+    pass "--probe/JPROF_PROBE of another architecture than the pod's: said so" || fail "s390x with JPROF_PROBE" "$(cat "$work/s390x2.out")"
+[ -z "$(leftovers "$dl")" ] && pass "nothing is left in a pod no probe was sent to" || fail "left $(leftovers "$dl")"
 
 # wait_for COND-CMD...: polls up to 20 s
 wait_for() {

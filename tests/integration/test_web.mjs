@@ -602,6 +602,25 @@ async function testAll(tmp) {
   check((await page.locator('table[data-table=history] tbody tr').count()) > 0, 'status: the status history');
   await shot(page, 'status');
 
+  /* a profile another profiler pushed (Pyroscope's /ingest, a raw JFR body,
+   * the token as the basic-auth user) is shown like the agent's */
+  {
+    const jfr = fs.readFileSync(path.join(SRCDIR, 'tests/fixtures/jfr/asprof-cpu-alloc-lock.jfr'));
+    const until = Math.floor(Date.now() / 1000), q = new URLSearchParams({ name: 'shop.app{service_name=Pushed,namespace=demo,pod=pushed-0}', from: String(until - 10), until: String(until), format: 'jfr', spyName: 'javaspy' });
+    const r = await fetch(base + '/ingest?' + q, { method: 'POST', body: jfr, headers: { Authorization: 'Basic ' + Buffer.from(T.ingest + ':').toString('base64') } });
+    check(r.status === 200, 'a JFR pushed as Pyroscope\'s agent pushes it is accepted', r.status);
+    await goto(page, { namespace: 'demo', service: 'Pushed', view: 'overview', from: '-1h' });
+    const ov = await text(page, 'table[data-table=targets] tbody');
+    check(/pushed-0/.test(ov) && /pushed by another profiler/.test(ov), 'overview: a pushed pod says another profiler pushed it', ov.slice(0, 400));
+    await goto(page, { namespace: 'demo', service: 'Pushed', view: 'status', from: '-1h' });
+    const st = await text(page, 'table[data-table=history] tbody');
+    check(/Pyroscope ingest \(format jfr\)/.test(st), 'status: the history names the ingest that pushed it', st.slice(0, 400));
+    await goto(page, { namespace: 'demo', service: 'Pushed', view: 'cpu', from: '-1h' });
+    await page.waitForFunction(() => window.JP && JP.lastFlameRender && JP.lastFlameRender.drawn > 0, null, { timeout: 15000 }).catch(() => {});
+    check((await page.locator('canvas.flame-canvas').count()) === 1 && (await page.locator('table[data-table=top] tbody tr').count()) > 0, 'cpu: the pushed profile\'s flame graph and top table');
+    await shot(page, 'pushed');
+  }
+
   /* compare from the form, on real data: the previous period */
   await goto(page, { namespace: 'demo', service: 'JprofWorkload', view: 'cpu', from: '-1m' });
   await page.click('form.compare button:has-text("Previous period")');

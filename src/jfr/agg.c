@@ -23,18 +23,11 @@ void jfr_acc_cleanup(jfr_acc *a)
     memset(a, 0, sizeof *a);
 }
 
-/* A lane, once made, stays (zeroed between ranges) while its memory holds
- * the range: zero entries add nothing to a merge or to the cells. */
 void jfr_acc_dense(jfr_acc *a, uint64_t base, size_t n)
 {
     for (unsigned i = 0; i < JFR_ACC_LANES; i++) {
-        if (a->lane[i])
-            memset(a->lane[i], 0, a->dense_n * sizeof *a->lane[i]);
-        if (a->lane[i] && a->lane_cap[i] < n) {
-            free(a->lane[i]);
-            a->lane[i] = NULL;
-            a->lane_cap[i] = 0;
-        }
+        free(a->lane[i]);
+        a->lane[i] = NULL;
     }
     a->dense_base = base;
     a->dense_n = n;
@@ -42,20 +35,9 @@ void jfr_acc_dense(jfr_acc *a, uint64_t base, size_t n)
 
 jfr_dense *jfr_acc_lane(jfr_acc *a, unsigned lane)
 {
-    if (!a->lane[lane]) {
-        a->lane[lane] = jp_xcalloc(a->dense_n ? a->dense_n : 1, sizeof *a->lane[lane]);
-        a->lane_cap[lane] = a->dense_n;
-    }
+    if (!a->lane[lane])
+        a->lane[lane] = jp_xcalloc(a->dense_n, sizeof *a->lane[lane]);
     return a->lane[lane];
-}
-
-void jfr_acc_clear(jfr_acc *a)
-{
-    if (a->cells)
-        memset(a->cells, 0, a->cap * sizeof *a->cells);
-    a->count = 0;
-    jfr_acc_dense(a, a->dense_base, a->dense_n);
-    a->events_read = a->events_filtered = a->lost = 0;
 }
 
 /* The slot of a lane, and whether its amount is samples (jfr_dense). */

@@ -139,6 +139,18 @@ static int interrupted(FILE *errout)
     return 128 + (int)tui_stop_signal;
 }
 
+/* The pid source of the command line, opened with the stop signals
+ * caught; NULL and the exit status (the error printed) when it fails. */
+static int open_pid(const tui_args *a, tui_target **l, FILE *errout)
+{
+    tui_stop_install();
+    tui_target_opts o;
+    tui_target_opts_from_args(a, &o);
+    jp_error err;
+    jp_error_init(&err);
+    return tui_pid_open(&o, l, &err) == JP_OK ? TUI_EXIT_OK : fail(errout, &err);
+}
+
 int tui_batch_pid_run(const tui_args *a, FILE *out, FILE *errout)
 {
     if (a->asprof) {
@@ -146,15 +158,9 @@ int tui_batch_pid_run(const tui_args *a, FILE *out, FILE *errout)
                         "prints thread snapshots (drop --asprof, or drop -b)\n");
         return TUI_EXIT_USAGE;
     }
-    tui_stop_install();
-    tui_target_opts o;
-    tui_target_opts_from_args(a, &o);
-    jp_error err;
-    jp_error_init(&err);
     tui_target *l = NULL;
-    if (tui_pid_open(&o, &l, &err) != JP_OK)
-        return fail(errout, &err);
-    return tui_batch_samples(l, a->count, a->format, out, errout);
+    int status = open_pid(a, &l, errout);
+    return l ? tui_batch_samples(l, a->count, a->format, out, errout) : status;
 }
 
 int tui_batch_io_run(const tui_args *a, FILE *out, FILE *errout)
@@ -213,14 +219,10 @@ out:
 
 int tui_batch_heap_run(const tui_args *a, FILE *out, FILE *errout)
 {
-    tui_stop_install();
-    tui_target_opts o;
-    tui_target_opts_from_args(a, &o);
-    jp_error err;
-    jp_error_init(&err);
     tui_target *l = NULL;
-    if (tui_pid_open(&o, &l, &err) != JP_OK)
-        return fail(errout, &err);
+    int status = open_pid(a, &l, errout);
+    if (!l)
+        return status;
     return tui_batch_heap(l, a->count, a->interval_ns > 0 ? a->interval_ns : 10 * JP_NS_PER_SEC,
                           a->format, out, errout);
 }

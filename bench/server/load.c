@@ -7,21 +7,28 @@
  * uploading at once; a store that groups concurrent batches into one
  * commit, as both do, needs them), then times QUERIES flamegraph and top
  * requests for one service, one kind, one hour. Prints the figures;
- * bench/server/run adds the server's peak RSS.
+ * bench/server/run adds the server's peak RSS. A run fails (exit 1, each
+ * failure said on stderr) when an upload is never acknowledged or a query
+ * does not answer 200.
  *
- * A fleet (--agents N, --seconds T): N agents with one JVM each upload
- * their WINDOWS windows spread evenly over T seconds instead of at once,
- * each upload retried (--retry S seconds, on the next of --url's servers)
+ * A fleet (--agents N, --seconds T): N agents (collectors) with one JVM
+ * each upload their WINDOWS windows spread evenly over T seconds (without
+ * --seconds: at once, as fast as the server takes them), each upload
+ * retried (--retry S seconds, on the next of --url's servers)
  * until it is acknowledged, as an agent does; it prints the upload latency
  * and, with --cpu NAME=PID[+PID...], the stack rows per CPU second each
  * named group of processes (jprof-servers, ClickHouse nodes) used.
- * --totals prints, per service, the samples and value of the acknowledged
- * batches (what the server must answer: tests compare).
+ * --totals 1 prints, per service, the samples and value of the acknowledged
+ * batches (what the server must answer: tests compare); --totals 2 also
+ * each batch: its pod and window start, samples, value, whether it was
+ * acknowledged and how often it was refused (429/503) or not answered
+ * before.
  *
  * --pace SECONDS (bench/soak/run): a fleet in real time instead, for that
  * long: each of the JVMS uploads the window of the minute just over once a
  * minute, the uploads spread evenly over the minute, and a flamegraph and a
- * top query every 10 s; one line per minute (batches, errors, query p95). */
+ * top query every 10 s; one line per minute (batches, errors, query p95).
+ * --namespace NS (default bench): the namespace written and queried. */
 #include <curl/curl.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -48,6 +55,7 @@ typedef struct cpu_group {
 
 typedef struct cfg {
     const char *url, *token;
+    const char *ns;                  /* the namespace of the windows and queries (--namespace) */
     const char *urls[LOAD_URLS_MAX]; /* --url URL[,URL...] */
     int nurls;
     int server_pid; /* to read the server's CPU time (0 = unknown) */
@@ -57,6 +65,7 @@ typedef struct cfg {
     int pace;    /* > 0: the paced soak mode, for this many seconds */
     int seconds; /* > 0: the uploads spread over this many seconds (a fleet) */
     int retry;   /* seconds an upload is retried until acknowledged, 0 none */
+    int fleet;   /* --agents: each JVM is an agent (a collector) of its own */
     int totals;  /* print the acknowledged batches' totals per service */
     cpu_group cpu[LOAD_CPU_MAX];
     int ncpu;
@@ -68,8 +77,10 @@ typedef struct job {
     size_t *lens;
     uint64_t *samples, *values; /* of each batch */
     bool *acked;
-    int64_t *lat; /* ns from the first try to the acknowledgement */
-    int next;     /* next (jvm, window) pair, under mu */
+    uint16_t *refused; /* of each batch: answers 429/503 (retry later), */
+    uint16_t *unknown; /* and tries without an answer (outcome unknown) */
+    int64_t *lat;      /* ns from the first try to the acknowledgement */
+    int next;          /* next (jvm, window) pair, under mu */
     pthread_mutex_t mu;
     uint64_t rows, batches, bytes, errors, retries;
     int64_t now, t0;
@@ -101,7 +112,7 @@ static char *make_batch(const cfg *c, int jvm, int win, int64_t now, size_t *len
     snprintf(buf, sizeof buf, "bench-%d-%d-%lld-%d", jvm, win, (long long)(now / JP_NS_PER_SEC),
              (int)getpid());
     b.id = jp_xstrdup(buf);
-    snprintf(buf, sizeof buf, "bench@node-%d", c->seconds ? jvm : 0);
+    snprintf(buf, sizeof buf, "bench@node-%d", c->fleet ? jvm : 0);
     b.collector = jp_xstrdup(buf);
     int nframes = c->stacks * 2;
     for (int f = 0; f < nframes; f++) {
@@ -122,7 +133,7 @@ static char *make_batch(const cfg *c, int jvm, int win, int64_t now, size_t *len
     free(fr);
     jp_batch_window *w = jp_batch_add_window(&b);
     snprintf(buf, sizeof buf, "svc%d", svc);
-    w->target.ns = jp_xstrdup("bench");
+    w->target.ns = jp_xstrdup(c->ns);
     w->target.service = jp_xstrdup(buf);
     snprintf(buf, sizeof buf, "svc%d-pod%d", svc, jvm);
     w->target.pod = jp_xstrdup(buf);
@@ -155,8 +166,8 @@ static char *make_batch(const cfg *c, int jvm, int win, int64_t now, size_t *len
     return (char *)z;
 }
 
-/* One upload; true on HTTP 200. */
-static bool post_one(CURL *h, const char *base, const char *body, size_t len)
+/* One upload: its HTTP status, 0 when none came (the transport failed). */
+static long post_one(CURL *h, const char *base, const char *body, size_t len)
 {
     char url[512];
     snprintf(url, sizeof url, "%s/api/v1/ingest", base);
@@ -166,7 +177,7 @@ static bool post_one(CURL *h, const char *base, const char *body, size_t len)
     long code = 0;
     CURLcode rc = curl_easy_perform(h);
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-    return rc == CURLE_OK && code == 200;
+    return rc == CURLE_OK ? code : 0;
 }
 
 static void *ingest_thread(void *arg)
@@ -199,14 +210,27 @@ static void *ingest_thread(void *arg)
         bool ok = false;
         int tries = 0;
         /* retried like an agent: backoff, then the next server */
+        long code = 0;
+        unsigned refused = 0, unknown = 0;
         for (;; tries++) {
-            ok = post_one(h, c->urls[(k + tries) % c->nurls], j->bodies[k], j->lens[k]);
+            code = post_one(h, c->urls[(k + tries) % c->nurls], j->bodies[k], j->lens[k]);
+            ok = code == 200;
+            refused += code == 429 || code == 503;
+            unknown += code == 0;
             if (ok || !c->retry || jp_time_mono_ns() - t0 > (int64_t)c->retry * JP_NS_PER_SEC)
                 break;
             usleep((useconds_t)(tries < 5 ? 50000 << tries : 2000000));
         }
+        if (!ok && code)
+            fprintf(stderr, "load: batch %d not acknowledged after %d tries (last: HTTP %ld)\n", k,
+                    tries + 1, code);
+        else if (!ok)
+            fprintf(stderr, "load: batch %d not acknowledged after %d tries (last: no answer)\n", k,
+                    tries + 1);
         pthread_mutex_lock(&j->mu);
         j->retries += (uint64_t)tries;
+        j->refused[k] = (uint16_t)(refused < 65535 ? refused : 65535);
+        j->unknown[k] = (uint16_t)(unknown < 65535 ? unknown : 65535);
         if (!ok)
             j->errors++;
         else {
@@ -247,36 +271,83 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void query_bench(const cfg *c, const char *what, const char *extra)
+typedef struct reply {
+    char text[240]; /* the start of the answer, for the message of a failure */
+    size_t len;
+} reply;
+
+static size_t keep_start(void *p, size_t sz, size_t n, void *ud)
+{
+    reply *r = ud;
+    size_t got = sz * n, room = sizeof r->text - 1 - r->len;
+    size_t take = got < room ? got : room;
+    memcpy(r->text + r->len, p, take);
+    r->len += take;
+    r->text[r->len] = '\0';
+    return got;
+}
+
+/* QUERIES flamegraph or top requests (to the first of --url's servers
+ * that answers); latency percentiles of those answered. Returns the number that failed, each said
+ * on stderr (the first with the answer's start): a failed query is a failed run, never a line of
+ * figures measured on errors. */
+static int query_bench(const cfg *c, const char *what, const char *extra)
 {
     CURL *h = curl_easy_init();
     char url[1024], auth[600];
     snprintf(auth, sizeof auth, "Authorization: Bearer %s", c->token);
     struct curl_slist *hd = curl_slist_append(NULL, auth);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, keep_start);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, 120L);
     int64_t *lat = jp_xcalloc((size_t)c->queries + 1, sizeof *lat);
-    int errors = 0;
+    int errors = 0, n = 0;
     for (int i = 0; i < c->queries; i++) {
-        snprintf(url, sizeof url,
-                 "%s/api/v1/%s?namespace=bench&service=svc%d&kind=cpu&from=-%dm&to=now%s", c->url,
-                 what, i % c->services, c->windows + 1, extra);
-        curl_easy_setopt(h, CURLOPT_URL, url);
+        reply r;
         int64_t t0 = jp_time_mono_ns();
         long code = 0;
-        if (curl_easy_perform(h) != CURLE_OK ||
-            (curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code), code != 200))
-            errors++;
-        lat[i] = jp_time_mono_ns() - t0;
+        CURLcode rc = CURLE_OK;
+        /* the first server, the next when one does not answer (a fleet's
+         * servers can be down in turn, as the uploads' retries assume) */
+        for (int u = 0; u < c->nurls; u++) {
+            snprintf(url, sizeof url,
+                     "%s/api/v1/%s?namespace=%s&service=svc%d&kind=cpu&from=-%dm&to=now%s",
+                     c->urls[u], what, c->ns, i % c->services, c->windows + 1, extra);
+            r.len = 0;
+            r.text[0] = '\0';
+            curl_easy_setopt(h, CURLOPT_URL, url);
+            curl_easy_setopt(h, CURLOPT_WRITEDATA, &r);
+            rc = curl_easy_perform(h);
+            if (rc == CURLE_OK)
+                break;
+        }
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+        if (rc == CURLE_OK && code == 200) {
+            lat[n++] = jp_time_mono_ns() - t0;
+            continue;
+        }
+        r.text[strcspn(r.text, "\r\n")] = '\0';
+        if (rc != CURLE_OK)
+            fprintf(stderr, "load: %s query %d: %s%s%s\n", what, i + 1, curl_easy_strerror(rc),
+                    errors ? "" : ": ", errors ? "" : url);
+        else
+            fprintf(stderr, "load: %s query %d: HTTP %ld %s%s%s\n", what, i + 1, code, r.text,
+                    errors ? "" : ": ", errors ? "" : url);
+        errors++;
     }
-    qsort(lat, (size_t)c->queries, sizeof *lat, cmp_i64);
-    int n = c->queries;
-    printf("%-10s p50 %8.1f ms   p95 %8.1f ms   max %8.1f ms   (%d queries, %d errors)\n", what,
-           (double)lat[n / 2] / 1e6, (double)lat[(n * 95) / 100 < n ? (n * 95) / 100 : n - 1] / 1e6,
-           (double)lat[n - 1] / 1e6, n, errors);
+    if (n) {
+        qsort(lat, (size_t)n, sizeof *lat, cmp_i64);
+        printf("%-10s p50 %8.1f ms   p95 %8.1f ms   max %8.1f ms   (%d queries, %d errors)\n", what,
+               (double)lat[n / 2] / 1e6,
+               (double)lat[(n * 95) / 100 < n ? (n * 95) / 100 : n - 1] / 1e6,
+               (double)lat[n - 1] / 1e6, c->queries, errors);
+    }
+    if (errors)
+        fprintf(stderr, "load: %d of %d %s queries failed\n", errors, c->queries, what);
     free(lat);
     curl_slist_free_all(hd);
     curl_easy_cleanup(h);
+    return errors;
 }
 
 /* One request; true on HTTP 200. */
@@ -321,11 +392,11 @@ static int paced(const cfg *c)
         while (now < due) { /* queries in the gaps, every 10 s */
             if (now >= next_q) {
                 for (int w = 0; w < 2; w++) {
-                    snprintf(
-                        url, sizeof url,
-                        "%s/api/v1/%s?namespace=bench&service=svc%d&kind=cpu&from=-1h&to=now%s",
-                        c->url, w ? "top" : "flamegraph", (int)(queries % (uint64_t)c->services),
-                        w ? "&limit=100" : "&max_nodes=2000");
+                    snprintf(url, sizeof url,
+                             "%s/api/v1/%s?namespace=%s&service=svc%d&kind=cpu&from=-1h&to=now%s",
+                             c->url, w ? "top" : "flamegraph", c->ns,
+                             (int)(queries % (uint64_t)c->services),
+                             w ? "&limit=100" : "&max_nodes=2000");
                     curl_easy_setopt(h, CURLOPT_HTTPHEADER, qh);
                     int64_t q0 = jp_time_mono_ns();
                     if (!post_or_get(h, url, NULL, 0))
@@ -445,6 +516,21 @@ static void print_totals(const job *j, size_t total)
         printf("totals svc%d batches %llu samples %llu value %llu\n", svc,
                (unsigned long long)batches, (unsigned long long)samples, (unsigned long long)value);
     }
+    if (c->totals < 2)
+        return;
+    /* --totals 2: each batch, so a test can find every one (its pod and
+     * window start name it) and tell those refused before they were
+     * acknowledged */
+    int64_t minute = 60 * JP_NS_PER_SEC;
+    for (size_t k = 0; k < total; k++) {
+        int jvm = (int)(k % (size_t)c->jvms), win = (int)(k / (size_t)c->jvms);
+        printf("batch %zu pod svc%d-pod%d start_ns %lld samples %llu value %llu acked %d "
+               "refused %u unanswered %u\n",
+               k, jvm % c->services, jvm,
+               (long long)((j->now / minute - c->windows + win) * minute),
+               (unsigned long long)j->samples[k], (unsigned long long)j->values[k], j->acked[k],
+               j->refused[k], j->unknown[k]);
+    }
 }
 
 static int cmp_i64(const void *a, const void *b);
@@ -508,6 +594,7 @@ int main(int argc, char **argv)
 {
     cfg c = {.url = "http://127.0.0.1:8480",
              .token = "",
+             .ns = "bench",
              .jvms = 50,
              .services = 5,
              .windows = 60,
@@ -546,9 +633,12 @@ int main(int argc, char **argv)
             c.queries = n;
         else if (!strcmp(k, "--pace"))
             c.pace = n;
-        else if (!strcmp(k, "--agents"))
+        else if (!strcmp(k, "--namespace"))
+            c.ns = v;
+        else if (!strcmp(k, "--agents")) {
             c.jvms = n; /* one JVM each */
-        else if (!strcmp(k, "--seconds"))
+            c.fleet = 1;
+        } else if (!strcmp(k, "--seconds"))
             c.seconds = n;
         else if (!strcmp(k, "--retry"))
             c.retry = n;
@@ -588,6 +678,8 @@ int main(int argc, char **argv)
     j.samples = jp_xcalloc(total + 1, sizeof *j.samples);
     j.values = jp_xcalloc(total + 1, sizeof *j.values);
     j.acked = jp_xcalloc(total + 1, sizeof *j.acked);
+    j.refused = jp_xcalloc(total + 1, sizeof *j.refused);
+    j.unknown = jp_xcalloc(total + 1, sizeof *j.unknown);
     j.lat = jp_xcalloc(total + 1, sizeof *j.lat);
     for (size_t k = 0; k < total; k++) {
         j.bodies[k] = make_batch(&c, (int)(k % (size_t)c.jvms), (int)(k / (size_t)c.jvms), j.now,
@@ -602,8 +694,8 @@ int main(int argc, char **argv)
         sleep((unsigned)c.settle);
     }
     fflush(stdout);
-    query_bench(&c, "flamegraph", "&max_nodes=2000");
-    query_bench(&c, "top", "&limit=100");
+    int qerrors = query_bench(&c, "flamegraph", "&max_nodes=2000");
+    qerrors += query_bench(&c, "top", "&limit=100");
     for (size_t k = 0; k < total; k++)
         free(j.bodies[k]);
     free(j.bodies);
@@ -611,7 +703,11 @@ int main(int argc, char **argv)
     free(j.samples);
     free(j.values);
     free(j.acked);
+    free(j.refused);
+    free(j.unknown);
     free(j.lat);
     curl_global_cleanup();
-    return j.errors ? 1 : 0;
+    if (j.errors)
+        fprintf(stderr, "load: %llu uploads never acknowledged\n", (unsigned long long)j.errors);
+    return j.errors || qerrors ? 1 : 0;
 }

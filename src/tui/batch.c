@@ -328,7 +328,7 @@ static bool pod_running(const jp_pod *p)
  * JVM as `-b -p PID` prints one (two snapshots one interval apart, for
  * CPU%); JSON: one object with "via": "kubectl" and jvms[] in that shape,
  * as the server's batch output has. */
-int tui_batch_kubectl(const tui_server_args *a, const kube_opts *ko, jp_pod_list *pods,
+int tui_batch_kubectl(const tui_args *a, const kube_opts *ko, jp_pod_list *pods,
                       const tui_target_opts *o)
 {
     int status = TUI_EXIT_OK;
@@ -357,7 +357,7 @@ int tui_batch_kubectl(const tui_server_args *a, const kube_opts *ko, jp_pod_list
         if (rc != JP_OK) {
             fprintf(stderr, "jprof-top: pod %s: %s\n", p->name, err.msg);
             status = status == TUI_EXIT_OK ? tui_exit_status_kubectl(&err) : status;
-        } else if (a->bo.format == TUI_FORMAT_JSON) {
+        } else if (a->format == TUI_FORMAT_JSON) {
             json_array_append_new(jvms, tui_report_target_json(l));
         } else if (tui_report_target_write(l, TUI_FORMAT_TEXT, (long)n, stdout) != JP_OK) {
             status = TUI_EXIT_ERROR;
@@ -365,9 +365,9 @@ int tui_batch_kubectl(const tui_server_args *a, const kube_opts *ko, jp_pod_list
         n += rc == JP_OK;
         tui_target_free(l); /* bye: the probe removes itself */
     }
-    if (a->bo.format == TUI_FORMAT_JSON) {
+    if (a->format == TUI_FORMAT_JSON) {
         json_t *j = json_pack("{s:s,s:s?,s:s?,s:s?,s:o}", "via", "kubectl", "namespace", ko->ns,
-                              "service", a->ro.svc, "pod", a->bo.pod, "jvms", jvms);
+                              "service", a->ro.svc, "pod", a->pod, "jvms", jvms);
         if (json_dumpf(j, stdout, JSON_COMPACT) != 0 || fputc('\n', stdout) == EOF)
             status = TUI_EXIT_ERROR;
         json_decref(j);

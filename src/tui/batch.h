@@ -59,7 +59,7 @@ int tui_batch_io_run(const tui_args *a, FILE *out, FILE *errout);
  * prints one (two snapshots one interval apart, for CPU%); JSON: one
  * object with "via": "kubectl" and jvms[] in that shape, as the server's
  * batch output has. */
-int tui_batch_kubectl(const tui_server_args *a, const kube_opts *ko, jp_pod_list *pods,
+int tui_batch_kubectl(const tui_args *a, const kube_opts *ko, jp_pod_list *pods,
                       const tui_target_opts *o);
 
 #endif

@@ -65,11 +65,11 @@ json_t *tui_batch_server_json(tui_client *r, const char *pod)
 
 /* --format gc: the lines of the GC screen (tui/report_gc.h) over the range,
  * with the service's top allocators when it has allocation profiles. */
-static int gc_view(tui_client *r, const tui_server_batch_opts *o, FILE *out, FILE *errout)
+static int gc_view(tui_client *r, const tui_args *o, FILE *out, FILE *errout)
 {
     jp_error err;
     jp_error_init(&err);
-    const char *from = o->from ? o->from : "-15m", *to = o->to ? o->to : "now";
+    const char *from = o->from_text ? o->from_text : "-15m", *to = o->to_text ? o->to_text : "now";
     json_t *a = NULL;
     if (tui_client_gc(r, from, to, o->pod, 78, &a, &err) != JP_OK) {
         fprintf(errout, "jprof-top: %s\n", err.msg);
@@ -105,7 +105,7 @@ static int gc_view(tui_client *r, const tui_server_batch_opts *o, FILE *out, FIL
     return partial ? TUI_EXIT_PARTIAL : TUI_EXIT_OK;
 }
 
-static int snapshot_view(tui_client *r, const tui_server_batch_opts *o, FILE *out, FILE *errout)
+static int snapshot_view(tui_client *r, const tui_args *o, FILE *out, FILE *errout)
 {
     jp_error err;
     jp_error_init(&err);
@@ -149,8 +149,8 @@ static int snapshot_view(tui_client *r, const tui_server_batch_opts *o, FILE *ou
 }
 
 /* The server's top table in the layout of --jfr --format top. */
-static int top_view(tui_client *r, const tui_server_batch_opts *o, const char *from, const char *to,
-                    FILE *out, FILE *errout)
+static int top_view(tui_client *r, const tui_args *o, const char *from, const char *to, FILE *out,
+                    FILE *errout)
 {
     jp_error err;
     jp_error_init(&err);
@@ -196,14 +196,13 @@ static int top_view(tui_client *r, const tui_server_batch_opts *o, const char *f
     return partial ? TUI_EXIT_PARTIAL : TUI_EXIT_OK;
 }
 
-int tui_batch_server_diff_open(tui_client *r, const tui_server_batch_opts *o, bool threads,
-                               jp_diff **d, char *cur_label, char *base_label, size_t label_len,
-                               FILE *errout)
+int tui_batch_server_diff_open(tui_client *r, const tui_args *o, bool threads, jp_diff **d,
+                               char *cur_label, char *base_label, size_t label_len, FILE *errout)
 {
     jp_error err;
     jp_error_init(&err);
     *d = NULL;
-    const char *from = o->from ? o->from : "-15m", *to = o->to ? o->to : "now";
+    const char *from = o->from_text ? o->from_text : "-15m", *to = o->to_text ? o->to_text : "now";
     jp_profile *cur = NULL, *base = NULL;
     tui_client_flame_meta m, bm;
     if (tui_client_diff(r, o->kind, from, to, o->pod, &o->base, 200000, &cur, &base, &m, &bm,
@@ -221,7 +220,7 @@ int tui_batch_server_diff_open(tui_client *r, const tui_server_batch_opts *o, bo
         fprintf(errout, "jprof-top: no %s data in %s nor in the baseline %s\n",
                 jp_kind_name(o->kind), cur_label, base_label);
         status = TUI_EXIT_ERROR;
-    } else if (jp_diff_new(base, cur, o->kind, threads, o->by_value, (jp_diff_norm)o->norm, d,
+    } else if (jp_diff_new(base, cur, o->kind, threads, o->by_value, (jp_diff_norm)o->diff_norm, d,
                            &err) != JP_OK) {
         fprintf(errout, "jprof-top: %s\n", err.msg);
         status = TUI_EXIT_USAGE;
@@ -233,7 +232,7 @@ int tui_batch_server_diff_open(tui_client *r, const tui_server_batch_opts *o, bo
     return status == TUI_EXIT_OK && m.partial ? TUI_EXIT_PARTIAL : status;
 }
 
-static int diff_view(tui_client *r, const tui_server_batch_opts *o, FILE *out, FILE *errout)
+static int diff_view(tui_client *r, const tui_args *o, FILE *out, FILE *errout)
 {
     jp_diff *d = NULL;
     char cl[256], bl[256];
@@ -250,13 +249,13 @@ static int diff_view(tui_client *r, const tui_server_batch_opts *o, FILE *out, F
     return status;
 }
 
-static int profile_view(tui_client *r, const tui_server_batch_opts *o, FILE *out, FILE *errout)
+static int profile_view(tui_client *r, const tui_args *o, FILE *out, FILE *errout)
 {
     if (o->has_base)
         return diff_view(r, o, out, errout);
     jp_error err;
     jp_error_init(&err);
-    const char *from = o->from ? o->from : "-15m", *to = o->to ? o->to : "now";
+    const char *from = o->from_text ? o->from_text : "-15m", *to = o->to_text ? o->to_text : "now";
     if (o->format == TUI_FORMAT_TOP)
         return top_view(r, o, from, to, out, errout);
     jp_profile *p = NULL;
@@ -295,7 +294,7 @@ static int profile_view(tui_client *r, const tui_server_batch_opts *o, FILE *out
     return m.partial ? TUI_EXIT_PARTIAL : TUI_EXIT_OK;
 }
 
-int tui_batch_server_run(tui_client *r, const tui_server_batch_opts *o, FILE *out, FILE *errout)
+int tui_batch_server_run(tui_client *r, const tui_args *o, FILE *out, FILE *errout)
 {
     int rc = o->format == TUI_FORMAT_GC ? gc_view(r, o, out, errout)
              : o->has_kind              ? profile_view(r, o, out, errout)

@@ -24,12 +24,11 @@
 /* Reads the comparison of o (has_base) for kind o->kind into *d (a new
  * jp_diff, jp_diff_free) and labels for its two sides; prints why not on
  * errout and returns the exit status, TUI_EXIT_OK when *d is set. */
-int tui_batch_server_diff_open(tui_client *r, const tui_server_batch_opts *o, bool threads,
-                               jp_diff **d, char *cur_label, char *base_label, size_t label_len,
-                               FILE *errout);
+int tui_batch_server_diff_open(tui_client *r, const tui_args *o, bool threads, jp_diff **d,
+                               char *cur_label, char *base_label, size_t label_len, FILE *errout);
 
 /* r is connected (tui_client_connect) and stays the caller's. */
-int tui_batch_server_run(tui_client *r, const tui_server_batch_opts *o, FILE *out, FILE *errout);
+int tui_batch_server_run(tui_client *r, const tui_args *o, FILE *out, FILE *errout);
 
 /* The JSON object of the snapshot view (new reference), for tests. */
 json_t *tui_batch_server_json(tui_client *r, const char *pod);

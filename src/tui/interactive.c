@@ -180,7 +180,7 @@ int tui_app_run(const tui_app *app)
 
 /* The screens every source has, on the service's newest snapshot (or
  * --pod's); o lists the service's pods and JVMs. */
-int tui_interactive_server(tui_client *r, const tui_server_args *a)
+int tui_interactive_server(tui_client *r, const tui_args *a)
 {
     tui_stop_install();
     tui_target_opts o;
@@ -191,7 +191,7 @@ int tui_interactive_server(tui_client *r, const tui_server_args *a)
     jp_error err;
     jp_error_init(&err);
     tui_target *l = NULL;
-    bool found = tui_server_first(r, a->bo.pod, pod, sizeof pod, &pid, &err) == JP_OK;
+    bool found = tui_server_first(r, a->pod, pod, sizeof pod, &pid, &err) == JP_OK;
     if (found && tui_server_open(&a->ro, pod, pid, a->range, &o, &l, &err) != JP_OK)
         found = false;
     tui_screens *v = tui_screens_new_with(l, tui_picker_server(r, &a->ro, a->range), &o);
@@ -208,9 +208,9 @@ int tui_interactive_server(tui_client *r, const tui_server_args *a)
 
 /* --base-*: the differential flame graph of the range against the
  * baseline, the same view as --jfr NEW --diff OLD. */
-int tui_interactive_server_diff(tui_client *r, const tui_server_args *a)
+int tui_interactive_server_diff(tui_client *r, const tui_args *a)
 {
-    tui_server_batch_opts o = a->bo;
+    tui_args o = *a;
     if (!o.has_kind) { /* cpu when the service has it, else its first kind */
         uint32_t kinds = tui_client_kinds(r);
         o.kind = JP_KIND_CPU;
@@ -220,10 +220,10 @@ int tui_interactive_server_diff(tui_client *r, const tui_server_args *a)
                 break;
             }
     }
-    if (!o.from && a->range != 1) {
+    if (!o.from_text && a->range != 1) {
         static char from[16];
         snprintf(from, sizeof from, "-%s", tui_range_names[a->range]);
-        o.from = from;
+        o.from_text = from;
     }
     jp_diff *d = NULL;
     static char cl[256], bl[256];
@@ -250,7 +250,7 @@ int tui_interactive_server_diff(tui_client *r, const tui_server_args *a)
 /* Through kubectl: one pod opens at once; several, the list first (a pod
  * named with --pod has no list). Freeing the view says bye: the probe
  * stops its recording, removes itself. */
-int tui_interactive_kubectl(const tui_server_args *a, const kube_opts *ko, jp_pod_list *pods,
+int tui_interactive_kubectl(const tui_args *a, const kube_opts *ko, jp_pod_list *pods,
                             const tui_target_opts *o)
 {
     tui_target *l = NULL;

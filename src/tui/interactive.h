@@ -35,15 +35,15 @@ int tui_interactive_live_view(struct tui_screens *v, const char *where);
 /* -n NS -s SVC on jprof-server: the screens every source has, on the
  * service's newest snapshot (or --pod's), o listing the service's pods and
  * JVMs; r (connected) is taken over. */
-int tui_interactive_server(tui_client *r, const tui_server_args *a);
+int tui_interactive_server(tui_client *r, const tui_args *a);
 
 /* --base-*: the differential flame graph of the range against the
  * baseline, the same view as --jfr NEW --diff OLD; r stays the caller's. */
-int tui_interactive_server_diff(tui_client *r, const tui_server_args *a);
+int tui_interactive_server_diff(tui_client *r, const tui_args *a);
 
 /* Through kubectl: the screens of the pod (several: the list first, which
  * takes pods over). */
-int tui_interactive_kubectl(const tui_server_args *a, const kube_opts *ko, jp_pod_list *pods,
+int tui_interactive_kubectl(const tui_args *a, const kube_opts *ko, jp_pod_list *pods,
                             const tui_target_opts *o);
 
 /* True when stdin and stdout are terminals; else says to use -b. */

@@ -32,7 +32,7 @@ static int kube_fail(const jp_error *err)
     return tui_exit_status_kubectl(err);
 }
 
-static int kubectl_main(const tui_server_args *a)
+static int kubectl_main(const tui_args *a)
 {
     kube_opts ko;
     kube_opts_init(&ko);
@@ -54,8 +54,8 @@ static int kubectl_main(const tui_server_args *a)
     tui_stop_install();
     jp_pod_list pods;
     jp_pod_list_init(&pods);
-    jp_err rc = a->bo.pod ? kube_pod_get(&ko, a->bo.pod, &pods, &err)
-                          : kube_pods_for_service(&ko, a->ro.svc, &pods, &err);
+    jp_err rc = a->pod ? kube_pod_get(&ko, a->pod, &pods, &err)
+                       : kube_pods_for_service(&ko, a->ro.svc, &pods, &err);
     if (rc != JP_OK) {
         jp_pod_list_cleanup(&pods);
         return kube_fail(&err);
@@ -71,49 +71,40 @@ static int kubectl_main(const tui_server_args *a)
 }
 
 /* -n NS -s SVC: a service on jprof-server, or its pods through kubectl. */
-static int server_main(int argc, char **argv)
+static int service_main(const tui_args *a)
 {
-    tui_server_args a;
-    int rc = tui_server_args_parse(argc, argv, &a);
-    if (rc >= 0)
-        return rc;
-    if (!a.batch && !tui_have_terminal())
+    if (!a->batch && !tui_have_terminal())
         return TUI_EXIT_USAGE;
-    if (tui_server_args_kubectl(&a))
-        return kubectl_main(&a);
+    if (tui_args_kubectl(a))
+        return kubectl_main(a);
     jp_http_global_init();
-    tui_client *r = tui_client_new(&a.ro);
+    tui_client *r = tui_client_new(&a->ro);
     jp_error err;
     jp_error_init(&err);
+    int rc;
     if (tui_client_connect(r, &err) != JP_OK) {
         fprintf(stderr, "jprof-top: %s\n", err.msg);
         rc = tui_client_exit_status(r);
-        tui_client_free(r);
-        return rc;
+    } else if (a->batch) {
+        rc = tui_batch_server_run(r, a, stdout, stderr);
+    } else if (a->has_base) {
+        rc = tui_interactive_server_diff(r, a);
+    } else {
+        return tui_interactive_server(r, a); /* the view's list frees r */
     }
-    if (a.batch) {
-        rc = tui_batch_server_run(r, &a.bo, stdout, stderr);
-        tui_client_free(r);
-        return rc;
-    }
-    if (a.bo.has_base) {
-        rc = tui_interactive_server_diff(r, &a);
-        tui_client_free(r);
-        return rc;
-    }
-    return tui_interactive_server(r, &a); /* the view's list frees r */
+    tui_client_free(r);
+    return rc;
 }
 
 int main(int argc, char **argv)
 {
     setlocale(LC_ALL, "");
-    if (tui_server_wanted(argc, argv))
-        return server_main(argc, argv);
     tui_args a;
-    tui_args_init(&a);
     int rc = tui_args_parse(argc, argv, &a);
     if (rc >= 0)
         return rc;
+    if (a.service)
+        return service_main(&a);
     if (a.diff_path)
         return a.batch ? tui_diff_run(&a, stdout, stderr) : tui_interactive_diff(&a);
     if (a.jfr_path)

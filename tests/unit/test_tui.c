@@ -800,9 +800,7 @@ static void test_heap_options(void **state)
         {{"jprof-top", "-p", "1", "--heap", "--io-detail"}, 5, 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        tui_args a;
-        tui_args_init(&a);
-        optind = 1;
+        tui_args a; /* the parser initialises it and getopt's optind */
         FILE *saved = stderr;
         stderr = fopen("/dev/null", "w");
         int rc = tui_args_parse(cases[i].argc, (char **)cases[i].argv, &a);

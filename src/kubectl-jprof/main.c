@@ -4,14 +4,11 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "base/stopsig.h"
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "kubectl-jprof/plugin.h"
@@ -22,13 +19,6 @@
 #include "tui/source_kubectl.h"
 #include "tui/stop.h"
 #include "tui/target.h"
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
-{
-    stop_signal = sig;
-}
 
 static void usage(FILE *f)
 {
@@ -85,23 +75,10 @@ int plugin_pods(const plugin_args *a, jp_pod_list *out)
     return rc == JP_OK ? PLUGIN_EXIT_OK : plugin_fail(&err);
 }
 
-/* Sleeps ns; false when a signal asked to stop. Returns early (true) when
- * the session s (may be NULL) ends: the next request reports why. */
-static bool sleep_bounded(int64_t ns, kube_session *s)
+/* A wait on the pod ends early when its probe session ended. */
+static bool session_gone(void *s)
 {
-    int64_t end = jp_time_mono_ns() + ns;
-    while (!stop_signal) {
-        if (s && !kube_session_alive(s))
-            return true;
-        int64_t left = end - jp_time_mono_ns();
-        if (left <= 0)
-            return true;
-        if (left > 100 * JP_NS_PER_MS)
-            left = 100 * JP_NS_PER_MS;
-        struct timespec ts = {0, (long)left};
-        nanosleep(&ts, NULL);
-    }
-    return false;
+    return !kube_session_alive(s);
 }
 
 static void add_pod(json_t *j, const plugin_args *a, const jp_pod *p, const kube_session *s)
@@ -116,35 +93,28 @@ static void add_pod(json_t *j, const plugin_args *a, const jp_pod *p, const kube
     (void)a;
 }
 
-static int print_answer(const plugin_args *a, const jp_pod *p, const kube_session *s, tui_target *l,
-                        bool several)
+/* One pod's answer as jprof-top -b -p PID prints it: text (the command's
+ * section) or the JSON line, its "target" also naming the pod. */
+static int print_answer(const plugin_args *a, const jp_pod *p, const kube_session *s,
+                        const tui_target *l, bool several)
 {
-    bool json = a->output && strcmp(a->output, "json") == 0;
-    if (json) {
+    jp_error err;
+    jp_error_init(&err);
+    if (a->output && strcmp(a->output, "json") == 0) {
         json_t *j = tui_report_target_json(l);
         add_pod(j, a, p, s);
-        int rc = json_dumpf(j, stdout, JSON_COMPACT | JSON_ENSURE_ASCII);
-        json_decref(j);
-        fputc('\n', stdout);
-        return rc == 0 ? PLUGIN_EXIT_OK : PLUGIN_EXIT_ERROR;
+        return tui_write_json_line(stdout, j, JSON_ENSURE_ASCII, &err) == JP_OK ? PLUGIN_EXIT_OK
+                                                                                : PLUGIN_EXIT_ERROR;
     }
     tui_lines ls;
     tui_lines_init(&ls);
     if (several)
         tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "== pod %s, container %s", p->name,
                       kube_session_container(s));
-    tui_report_header(l, &ls);
-    tui_lines_add(&ls, TUI_STYLE_NORMAL, 0, "%s", "");
-    if (strcmp(a->cmd, "threads") == 0) {
-        tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "BUSY THREADS (top 20)");
-        tui_report_busy(l, 20, &ls);
-    } else if (strcmp(a->cmd, "locks") == 0) {
-        tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "LOCKS");
-        tui_report_locks_idle(l, true, &ls);
-    } else {
-        tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "DEADLOCKS");
-        tui_report_deadlocks(l, &ls);
-    }
+    unsigned section = strcmp(a->cmd, "threads") == 0 ? TUI_REPORT_BUSY
+                       : strcmp(a->cmd, "locks") == 0 ? TUI_REPORT_LOCKS
+                                                      : TUI_REPORT_DEADLOCKS;
+    tui_report_target_lines(l, section, &ls);
     jp_err rc = tui_lines_write(&ls, stdout);
     tui_lines_cleanup(&ls);
     return rc == JP_OK ? PLUGIN_EXIT_OK : PLUGIN_EXIT_ERROR;
@@ -163,58 +133,55 @@ static void other_jvms(const jp_pod *p, kube_session *s)
                 p->name, kube_session_container(s), h->njvms, h->jvm_pid, h->main_class, others);
 }
 
-static int snapshot_pod(const plugin_args *a, const jp_pod *p, bool several)
+typedef struct snapshot_round {
+    const plugin_args *a;
+    bool several;
+    int status; /* the first failure's */
+    bool deadlock;
+} snapshot_round;
+
+static void snapshot_answer(void *ctx, const jp_pod *p, tui_target *l, const jp_error *err)
 {
-    jp_error err;
-    jp_error_init(&err);
-    /* the kubectl source of jprof-top's screens: the answer is the model
-     * and the printers of `jprof-top -b -p PID` */
-    tui_target_opts o;
-    tui_target_opts_init(&o);
-    tui_target *l = NULL;
-    if (tui_kubectl_open(&a->kube, p->name, a->container, p, &o, &l, &err) != JP_OK)
-        return plugin_fail(&err);
-    kube_session *s = tui_kubectl_session(l);
-    other_jvms(p, s);
-    int status = PLUGIN_EXIT_OK;
-    /* threads ranks by CPU: two snapshots an interval apart */
-    int n = strcmp(a->cmd, "threads") == 0 ? 2 : 1;
-    for (int i = 0; i < n; i++) {
-        if (i && !sleep_bounded(a->interval_ns, s)) {
-            status = 128 + (int)stop_signal;
-            goto out;
-        }
-        if (tui_target_refresh(l, &err) != JP_OK) {
-            status = plugin_fail(&err);
-            goto out;
-        }
-    }
-    status = print_answer(a, p, s, l, several);
-    if (status == PLUGIN_EXIT_OK && strcmp(a->cmd, "deadlocks") == 0 && l->deadlocks.count)
-        status = PLUGIN_EXIT_DEADLOCK;
-out:
-    tui_target_free(l); /* bye: the probe stops, removes itself */
-    return status;
+    snapshot_round *r = ctx;
+    if (l)
+        other_jvms(p, tui_kubectl_session(l));
+    int st = l ? print_answer(r->a, p, tui_kubectl_session(l), l, r->several) : plugin_fail(err);
+    if (st == PLUGIN_EXIT_OK && l && strcmp(r->a->cmd, "deadlocks") == 0 && l->deadlocks.count)
+        r->deadlock = true;
+    if (st != PLUGIN_EXIT_OK && r->status == PLUGIN_EXIT_OK)
+        r->status = st;
 }
 
+/* threads, locks, deadlocks: every pod answers, even after one failed
+ * (the round of jprof-top -b through kubectl); any failure fails the whole,
+ * else a deadlock anywhere gives its exit status. */
 static int cmd_snapshot(const plugin_args *a)
 {
     jp_pod_list pods;
     jp_pod_list_init(&pods);
     int status = plugin_pods(a, &pods);
-    bool deadlock = false;
-    /* every pod answers, even after one failed; any failure fails the whole */
-    for (size_t i = 0; status == PLUGIN_EXIT_OK && i < pods.count && !stop_signal; i++) {
-        int st = snapshot_pod(a, &pods.items[i], pods.count > 1);
-        if (st == PLUGIN_EXIT_DEADLOCK)
-            deadlock = true;
-        else if (st != PLUGIN_EXIT_OK)
-            status = st;
+    if (status != PLUGIN_EXIT_OK) {
+        jp_pod_list_cleanup(&pods);
+        return status;
     }
-    if (status == PLUGIN_EXIT_OK && deadlock)
-        status = PLUGIN_EXIT_DEADLOCK;
+    /* the kubectl source of jprof-top's screens: the answer is the model
+     * and the printers of `jprof-top -b -p PID` */
+    tui_target_opts o;
+    tui_target_opts_init(&o);
+    o.interval_ns = a->interval_ns;
+    snapshot_round sr = {.a = a, .several = pods.count > 1, .status = PLUGIN_EXIT_OK};
+    tui_pod_round r = {.ko = &a->kube,
+                       .container = a->container,
+                       .opts = &o,
+                       /* threads ranks by CPU: two snapshots an interval apart */
+                       .snapshots = strcmp(a->cmd, "threads") == 0 ? 2 : 1,
+                       .each = snapshot_answer,
+                       .ctx = &sr};
+    tui_batch_pods(&r, &pods);
     jp_pod_list_cleanup(&pods);
-    return status;
+    if (tui_stop_signal)
+        return 128 + (int)tui_stop_signal;
+    return sr.status == PLUGIN_EXIT_OK && sr.deadlock ? PLUGIN_EXIT_DEADLOCK : sr.status;
 }
 
 static int write_flame(const plugin_args *a, const jp_profile *prof, jp_kind kind)
@@ -276,9 +243,9 @@ static int cmd_flame(const plugin_args *a)
     } else {
         fprintf(stderr, "kubectl-jprof: recording %s in %s for %.0f s\n", jp_kind_name(kind),
                 pods.items[0].name, (double)a->duration_ns / 1e9);
-        bool done = sleep_bounded(a->duration_ns, s);
+        bool done = tui_stop_sleep_until(a->duration_ns, session_gone, s);
         if (!done)
-            status = 128 + (int)stop_signal;
+            status = 128 + (int)tui_stop_signal;
         else if (kube_session_profile_read(s, &prof, &err) != JP_OK)
             status = plugin_fail(&err);
         jp_error e2;
@@ -406,34 +373,157 @@ enum {
     OPT_ALL
 };
 
+/* Where to look: the namespace, the pod or service, the container, and
+ * how kubectl is run. Returns true when c was one of these. */
+static bool parse_where(int c, const char *arg, plugin_args *a)
+{
+    switch (c) {
+    case 'n':
+        a->kube.ns = arg;
+        return true;
+    case 's':
+        a->service = arg;
+        return true;
+    case 'c':
+        a->container = arg;
+        return true;
+    case OPT_POD:
+        a->pod = arg;
+        return true;
+    case OPT_CONTEXT:
+        a->kube.context = arg;
+        return true;
+    case OPT_KUBECONFIG:
+        a->kube.kubeconfig = arg;
+        return true;
+    case OPT_PROBE:
+        a->kube.probe = arg;
+        return true;
+    case OPT_IMAGE:
+        a->kube.image = arg;
+        a->kube.debug = true;
+        return true;
+    case OPT_SERVER:
+        a->server = arg;
+        return true;
+    case 'v':
+        a->kube.verbose = true;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* What to do: output, file, event(s), durations, --workload. Returns
+ * PLUGIN_EXIT_OK when taken, PLUGIN_EXIT_USAGE after a message, -1 when c
+ * is none of these. */
+static int parse_what(int c, const char *arg, plugin_args *a)
+{
+    switch (c) {
+    case 'o':
+        a->output = arg;
+        return PLUGIN_EXIT_OK;
+    case 'f':
+        a->file = arg;
+        return PLUGIN_EXIT_OK;
+    case OPT_EVENT:
+        a->event = arg;
+        return PLUGIN_EXIT_OK;
+    case OPT_EVENTS:
+        a->events = arg;
+        return PLUGIN_EXIT_OK;
+    case OPT_WORKLOAD:
+        a->workload = true;
+        return PLUGIN_EXIT_OK;
+    case 'd':
+        return parse_duration("-d", arg, &a->duration_ns) ? PLUGIN_EXIT_OK : PLUGIN_EXIT_USAGE;
+    case OPT_FOR:
+        return parse_duration("--for", arg, &a->for_ns) ? PLUGIN_EXIT_OK : PLUGIN_EXIT_USAGE;
+    case OPT_TIMEOUT:
+        return parse_duration("--timeout", arg, &a->kube.timeout_ns) ? PLUGIN_EXIT_OK
+                                                                     : PLUGIN_EXIT_USAGE;
+    case OPT_INTERVAL:
+        a->has_interval = true;
+        return parse_duration("--interval", arg, &a->interval_ns) ? PLUGIN_EXIT_OK
+                                                                  : PLUGIN_EXIT_USAGE;
+    case OPT_ALL:
+        a->all = true;
+        return PLUGIN_EXIT_OK;
+    default:
+        return -1;
+    }
+}
+
+/* The numbers: --pid (which JVM of the container), --count (histograms). */
+static int parse_number(int c, const char *arg, plugin_args *a)
+{
+    if (c != OPT_PID && c != OPT_COUNT)
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(arg, &end, 10);
+    switch (c) {
+    case OPT_PID:
+        if (*end || v <= 0 || v > 4194304) {
+            fprintf(stderr, "kubectl-jprof: --pid %s: not a process id\n", arg);
+            return PLUGIN_EXIT_USAGE;
+        }
+        a->kube.jvm_pid = (int)v;
+        return PLUGIN_EXIT_OK;
+    case OPT_COUNT:
+        if (errno || end == arg || *end || v < 1 || v > 1000) {
+            fprintf(stderr, "kubectl-jprof: --count %s: a number from 1 to 1000\n", arg);
+            return PLUGIN_EXIT_USAGE;
+        }
+        a->count = v;
+        return PLUGIN_EXIT_OK;
+    default:
+        return -1;
+    }
+}
+
+static const struct option longopts[] = {{"namespace", required_argument, NULL, 'n'},
+                                         {"service", required_argument, NULL, 's'},
+                                         {"container", required_argument, NULL, 'c'},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"duration", required_argument, NULL, 'd'},
+                                         {"file", required_argument, NULL, 'f'},
+                                         {"context", required_argument, NULL, OPT_CONTEXT},
+                                         {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+                                         {"event", required_argument, NULL, OPT_EVENT},
+                                         {"for", required_argument, NULL, OPT_FOR},
+                                         {"events", required_argument, NULL, OPT_EVENTS},
+                                         {"workload", no_argument, NULL, OPT_WORKLOAD},
+                                         {"timeout", required_argument, NULL, OPT_TIMEOUT},
+                                         {"probe", required_argument, NULL, OPT_PROBE},
+                                         {"debug-image", required_argument, NULL, OPT_IMAGE},
+                                         {"pid", required_argument, NULL, OPT_PID},
+                                         {"interval", required_argument, NULL, OPT_INTERVAL},
+                                         {"server", required_argument, NULL, OPT_SERVER},
+                                         {"pod", required_argument, NULL, OPT_POD},
+                                         {"count", required_argument, NULL, OPT_COUNT},
+                                         {"all", no_argument, NULL, OPT_ALL},
+                                         {"verbose", no_argument, NULL, 'v'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {"version", no_argument, NULL, 'V'},
+                                         {NULL, 0, NULL, 0}};
+
+/* A word of the command line: the command, then the pod. */
+static int parse_word(const char *w, plugin_args *a)
+{
+    if (!a->cmd)
+        a->cmd = w;
+    else if (!a->pod)
+        a->pod = w;
+    else {
+        fprintf(stderr, "kubectl-jprof: unexpected argument %s\n", w);
+        return PLUGIN_EXIT_USAGE;
+    }
+    return PLUGIN_EXIT_OK;
+}
+
 static int parse_args(int argc, char **argv, plugin_args *a)
 {
-    static const struct option longopts[] = {
-        {"namespace", required_argument, NULL, 'n'},
-        {"service", required_argument, NULL, 's'},
-        {"container", required_argument, NULL, 'c'},
-        {"output", required_argument, NULL, 'o'},
-        {"duration", required_argument, NULL, 'd'},
-        {"file", required_argument, NULL, 'f'},
-        {"context", required_argument, NULL, OPT_CONTEXT},
-        {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
-        {"event", required_argument, NULL, OPT_EVENT},
-        {"for", required_argument, NULL, OPT_FOR},
-        {"events", required_argument, NULL, OPT_EVENTS},
-        {"workload", no_argument, NULL, OPT_WORKLOAD},
-        {"timeout", required_argument, NULL, OPT_TIMEOUT},
-        {"probe", required_argument, NULL, OPT_PROBE},
-        {"debug-image", required_argument, NULL, OPT_IMAGE},
-        {"pid", required_argument, NULL, OPT_PID},
-        {"interval", required_argument, NULL, OPT_INTERVAL},
-        {"server", required_argument, NULL, OPT_SERVER},
-        {"pod", required_argument, NULL, OPT_POD},
-        {"count", required_argument, NULL, OPT_COUNT},
-        {"all", no_argument, NULL, OPT_ALL},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof *a);
     kube_opts_init(&a->kube);
     a->duration_ns = 30 * JP_NS_PER_SEC;
@@ -443,117 +533,22 @@ static int parse_args(int argc, char **argv, plugin_args *a)
     while (optind < argc) {
         /* "+": stop at each word; words are the command, then the pod */
         int c = getopt_long(argc, argv, "+n:s:c:o:d:f:vhV", longopts, NULL);
+        int st = PLUGIN_EXIT_OK;
         if (c == -1)
-            c = 1;
-        switch (c) {
-        case 1:
-            if (!a->cmd)
-                a->cmd = argv[optind];
-            else if (!a->pod)
-                a->pod = argv[optind];
-            else {
-                fprintf(stderr, "kubectl-jprof: unexpected argument %s\n", argv[optind]);
-                return PLUGIN_EXIT_USAGE;
-            }
-            optind++;
-            break;
-        case 'n':
-            a->kube.ns = optarg;
-            break;
-        case 's':
-            a->service = optarg;
-            break;
-        case 'c':
-            a->container = optarg;
-            break;
-        case 'o':
-            a->output = optarg;
-            break;
-        case 'f':
-            a->file = optarg;
-            break;
-        case 'd':
-            if (!parse_duration("-d", optarg, &a->duration_ns))
-                return PLUGIN_EXIT_USAGE;
-            break;
-        case OPT_CONTEXT:
-            a->kube.context = optarg;
-            break;
-        case OPT_KUBECONFIG:
-            a->kube.kubeconfig = optarg;
-            break;
-        case OPT_EVENT:
-            a->event = optarg;
-            break;
-        case OPT_EVENTS:
-            a->events = optarg;
-            break;
-        case OPT_WORKLOAD:
-            a->workload = true;
-            break;
-        case OPT_PROBE:
-            a->kube.probe = optarg;
-            break;
-        case OPT_IMAGE:
-            a->kube.image = optarg;
-            a->kube.debug = true;
-            break;
-        case OPT_PID: {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v <= 0 || v > 4194304) {
-                fprintf(stderr, "kubectl-jprof: --pid %s: not a process id\n", optarg);
-                return PLUGIN_EXIT_USAGE;
-            }
-            a->kube.jvm_pid = (int)v;
-            break;
-        }
-        case OPT_SERVER:
-            a->server = optarg;
-            break;
-        case OPT_POD:
-            a->pod = optarg;
-            break;
-        case OPT_FOR:
-            if (!parse_duration("--for", optarg, &a->for_ns))
-                return PLUGIN_EXIT_USAGE;
-            break;
-        case OPT_TIMEOUT:
-            if (!parse_duration("--timeout", optarg, &a->kube.timeout_ns))
-                return PLUGIN_EXIT_USAGE;
-            break;
-        case OPT_INTERVAL:
-            if (!parse_duration("--interval", optarg, &a->interval_ns))
-                return PLUGIN_EXIT_USAGE;
-            a->has_interval = true;
-            break;
-        case OPT_COUNT: {
-            char *end;
-            errno = 0;
-            long n = strtol(optarg, &end, 10);
-            if (errno || end == optarg || *end || n < 1 || n > 1000) {
-                fprintf(stderr, "kubectl-jprof: --count %s: a number from 1 to 1000\n", optarg);
-                return PLUGIN_EXIT_USAGE;
-            }
-            a->count = n;
-            break;
-        }
-        case OPT_ALL:
-            a->all = true;
-            break;
-        case 'v':
-            a->kube.verbose = true;
-            break;
-        case 'h':
-            usage(stdout);
+            st = parse_word(argv[optind++], a);
+        else if (c == 'h' || c == 'V') {
+            if (c == 'h')
+                usage(stdout);
+            else
+                printf("kubectl-jprof (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
             exit(0);
-        case 'V':
-            printf("kubectl-jprof (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
-            exit(0);
-        default:
+        } else if (!parse_where(c, optarg, a) && (st = parse_what(c, optarg, a)) == -1 &&
+                   (st = parse_number(c, optarg, a)) == -1) {
             usage(stderr);
             return PLUGIN_EXIT_USAGE;
         }
+        if (st != PLUGIN_EXIT_OK)
+            return st;
     }
     if (!a->cmd) {
         usage(stderr);
@@ -584,7 +579,7 @@ int main(int argc, char **argv)
     int st = parse_args(argc, argv, &a);
     if (st != PLUGIN_EXIT_OK)
         return st;
-    jp_stop_signals(on_signal);
+    tui_stop_install();
     if (strcmp(a.cmd, "top") == 0)
         return cmd_top(&a);
     if (!needs_target(&a))

@@ -14,8 +14,6 @@
 #include "tui/stop.h"
 #include "wire/snapshot_json.h"
 
-#define TEXT_BUSY_MAX 20
-
 void tui_target_opts_from_args(const tui_args *a, tui_target_opts *o)
 {
     tui_target_opts_init(o);
@@ -54,75 +52,6 @@ int tui_batch_list_run(FILE *out, FILE *errout)
                         "(run as the JVM's user or as root)\n");
     jvm_proc_list_cleanup(&list);
     return ferror(out) ? TUI_EXIT_ERROR : TUI_EXIT_OK;
-}
-
-json_t *tui_report_target_json(const tui_target *l)
-{
-    jp_snapjson_target tg = {.pid = (int)l->proc.pid,
-                             .main_class = l->proc.main_class,
-                             .user = l->proc.user,
-                             .jvm_version = l->jvm_version[0] ? l->jvm_version : NULL,
-                             .start_ns = l->proc.start_ns};
-    jp_snapjson_opts jo;
-    jp_snapjson_opts_init(&jo);
-    jo.cpu = &l->cpu;
-    if (l->ops->busy)
-        jo.busy = &l->busy; /* the source's own snapshot evidence */
-    jo.now_ns = jp_time_now_ns();
-    json_t *j = jp_snapshot_json(l->cur, l->prev, &tg, &jo);
-    /* the snapshot's process figures (bytes), with the header's words */
-    json_t *proc = json_object_get(j, "process");
-    json_object_set_new(proc, "cpu_pct",
-                        l->proc_cpu_pct >= 0 ? json_real(l->proc_cpu_pct) : json_null());
-    json_object_set_new(proc, "heap", l->heap[0] ? json_string(l->heap) : json_null());
-    json_t *cost = json_object();
-    json_object_set_new(cost, "refresh_ms", json_real(l->cost_ms));
-    json_object_set_new(cost, "snapshot_ms", json_real(l->snapshot_ms));
-    json_object_set_new(j, "jprof", cost);
-    /* where the data came from: "pid" (attach on this machine), "kubectl" */
-    json_object_set_new(j, "via", json_string(l->ops->name));
-    json_object_set_new(j, "where", l->where[0] ? json_string(l->where) : json_null());
-    json_object_set_new(j, "fallback",
-                        l->fallback.code != JP_OK ? json_string(l->fallback.msg) : json_null());
-    return j;
-}
-
-/* One JSON document as one line, flushed (a reader may be waiting for
- * it); takes j over. */
-static jp_err json_line_write(json_t *j, FILE *out)
-{
-    int rc = json_dumpf(j, out, JSON_COMPACT | JSON_ENSURE_ASCII);
-    json_decref(j);
-    if (rc != 0 || fputc('\n', out) == EOF)
-        return JP_ERR_IO;
-    return fflush(out) == 0 ? JP_OK : JP_ERR_IO;
-}
-
-jp_err tui_report_target_write(const tui_target *l, tui_format format, long n, FILE *out)
-{
-    if (format == TUI_FORMAT_JSON) {
-        json_t *j = tui_report_target_json(l);
-        return json_line_write(j, out);
-    }
-    tui_lines ls;
-    tui_lines_init(&ls);
-    if (n > 0)
-        tui_lines_add(&ls, TUI_STYLE_NORMAL, 0, "%s", "");
-    tui_report_header(l, &ls);
-    tui_lines_add(&ls, TUI_STYLE_NORMAL, 0, "%s", "");
-    tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "BUSY THREADS (top %d)", TEXT_BUSY_MAX);
-    tui_report_busy(l, TEXT_BUSY_MAX, &ls);
-    tui_lines_add(&ls, TUI_STYLE_NORMAL, 0, "%s", "");
-    tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "LOCKS");
-    tui_report_locks_idle(l, true, &ls);
-    tui_lines_add(&ls, TUI_STYLE_NORMAL, 0, "%s", "");
-    tui_lines_add(&ls, TUI_STYLE_TITLE, 0, "DEADLOCKS");
-    tui_report_deadlocks(l, &ls);
-    jp_err rc = tui_lines_write(&ls, out);
-    tui_lines_cleanup(&ls);
-    if (rc == JP_OK && fflush(out) != 0)
-        rc = JP_ERR_IO;
-    return rc;
 }
 
 static int fail(FILE *errout, const jp_error *err)
@@ -236,7 +165,9 @@ static jp_err heap_write(const tui_target *l, tui_format format, long n, FILE *o
         json_object_set_new(j, "target",
                             json_pack("{s:i,s:s,s:s}", "pid", (int)l->proc.pid, "main_class",
                                       l->proc.main_class, "user", l->proc.user));
-        return json_line_write(j, out);
+        jp_error err;
+        jp_error_init(&err);
+        return tui_write_json_line(out, j, JSON_ENSURE_ASCII, &err);
     }
     tui_lines ls;
     tui_lines_init(&ls);
@@ -281,16 +212,28 @@ int tui_batch_heap(tui_target *l, long count, int64_t every, tui_format format, 
     return status;
 }
 
+static bool source_gone(void *ctx)
+{
+    const tui_target *l = ctx;
+    return l->ops->alive && !l->ops->alive(l);
+}
+
+jp_err tui_batch_snapshot(tui_target *l, bool wait, bool *stopped, jp_error *err)
+{
+    *stopped = wait && !tui_stop_sleep_until(l->opts.interval_ns, source_gone, l);
+    return *stopped ? JP_OK : tui_target_refresh(l, err);
+}
+
 int tui_batch_samples(tui_target *l, long count, tui_format format, FILE *out, FILE *errout)
 {
     jp_error err;
     jp_error_init(&err);
     int status = TUI_EXIT_OK;
-    const tui_target_opts o = l->opts;
+    bool stopped = false;
     if (count <= 0)
         count = 1;
     /* The first sample's CPU% needs a second snapshot one interval later. */
-    if (tui_target_refresh(l, &err) != JP_OK) {
+    if (tui_batch_snapshot(l, false, &stopped, &err) != JP_OK) {
         status = fail(errout, &err);
         goto out;
     }
@@ -298,13 +241,12 @@ int tui_batch_samples(tui_target *l, long count, tui_format format, FILE *out, F
         fprintf(errout, "jprof-top: the helper could not load, used Thread.print: %s\n",
                 l->fallback.msg);
     for (long n = 0; n < count; n++) {
-        tui_stop_sleep(o.interval_ns);
-        if (tui_stop_signal) {
-            status = interrupted(errout);
+        if (tui_batch_snapshot(l, true, &stopped, &err) != JP_OK) {
+            status = fail(errout, &err);
             goto out;
         }
-        if (tui_target_refresh(l, &err) != JP_OK) {
-            status = fail(errout, &err);
+        if (stopped) {
+            status = interrupted(errout);
             goto out;
         }
         if (tui_report_target_write(l, format, n, out) != JP_OK) {
@@ -319,68 +261,90 @@ out:
     return status;
 }
 
-static bool pod_running(const jp_pod *p)
+void tui_batch_pods(const tui_pod_round *r, const jp_pod_list *pods)
 {
-    return !p->phase || !strcmp(p->phase, "Running");
-}
-
-/* -b through kubectl: every running pod of the service (or --pod), each
- * JVM as `-b -p PID` prints one (two snapshots one interval apart, for
- * CPU%); JSON: one object with "via": "kubectl" and jvms[] in that shape,
- * as the server's batch output has. */
-int tui_batch_kubectl(const tui_args *a, const kube_opts *ko, jp_pod_list *pods,
-                      const tui_target_opts *o)
-{
-    int status = TUI_EXIT_OK;
-    json_t *jvms = json_array();
-    size_t n = 0;
     for (size_t i = 0; i < pods->count && !tui_stop_signal; i++) {
         const jp_pod *p = &pods->items[i];
-        if (!pod_running(p)) {
-            fprintf(stderr, "jprof-top: pod %s is %s; left out\n", p->name, p->phase);
+        if (r->want && !r->want(r->ctx, p))
             continue;
-        }
         jp_error err;
         jp_error_init(&err);
         tui_target *l = NULL;
-        jp_err rc = tui_kubectl_open(ko, p->name, a->container, p, o, &l, &err);
-        char others[1024];
-        if (rc == JP_OK && tui_kubectl_others(l, others, sizeof others))
-            fprintf(stderr, "jprof-top: pod %s: this is pid %d %s; other JVMs: %s\n", p->name,
-                    (int)l->proc.pid, l->proc.main_class, others);
-        if (rc == JP_OK)
-            rc = tui_target_refresh(l, &err);
-        if (rc == JP_OK) {
-            tui_stop_sleep(o->interval_ns);
-            rc = tui_target_refresh(l, &err);
-        }
-        if (rc != JP_OK) {
-            fprintf(stderr, "jprof-top: pod %s: %s\n", p->name, err.msg);
-            status = status == TUI_EXIT_OK ? tui_exit_status_kubectl(&err) : status;
-        } else if (a->format == TUI_FORMAT_JSON) {
-            json_array_append_new(jvms, tui_report_target_json(l));
-        } else if (tui_report_target_write(l, TUI_FORMAT_TEXT, (long)n, stdout) != JP_OK) {
-            status = TUI_EXIT_ERROR;
-        }
-        n += rc == JP_OK;
-        tui_target_free(l); /* bye: the probe removes itself */
+        bool stopped = false;
+        jp_err rc = tui_kubectl_open(r->ko, p->name, r->container, p, r->opts, &l, &err);
+        for (int k = 0; rc == JP_OK && !stopped && k < (r->snapshots > 0 ? r->snapshots : 1); k++)
+            rc = tui_batch_snapshot(l, k > 0, &stopped, &err);
+        if (!stopped)
+            r->each(r->ctx, p, rc == JP_OK ? l : NULL, &err);
+        tui_target_free(l); /* bye: the probe stops and removes itself */
     }
+}
+
+/* jprof-top -b through kubectl: a pod that does not run is left out */
+static bool pod_running(void *ctx, const jp_pod *p)
+{
+    (void)ctx;
+    if (!p->phase || !strcmp(p->phase, "Running"))
+        return true;
+    fprintf(stderr, "jprof-top: pod %s is %s; left out\n", p->name, p->phase);
+    return false;
+}
+
+typedef struct kubectl_batch {
+    const tui_args *a;
+    json_t *jvms; /* JSON: each pod's sample */
+    size_t n;     /* the pods that answered */
+    int status;
+} kubectl_batch;
+
+static void kubectl_answer(void *ctx, const jp_pod *p, tui_target *l, const jp_error *err)
+{
+    kubectl_batch *b = ctx;
+    if (!l) {
+        fprintf(stderr, "jprof-top: pod %s: %s\n", p->name, err->msg);
+        b->status = b->status == TUI_EXIT_OK ? tui_exit_status_kubectl(err) : b->status;
+        return;
+    }
+    char others[1024];
+    if (tui_kubectl_others(l, others, sizeof others))
+        fprintf(stderr, "jprof-top: pod %s: this is pid %d %s; other JVMs: %s\n", p->name,
+                (int)l->proc.pid, l->proc.main_class, others);
+    if (b->a->format == TUI_FORMAT_JSON)
+        json_array_append_new(b->jvms, tui_report_target_json(l));
+    else if (tui_report_target_write(l, TUI_FORMAT_TEXT, (long)b->n, stdout) != JP_OK)
+        b->status = TUI_EXIT_ERROR;
+    b->n++;
+}
+
+int tui_batch_kubectl(const tui_args *a, const kube_opts *ko, jp_pod_list *pods,
+                      const tui_target_opts *o)
+{
+    kubectl_batch b = {.a = a, .jvms = json_array(), .status = TUI_EXIT_OK};
+    tui_pod_round r = {.ko = ko,
+                       .container = a->container,
+                       .opts = o,
+                       .snapshots = 2, /* CPU% between two, one interval apart */
+                       .want = pod_running,
+                       .each = kubectl_answer,
+                       .ctx = &b};
+    tui_batch_pods(&r, pods);
+    jp_error err;
+    jp_error_init(&err);
     if (a->format == TUI_FORMAT_JSON) {
         json_t *j = json_pack("{s:s,s:s?,s:s?,s:s?,s:o}", "via", "kubectl", "namespace", ko->ns,
-                              "service", a->ro.svc, "pod", a->pod, "jvms", jvms);
-        if (json_dumpf(j, stdout, JSON_COMPACT) != 0 || fputc('\n', stdout) == EOF)
-            status = TUI_EXIT_ERROR;
-        json_decref(j);
+                              "service", a->ro.svc, "pod", a->pod, "jvms", b.jvms);
+        if (tui_write_json_line(stdout, j, 0, &err) != JP_OK)
+            b.status = TUI_EXIT_ERROR;
     } else {
-        json_decref(jvms);
+        json_decref(b.jvms);
     }
     if (fflush(stdout) != 0)
-        status = TUI_EXIT_ERROR;
+        b.status = TUI_EXIT_ERROR;
     jvm_cleanup_run_all();
     if (tui_stop_signal) {
         fprintf(stderr, "jprof-top: interrupted (signal %d); nothing left in the pod\n",
                 (int)tui_stop_signal);
         return 128 + (int)tui_stop_signal;
     }
-    return status;
+    return b.status;
 }

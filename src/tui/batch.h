@@ -31,15 +31,6 @@ int tui_batch_pid_run(const tui_args *a, FILE *out, FILE *errout);
  * pending cleanups. The caller installed the signal handlers. */
 int tui_batch_samples(tui_target *l, long count, tui_format format, FILE *out, FILE *errout);
 
-/* One sample of l as the text report (header, busy threads, locks,
- * deadlocks; n > 0 puts an empty line first) or as one JSON line. */
-jp_err tui_report_target_write(const tui_target *l, tui_format format, long n, FILE *out);
-
-/* One sample as JSON: jp_snapshot_json plus "process" (cpu_pct, heap),
- * "jprof" (cost_ms, snapshot_ms) and "fallback" (why the helper was not
- * used, or null). New reference. */
-json_t *tui_report_target_json(const tui_target *l);
-
 /* -b -p PID --heap [--all] [--count N] [-d S] [--format text|json]. */
 int tui_batch_heap_run(const tui_args *a, FILE *out, FILE *errout);
 
@@ -54,6 +45,31 @@ int tui_batch_heap(tui_target *l, long count, int64_t every, tui_format format, 
  * -d SECONDS (default 10) and prints their endpoints and files (text or
  * json); returns a TUI_EXIT_* status. */
 int tui_batch_io_run(const tui_args *a, FILE *out, FILE *errout);
+
+/* The next snapshot of l: after one interval (wait; ended early when the
+ * source's connection ends: the refresh says why) or at once. *stopped,
+ * and nothing taken, when a signal asked to stop during the wait. */
+jp_err tui_batch_snapshot(tui_target *l, bool wait, bool *stopped, jp_error *err);
+
+/* One round over the pods of a service through kubectl (the batch output
+ * of jprof-top and kubectl-jprof alike). */
+typedef struct tui_pod_round {
+    const kube_opts *ko;
+    const char *container;       /* -c, or NULL: the first that runs a JVM */
+    const tui_target_opts *opts; /* interval_ns: between the snapshots */
+    int snapshots;               /* taken of each pod (at least 1) */
+    /* NULL, or false to leave a pod out (it says why) */
+    bool (*want)(void *ctx, const jp_pod *p);
+    /* the pod's target after its snapshots, or NULL and why not */
+    void (*each)(void *ctx, const jp_pod *p, tui_target *l, const jp_error *err);
+    void *ctx;
+} tui_pod_round;
+
+/* For each pod until a signal asks to stop: opens it (kubectl exec and
+ * jprof-probe), takes the snapshots, hands the answer to each(), and closes
+ * it (bye: the probe stops and removes itself). A pod that fails does not
+ * stop the others. */
+void tui_batch_pods(const tui_pod_round *r, const jp_pod_list *pods);
 
 /* -b through kubectl: every running pod of pods, each JVM as `-b -p PID`
  * prints one (two snapshots one interval apart, for CPU%); JSON: one

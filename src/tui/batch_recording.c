@@ -70,12 +70,7 @@ static jp_err io_detail_write(const tui_args *a, FILE *out, const jp_profile *p,
         return tui_io_detail_write_text(out, io, err);
     json_t *doc = tui_profile_doc(p, rep, JP_KIND_IO, a->threads, a->by_value);
     json_object_set_new(doc, "io_detail", tui_io_detail_json(io));
-    int rc = json_dumpf(doc, out, JSON_COMPACT);
-    json_decref(doc);
-    if (rc != 0)
-        return jp_error_set(err, JP_ERR_IO, "write error: %s", strerror(errno));
-    putc('\n', out);
-    return tui_stream_check(out, err);
+    return tui_write_json_line(out, doc, 0, err);
 }
 
 int tui_batch_run(const tui_args *a, FILE *out, FILE *errout)

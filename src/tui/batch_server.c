@@ -113,13 +113,10 @@ static int snapshot_view(tui_client *r, const tui_args *o, FILE *out, FILE *erro
         fprintf(errout, "jprof-top: %s\n", err.msg);
         return tui_client_exit_status(r);
     }
-    if (o->format == TUI_FORMAT_JSON) {
-        json_t *j = tui_batch_server_json(r, o->pod);
-        int rc = json_dumpf(j, out, JSON_COMPACT);
-        json_decref(j);
-        fputc('\n', out);
-        return rc ? TUI_EXIT_ERROR : TUI_EXIT_OK;
-    }
+    if (o->format == TUI_FORMAT_JSON)
+        return tui_write_json_line(out, tui_batch_server_json(r, o->pod), 0, &err) == JP_OK
+                   ? TUI_EXIT_OK
+                   : TUI_EXIT_ERROR;
     tui_lines ls;
     tui_lines_init(&ls);
     tui_report_service_header(r, &ls);

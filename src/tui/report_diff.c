@@ -92,12 +92,7 @@ static jp_err diff_json(FILE *out, jp_diff *d, const char *old_path, const char 
     json_t *doc = json_object();
     json_object_set_new(doc, "meta", m);
     json_object_set_new(doc, "tree", jp_flame_diff_json(d));
-    int rc = json_dumpf(doc, out, JSON_COMPACT);
-    json_decref(doc);
-    if (rc != 0)
-        return jp_error_set(err, JP_ERR_IO, "write error: %s", strerror(errno));
-    putc('\n', out);
-    return tui_stream_check(out, err);
+    return tui_write_json_line(out, doc, 0, err);
 }
 
 jp_err tui_diff_write(FILE *out, jp_diff *d, tui_format f, const char *old_label,

@@ -333,17 +333,22 @@ json_t *tui_profile_doc(const jp_profile *p, const jfr_report *rep, jp_kind k, b
     return doc;
 }
 
-jp_err tui_write_json(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k,
-                      bool threads, bool by_value, jp_error *err)
+jp_err tui_write_json_line(FILE *out, json_t *doc, size_t flags, jp_error *err)
 {
-    json_t *doc = tui_profile_doc(p, rep, k, threads, by_value);
-    json_object_set_new(doc, "gc", tui_gc_json(p));
-    int rc = json_dumpf(doc, out, JSON_COMPACT);
+    int rc = json_dumpf(doc, out, JSON_COMPACT | flags);
     json_decref(doc);
     if (rc != 0)
         return jp_error_set(err, JP_ERR_IO, "write error: %s", strerror(errno));
     putc('\n', out);
     return tui_stream_check(out, err);
+}
+
+jp_err tui_write_json(FILE *out, const jp_profile *p, const jfr_report *rep, jp_kind k,
+                      bool threads, bool by_value, jp_error *err)
+{
+    json_t *doc = tui_profile_doc(p, rep, k, threads, by_value);
+    json_object_set_new(doc, "gc", tui_gc_json(p));
+    return tui_write_json_line(out, doc, 0, err);
 }
 
 jp_err tui_write_gc(FILE *out, const jp_profile *p, jp_error *err)

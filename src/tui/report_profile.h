@@ -69,6 +69,11 @@ jp_err tui_write_otlp(FILE *out, const jp_profile *p, jp_kind k, bool threads,
 /* Flushes out; JP_ERR_IO when any write to it failed. */
 jp_err tui_stream_check(FILE *out, jp_error *err);
 
+/* Writes doc (taken over) as one line of compact JSON (flags: more
+ * json_dumpf flags, JSON_ENSURE_ASCII), then flushes: every JSON line of
+ * jprof-top and kubectl-jprof goes out through here. */
+jp_err tui_write_json_line(FILE *out, json_t *doc, size_t flags, jp_error *err);
+
 /* Encodes doc (taken over) into the offline page with this title and
  * writes it (wire/html.h). */
 jp_err tui_write_html_doc(FILE *out, json_t *doc, const char *title, jp_error *err);

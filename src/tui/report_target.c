@@ -8,6 +8,11 @@
 #include "base/timeutil.h"
 #include "base/xalloc.h"
 #include "model/units.h"
+#include "tui/report_profile.h"
+#include "wire/snapshot_json.h"
+
+/* the busiest threads the text report lists */
+#define TEXT_BUSY_MAX 20
 
 void tui_format_uptime(int64_t ns, char *buf, size_t len)
 {
@@ -292,17 +297,9 @@ void tui_report_stack(const tui_target *l, size_t thread, tui_lines *ls)
 
 void tui_report_status(const tui_target *l, tui_lines *ls)
 {
-    static const char *const how[][2] = {
-        {"pid", "attach on this machine (jcmd protocol, src/jvm)"},
-        {"kubectl", "kubectl exec into the pod, jprof-probe in the container"},
-        {"server", "jprof-server: what the agents recorded and uploaded"},
-    };
-    const char *name = l->ops->name, *words = "";
-    for (size_t i = 0; i < sizeof how / sizeof how[0]; i++)
-        if (!strcmp(how[i][0], name))
-            words = how[i][1];
-    tui_lines_add(ls, TUI_STYLE_TITLE, TUI_F_BOLD, "source: %s%s%s", name, *words ? ", " : "",
-                  words);
+    const char *words = l->ops->how ? l->ops->how : "";
+    tui_lines_add(ls, TUI_STYLE_TITLE, TUI_F_BOLD, "source: %s%s%s", l->ops->name,
+                  *words ? ", " : "", words);
     if (l->where[0])
         tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "target: %s", l->where);
     if (l->jvm_vm[0])
@@ -326,4 +323,73 @@ void tui_report_status(const tui_target *l, tui_lines *ls)
                       p->cost_ms);
     if (p->error.code != JP_OK)
         tui_lines_add(ls, TUI_STYLE_WARN, 0, "profile: %s", p->error.msg);
+}
+
+json_t *tui_report_target_json(const tui_target *l)
+{
+    jp_snapjson_target tg = {.pid = (int)l->proc.pid,
+                             .main_class = l->proc.main_class,
+                             .user = l->proc.user,
+                             .jvm_version = l->jvm_version[0] ? l->jvm_version : NULL,
+                             .start_ns = l->proc.start_ns};
+    jp_snapjson_opts jo;
+    jp_snapjson_opts_init(&jo);
+    jo.cpu = &l->cpu;
+    if (l->ops->busy)
+        jo.busy = &l->busy; /* the source's own snapshot evidence */
+    jo.now_ns = jp_time_now_ns();
+    json_t *j = jp_snapshot_json(l->cur, l->prev, &tg, &jo);
+    /* the snapshot's process figures (bytes), with the header's words */
+    json_t *proc = json_object_get(j, "process");
+    json_object_set_new(proc, "cpu_pct",
+                        l->proc_cpu_pct >= 0 ? json_real(l->proc_cpu_pct) : json_null());
+    json_object_set_new(proc, "heap", l->heap[0] ? json_string(l->heap) : json_null());
+    json_t *cost = json_object();
+    json_object_set_new(cost, "refresh_ms", json_real(l->cost_ms));
+    json_object_set_new(cost, "snapshot_ms", json_real(l->snapshot_ms));
+    json_object_set_new(j, "jprof", cost);
+    /* where the data came from: "pid" (attach on this machine), "kubectl" */
+    json_object_set_new(j, "via", json_string(l->ops->name));
+    json_object_set_new(j, "where", l->where[0] ? json_string(l->where) : json_null());
+    json_object_set_new(j, "fallback",
+                        l->fallback.code != JP_OK ? json_string(l->fallback.msg) : json_null());
+    return j;
+}
+
+void tui_report_target_lines(const tui_target *l, unsigned sections, tui_lines *ls)
+{
+    tui_report_header(l, ls);
+    if (sections & TUI_REPORT_BUSY) {
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s", "");
+        tui_lines_add(ls, TUI_STYLE_TITLE, 0, "BUSY THREADS (top %d)", TEXT_BUSY_MAX);
+        tui_report_busy(l, TEXT_BUSY_MAX, ls);
+    }
+    if (sections & TUI_REPORT_LOCKS) {
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s", "");
+        tui_lines_add(ls, TUI_STYLE_TITLE, 0, "LOCKS");
+        tui_report_locks_idle(l, true, ls);
+    }
+    if (sections & TUI_REPORT_DEADLOCKS) {
+        tui_lines_add(ls, TUI_STYLE_NORMAL, 0, "%s", "");
+        tui_lines_add(ls, TUI_STYLE_TITLE, 0, "DEADLOCKS");
+        tui_report_deadlocks(l, ls);
+    }
+}
+
+jp_err tui_report_target_write(const tui_target *l, tui_format format, long n, FILE *out)
+{
+    jp_error err;
+    jp_error_init(&err);
+    if (format == TUI_FORMAT_JSON)
+        return tui_write_json_line(out, tui_report_target_json(l), JSON_ENSURE_ASCII, &err);
+    tui_lines ls;
+    tui_lines_init(&ls);
+    if (n > 0)
+        tui_lines_add(&ls, TUI_STYLE_NORMAL, 0, "%s", "");
+    tui_report_target_lines(l, TUI_REPORT_ALL, &ls);
+    jp_err rc = tui_lines_write(&ls, out);
+    tui_lines_cleanup(&ls);
+    if (rc == JP_OK && fflush(out) != 0)
+        rc = JP_ERR_IO;
+    return rc;
 }

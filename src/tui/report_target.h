@@ -15,8 +15,11 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "tui/canvas.h"
 #include "tui/lines.h"
+#include "tui/options.h"
 #include "tui/target.h"
 
 /* "1m02s", "3h04m", "2d03h". */
@@ -46,5 +49,22 @@ void tui_report_stack(const tui_target *l, size_t thread, tui_lines *ls);
  * target) and what the source itself says (source.h status), then the
  * header's numbers, the snapshots and the profile window with their cost. */
 void tui_report_status(const tui_target *l, tui_lines *ls);
+
+/* The sections of the text report of one sample. */
+enum { TUI_REPORT_BUSY = 1, TUI_REPORT_LOCKS = 2, TUI_REPORT_DEADLOCKS = 4, TUI_REPORT_ALL = 7 };
+
+/* The text report of one sample: the header, then each section asked for
+ * under its title (BUSY THREADS (top 20), LOCKS, DEADLOCKS), an empty line
+ * before each: what `jprof-top -b -p PID` and `kubectl jprof threads` print. */
+void tui_report_target_lines(const tui_target *l, unsigned sections, tui_lines *ls);
+
+/* One sample of l as the text report (header, busy threads, locks,
+ * deadlocks; n > 0 puts an empty line first) or as one JSON line. */
+jp_err tui_report_target_write(const tui_target *l, tui_format format, long n, FILE *out);
+
+/* One sample as JSON: jp_snapshot_json plus "process" (cpu_pct, heap),
+ * "jprof" (cost_ms, snapshot_ms) and "fallback" (why the helper was not
+ * used, or null). New reference. */
+json_t *tui_report_target_json(const tui_target *l);
 
 #endif

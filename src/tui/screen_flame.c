@@ -210,7 +210,8 @@ void tui_screen_flame_enter(tui_screens *v)
         tui_screens_message(v, true, "%s", err.msg);
         return;
     }
-    if (!strcmp(v->live->ops->name, "server")) { /* stored already: read it now */
+    const tui_source_ops *ops = v->live->ops;
+    if (!ops->prof_engine) { /* the server: the agents recorded it, read it now */
         v->next_dump = 0;
         tui_screens_message(v, false, "reading the flame graph from jprof-server");
         return;
@@ -218,7 +219,7 @@ void tui_screen_flame_enter(tui_screens *v)
     /* the first window after one interval, later ones every interval */
     v->next_dump = jp_time_mono_ns() + v->opts.interval_ns;
     tui_screens_message(v, false, "recording started (%s); first window in %.0f s",
-                        tui_target_prof_engine(v->live), (double)v->opts.interval_ns / 1e9);
+                        ops->prof_engine(v->live), (double)v->opts.interval_ns / 1e9);
 }
 
 /* Flame keys a source handles itself (the server's range and pod scope):
@@ -245,14 +246,14 @@ void tui_screen_flame_render(tui_screens *v, tui_canvas *c, int top)
         int row = top + (c->rows - top) / 2 - 1;
         if (p->error.code != JP_OK)
             tui_canvas_printf(c, row, 2, TUI_STYLE_WARN, TUI_F_BOLD, "%s", p->error.msg);
-        else if (p->running && !strcmp(v->live->ops->name, "server"))
+        else if (p->running && !v->live->ops->prof_engine) /* stored already */
             tui_canvas_printf(c, row, 2, TUI_STYLE_DIM, 0,
                               "reading the flame graph from jprof-server");
         else if (p->running)
             tui_canvas_printf(c, row, 2, TUI_STYLE_DIM, 0,
                               "recording a %.0f s window with %s; the first flame graph comes "
                               "after %.3g s",
-                              (double)v->opts.window_ns / 1e9, tui_target_prof_engine(v->live),
+                              (double)v->opts.window_ns / 1e9, v->live->ops->prof_engine(v->live),
                               (double)v->opts.interval_ns / 1e9);
         return;
     }

@@ -30,7 +30,9 @@
  *   gc          the GC screen's lines when the GC evidence is not the
  *               Flame window's GC log (the server's stored summaries over
  *               the Flame range, the probe's summary of the pod's window),
- *               drawn by tui_report_gc_data (tui/gc_report.h).
+ *               drawn by tui_report_gc_data (tui/report_gc.h);
+ *   prof_engine what records the window, when the source records it;
+ *   alive       whether the connection to the target still stands.
  *
  * A picker (tui_picker) lists what a source can open - the JVMs of this
  * machine, the pods of a service - and opens the row chosen.
@@ -63,7 +65,8 @@ struct tui_lines;
 typedef struct tui_target_opts tui_target_opts;
 
 typedef struct tui_source_ops {
-    const char *name; /* "pid", "kubectl": in the JSON output and messages */
+    const char *name; /* "pid", "kubectl", "server": in the JSON output and messages */
+    const char *how;  /* the Status screen's words for how it reads the target */
     /* *out: a new snapshot the caller takes over */
     jp_err (*refresh)(tui_target *l, jp_snapshot **out, jp_error *err);
     jp_err (*prof_start)(tui_target *l, jp_error *err);
@@ -82,6 +85,13 @@ typedef struct tui_source_ops {
     bool (*flame_key)(tui_target *l, int key, char *msg, size_t len);
     void (*gc)(tui_target *l, int width, struct tui_lines *out);
     jp_err (*heap)(tui_target *l, bool all, jp_error *err);
+    /* the engine the source records the window with, in a sentence
+     * ("async-profiler"); NULL when it records nothing itself (the server:
+     * the agents did) */
+    const char *(*prof_engine)(const tui_target *l);
+    /* false once the source's connection to the target ended (a probe
+     * gone): a wait ends early, the next operation says why */
+    bool (*alive)(const tui_target *l);
 } tui_source_ops;
 
 /* ---- pickers ---- */

@@ -75,6 +75,17 @@ static void k_prof_stop(tui_target *l)
     kube_session_profile_stop(k->s, &err); /* the probe stops it at bye in any case */
 }
 
+static const char *k_prof_engine(const tui_target *l)
+{
+    (void)l;
+    return "the JDK Flight Recorder";
+}
+
+static bool k_alive(const tui_target *l)
+{
+    return kube_session_alive(ctx_of(l)->s);
+}
+
 static void k_prof_label(const tui_target *l, char *buf, size_t len)
 {
     snprintf(buf, len, "JFR window %.0fs in the pod", (double)l->opts.window_ns / 1e9);
@@ -150,6 +161,9 @@ static const tui_source_ops kubectl_ops = {
     .name = "kubectl",
     .heap = k_heap,
     .status = k_status,
+    .how = "kubectl exec into the pod, jprof-probe in the container",
+    .prof_engine = k_prof_engine,
+    .alive = k_alive,
     .gc = k_gc,
     .refresh = k_refresh,
     .prof_start = k_prof_start,

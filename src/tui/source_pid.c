@@ -213,9 +213,16 @@ static jp_err pid_heap(tui_target *l, bool all, jp_error *err)
     return rc;
 }
 
+static const char *pid_prof_engine(const tui_target *l)
+{
+    return l->opts.asprof ? "async-profiler" : "the JDK Flight Recorder";
+}
+
 static const tui_source_ops pid_ops = {
     .name = "pid",
     .heap = pid_heap,
+    .how = "attach on this machine (jcmd protocol, src/jvm)",
+    .prof_engine = pid_prof_engine,
     .status = pid_status,
     .refresh = pid_refresh,
     .prof_start = pid_prof_start,

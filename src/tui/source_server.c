@@ -392,6 +392,7 @@ static void s_close(tui_target *l)
 
 static const tui_source_ops server_ops = {
     .name = "server",
+    .how = "jprof-server: what the agents recorded and uploaded",
     .refresh = s_refresh,
     .prof_start = s_prof_start,
     .prof_read = s_prof_read,

@@ -28,14 +28,25 @@ void tui_stop_install(void)
     jp_stop_signals(on_stop_signal);
 }
 
-void tui_stop_sleep(int64_t ns)
+bool tui_stop_sleep_until(int64_t ns, bool (*done)(void *ctx), void *ctx)
 {
     int64_t end = jp_time_mono_ns() + ns;
     while (!tui_stop_signal) {
+        if (done && done(ctx))
+            return true;
         int64_t left = end - jp_time_mono_ns();
         if (left <= 0)
-            break;
+            return true;
+        /* with a condition to watch, look at it every 100 ms */
+        if (done && left > 100 * JP_NS_PER_MS)
+            left = 100 * JP_NS_PER_MS;
         struct timespec ts = {.tv_sec = left / JP_NS_PER_SEC, .tv_nsec = left % JP_NS_PER_SEC};
         nanosleep(&ts, NULL); /* EINTR: the loop looks at the flag */
     }
+    return false;
+}
+
+void tui_stop_sleep(int64_t ns)
+{
+    tui_stop_sleep_until(ns, NULL, NULL);
 }

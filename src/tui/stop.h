@@ -7,6 +7,7 @@
 #define JP_TUI_STOP_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Installs SIGINT/SIGTERM/SIGHUP handlers (no SA_RESTART, so blocking waits
@@ -18,5 +19,9 @@ extern volatile sig_atomic_t tui_stop_signal;
 
 /* Sleeps up to ns, returning early when a stop was asked for. */
 void tui_stop_sleep(int64_t ns);
+
+/* The same, also ending early (and true) when done(ctx) says so (may be
+ * NULL); false when a stop was asked for. */
+bool tui_stop_sleep_until(int64_t ns, bool (*done)(void *ctx), void *ctx);
 
 #endif

@@ -223,11 +223,6 @@ const char *tui_target_no_snapshot(const tui_target *l)
                             : "taking the first snapshot...";
 }
 
-const char *tui_target_prof_engine(const tui_target *l)
-{
-    return l->opts.asprof ? "async-profiler" : "the JDK Flight Recorder";
-}
-
 void tui_target_prof_label(const tui_target *l, char *buf, size_t len)
 {
     l->ops->prof_label(l, buf, len);

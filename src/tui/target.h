@@ -145,9 +145,6 @@ jp_err tui_target_prof_start(tui_target *l, jp_error *err);
 jp_err tui_target_prof_dump(tui_target *l, jp_error *err);
 /* Stops it and removes its files; safe to call when not running. */
 void tui_target_prof_stop(tui_target *l);
-/* The engine's name in a sentence ("async-profiler", "the JDK Flight
- * Recorder"). */
-const char *tui_target_prof_engine(const tui_target *l);
 /* The Flame title's label: engine and the span shown ("async-profiler
  * live, last 30s" or "JFR window 30s"). */
 void tui_target_prof_label(const tui_target *l, char *buf, size_t len);

@@ -126,7 +126,7 @@ jp_profile *api_load_profile(srv_req *r, srv_resp *o, const store_filter *f, con
     api_prof c = {.p = jp_profile_new(), .kind = (jp_kind)f->kind, .threads = threads};
     jp_error e;
     jp_error_init(&e);
-    jp_err rc = r->s->st->ops->flame(r->s->st, f, b, api_stack_cb, &c, tot, info, &e);
+    jp_err rc = store_flame(r->s->st, f, b, api_stack_cb, &c, tot, info, &e);
     free(c.idx);
     if (rc) {
         api_store_error(o, rc, &e);

@@ -70,7 +70,7 @@ static void api_cpu_evidence(srv_req *r, const api_q *q, const jp_batch_target *
         jp_cpu_evidence_cleanup(e);
         jp_cpu_evidence_init(e);
         if (!f.ns || !f.service ||
-            r->s->st->ops->flame(r->s->st, &f, &q->b, api_cpu_cb, e, &tot, &info, &err) != JP_OK)
+            store_flame(r->s->st, &f, &q->b, api_cpu_cb, e, &tot, &info, &err) != JP_OK)
             return;
         if (tot.windows) {
             e->start_ns = tot.first_ns;

@@ -633,13 +633,7 @@ jp_err ch_flame(store *s, const store_filter *f, const store_budget *b, store_st
                 void *ctx, store_flame_totals *totals, store_query_info *info, jp_error *err)
 {
     cq q;
-    cq_init(&q, s, f, b, info);
-    store_flame_totals tot_local;
-    if (!totals)
-        totals = &tot_local;
-    memset(totals, 0, sizeof *totals);
-    if (!f->ns || !f->service || f->kind < 0 || f->kind >= JP_KIND_COUNT)
-        return cq_done(&q, jp_error_set(err, JP_ERR_USAGE, "flame needs namespace, service, kind"));
+    cq_init(&q, s, f, b, info); /* store_flame checked f and zeroed *totals */
     ch_result res;
     jp_strbuf_printf(&q.sql,
                      "SELECT intDiv(start_ns, %lld) AS mi, count(), sum(events), max(dropped), "

@@ -501,13 +501,7 @@ jp_err sq_flame(store *s, const store_filter *f, const store_budget *b, store_st
                 void *ctx, store_flame_totals *totals, store_query_info *info, jp_error *err)
 {
     sq_q q;
-    q_init(&q, s, f, b, info);
-    store_flame_totals tot_local;
-    if (!totals)
-        totals = &tot_local;
-    memset(totals, 0, sizeof *totals);
-    if (!f->ns || !f->service || f->kind < 0 || f->kind >= JP_KIND_COUNT)
-        return q_done(&q, jp_error_set(err, JP_ERR_USAGE, "flame needs namespace, service, kind"));
+    q_init(&q, s, f, b, info); /* store_flame checked f and zeroed *totals */
     q_flame_ctx c = {.q = &q, .dctx = ZSTD_createDCtx(), .totals = totals};
     if (f->thread)
         c.want_thread = wb_thread_id(f->thread, strlen(f->thread));

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/timeutil.h"
 
@@ -61,6 +62,19 @@ void store_close(store *s)
 {
     if (s)
         s->ops->close(s);
+}
+
+jp_err store_flame(store *s, const store_filter *f, const store_budget *b, store_stack_cb cb,
+                   void *ctx, store_flame_totals *totals, store_query_info *info, jp_error *err)
+{
+    store_flame_totals local;
+    if (!totals)
+        totals = &local;
+    memset(totals, 0, sizeof *totals);
+    memset(info, 0, sizeof *info);
+    if (!f->ns || !f->service || f->kind < 0 || f->kind >= JP_KIND_COUNT)
+        return jp_error_set(err, JP_ERR_USAGE, "flame needs namespace, service, kind");
+    return s->ops->flame(s, f, b, cb, ctx, totals, info, err);
 }
 
 void store_info_partial(store_query_info *info, const char *fmt, ...)

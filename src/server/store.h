@@ -227,7 +227,9 @@ typedef struct store_ops {
      * convenient (see store_stack_row), with frames resolved. totals may be
      * NULL. Memory bounded by distinct stacks (max_stacks), never by rows.
      * The caller builds the flame tree AND the top table from these rows:
-     * top must cover all data, so there is no separate top op. */
+     * top must cover all data, so there is no separate top op. Called
+     * through store_flame, which checks the filter and zeroes *totals
+     * (never NULL here) and *info first. */
     jp_err (*flame)(store *s, const store_filter *f, const store_budget *b, store_stack_cb cb,
                     void *ctx, store_flame_totals *totals, store_query_info *info, jp_error *err);
 
@@ -309,6 +311,12 @@ const char *store_window_refusal(int64_t start_ns, int64_t now, int retention_da
 /* Shared helpers (store.c). */
 /* Frees a store through its ops; NULL is a no-op. */
 void store_close(store *s);
+
+/* The flame op, called through here: info and *totals (totals may be NULL)
+ * zeroed, and a filter without namespace, service or a valid kind refused
+ * (JP_ERR_USAGE) before the store is asked, the same for every store. */
+jp_err store_flame(store *s, const store_filter *f, const store_budget *b, store_stack_cb cb,
+                   void *ctx, store_flame_totals *totals, store_query_info *info, jp_error *err);
 
 /* Marks an answer partial with a reason; the first reason wins (later calls
  * are no-ops), so the user sees what stopped the read first. */

@@ -286,7 +286,7 @@ static void dump_flame(store *s, const store_filter *f, jp_strbuf *d)
     store_query_info qi;
     jp_error e;
     jp_error_init(&e);
-    if (s->ops->flame(s, f, NULL, flame_cb, &a, &t, &qi, &e))
+    if (store_flame(s, f, NULL, flame_cb, &a, &t, &qi, &e))
         fail_msg("%s flame: %s", s->ops->name, e.msg);
     assert_false(qi.partial);
     for (size_t i = 0; i < a.n; i++) {
@@ -534,19 +534,19 @@ static void test_budgets(void **state)
     store_budget bud = {.max_rows = 5000};
     f.pod = "p1"; /* raw rows, whether or not the roll-up is written yet */
     fagg a = {0};
-    assert_int_equal(ch->ops->flame(ch, &f, &bud, flame_cb, &a, NULL, &qi, &e), JP_OK);
+    assert_int_equal(store_flame(ch, &f, &bud, flame_cb, &a, NULL, &qi, &e), JP_OK);
     assert_true(qi.partial);
     assert_non_null(strstr(qi.partial_reason, "row budget"));
     /* distinct stacks: the heaviest come first */
     store_budget bud2 = {.max_stacks = 10};
     fagg c = {0};
-    assert_int_equal(ch->ops->flame(ch, &f, &bud2, flame_cb, &c, NULL, &qi, &e), JP_OK);
+    assert_int_equal(store_flame(ch, &f, &bud2, flame_cb, &c, NULL, &qi, &e), JP_OK);
     assert_true(qi.partial);
     assert_non_null(strstr(qi.partial_reason, "distinct stacks"));
     assert_true(c.rows <= 10 && c.rows > 0);
     /* no budget: complete; a callback that stops */
     fagg d = {.stop_after = 3};
-    assert_int_equal(ch->ops->flame(ch, &f, NULL, flame_cb, &d, NULL, &qi, &e), JP_OK);
+    assert_int_equal(store_flame(ch, &f, NULL, flame_cb, &d, NULL, &qi, &e), JP_OK);
     assert_true(qi.stopped);
     assert_false(qi.partial);
     assert_int_equal(d.rows, 3);
@@ -598,7 +598,7 @@ static void test_concurrent_duplicates(void **state)
     f.kind = JP_KIND_LOCK;
     fagg a = {0};
     store_query_info qi;
-    assert_int_equal(ch->ops->flame(ch, &f, NULL, flame_cb, &a, NULL, &qi, NULL), JP_OK);
+    assert_int_equal(store_flame(ch, &f, NULL, flame_cb, &a, NULL, &qi, NULL), JP_OK);
     uint64_t samples = 0;
     for (size_t i = 0; i < a.n; i++) {
         samples += a.samples[i];
@@ -797,7 +797,7 @@ static void test_rollup(void **state)
     f.kind = JP_KIND_PARK;
     fagg pa = {0};
     store_query_info qi;
-    assert_int_equal(ch->ops->flame(ch, &f, NULL, flame_cb, &pa, NULL, &qi, NULL), JP_OK);
+    assert_int_equal(store_flame(ch, &f, NULL, flame_cb, &pa, NULL, &qi, NULL), JP_OK);
     snprintf(sql, sizeof sql, "SELECT sum(nrows) FROM jprof_windows WHERE kind = %d", JP_KIND_PARK);
     uint64_t raw = ch_count(ch, sql);
     if (qi.rows_scanned >= raw)

@@ -88,7 +88,7 @@ static sums flame(store *s, int64_t from, int64_t to, const store_budget *b, sto
     store_query_info local;
     jp_error e;
     jp_error_init(&e);
-    assert_int_equal(s->ops->flame(s, &f, b, sum_cb, &out, NULL, qi ? qi : &local, &e), JP_OK);
+    assert_int_equal(store_flame(s, &f, b, sum_cb, &out, NULL, qi ? qi : &local, &e), JP_OK);
     return out;
 }
 
@@ -116,6 +116,19 @@ static void test_write_dedupe_reopen(void **state)
     assert_int_equal(x.value, 70);
     assert_int_equal(x.depth2, 1);
     assert_true(x.saw_thread);
+    /* a flame query without a service or with a kind out of range is
+     * refused before the store reads anything, totals zeroed */
+    store_filter bad = {.ns = "shop", .kind = JP_KIND_CPU, .to_ns = now};
+    store_flame_totals tot = {.windows = 99};
+    store_query_info qi0;
+    sums none = {0};
+    assert_int_equal(store_flame(s, &bad, NULL, sum_cb, &none, &tot, &qi0, &e), JP_ERR_USAGE);
+    assert_non_null(strstr(e.msg, "flame needs namespace, service, kind"));
+    assert_int_equal(tot.windows, 0);
+    bad.service = "checkout";
+    bad.kind = JP_KIND_COUNT;
+    assert_int_equal(store_flame(s, &bad, NULL, sum_cb, &none, NULL, &qi0, &e), JP_ERR_USAGE);
+    assert_int_equal(none.samples, 0);
     store_close(s);
     /* after a restart the id is still known */
     assert_int_equal(store_sqlite_open(dir, &cfg, &s, &e), JP_OK);
@@ -434,7 +447,7 @@ static void test_concurrent_duplicates_count_once(void **state)
                       .to_ns = now};
     sums x = {0};
     store_query_info qi;
-    assert_int_equal(s->ops->flame(s, &f, NULL, sum_cb, &x, NULL, &qi, &e), JP_OK);
+    assert_int_equal(store_flame(s, &f, NULL, sum_cb, &x, NULL, &qi, &e), JP_OK);
     assert_int_equal(x.samples, 7);
     jp_batch_cleanup(&b);
     store_close(s);
@@ -491,7 +504,7 @@ static void test_rollups_equal_windows(void **state)
                        .to_ns = to};
     sums pod = {0};
     store_query_info qi;
-    assert_int_equal(s->ops->flame(s, &pf, NULL, sum_cb, &pod, NULL, &qi, &e), JP_OK);
+    assert_int_equal(store_flame(s, &pf, NULL, sum_cb, &pod, NULL, &qi, &e), JP_OK);
     assert_int_equal(pod.samples, 7);
     /* a late window in the bucket: the rollup is dropped and the sum is right */
     jp_batch late;

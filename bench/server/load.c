@@ -101,6 +101,13 @@ static uint64_t rng_next(uint64_t *s)
     return *s;
 }
 
+/* The id of a JVM's batch of one window. */
+static void batch_id(char *buf, size_t size, int jvm, int win, int64_t now)
+{
+    snprintf(buf, size, "bench-%d-%d-%lld-%d", jvm, win, (long long)(now / JP_NS_PER_SEC),
+             (int)getpid());
+}
+
 /* One window's batch: stacks of the service's application, values random. */
 static char *make_batch(const cfg *c, int jvm, int win, int64_t now, size_t *len, uint64_t *samples,
                         uint64_t *value)
@@ -109,8 +116,7 @@ static char *make_batch(const cfg *c, int jvm, int win, int64_t now, size_t *len
     jp_batch_init(&b);
     char buf[160];
     int svc = jvm % c->services;
-    snprintf(buf, sizeof buf, "bench-%d-%d-%lld-%d", jvm, win, (long long)(now / JP_NS_PER_SEC),
-             (int)getpid());
+    batch_id(buf, sizeof buf, jvm, win, now);
     b.id = jp_xstrdup(buf);
     snprintf(buf, sizeof buf, "bench@node-%d", c->fleet ? jvm : 0);
     b.collector = jp_xstrdup(buf);
@@ -524,9 +530,11 @@ static void print_totals(const job *j, size_t total)
     int64_t minute = 60 * JP_NS_PER_SEC;
     for (size_t k = 0; k < total; k++) {
         int jvm = (int)(k % (size_t)c->jvms), win = (int)(k / (size_t)c->jvms);
-        printf("batch %zu pod svc%d-pod%d start_ns %lld samples %llu value %llu acked %d "
+        char id[96];
+        batch_id(id, sizeof id, jvm, win, j->now);
+        printf("batch %s pod svc%d-pod%d start_ns %lld samples %llu value %llu acked %d "
                "refused %u unanswered %u\n",
-               k, jvm % c->services, jvm,
+               id, jvm % c->services, jvm,
                (long long)((j->now / minute - c->windows + win) * minute),
                (unsigned long long)j->samples[k], (unsigned long long)j->values[k], j->acked[k],
                j->refused[k], j->unknown[k]);

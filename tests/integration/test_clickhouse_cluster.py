@@ -19,13 +19,19 @@ Checks:
      (uploads go on to B); the dead parts restarted catch up;
   4. afterwards every batch an uploader was told was stored is found: the
      flame totals per service equal what the load generator had
-     acknowledged, exactly; the agent's acknowledged batches equal the
-     accepted batches of its collector; both replicas of each shard hold
-     the same rows; the per-minute roll-up, where written, agrees;
+     acknowledged, exactly, and each acknowledged batch is there once with
+     its own samples (those refused with 503 while ZooKeeper was down and
+     retried too), nothing else is; the batch refused while ZooKeeper was
+     down is absent until retried, then counted once; the agent's
+     acknowledged batches equal the accepted batches of its collector;
+     both replicas of each shard hold the same rows; the per-minute
+     roll-up, where written, agrees;
   5. a whole shard down: queries answer with the other shard's data and say
      which shard is missing.
-JPROF_CLUSTER_FULL=1 runs the fleet longer and larger (the documented full
-run, docs/SCALE.md); CI runs the short form.
+JPROF_CLUSTER_FULL=1 runs the fleet longer and larger (1,000 agents over
+150 s), then a capacity run with no faults (1,000 agents, 2,000 batches of
+1,000 stack rows at once; the rows/s and the CPU of the servers and of
+ClickHouse per stack row, docs/SCALE.md); CI runs the short form.
 Run from the build dir. Exit 0 pass, 1 fail, 77 skip (not in CI).
 """
 import json
@@ -321,7 +327,8 @@ def faults(env, a_port, b):
     time.sleep(2)
     m = flame_meta(b, "svc0")
     check(m is not None, "queries answer while ZooKeeper is down", m)
-    st, r = post(b, batch_json("zk-down-1", ["zk-0"], 5, 1, service="zkdown"))
+    env.zk_batch = batch_json("zk-down-1", ["zk-0"], 5, 1, service="zkdown")
+    st, r = post(b, env.zk_batch)
     check(st == 503 and "retry later" in json.dumps(r),
           "ingest answers 503 while ZooKeeper is down (retry later)", (st, r))
     time.sleep(6)
@@ -342,7 +349,7 @@ def run_fleet(env, a, b, a_port):
     agents, windows, stacks, secs = (1000, 3, 300, 150) if FULL else (24, 8, 200, 40)
     args = [LOAD, "--url", a + "," + b, "--token", TOKEN, "--agents", str(agents), "--windows",
             str(windows), "--stacks", str(stacks), "--services", "4", "--seconds", str(secs),
-            "--retry", "240", "--totals", "1", "--threads", "32", "--settle", "0",
+            "--retry", "240", "--totals", "2", "--threads", "32", "--settle", "0",
             "--queries", "1"]
     out = open(os.path.join(env.tmp, "load.out"), "w")
     p = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, cwd=env.tmp)
@@ -354,12 +361,110 @@ def run_fleet(env, a, b, a_port):
             p.kill()
             p.wait()
     text = open(os.path.join(env.tmp, "load.out")).read()
-    print(text)
+    print("\n".join(line for line in text.splitlines() if not line.startswith("batch ")))
     check(p.returncode == 0 and re.search(r"ingest +%d batches.* 0 errors" % (agents * windows),
                                           text), "every upload of the fleet acknowledged", text)
-    return {m.group(1): (int(m.group(2)), int(m.group(3)), int(m.group(4))) for m in
-            re.finditer(r"^totals (svc\d+) batches (\d+) samples (\d+) value (\d+)", text,
-                        re.M)}
+    totals = {m.group(1): (int(m.group(2)), int(m.group(3)), int(m.group(4))) for m in
+              re.finditer(r"^totals (svc\d+) batches (\d+) samples (\d+) value (\d+)", text,
+                          re.M)}
+    batches = [dict(zip(("id", "pod", "start", "samples", "value", "acked", "refused",
+                         "unanswered"), m.groups()[:2] + tuple(int(x) for x in m.groups()[2:])))
+               for m in re.finditer(r"^batch (\S+) pod (\S+) start_ns (\d+) samples (\d+) value "
+                                    r"(\d+) acked (\d) refused (\d+) unanswered (\d+)$", text,
+                                    re.M)]
+    check(len(batches) == agents * windows, "the load generator names each batch", len(batches))
+    return totals, batches
+
+
+def fleet_windows(env):
+    """(pod, start_ns) -> [count, samples, value] of the fleet's visible
+    windows (those of a batch's first committed attempt, as the server reads
+    them), from one replica of each shard: a window on both shards counts
+    twice."""
+    found = {}
+    sql = ("SELECT pod, start_ns, count(), sum(samples), sum(value) FROM %s_local.jprof_windows "
+           "WHERE ns = 'bench' AND service LIKE 'svc%%' AND attempt IN (SELECT min(attempt) FROM "
+           "%s_local.jprof_ingest WHERE outcome = 0 GROUP BY batch_id) GROUP BY pod, start_ns "
+           "FORMAT TSV" % (DB, DB))
+    for u in (env.urls[0], env.urls[2]):
+        for line in ch(u, sql).splitlines():
+            pod, start, n, samples, value = line.split("\t")
+            have = found.setdefault((pod, int(start)), [0, 0, 0])
+            for i, x in enumerate((n, samples, value)):
+                have[i] += int(x)
+    return found
+
+
+def batch_rows(env, bt):
+    """What each node holds of a batch, to tell why it is not found: its
+    commit markers and its windows, of every attempt."""
+    sqls = ("SELECT attempt, outcome, part, parts, received_ns FROM %s_local.jprof_ingest WHERE "
+            "batch_id = '%s' FORMAT TSV" % (DB, bt["id"]),
+            "SELECT attempt, samples FROM %s_local.jprof_windows WHERE pod = '%s' AND start_ns = "
+            "%d FORMAT TSV" % (DB, bt["pod"], bt["start"]))
+    out = []
+    for i, u in enumerate(env.urls):
+        try:
+            got = [ch(u, sql).strip().replace("\t", " ").replace("\n", "; ") for sql in sqls]
+            out.append("n%d markers [%s] windows [%s]" % (i + 1, got[0], got[1]))
+        except RuntimeError as e:
+            out.append("n%d: %s" % (i + 1, e))
+    # what ClickHouse said of inserts it could not confirm, and of parts
+    # it removed or fetched (why a row can vanish)
+    for i in range(1, 5):
+        log = os.path.join(env.dir, "n%d" % i, "log", "server.log")
+        try:
+            lines = [x.strip()[:400] for x in open(log, errors="replace") if re.search(
+                r"Unknown status|nexpected part|[Rr]emoving part|already exists; ignoring", x)]
+        except OSError:
+            lines = []
+        out.append("n%d log (%d lines): %s" % (i, len(lines), " | ".join(lines[-6:])))
+    return out
+
+
+def check_each_batch(env, batches):
+    """Killing ZooKeeper (and a replica, and a server) mid-insert marks no
+    batch committed that was not stored: each batch acknowledged is found
+    exactly once with its own samples and value (not only the service's
+    sums), those refused with 503 first and retried are counted once, and
+    nothing is there that was not acknowledged."""
+    found = fleet_windows(env)
+    acked = [b for b in batches if b["acked"]]
+    wrong = [(b, found.get((b["pod"], b["start"]))) for b in acked
+             if found.get((b["pod"], b["start"])) != [1, b["samples"], b["value"]]]
+    check(acked and not wrong, "each of the %d acknowledged batches found exactly once, with its "
+          "samples and value" % len(acked), [(w, batch_rows(env, w[0])) for w in wrong[:3]])
+    extra = set(found) - set((b["pod"], b["start"]) for b in acked)
+    check(not extra, "no window stored that no uploader was told was stored", sorted(extra)[:5])
+    refused = [b for b in acked if b["refused"]]
+    check(refused and not [w for w in wrong if w[0]["refused"]],
+          "%d batches refused (503) while ZooKeeper was down, retried and acknowledged: each "
+          "counted once" % len(refused), len(refused))
+    note("%d batches had an upload left unanswered (server A down) and were retried"
+         % len([b for b in acked if b["unanswered"]]))
+
+
+def check_zk_batch(env, b):
+    """The batch refused while ZooKeeper was down: absent (or, had its
+    commit landed after all, there once), then retried: accepted (or a
+    duplicate of that commit), counted once."""
+    m = flame_meta(b, "zkdown")
+    before = m["windows"] if m else None
+    check(before in (0, 1), "the batch refused while ZooKeeper was down: absent, or there once "
+          "(%s)" % before, m)
+    st, r = post(b, env.zk_batch)
+    end = time.monotonic() + 30
+    while st in (429, 503) and time.monotonic() < end:
+        time.sleep(1)
+        st, r = post(b, env.zk_batch)
+    check(st == 200 and r.get("status") == ("accepted" if before == 0 else "duplicate"),
+          "retried once ZooKeeper is back: %s" % ("accepted" if before == 0 else "a duplicate"),
+          (st, r))
+    st, r = post(env.server_a, env.zk_batch)
+    check(st == 200 and r.get("status") == "duplicate", "and again (to the other server): a "
+          "duplicate", (st, r))
+    m = flame_meta(b, "zkdown")
+    check(m and m["windows"] == 1 and m["samples"] == 3, "counted once: 1 window, 3 samples", m)
 
 
 def check_found(env, b, totals, murl):
@@ -374,7 +479,8 @@ def check_found(env, b, totals, murl):
     check(drained, "the agent's queue drained", agent_metrics(murl)[-1500:])
     ok = metric(agent_metrics(murl), "jprof_agent_uploads_ok")
     env.stop("agent", signal.SIGKILL)  # nothing more in flight: the counter is final
-    st, ing = q(b, "ingestion", **{"from": "-1h"})
+    # every collector (the full run's fleet is 1,000 of them, the default limit)
+    st, ing = q(b, "ingestion", **{"from": "-1h", "limit": "100000"})
     rows = [r for r in (ing.get("collectors", []) if st == 200 else [])
             if str(r.get("collector", "")).startswith("jprof-agent")]
     accepted = sum(r["accepted"] for r in rows)
@@ -418,6 +524,40 @@ def check_replicas(env):
               (t, "visible " if t in ("jprof_windows", "jprof_statuses") else ""), detail)
 
 
+def capacity(env, a, b):
+    """JPROF_CLUSTER_FULL=1 only: what the cluster sustains, no faults (the
+    capacity model's figures, docs/SCALE.md): 1,000 agents upload at once,
+    as fast as the two servers take them, into a namespace of their own;
+    the load generator reads the CPU the two jprof-servers and the four
+    clickhouse-server processes used from /proc before and after. The
+    machine is shared: the load average is printed with the figures."""
+    agents, windows, stacks = 1000, 2, 1000
+    chp = "+".join(open(os.path.join(env.dir, "n%d" % i, "pid")).read().strip()
+                   for i in range(1, 5))
+    srv = "%d+%d" % (env.procs["server-a"].pid, env.procs["server-b"].pid)
+    args = [LOAD, "--url", a + "," + b, "--token", TOKEN, "--namespace", "capacity", "--agents",
+            str(agents), "--windows", str(windows), "--stacks", str(stacks), "--services", "4",
+            "--retry", "120", "--totals", "1", "--threads", "32", "--settle", "0", "--queries",
+            "1", "--cpu", "jprof-server=" + srv, "--cpu", "clickhouse=" + chp]
+    note("capacity: %d agents x %d windows x %d stacks at once; load average %s" %
+         (agents, windows, stacks, "%.1f %.1f %.1f" % os.getloadavg()))
+    t0 = time.monotonic()
+    r = subprocess.run(args, capture_output=True, text=True, timeout=900)
+    note("capacity run took %.1f s; load average %s" % (time.monotonic() - t0,
+                                                        "%.1f %.1f %.1f" % os.getloadavg()))
+    print(r.stdout + r.stderr)
+    check(r.returncode == 0 and re.search(r"ingest +%d batches.* 0 errors" % (agents * windows),
+                                          r.stdout), "capacity: every upload acknowledged",
+          r.stderr)
+    sync_replicas(env)
+    for m in re.finditer(r"^totals (svc\d+) batches (\d+) samples (\d+) value (\d+)", r.stdout,
+                         re.M):
+        meta = flame_meta(b, m.group(1), ns="capacity")
+        check(meta and meta["windows"] == int(m.group(2)) and
+              meta["samples"] == int(m.group(3)), "capacity: %s all there, once" % m.group(1),
+              (meta, m.groups()))
+
+
 def check_shard_down(env, b):
     env.cluster("kill", env.dir, "n3")
     env.cluster("kill", env.dir, "n4")
@@ -459,9 +599,14 @@ def run(env):
     check_layout(env)
     check_dedup(env, a, b)
     murl = start_agent(env, [a, b])
-    totals = run_fleet(env, a, b, a_port)
+    env.server_a = a
+    totals, batches = run_fleet(env, a, b, a_port)
     check_found(env, b, totals, murl)
+    check_each_batch(env, batches)
+    check_zk_batch(env, b)
     check_replicas(env)
+    if FULL:
+        capacity(env, env.server_a, b)
     check_shard_down(env, b)
     check_load_fails(env)
     note("took %.1f s" % (time.monotonic() - t0))

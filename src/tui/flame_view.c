@@ -95,33 +95,76 @@ void tui_flame_view_message(tui_flame_view *v, bool error, const char *fmt, ...)
     v->msg_error = error;
 }
 
-/* ---- zoom paths survive a change of kind as far as they still exist ---- */
+/* ---- the zoom and the selection survive a new tree ---- */
 
-/* Frames from below the tree root down to `node`, root-most first. */
-static size_t node_path(const jp_flame *f, uint32_t node, uint32_t **buf, size_t *cap)
+/* A node as the names of its frames from the root. A profile interns its
+ * frames by name, so within one profile a name path is a frame path; and a
+ * name is what a frame keeps across windows, whose profiles number their
+ * frames each their own way. So one way serves both a rebuilt tree (another
+ * kind, threads off and on) and a new window (tui_flame_view_carry). */
+typedef struct name_path {
+    char **names;
+    size_t n;
+} name_path;
+
+static void path_save(const jp_flame *f, uint32_t node, name_path *p)
 {
-    size_t n = f->nodes[node].depth;
-    *buf = jp_xgrow(*buf, cap, n ? n : 1, sizeof **buf);
-    for (size_t i = n; i > 0 && node != 0; i--) {
-        (*buf)[i - 1] = f->nodes[node].frame;
+    size_t depth = f->nodes[node].depth;
+    p->n = 0;
+    p->names = jp_xcalloc(depth ? depth : 1, sizeof *p->names);
+    for (size_t i = depth; i > 0 && node != 0; i--) {
+        size_t len;
+        const char *name = jp_flame_node_name(f, node, &len);
+        p->names[i - 1] = jp_xstrndup(name, len);
         node = f->nodes[node].parent;
+        p->n++;
     }
-    return n;
 }
 
-/* The deepest node reached by following `frames` from the root. */
-static uint32_t node_follow(const jp_flame *f, const uint32_t *frames, size_t n)
+/* The deepest node of f reached by following p's names from the root. */
+static uint32_t path_follow(const jp_flame *f, const name_path *p)
 {
     uint32_t node = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < p->n; i++) {
         uint32_t c = f->nodes[node].first_child;
-        while (c != JP_FLAME_NONE && f->nodes[c].frame != frames[i])
-            c = f->nodes[c].next_sibling;
+        for (; c != JP_FLAME_NONE; c = f->nodes[c].next_sibling) {
+            size_t len;
+            const char *name = jp_flame_node_name(f, c, &len);
+            if (p->names[i] && strlen(p->names[i]) == len && !memcmp(name, p->names[i], len))
+                break;
+        }
         if (c == JP_FLAME_NONE)
             break;
         node = c;
     }
     return node;
+}
+
+/* The zoom stack and then the selection of v (in its tree `cur`) as name
+ * paths: v->nzoom + 1 of them. */
+static name_path *zoom_save(const tui_flame_view *v)
+{
+    name_path *paths = jp_xcalloc(v->nzoom + 1, sizeof *paths);
+    for (size_t i = 0; i <= v->nzoom; i++)
+        path_save(v->cur, i < v->nzoom ? v->zoom[i] : v->sel, &paths[i]);
+    return paths;
+}
+
+/* Zooms v (in its tree `cur`, not zoomed yet) and selects as the n + 1
+ * paths say, as far as they still exist; frees the paths. */
+static void zoom_restore(tui_flame_view *v, name_path *paths, size_t n)
+{
+    for (size_t i = 0; i <= n; i++) {
+        uint32_t node = path_follow(v->cur, &paths[i]);
+        if (i < n)
+            tui_flame_view_zoom_push(v, node); /* a node reached twice zooms once */
+        else
+            v->sel = node;
+        for (size_t k = 0; k < paths[i].n; k++)
+            free(paths[i].names[k]);
+        free(paths[i].names);
+    }
+    free(paths);
 }
 
 void tui_flame_view_zoom_push(tui_flame_view *v, uint32_t node)
@@ -162,42 +205,44 @@ static void reverse_off(tui_flame_view *v)
 }
 
 /* Rebuilds the forward tree (kind or threads changed) keeping the zoom
- * stack and the selection where the same frame path exists. */
+ * stack and the selection where the same path exists. */
 static void rebuild(tui_flame_view *v, jp_kind k, bool threads)
 {
     reverse_off(v);
-    size_t nz = 0, npaths = v->nzoom + 1;
-    uint32_t **paths = jp_xcalloc(npaths, sizeof *paths);
-    size_t *lens = jp_xcalloc(v->nzoom + 1, sizeof *lens);
-    for (size_t i = 0; i <= v->nzoom; i++) {
-        uint32_t node = i < v->nzoom ? v->zoom[i] : v->sel;
-        size_t pcap = 0;
-        lens[i] = node_path(v->fwd, node, &paths[i], &pcap);
-    }
     bool same_shape = threads == v->threads;
+    size_t nzoom = v->nzoom;
+    name_path *paths = zoom_save(v);
     jp_flame_free(v->fwd);
     v->fwd = v->cur = jp_flame_build(v->prof, k, threads);
     v->old_of = NULL;
     v->kind = k;
     v->threads = threads;
-    if (same_shape) {
-        for (size_t i = 0; i < v->nzoom; i++) {
-            uint32_t node = node_follow(v->fwd, paths[i], lens[i]);
-            if (node != 0 && (nz == 0 || v->zoom[nz - 1] != node))
-                v->zoom[nz++] = node;
-        }
-        v->sel = node_follow(v->fwd, paths[v->nzoom], lens[v->nzoom]);
-    } else {
+    v->nzoom = 0;
+    v->sel = 0;
+    /* with threads on or off the paths mean other things: start at the top */
+    zoom_restore(v, paths, same_shape ? nzoom : 0);
+    if (!same_shape)
         v->sel = 0;
-    }
-    v->nzoom = nz;
     v->last_child = JP_FLAME_NONE;
     v->scroll = 0;
-    for (size_t i = 0; i < npaths; i++)
-        free(paths[i]);
-    free(paths);
-    free(lens);
     mark_all_dirty(v);
+}
+
+void tui_flame_view_carry(tui_flame_view *v, const tui_flame_view *old)
+{
+    if (old->kind != v->kind)
+        return; /* another kind (asked for while comparing): a view of its own */
+    v->focus = old->focus;
+    /* a message stays until the next key, whatever window is shown */
+    memcpy(v->msg, old->msg, sizeof v->msg);
+    v->msg_error = old->msg_error;
+    v->io_panel = old->io_panel && v->io;
+    v->io_scroll = old->io_scroll;
+    if (old->pattern[0])
+        tui_flame_view_search(v, old->pattern);
+    if (old->rev || old->threads != v->threads)
+        return; /* from a callers tree or another shape the new one starts at the top */
+    zoom_restore(v, zoom_save(old), old->nzoom);
 }
 
 bool tui_flame_view_set_kind(tui_flame_view *v, jp_kind k)

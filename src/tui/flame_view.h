@@ -174,6 +174,12 @@ bool tui_flame_view_zoom_pop(tui_flame_view *v);
 void tui_flame_view_message(tui_flame_view *v, bool error, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Carries what the user set in `old`, the view of the previous window of
+ * the same kind, over to v, the new window's: the zoom and the selection
+ * where the same frames (by name) still are, the search, the focused panel,
+ * the I/O panel and the message. Nothing when the kind differs. */
+void tui_flame_view_carry(tui_flame_view *v, const tui_flame_view *old);
+
 /* Selects the kind (rebuilds the tree, keeps the zoom path where it still
  * exists); false with a message when the kind has no events. */
 bool tui_flame_view_set_kind(tui_flame_view *v, jp_kind k);

@@ -1,6 +1,6 @@
 /* screen_flame.c - the Flame screen: starts the source's recording when
- * it opens, shows each new window in a flame view (flame_view.h) carrying
- * the zoom, selection and search over, keeps a window as the baseline (B)
+ * it opens, shows each new window in a flame view (flame_view.h, which
+ * carries the zoom, selection and search over), keeps a window as the baseline (B)
  * to compare later ones with, and lets the source handle its own keys (the
  * server's range and pods). */
 #include <stdio.h>
@@ -8,82 +8,9 @@
 #include <string.h>
 
 #include "base/timeutil.h"
-#include "base/xalloc.h"
 #include "model/units.h"
 #include "tui/recording.h"
 #include "tui/screens_int.h"
-
-/* A node of a flame tree as the names of its frames from the root: how the
- * zoom and the selection survive a new window (frame numbers do not). */
-typedef struct name_path {
-    char **names;
-    size_t n;
-} name_path;
-
-static void path_save(const jp_flame *f, uint32_t node, name_path *p)
-{
-    size_t depth = f->nodes[node].depth;
-    p->n = 0;
-    p->names = jp_xcalloc(depth ? depth : 1, sizeof *p->names);
-    for (size_t i = depth; i > 0 && node != 0; i--) {
-        size_t len;
-        const char *name = jp_flame_node_name(f, node, &len);
-        p->names[i - 1] = jp_xstrndup(name, len);
-        node = f->nodes[node].parent;
-        p->n++;
-    }
-}
-
-static uint32_t path_follow(const jp_flame *f, const name_path *p)
-{
-    uint32_t node = 0;
-    for (size_t i = 0; i < p->n; i++) {
-        uint32_t c = f->nodes[node].first_child;
-        for (; c != JP_FLAME_NONE; c = f->nodes[c].next_sibling) {
-            size_t len;
-            const char *name = jp_flame_node_name(f, c, &len);
-            if (p->names[i] && strlen(p->names[i]) == len && !memcmp(name, p->names[i], len))
-                break;
-        }
-        if (c == JP_FLAME_NONE)
-            break;
-        node = c;
-    }
-    return node;
-}
-
-static void path_free(name_path *p)
-{
-    for (size_t i = 0; i < p->n; i++)
-        free(p->names[i]);
-    free(p->names);
-}
-
-/* Carries zoom, selection, search and focus from the old flame view to the
- * new one (the forward tree only; a callers view starts over). */
-static void flame_carry(tui_flame_view *old, tui_flame_view *nv)
-{
-    nv->focus = old->focus;
-    /* a message stays until the next key, whatever window is shown */
-    memcpy(nv->msg, old->msg, sizeof nv->msg);
-    nv->msg_error = old->msg_error;
-    nv->io_panel = old->io_panel && nv->io;
-    nv->io_scroll = old->io_scroll;
-    if (old->pattern[0])
-        tui_flame_view_search(nv, old->pattern);
-    if (old->rev)
-        return;
-    for (size_t i = 0; i <= old->nzoom; i++) {
-        name_path p;
-        path_save(old->cur, i < old->nzoom ? old->zoom[i] : old->sel, &p);
-        uint32_t node = path_follow(nv->cur, &p);
-        if (i < old->nzoom)
-            tui_flame_view_zoom_push(nv, node);
-        else
-            nv->sel = node;
-        path_free(&p);
-    }
-}
 
 /* The flame view of the window (or of `want` when >= 0, a kind asked for
  * while comparing); with a baseline kept (B), the window compared with it. */
@@ -129,8 +56,7 @@ static void flame_rebuild_as(tui_screens *v, int want)
     v->flame_kind = k;
     tui_flame_view_resize(v->flame, v->rows - TUI_SCREENS_HEAD, v->cols);
     if (old) {
-        if (old->kind == k)
-            flame_carry(old, v->flame);
+        tui_flame_view_carry(v->flame, old);
         /* the old view borrowed the previous window's profile: free it now */
         tui_flame_view_free(old);
     }

@@ -37,9 +37,20 @@ static uint32_t stack(jp_profile *p, const uint32_t *frames, size_t n)
 
 /* cpu: 100 samples at 10 ms, 90 of them through ShopService.checkout;
  * alloc: 5 samples; no wall, lock or park. */
+static jp_profile *shop_profile_after(const char *first);
+
 static jp_profile *shop_profile(void)
 {
+    return shop_profile_after(NULL);
+}
+
+/* The same profile, with the frame `first` (when not NULL) interned before
+ * the others: another window, whose frames are numbered otherwise. */
+static jp_profile *shop_profile_after(const char *first)
+{
     jp_profile *p = jp_profile_new();
+    if (first)
+        frame(p, first, JP_FRAME_JIT);
     uint32_t main_ = frame(p, "com.shop.Main.main", JP_FRAME_INTERPRETED);
     uint32_t checkout = frame(p, "com.shop.ShopService.checkout", JP_FRAME_JIT);
     uint32_t price = frame(p, "com.shop.Pricing.price", JP_FRAME_INLINED);
@@ -558,14 +569,20 @@ static void test_view_reverse(void **state)
     screen_close(&s);
 }
 
+/* The shop profile on a 24x80 screen, zoomed on ShopService.checkout. */
+static void open_zoomed_on_checkout(screen *s)
+{
+    screen_open(s, shop_profile(), 24, 80);
+    press(s, TUI_KEY_DOWN);
+    press(s, TUI_KEY_DOWN);
+    press(s, TUI_KEY_ENTER);
+}
+
 static void test_view_kinds_and_value(void **state)
 {
     (void)state;
     screen s;
-    screen_open(&s, shop_profile(), 24, 80);
-    press(&s, TUI_KEY_DOWN);
-    press(&s, TUI_KEY_DOWN);
-    press(&s, TUI_KEY_ENTER); /* zoom on checkout */
+    open_zoomed_on_checkout(&s);
     press(&s, '2');
     assert_true(screen_has(&s, "no wall events in this recording"));
     press(&s, 'k'); /* next present kind: alloc */
@@ -582,6 +599,45 @@ static void test_view_kinds_and_value(void **state)
     press(&s, 'x');
     assert_true(screen_has(&s, "[cpu]"));
     assert_true(screen_has(&s, "total 100.0% 900 ms"));
+    screen_close(&s);
+}
+
+/* A new window's view keeps the zoom, the selection and the search of the
+ * previous one by frame name, though its profile numbers the frames
+ * otherwise. */
+static void test_view_carry_to_new_window(void **state)
+{
+    (void)state;
+    screen s;
+    open_zoomed_on_checkout(&s);
+    press(&s, TUI_KEY_DOWN); /* select Pricing.price */
+    tui_flame_view_search(s.v, "HashMap");
+    jp_profile *p2 = shop_profile_after("com.shop.Warmup.run");
+    assert_int_not_equal(jp_profile_frame(p2, "com.shop.ShopService.checkout", 29, JP_FRAME_JIT),
+                         jp_profile_frame(s.p, "com.shop.ShopService.checkout", 29, JP_FRAME_JIT));
+    tui_flame_view *nv = tui_flame_view_new(p2, &s.rep, "/tmp/shop.jfr", JP_KIND_CPU, false, false);
+    tui_flame_view_resize(nv, 24, 80);
+    tui_flame_view_carry(nv, s.v);
+    tui_flame_view_free(s.v);
+    jp_profile_free(s.p);
+    s.v = nv;
+    s.p = p2;
+    press(&s, 'x'); /* any key clears a message */
+    assert_true(screen_has(&s, "Zoom: all > com.shop.Main.main > com.shop.ShopService.checkout"));
+    size_t len;
+    const char *sel = jp_flame_node_name(nv->cur, nv->sel, &len);
+    assert_int_equal(len, strlen("com.shop.Pricing.price"));
+    assert_memory_equal(sel, "com.shop.Pricing.price", len);
+    assert_string_equal(nv->pattern, "HashMap");
+    /* another kind starts at the top */
+    jp_profile *p3 = shop_profile();
+    tui_flame_view *av =
+        tui_flame_view_new(p3, &s.rep, "/tmp/shop.jfr", JP_KIND_ALLOC, false, false);
+    tui_flame_view_carry(av, nv);
+    assert_int_equal(av->nzoom, 0);
+    assert_string_equal(av->pattern, "");
+    tui_flame_view_free(av);
+    jp_profile_free(p3);
     screen_close(&s);
 }
 
@@ -829,6 +885,7 @@ int main(void)
         cmocka_unit_test(test_layout),
         cmocka_unit_test(test_view_initial_screen),
         cmocka_unit_test(test_view_move_zoom_and_back),
+        cmocka_unit_test(test_view_carry_to_new_window),
         cmocka_unit_test(test_view_gc_screen),
         cmocka_unit_test(test_view_search),
         cmocka_unit_test(test_view_reverse),

@@ -394,6 +394,28 @@ jp_err jvm_engine_peek(jvm_engine *e, const jfr_options *jo, jp_profile *out, jf
     return JP_OK;
 }
 
+jp_err jvm_engine_fetch(jvm_engine *e, uint8_t **data, size_t *len, jp_error *err)
+{
+    *data = NULL;
+    *len = 0;
+    if (!e->running || e->opts.role != JVM_ENGINE_VIEWER)
+        return jp_error_set(err, JP_ERR_USAGE, "pid %d: no live %s session", (int)e->proc.pid,
+                            e->ops->name);
+    bool tail = false;
+    jp_err rc = e->ops->fetch(e, data, len, &tail, err);
+    if (rc != JP_OK) {
+        free(*data);
+        *data = NULL;
+        *len = 0;
+    }
+    return rc;
+}
+
+int jvm_engine_remove_files_of(pid_t owner)
+{
+    return jvm_tfile_remove_owned(owner);
+}
+
 jp_err jvm_engine_stop(jvm_engine *e, jp_error *err)
 {
     jvm_engine_guard_off(e);

@@ -187,6 +187,11 @@ jp_err jvm_engine_finish(jvm_engine *e, const jfr_options *jo, jp_profile *out, 
 jp_err jvm_engine_peek(jvm_engine *e, const jfr_options *jo, jp_profile *out, jfr_report *rep,
                        bool *live_tail, jp_error *err);
 
+/* VIEWER: the running session's data as it stands, unparsed (whole JFR
+ * chunks; heap, the caller frees): what peek reads, for a file of it
+ * (`jprof-probe jfr PID S OUT`). The session goes on. */
+jp_err jvm_engine_fetch(jvm_engine *e, uint8_t **data, size_t *len, jp_error *err);
+
 /* Stops the running session without reading it (JP_OK when none runs);
  * afterwards no session runs, whatever the result. */
 jp_err jvm_engine_stop(jvm_engine *e, jp_error *err);
@@ -208,6 +213,11 @@ void jvm_engine_forget(jvm_engine *e);
  * async-profiler session needs nothing here: the next viewer holding the
  * lock stops it. Returns how many it stopped; errors count as none. */
 int jvm_engine_stop_orphans(const jvm_proc *t, const jvm_attach_opts *ao, pid_t owner);
+
+/* Removes the window files a process `owner` (gone) of ours left in this
+ * process's own /tmp: what a probe in the target's container finds after
+ * an earlier probe. Returns how many it removed. */
+int jvm_engine_remove_files_of(pid_t owner);
 
 /* ---- pure helpers, exposed for tests ---- */
 

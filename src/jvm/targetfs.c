@@ -1,5 +1,6 @@
 #include "jvm/targetfs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -33,18 +34,42 @@ void jvm_tfile_at(const jvm_proc *t, const char *inner, jvm_tfile *f)
     f->shared_root = jvm_proc_shares_root(t);
 }
 
+/* The start of every name jvm_tfile_name gives for process `owner`. */
+static void owned_prefix(pid_t owner, char *buf, size_t len)
+{
+    snprintf(buf, len, "jprof-%d-", (int)owner);
+}
+
 jp_err jvm_tfile_name(const jvm_proc *t, const char *suffix, jvm_tfile *f, jp_error *err)
 {
     memset(f, 0, sizeof *f);
-    char inner[160];
+    char prefix[32], inner[160];
+    owned_prefix(getpid(), prefix, sizeof prefix);
     unsigned rnd = (unsigned)(jp_time_mono_ns() ^ (int64_t)getpid() << 16) & 0xffffffu;
-    snprintf(inner, sizeof inner, "/tmp/jprof-%d-%u-%06x%s", (int)getpid(), ++name_counter, rnd,
+    snprintf(inner, sizeof inner, "/tmp/%s%u-%06x%s", prefix, ++name_counter, rnd,
              suffix ? suffix : "");
     jvm_tfile_at(t, inner, f);
     f->cleanup = jvm_cleanup_register_file(f->host);
     if (!f->cleanup)
         return jp_error_set(err, JP_ERR_LIMIT, "too many pending cleanup actions");
     return JP_OK;
+}
+
+int jvm_tfile_remove_owned(pid_t owner)
+{
+    char prefix[32];
+    owned_prefix(owner, prefix, sizeof prefix);
+    DIR *d = opendir("/tmp");
+    if (!d)
+        return 0;
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 &&
+            unlinkat(dirfd(d), e->d_name, 0) == 0)
+            removed++;
+    closedir(d);
+    return removed;
 }
 
 void jvm_tfile_fixed(const jvm_proc *t, const char *name, jvm_tfile *f)

@@ -33,6 +33,11 @@ void jvm_tfile_at(const jvm_proc *t, const char *inner, jvm_tfile *f);
  * and registers it for cleanup (nothing is created). */
 jp_err jvm_tfile_name(const jvm_proc *t, const char *suffix, jvm_tfile *f, jp_error *err);
 
+/* Removes the files jvm_tfile_name named for process `owner` (gone) in
+ * this process's own /tmp (a probe's, in the target's container). Returns
+ * how many it removed. */
+int jvm_tfile_remove_owned(pid_t owner);
+
 /* Names a fixed file "/tmp/<name>" (no cleanup registered yet). */
 void jvm_tfile_fixed(const jvm_proc *t, const char *name, jvm_tfile *f);
 

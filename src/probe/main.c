@@ -20,6 +20,7 @@
 #include "base/timeutil.h"
 #include "jvm/attach.h"
 #include "jvm/cleanup.h"
+#include "jvm/engine.h"
 #include "jvm/histogram.h"
 #include "jvm/jfc.h"
 #include "jvm/proc.h"
@@ -495,7 +496,7 @@ static int serve(const char *dir, pid_t want)
     jp_error_init(&err);
     probe_profile_stop(&p.prof, &err);
     jvm_cleanup_run_all();
-    probe_tmp_files_remove(getpid());
+    jvm_engine_remove_files_of(getpid());
     if (p.dir && !probe_dir_remove(p.dir, session))
         fprintf(stderr, "jprof-probe: could not remove %s: %s\n", p.dir, strerror(errno));
     probe_watchdog_done(watchdog);

@@ -1,6 +1,9 @@
 /* jprof-probe's developer commands: exercise src/jvm from the shell
- * (`jprof-probe list`, `snapshot PID`, `jfr PID S`, ...; what the former
- * jprof-probe did). Exit code 10 + jp_err on failure. */
+ * (`jprof-probe list`, `snapshot PID`, `jfr PID S`, `engine PID ...`).
+ * Profilers only through the engine interface (jvm/engine.h), as the
+ * probe's protocol, jprof-top and the agent drive them: `jfr` is a viewer's
+ * rolling window, `engine` a collector's window. Exit code 10 + jp_err on
+ * failure. */
 #include <signal.h>
 #include <stdio.h>
 #include <time.h>
@@ -15,7 +18,6 @@
 #include "jvm/engine.h"
 #include "jvm/jfc.h"
 #include "jvm/proc.h"
-#include "jvm/recorder.h"
 #include "jvm/snapshot_take.h"
 #include "jvm/threadprint.h"
 #include "model/analyze.h"
@@ -155,48 +157,6 @@ static int cmd_snapshot(const jvm_proc *t, int argc, char **argv, int mode)
     return 0;
 }
 
-static int cmd_jfr(const jvm_proc *t, int argc, char **argv)
-{
-    jp_error err;
-    jp_error_init(&err);
-    long secs = argc > 3 ? strtol(argv[3], NULL, 10) : 5;
-    static jvm_recording rec; /* must stay put while running (cleanup registry) */
-    if (jvm_jfr_start(t, NULL, "profile", 30 * 1000000000LL, &rec, &err) != JP_OK)
-        return fail(&err);
-    printf("started %s\n", rec.name);
-    fflush(stdout);
-    for (long i = 0; i < secs * 10 && !stop_requested; i++) {
-        struct timespec ts = {.tv_sec = 0, .tv_nsec = 100000000};
-        nanosleep(&ts, NULL);
-    }
-    if (stop_requested) {
-        /* what a TUI does: the handler only set the flag; clean up here */
-        jvm_cleanup_run_all();
-        printf("interrupted, cleaned up\n");
-        return 130;
-    }
-    uint8_t *data = NULL;
-    size_t len = 0;
-    int rc = 0;
-    if (jvm_jfr_dump(&rec, &data, &len, &err) != JP_OK)
-        rc = fail(&err);
-    else
-        printf("dumped %zu bytes\n", len);
-    if (rc == 0 && argc > 4) {
-        FILE *f = fopen(argv[4], "wb");
-        if (f) {
-            fwrite(data, 1, len, f);
-            fclose(f);
-        }
-    }
-    free(data);
-    if (jvm_jfr_stop(&rec, &err) != JP_OK)
-        rc = fail(&err);
-    else
-        printf("stopped %s\n", rec.name);
-    return rc;
-}
-
 /* Sleeps up to secs; false when a signal asked us to stop. */
 static bool wait_secs(long secs)
 {
@@ -205,6 +165,66 @@ static bool wait_secs(long secs)
         nanosleep(&ts, NULL);
     }
     return !stop_requested;
+}
+
+static int write_file(const char *path, const uint8_t *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    bool ok = f && fwrite(data, 1, len, f) == len;
+    if (f && fclose(f) != 0)
+        ok = false;
+    if (!ok)
+        fprintf(stderr, "jprof-probe: cannot write %s\n", path);
+    return ok ? 0 : 1;
+}
+
+/* A rolling JFR window (settings "profile", 30 s) through the engine
+ * interface as jprof-top's viewer runs it, dumped after secs into OUT (when
+ * given) and stopped; a signal stops it and leaves nothing behind. */
+static int cmd_jfr(const jvm_proc *t, int argc, char **argv)
+{
+    jp_error err;
+    jp_error_init(&err);
+    long secs = argc > 3 ? strtol(argv[3], NULL, 10) : 5;
+    jvm_engine_opts eo;
+    jvm_engine_opts_init(&eo);
+    eo.role = JVM_ENGINE_VIEWER;
+    eo.jfr_settings = "profile";
+    jvm_engine *e = NULL;
+    if (jvm_engine_new(t, &eo, &e, &err) != JP_OK)
+        return fail(&err);
+    jvm_engine_window w;
+    jvm_engine_window_init(&w);
+    if (jvm_engine_start(e, &w, &err) != JP_OK) {
+        jvm_engine_free(e);
+        return fail(&err);
+    }
+    printf("started %s\n", jvm_engine_session_name(e));
+    fflush(stdout);
+    if (!wait_secs(secs)) {
+        /* what a TUI does: the handler only set the flag; clean up here */
+        jvm_cleanup_run_all();
+        printf("interrupted, cleaned up\n");
+        return 130;
+    }
+    uint8_t *data = NULL;
+    size_t len = 0;
+    int rc = 0;
+    if (jvm_engine_fetch(e, &data, &len, &err) != JP_OK)
+        rc = fail(&err);
+    else
+        printf("dumped %zu bytes\n", len);
+    if (rc == 0 && argc > 4)
+        rc = write_file(argv[4], data, len);
+    free(data);
+    char name[64];
+    snprintf(name, sizeof name, "%s", jvm_engine_session_name(e));
+    if (jvm_engine_stop(e, &err) != JP_OK)
+        rc = fail(&err);
+    else
+        printf("stopped %s\n", name);
+    jvm_engine_free(e);
+    return rc;
 }
 
 static int engine_window(jvm_engine *e, const jvm_proc *t, long secs, uint32_t kinds)
@@ -341,11 +361,11 @@ int probe_dev_main(int argc, char **argv)
     if (strcmp(argv[1], "engine") == 0)
         return cmd_engine(&t, argc, argv);
     if (strcmp(argv[1], "jfr-check") == 0) {
-        char *text = NULL;
-        if (jvm_jfr_check(&t, NULL, &text, &err) != JP_OK)
+        jvm_reply r;
+        if (jvm_jcmd(&t, NULL, "JFR.check", &r, &err) != JP_OK)
             return fail(&err);
-        fputs(text, stdout);
-        free(text);
+        fputs(r.text, stdout);
+        jvm_reply_cleanup(&r);
         return 0;
     }
     if (strcmp(argv[1], "raw") == 0 && argc >= 4) {

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "jvm/engine.h"
 #include "jvm/proc.h"
 #include "probe/probe_profile.h"
 
@@ -66,20 +67,6 @@ bool probe_dir_remove(const char *dir, pid_t pid)
     return rmdir(dir) == 0 || errno == ENOENT;
 }
 
-void probe_tmp_files_remove(pid_t pid)
-{
-    char prefix[32];
-    snprintf(prefix, sizeof prefix, "jprof-%d-", (int)pid);
-    DIR *d = opendir("/tmp");
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
-            unlinkat(dirfd(d), e->d_name, 0);
-    closedir(d);
-}
-
 /* A probe still runs from this directory: its pid is alive and its program
  * was started from inside the directory (pids are reused). */
 static bool probe_alive(pid_t pid, const char *dir)
@@ -103,9 +90,9 @@ static bool clean_one(const jvm_proc *t, const char *dir, pid_t pid)
     int stopped = t ? probe_profile_stop_orphans(t, (int)pid) : 0;
     if (t && worker)
         stopped += probe_profile_stop_orphans(t, (int)worker);
-    probe_tmp_files_remove(pid);
+    jvm_engine_remove_files_of(pid);
     if (worker)
-        probe_tmp_files_remove(worker);
+        jvm_engine_remove_files_of(worker);
     if (!probe_dir_remove(dir, pid))
         return false;
     fprintf(stderr, "jprof-probe: removed %s left by an earlier probe (pid %d, gone)%s\n", dir,
@@ -224,7 +211,7 @@ static void watchdog_run(const jvm_proc *t, const char *dir, pid_t worker, int r
     if (n != 1 || c != 'D') {
         /* the worker died without cleaning up (SIGKILL, the OOM killer) */
         int stopped = t ? probe_profile_stop_orphans(t, (int)worker) : 0;
-        probe_tmp_files_remove(worker);
+        jvm_engine_remove_files_of(worker);
         if (dir && *dir)
             probe_dir_remove(dir, getpid());
         fprintf(stderr, "jprof-probe: the probe (pid %d) %s %d; its watchdog cleaned up%s\n",

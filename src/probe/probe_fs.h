@@ -29,10 +29,6 @@ bool probe_dir_is_ours(const char *dir, pid_t pid);
  * pid (probe_dir_is_ours), so it can never remove anything else. */
 bool probe_dir_remove(const char *dir, pid_t pid);
 
-/* Removes the dump files jvm/recorder.h names after pid in the JVM's /tmp
- * ("/tmp/jprof-<pid>-*"). */
-void probe_tmp_files_remove(pid_t pid);
-
 /* Looks for probe directories of probes that are gone (under /tmp,
  * /dev/shm, /var/tmp and the parent of own_dir, which may be NULL; not
  * self's), stops their recordings in t (may be NULL: files only), removes

@@ -1,6 +1,8 @@
 /* batch.h - jprof-top -b on running JVMs, whatever their source: the
  * list of local JVMs, samples of a target as a text report or JSON lines
- * (`-b -p PID`, each pod through kubectl), and the I/O waits of a pid.
+ * (`-b -p PID`, each pod through kubectl: one round over a service's pods
+ * that kubectl-jprof's threads/locks/deadlocks use too), class histograms
+ * (`-b -p PID --heap`, `kubectl jprof heap`), and the I/O waits of a pid.
  *
  * Each writes the output on `out`, one-line messages on `errout`, and
  * returns a TUI_EXIT_* status (exit.h). Signals stop between samples and

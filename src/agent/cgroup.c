@@ -35,9 +35,10 @@ static bool component_id(const char *c, size_t n, const char *parent, size_t ple
     } known[] = {{"cri-containerd-", "containerd"},
                  {"crio-", "cri-o"},
                  {"docker-", "docker"},
-                 {"containerd-", "containerd"}};
-    if (starts(c, n, "crio-conmon-"))
-        return false; /* the CRI-O monitor process, not the container */
+                 {"containerd-", "containerd"},
+                 {"libpod-", "podman"}};
+    if (starts(c, n, "crio-conmon-") || starts(c, n, "libpod-conmon-"))
+        return false; /* CRI-O's or podman's monitor process, not the container */
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         size_t p = strlen(known[i].prefix);
         if (starts(c, n, known[i].prefix) && is_hex_id(c + p, n - p)) {

@@ -4,7 +4,10 @@
  * Handles cgroup v1 (one line per hierarchy) and v2 ("0::/path"), with the
  * cgroupfs and systemd drivers, for containerd ("cri-containerd-<id>.scope"
  * or a bare id under kubepods), CRI-O ("crio-<id>.scope", never the
- * "crio-conmon-" monitor) and Docker ("docker-<id>.scope", "/docker/<id>").
+ * "crio-conmon-" monitor), Docker ("docker-<id>.scope", "/docker/<id>") and
+ * podman ("libpod-<id>", under a --cgroup-parent such as a kubelet's
+ * "kubepods/burstable/pod<uid>", or "libpod-<id>.scope"; never its
+ * "libpod-conmon-" monitor).
  * The pod UID is taken from the "pod<uid>" component when there is one
  * (systemd spells its dashes as underscores).
  *
@@ -22,8 +25,8 @@
 
 typedef struct agent_cgroup {
     char container_id[AGENT_CONTAINER_ID_LEN + 1]; /* lowercase hex; "" when none */
-    char runtime[16];                              /* "containerd", "cri-o", "docker", "" */
-    char pod_uid[40];                              /* "1234abcd-...", "" when none */
+    char runtime[16]; /* "containerd", "cri-o", "docker", "podman", "" */
+    char pod_uid[40]; /* "1234abcd-...", "" when none */
 } agent_cgroup;
 
 /* Parses the text of a /proc/PID/cgroup file. Returns true when a container

@@ -603,7 +603,10 @@ static jp_err open_one(const kube_opts *o, const char *pod, const char *containe
     if (rc == JP_OK)
         rc = wait_hello(s, deadline, err);
     bool nosh = rc != JP_OK && no_shell(&s->c);
-    if (rc != JP_OK && (nosh || strstr(s->c.errtext, "no directory where a program may run")))
+    /* the loader's exit 92 says the same when its line was lost (a runtime
+     * that ends the exec stream at the exit may drop the last of stderr) */
+    if (rc != JP_OK && (nosh || strstr(s->c.errtext, "no directory where a program may run") ||
+                        strstr(s->c.errtext, "command terminated with exit code 92")))
         rc = exec_impossible(s, p, nosh, t0, err);
     if (rc != JP_OK) {
         kube_session_close(s);

@@ -1,8 +1,10 @@
 # Every test here goes into INTEGRATION_TEST_LIST (not TESTS): Makefile.am adds
 # the list to TESTS unless configure --disable-integration-tests (make distcheck).
 INTEGRATION_TEST_LIST =
-# the image test runs after every other one (set here: rules below read it)
+# the image test runs after every other one, the pods test after it (set
+# here: rules below read them)
 JPROF_IMAGES_LOG = tests/integration/test_images.sh.log
+JPROF_PODS_LOG = tests/integration/test_pods.sh.log
 # Integration tests: real JVMs, the JDK's jfr tool as oracle, tmux.
 # Benchmarks are run by hand (bench/*/run), never by make check.
 
@@ -196,10 +198,11 @@ INTEGRATION_TEST_LIST += tests/integration/test_tomcat_truth.sh
 JPROF_TOMCAT_TRUTH_LOG = tests/integration/test_tomcat_truth.sh.log
 # It loads both cores for half a minute: it runs after every other test of
 # the run (those in TEST_LOGS), so their timing is not its load's.
-JPROF_TOMCAT_AFTER = $(filter-out $(JPROF_TOMCAT_TRUTH_LOG) $(JPROF_IMAGES_LOG),$(TEST_LOGS))
+JPROF_TOMCAT_AFTER = $(filter-out $(JPROF_TOMCAT_TRUTH_LOG) $(JPROF_IMAGES_LOG) $(JPROF_PODS_LOG),$(TEST_LOGS))
 # The browser test (Chromium, an agent, JVMs) is the other heavy one: it runs
 # after every test but the Tomcat one, which then runs after it.
-JPROF_WEB_AFTER = $(filter-out $(JPROF_TOMCAT_TRUTH_LOG) $(JPROF_WEB_LOG) $(JPROF_IMAGES_LOG),$(TEST_LOGS))
+JPROF_WEB_AFTER = $(filter-out $(JPROF_TOMCAT_TRUTH_LOG) $(JPROF_WEB_LOG) $(JPROF_IMAGES_LOG) \
+	$(JPROF_PODS_LOG),$(TEST_LOGS))
 if HAVE_JAVAC
 $(JPROF_TOMCAT_TRUTH_LOG): jprof-top jprof-server jprof-agent jprof-helper.jar $(JPROF_TOMCAT_AFTER)
 else
@@ -251,9 +254,26 @@ EXTRA_DIST += tests/integration/test_k8s_manifests.sh tests/integration/k8s_chec
 # loads both cores while compiling: it runs last of all, after the Tomcat one.
 # (Not in make distcheck, which runs unit tests only.)
 INTEGRATION_TEST_LIST += tests/integration/test_images.sh
-JPROF_IMAGES_AFTER = $(filter-out $(JPROF_IMAGES_LOG),$(TEST_LOGS))
+JPROF_IMAGES_AFTER = $(filter-out $(JPROF_IMAGES_LOG) $(JPROF_PODS_LOG),$(TEST_LOGS))
 $(JPROF_IMAGES_LOG): $(JPROF_IMAGES_AFTER)
 EXTRA_DIST += tests/integration/test_images.sh
+
+# Real pods (tests/integration/pods.sh): podman + runc containers from the
+# image test_images.sh built (so they run after it, reusing its archive)
+# and pod images assembled from this build's JDKs, locked down the way
+# clusters lock them; kubectl-jprof and jprof-top -n -s through the FAKE
+# kubectl over them (the matrix of man kubectl-jprof, LOCKED-DOWN PODS),
+# then jprof-agent in a container with exactly the privileges of
+# contrib/k8s's DaemonSet, against the FAKE API over HTTPS, jprof-server.
+INTEGRATION_TEST_LIST += tests/integration/test_pods.sh
+$(JPROF_PODS_LOG): kubectl-jprof jprof-probe jprof-top jprof-server jprof-workload \
+	$(filter $(JPROF_IMAGES_LOG),$(TEST_LOGS))
+EXTRA_DIST += tests/integration/test_pods.sh tests/integration/pods.sh \
+	tests/integration/pod-images.py tests/integration/daemonset.py
+clean-local: clean-local-pods
+clean-local-pods:
+	rm -rf tests/integration/pods.d
+.PHONY: clean-local-pods
 
 # Faults of the environment (tests/integration/test_faults.py): the embedded
 # store on a tmpfs that fills up (503, reads work, nothing acknowledged lost),

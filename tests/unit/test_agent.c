@@ -189,6 +189,17 @@ static void test_cgroup_formats(void **state)
     assert_true(agent_cgroup_parse(text, strlen(text), &cg));
     assert_string_equal(cg.container_id, id);
     assert_string_equal(cg.pod_uid, "0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b");
+    /* podman's cgroupfs layout under a kubelet's parent (its monitor is not
+     * the container) */
+    snprintf(text, sizeof text,
+             "8:pids:/kubepods/burstable/pod0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b/libpod-%s\n", id);
+    assert_true(agent_cgroup_parse(text, strlen(text), &cg));
+    assert_string_equal(cg.container_id, id);
+    assert_string_equal(cg.runtime, "podman");
+    assert_string_equal(cg.pod_uid, "0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b");
+    snprintf(text, sizeof text, "0::/machine.slice/libpod-conmon-%s.scope\n", id);
+    agent_cgroup_parse(text, strlen(text), &cg);
+    assert_string_equal(cg.container_id, "");
     /* Docker outside Kubernetes: v1 cgroupfs and v2 systemd */
     snprintf(text, sizeof text, "4:cpu,cpuacct:/docker/%s\n", id);
     assert_true(agent_cgroup_parse(text, strlen(text), &cg));

@@ -2,7 +2,6 @@
  * thread's stack, as lines of the reports (report_target.h, report_gc.h)
  * drawn with scrolling. */
 #include <stdio.h>
-#include <string.h>
 
 #include "tui/report_gc.h"
 #include "tui/report_heap.h"
@@ -18,7 +17,7 @@ static void heap_build(tui_screens *v)
     char how[200];
     if (!l->ops->heap)
         snprintf(how, sizeof how, "the %s source has no class histograms", l->ops->name);
-    else if (!strcmp(l->ops->name, "server"))
+    else if (l->ops->heap_stored)
         snprintf(how, sizeof how, "%s",
                  "stored by the agent (jprof.io/heap-histogram windows) "
                  "over the Flame range; r reads again, < > the range");

@@ -10,7 +10,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "base/timeutil.h"
 #include "base/xalloc.h"
@@ -203,9 +202,8 @@ static void set_screen(tui_screens *v, tui_screen_id s)
     v->screen = s;
     if (s == TUI_SCREEN_FLAME || s == TUI_SCREEN_GC)
         tui_screen_flame_enter(v);
-    /* the server's stored histograms are read on entering (nothing pauses) */
-    if (s == TUI_SCREEN_HEAP && v->live && v->live->ops->heap &&
-        !strcmp(v->live->ops->name, "server"))
+    /* stored histograms (the server's) are read on entering: nothing pauses */
+    if (s == TUI_SCREEN_HEAP && v->live && v->live->ops->heap && v->live->ops->heap_stored)
         take_heap(v);
     tui_screen_text_build(v);
 }
@@ -218,9 +216,9 @@ static bool heap_key(tui_screens *v, int key)
         return false;
     if (key == 'r') {
         tui_screens_message(v, false, "%s",
-                            strcmp(v->live->ops->name, "server")
-                                ? "class histogram: the JVM is paused while it walks the heap..."
-                                : "reading the stored class histograms");
+                            v->live->ops->heap_stored
+                                ? "reading the stored class histograms"
+                                : "class histogram: the JVM is paused while it walks the heap...");
         take_heap(v);
         if (!v->live->histograms.error[0]) {
             char took[32];

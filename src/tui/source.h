@@ -85,6 +85,9 @@ typedef struct tui_source_ops {
     bool (*flame_key)(tui_target *l, int key, char *msg, size_t len);
     void (*gc)(tui_target *l, int width, struct tui_lines *out);
     jp_err (*heap)(tui_target *l, bool all, jp_error *err);
+    /* heap reads histograms stored earlier (nothing pauses the JVM, so the
+     * Heap screen reads them on entering) instead of taking one now */
+    bool heap_stored;
     /* the engine the source records the window with, in a sentence
      * ("async-profiler"); NULL when it records nothing itself (the server:
      * the agents did) */

@@ -405,6 +405,7 @@ static const tui_source_ops server_ops = {
     .flame_key = s_flame_key,
     .gc = s_gc,
     .heap = s_heap,
+    .heap_stored = true,
 };
 
 /* A connection of our own for each target (the list keeps its own). */

@@ -265,7 +265,11 @@ EXTRA_DIST += tests/integration/test_images.sh
 # kubectl over them (the matrix of man kubectl-jprof, LOCKED-DOWN PODS),
 # then jprof-agent in a container with exactly the privileges of
 # contrib/k8s's DaemonSet, against the FAKE API over HTTPS, jprof-server.
-INTEGRATION_TEST_LIST += tests/integration/test_pods.sh
+# Not in make check yet: it takes 14-18 min here and was not green end to
+# end when it landed (issue 26); run it with `make check-pods`.
+check-pods: all
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS=tests/integration/test_pods.sh
+.PHONY: check-pods
 $(JPROF_PODS_LOG): kubectl-jprof jprof-probe jprof-top jprof-server jprof-workload \
 	$(filter $(JPROF_IMAGES_LOG),$(TEST_LOGS))
 EXTRA_DIST += tests/integration/test_pods.sh tests/integration/pods.sh \

@@ -165,13 +165,36 @@ bool tui_screen_flame_source_key(tui_screens *v, int key)
     return true;
 }
 
+/* Why there is no flame graph, folded at spaces into lines of the screen's
+ * width from `row` on (above the status row and key bar): the message
+ * names what the user must act on, often a path, which one line of a
+ * narrow terminal (or a long path) would cut off. */
+static void render_folded(tui_canvas *c, int row, const char *s, tui_style style)
+{
+    int width = c->cols - 4 > 20 ? c->cols - 4 : c->cols;
+    while (*s && row < c->rows - 2) {
+        size_t n = strlen(s);
+        if (n > (size_t)width) {
+            n = (size_t)width;
+            while (n > 0 && s[n] != ' ')
+                n--;
+            if (n == 0)
+                n = (size_t)width; /* one word longer than the line: cut it */
+        }
+        tui_canvas_text(c, row++, 2, s, n, width, style, TUI_F_BOLD);
+        s += n;
+        while (*s == ' ')
+            s++;
+    }
+}
+
 void tui_screen_flame_render(tui_screens *v, tui_canvas *c, int top)
 {
     const tui_target_prof *p = &v->live->prof;
     if (!v->flame) {
         int row = top + (c->rows - top) / 2 - 1;
         if (p->error.code != JP_OK)
-            tui_canvas_printf(c, row, 2, TUI_STYLE_WARN, TUI_F_BOLD, "%s", p->error.msg);
+            render_folded(c, row, p->error.msg, TUI_STYLE_WARN);
         else if (p->running && !v->live->ops->prof_engine) /* stored already */
             tui_canvas_printf(c, row, 2, TUI_STYLE_DIM, 0,
                               "reading the flame graph from jprof-server");

@@ -150,21 +150,30 @@ static name_path *zoom_save(const tui_flame_view *v)
     return paths;
 }
 
-/* Zooms v (in its tree `cur`, not zoomed yet) and selects as the n + 1
- * paths say, as far as they still exist; frees the paths. */
-static void zoom_restore(tui_flame_view *v, name_path *paths, size_t n)
+/* Frees the n + 1 paths of zoom_save. */
+static void zoom_paths_free(name_path *paths, size_t n)
 {
     for (size_t i = 0; i <= n; i++) {
-        uint32_t node = path_follow(v->cur, &paths[i]);
-        if (i < n)
-            tui_flame_view_zoom_push(v, node); /* a node reached twice zooms once */
-        else
-            v->sel = node;
         for (size_t k = 0; k < paths[i].n; k++)
             free(paths[i].names[k]);
         free(paths[i].names);
     }
     free(paths);
+}
+
+/* Zooms v (in its tree `cur`, not zoomed yet) and selects as the n + 1
+ * paths say, as far as they still exist; frees the paths. With `apply`
+ * false only frees them. */
+static void zoom_restore(tui_flame_view *v, name_path *paths, size_t n, bool apply)
+{
+    for (size_t i = 0; apply && i <= n; i++) {
+        uint32_t node = path_follow(v->cur, &paths[i]);
+        if (i < n)
+            tui_flame_view_zoom_push(v, node); /* a node reached twice zooms once */
+        else
+            v->sel = node;
+    }
+    zoom_paths_free(paths, n);
 }
 
 void tui_flame_view_zoom_push(tui_flame_view *v, uint32_t node)
@@ -220,9 +229,7 @@ static void rebuild(tui_flame_view *v, jp_kind k, bool threads)
     v->nzoom = 0;
     v->sel = 0;
     /* with threads on or off the paths mean other things: start at the top */
-    zoom_restore(v, paths, same_shape ? nzoom : 0);
-    if (!same_shape)
-        v->sel = 0;
+    zoom_restore(v, paths, nzoom, same_shape);
     v->last_child = JP_FLAME_NONE;
     v->scroll = 0;
     mark_all_dirty(v);
@@ -242,7 +249,7 @@ void tui_flame_view_carry(tui_flame_view *v, const tui_flame_view *old)
         tui_flame_view_search(v, old->pattern);
     if (old->rev || old->threads != v->threads)
         return; /* from a callers tree or another shape the new one starts at the top */
-    zoom_restore(v, zoom_save(old), old->nzoom);
+    zoom_restore(v, zoom_save(old), old->nzoom, true);
 }
 
 bool tui_flame_view_set_kind(tui_flame_view *v, jp_kind k)

@@ -12,27 +12,29 @@
  *
  * Atomic batches and deduplication without transactions and with no state
  * in this process (so replicas can share one ClickHouse):
- *   1. SELECT the group's batch ids' commit markers (jprof_ingest, outcome 0,
- *      ordered by batch id: point lookups). A batch with a complete
- *      attempt (all its parts' markers, below) is a duplicate.
- *   2. INSERT the stacks the days lack, then samples, windows, statuses,
- *      snapshots, deadlocks and GC summaries, every row tagged with its
- *      write's attempt id: milliseconds since the epoch << 22 | 22 random
- *      bits, so attempts made later compare larger. Readers ignore these rows
- *      until step 4: they see only rows whose attempt is the smallest
- *      committed attempt of its batch id (ch_visible in ch_int.h).
- *   3. Look for markers again: another writer committed meanwhile ->
- *      duplicate (our rows stay invisible; retention removes them).
- *   4. INSERT the markers. From here on each batch is visible at once.
- *   5. Read the smallest complete attempt back: another's -> duplicate.
- *   6. INSERT the roll-up of the batches that are ours (ch_put_rollup).
- * A group that fails anywhere before 4 leaves nothing visible and records no
+ *   1. At once, each on its own connection (ch_before_commit): SELECT the
+ *      group's batch ids' commit markers (jprof_ingest, outcome 0, ordered
+ *      by batch id: point lookups), INSERT the stacks the days lack, and
+ *      INSERT samples, windows, statuses, snapshots, deadlocks, heaps and GC
+ *      summaries, every row tagged with its write's attempt id: milliseconds
+ *      since the epoch << 22 | 22 random bits, so attempts made later
+ *      compare larger. Readers ignore these rows until step 2: they see only
+ *      rows whose attempt is the smallest committed attempt of its batch id
+ *      (ch_visible in ch_int.h).
+ *   2. INSERT the markers of every write (ch_commit). A write whose id had
+ *      a complete attempt already (all its parts' markers, below) is
+ *      answered "duplicate" and logged so, but commits its own attempt as
+ *      well, which stays invisible behind the earlier one (ch_marker_rows
+ *      says why). From here on each batch is visible at once.
+ *   3. Add the batches answered "accepted" to the in-memory roll-up
+ *      (ch_rollup.c; a minute whose roll-up does not add up is read raw).
+ * A group that fails anywhere before 2 leaves nothing visible and records no
  * batch id, so the agents' retries write it again cleanly. Within one
  * process, writes of the same batch id are serialised (the second waits for
  * the first, then finds its marker), so exactly one is accepted. Across
  * replicas the acknowledgement alone can race: two replicas writing the same
- * batch id at the same moment both answer "accepted" when both pass 3 before
- * either runs 4 (the data still counts once).
+ * batch id at the same moment both answer "accepted" when both look for
+ * markers before either commits (the data still counts once).
  *
  * Parts. A batch's rows are split by target (namespace, pod): each part has
  * its own marker row, naming the part and how many the batch has. In a
@@ -670,20 +672,32 @@ static jp_err ch_before_commit(ch_group *g, jp_error *err)
     return rc;
 }
 
-/* The commit markers of the live writes and a log row of each duplicate. */
+/* The commit markers of every write, and a log row of each duplicate.
+ *
+ * A duplicate commits its own attempt too (its rows are written already,
+ * step 1), which readers ignore while the earlier attempt's markers are
+ * there. They may not stay: an INSERT of markers that ClickHouse answered
+ * with "unknown status" (code 319, ZooKeeper lost mid-insert) leaves its
+ * part on one replica, where the next look for markers finds it, and
+ * ClickHouse removes that part later when ZooKeeper never heard of it.
+ * Answering "duplicate" on such markers alone lost acknowledged batches
+ * (test_clickhouse_cluster, about 1 run in 5 with ZooKeeper killed); with
+ * the retry's own markers written and confirmed first, the batch stays
+ * visible whichever attempt survives. */
 static void ch_marker_rows(ch_group *g, jp_strbuf *rows)
 {
     for (size_t i = 0; i < g->n; i++) {
         ch_wreq *r = g->r[i];
-        if (ch_live(r))
-            jp_strbuf_append(rows, r->rows[CT_MARKERS].data, r->rows[CT_MARKERS].len);
-        else
+        if (r->rc != JP_OK)
+            continue;
+        jp_strbuf_append(rows, r->rows[CT_MARKERS].data, r->rows[CT_MARKERS].len);
+        if (r->duplicate)
             ch_rb_ingest(rows, r->now, r->b, 0, 1, NULL, NULL, 0, 1,
                          r->opt ? r->opt->body_bytes : 0);
     }
 }
 
-/* The commit: the markers of the live writes, a log row of each duplicate. */
+/* The commit: the markers of every write, a log row of each duplicate. */
 static jp_err ch_commit(ch_group *g, jp_error *err)
 {
     jp_strbuf rows;

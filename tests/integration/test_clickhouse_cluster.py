@@ -255,8 +255,16 @@ def check_dedup(env, a, b):
     check(s3 == 200 and r3.get("status") == "duplicate", "and again to A: duplicate", r3)
     # its parts: one marker per target, on the shard of the target's rows
     sync_replicas(env)
+    # (each duplicate commits its own attempt too, behind the first: count
+    # the first's markers, and that three attempts are there)
     parts = [ch_int(u, "SELECT count() FROM %s_local.jprof_ingest WHERE batch_id = 'dedup-1' "
-                       "AND outcome = 0" % DB) for u in env.urls]
+                       "AND outcome = 0 AND attempt IN (SELECT min(attempt) FROM %s_local."
+                       "jprof_ingest WHERE batch_id = 'dedup-1' AND outcome = 0)" % (DB, DB))
+             for u in env.urls]
+    attempts = [ch_int(u, "SELECT uniqExact(attempt) FROM %s_local.jprof_ingest WHERE "
+                          "batch_id = 'dedup-1' AND outcome = 0" % DB) for u in env.urls]
+    check(attempts == [3, 3, 3, 3], "the accepted attempt and both duplicates' own attempts are "
+          "committed on every node", attempts)
     # the visible rows (a duplicate's own rows may be written beside, never read)
     wins = [ch_int(u, "SELECT count() FROM %s_local.jprof_windows WHERE service = 'dedup' AND "
                       "attempt IN (SELECT min(attempt) FROM %s_local.jprof_ingest WHERE "
@@ -268,6 +276,20 @@ def check_dedup(env, a, b):
     m = flame_meta(b, "dedup")
     check(m and m["samples"] == 6 * 15 and m["windows"] == 6,
           "stored once, counted once: 6 windows, 90 samples", m)
+    # the markers a duplicate answer trusted vanish afterwards (as ClickHouse
+    # removes a part whose INSERT ended with "unknown status" once ZooKeeper
+    # never heard of it): the batch stays there, once, from a later attempt
+    first = ch_int(env.urls[0], "SELECT min(attempt) FROM %s.jprof_ingest WHERE batch_id = "
+                                "'dedup-1' AND outcome = 0" % DB)
+    for u in (env.urls[0], env.urls[2]):
+        ch(u, "ALTER TABLE %s_local.jprof_ingest DELETE WHERE batch_id = 'dedup-1' AND attempt = "
+              "%d" % (DB, first))
+    gone = wait_for(lambda: all(ch_int(u, "SELECT count() FROM %s_local.jprof_ingest WHERE "
+                                          "attempt = %d" % (DB, first)) == 0 for u in env.urls), 30)
+    m = flame_meta(b, "dedup")
+    check(gone and m and m["samples"] == 6 * 15 and m["windows"] == 6,
+          "the accepted attempt's markers removed: still there once, from a duplicate's commit "
+          "(6 windows, 90 samples)", (gone, m))
     # an attempt whose commit reached one shard only (written whole, then
     # the markers of shard 2 lost with a dying insert): not a duplicate,
     # written whole again, counted once

@@ -364,7 +364,8 @@ def run(env):
     for kind, want in hot.items():
         name = wait_for(lambda: (lambda n: n if n and n.startswith(want) else None)(top(env, kind)),
                         timeout=2 * WINDOW + 12)
-        check(name, "%s profile on the server, %s on top" % (kind, want), top(env, kind))
+        check(name, "%s profile on the server, %s on top" % (kind, want),
+              (top(env, kind), None if name else env.status(agent)))
     check(time.monotonic() - t0 < vgwrap.slow(2 * WINDOW + 25),
           "profiles arrived within about two windows")
     th = wait_for(lambda: get(env.base + "/api/v1/threads?namespace=demo&service=JprofWorkload",

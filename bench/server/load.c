@@ -598,6 +598,23 @@ static void run_ingest(job *j, size_t total, size_t zbytes)
     fflush(stdout);
 }
 
+static void load_usage(FILE *o)
+{
+    fputs("usage: load [--url URL[,URL...]] [--token T] [--namespace NS] [SIZES] [MODE]\n"
+          "jprof-server's benchmark client (bench/server/run drives it); every option takes a "
+          "value.\n"
+          "  sizes: --jvms N (50) --services N (5) --windows N (60) --stacks N (2000) --depth N "
+          "(24)\n"
+          "         --threads N upload connections (64, at most 256) --queries N (40)\n"
+          "         --settle S seconds before the queries (35) --ingest 0|1 (1)\n"
+          "  fleet: --agents N --seconds T --retry S --totals 0|1|2 --cpu NAME=PID[+PID...]\n"
+          "  real time: --pace SECONDS\n"
+          "  --server-pid PID: the server's CPU time per stack row\n"
+          "The URL defaults to http://127.0.0.1:8480. The file's header says what each mode "
+          "does.\n",
+          o);
+}
+
 int main(int argc, char **argv)
 {
     cfg c = {.url = "http://127.0.0.1:8480",
@@ -612,9 +629,24 @@ int main(int argc, char **argv)
              .queries = 40,
              .ingest = 1,
              .settle = 35};
-    for (int i = 1; i + 1 < argc; i += 2) {
-        const char *k = argv[i], *v = argv[i + 1];
-        int n = (int)strtol(v, NULL, 10);
+    for (int i = 1; i < argc; i += 2) {
+        const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
+            load_usage(stdout);
+            return 0;
+        }
+        if (!v) {
+            fprintf(stderr, "load: %s needs a value (--help lists the options)\n", k);
+            return 2;
+        }
+        char *end;
+        long nl = strtol(v, &end, 10);
+        int n = *end || end == v || nl < 0 || nl > 100000000 ? -1 : (int)nl;
+        if (n < 0 && strcmp(k, "--url") && strcmp(k, "--token") && strcmp(k, "--namespace") &&
+            strcmp(k, "--cpu")) {
+            fprintf(stderr, "load: %s '%s': not a number from 0 to 100000000\n", k, v);
+            return 2;
+        }
         if (!strcmp(k, "--url"))
             c.url = v;
         else if (!strcmp(k, "--token"))

@@ -15,9 +15,12 @@ void jfr_bytes_cleanup(jfr_bytes *b)
     memset(b, 0, sizeof *b);
 }
 
+/* Also for n = 0: the padding is written whatever n is, so an empty buffer
+ * gets its memory here (a piece of a file that ended exactly on an event
+ * boundary reserved no carry bytes and wrote its padding through NULL). */
 void jfr_bytes_reserve(jfr_bytes *b, size_t n)
 {
-    if (n > b->cap) {
+    if (n > b->cap || !b->data) {
         size_t cap = b->cap ? b->cap : 4096;
         while (cap < n)
             cap = cap > SIZE_MAX / 4 ? n : cap * 2;

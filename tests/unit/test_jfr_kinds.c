@@ -164,6 +164,66 @@ static void test_fixture_kinds(void **state)
     jp_profile_free(p);
 }
 
+/* A JFR varint (LEB128, the 9th byte whole) at p; 0 when it runs past end. */
+static uint64_t ut_varint(const uint8_t *p, const uint8_t *end)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < 9 && p + i < end; i++) {
+        if (i == 8)
+            return v | (uint64_t)p[i] << 56;
+        v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+        if (!(p[i] & 0x80))
+            return v;
+    }
+    return 0;
+}
+
+/* A file read on threads whose first piece ends exactly where an event
+ * ends: no bytes are carried into the next piece, and the carry buffer,
+ * never used before, was padded through a NULL pointer (SIGSEGV; a JDK 25
+ * recording in a CI run had such an event boundary 256 KiB into its
+ * chunk). Pieces are cut at every such boundary here; the profile must be
+ * the one-thread one. */
+static void test_piece_ends_on_event(void **state)
+{
+    (void)state;
+    char path[1024];
+    FILE *f = fopen(ut_fixture("asprof-cpu-alloc-lock.jfr", path, sizeof path), "rb");
+    assert_non_null(f);
+    static uint8_t data[1 << 20];
+    size_t len = fread(data, 1, sizeof data, f);
+    fclose(f);
+    assert_true(len > 68 && len < sizeof data);
+    uint64_t size = 0;
+    for (int i = 8; i < 16; i++)
+        size = size << 8 | data[i];
+    assert_true(size == len); /* one chunk */
+    jfr_options opt;
+    jfr_options_init(&opt);
+    jp_profile *p = read_fixture("asprof-cpu-alloc-lock.jfr", &opt);
+    char *want = ut_collapsed(p, JP_KIND_ALLOC);
+    jp_profile_free(p);
+    size_t tried = 0;
+    for (size_t at = 68; at < len && tried < 40;) {
+        uint64_t n = ut_varint(data + at, data + len);
+        assert_true(n > 0 && n <= len - at);
+        at += (size_t)n;
+        size_t block = at - 68;
+        if (block < 512 || 2 * block > len - 68 || at % 7)
+            continue;
+        opt.jobs = 2;
+        opt.block = (uint32_t)block;
+        p = read_fixture("asprof-cpu-alloc-lock.jfr", &opt);
+        char *got = ut_collapsed(p, JP_KIND_ALLOC);
+        assert_string_equal(got, want);
+        free(got);
+        jp_profile_free(p);
+        tried++;
+    }
+    assert_true(tried >= 10);
+    free(want);
+}
+
 /* Every fixture in one buffer: many chunks of both dialects. */
 static uint8_t *all_fixtures(size_t *len)
 {
@@ -284,10 +344,9 @@ static void test_jobs_same_profile(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_states_parse),
-        cmocka_unit_test(test_leak_pairing),
-        cmocka_unit_test(test_fixture_kinds),
-        cmocka_unit_test(test_jobs_same_profile),
+        cmocka_unit_test(test_states_parse),        cmocka_unit_test(test_leak_pairing),
+        cmocka_unit_test(test_fixture_kinds),       cmocka_unit_test(test_jobs_same_profile),
+        cmocka_unit_test(test_piece_ends_on_event),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -147,8 +147,17 @@ static pid_t pick_jvm(const jvm_proc_list *all, pid_t want)
     return all->items[0].pid;
 }
 
-/* No JVM this user may inspect: as root, becomes the user of the first
- * one out of reach (probe_reach.h) and looks again; else says why. */
+static bool listed(const jvm_proc_list *all, pid_t pid)
+{
+    for (size_t i = 0; i < all->count; i++)
+        if (all->items[i].pid == pid)
+            return true;
+    return false;
+}
+
+/* No JVM this user may inspect, or not the one asked for (want): as root,
+ * becomes the user of that one, else of the first out of reach
+ * (probe_reach.h), and looks again; else says why. */
 static pid_t reach_other_user(probe *p, pid_t want)
 {
     probe_denied d[8];
@@ -160,8 +169,10 @@ static pid_t reach_other_user(probe *p, pid_t want)
         return 0;
     }
     size_t k = 0;
-    while (want && k + 1 < n && d[k].pid != want)
+    while (want && k < n && d[k].pid != want)
         k++;
+    if (k == n) /* want is not a JVM out of reach: jvm_proc_open says what it is */
+        return want;
     int rc = geteuid() == 0 ? probe_become(d[k].uid, d[k].gid, p->dir) : -EPERM;
     if (rc == 0) {
         fprintf(stderr, "jprof-probe: now uid %lu, gid %lu: the user of pid %d\n",
@@ -186,7 +197,8 @@ static void find_jvm(probe *p, pid_t want)
     if (jvm_proc_list_local(&p->all, &p->jvm_error) != JP_OK)
         return;
     pid_t pick = pick_jvm(&p->all, want);
-    if (!pick && !(pick = reach_other_user(p, want)))
+    /* none in reach, or the one asked for is not (another user's) */
+    if ((!pick || (want && !listed(&p->all, want))) && !(pick = reach_other_user(p, want)))
         return;
     if (jvm_proc_open(pick, &p->jvm, &p->jvm_error) != JP_OK)
         return;
@@ -217,6 +229,29 @@ static json_t *jvm_json(const probe *p)
     return j;
 }
 
+static void jvms_add(json_t *all, pid_t pid, const char *main_class)
+{
+    json_t *e = json_object();
+    json_object_set_new(e, "pid", json_integer(pid));
+    json_object_set_new(e, "main_class", json_string(main_class));
+    json_array_append_new(all, e);
+}
+
+/* Every JVM in the container: those this user may inspect, then those of
+ * other users it may not (named so that --pid can pick them: as root the
+ * probe becomes their user) */
+static json_t *jvms_json(const probe *p)
+{
+    json_t *all = json_array();
+    for (size_t i = 0; i < p->all.count && i < PROBE_MAX_JVMS_LISTED; i++)
+        jvms_add(all, p->all.items[i].pid, p->all.items[i].main_class);
+    probe_denied d[8];
+    size_t n = probe_unreachable_java(d, 8);
+    for (size_t i = 0; i < n && json_array_size(all) < PROBE_MAX_JVMS_LISTED; i++)
+        jvms_add(all, d[i].pid, d[i].main_class);
+    return all;
+}
+
 static void send_hello(probe *p, const char *id)
 {
     json_t *j = reply_new("hello", id);
@@ -225,14 +260,7 @@ static void send_hello(probe *p, const char *id)
     json_object_set_new(j, "probe_pid", json_integer(getpid()));
     json_object_set_new(j, "dir", p->dir ? json_string(p->dir) : json_null());
     json_object_set_new(j, "jvm", jvm_json(p));
-    json_t *all = json_array();
-    for (size_t i = 0; i < p->all.count && i < PROBE_MAX_JVMS_LISTED; i++) {
-        json_t *e = json_object();
-        json_object_set_new(e, "pid", json_integer(p->all.items[i].pid));
-        json_object_set_new(e, "main_class", json_string(p->all.items[i].main_class));
-        json_array_append_new(all, e);
-    }
-    json_object_set_new(j, "jvms", all);
+    json_object_set_new(j, "jvms", jvms_json(p));
     json_object_set_new(j, "error", p->have_jvm ? json_null() : json_string(p->jvm_error.msg));
     if (!p->have_jvm)
         json_object_set_new(j, "error_code", json_integer(p->jvm_error.code));

@@ -67,6 +67,11 @@ size_t probe_unreachable_java(probe_denied *out, size_t max)
         x->uid = (uid_t)euid;
         x->gid = (gid_t)egid;
         snprintf(x->comm, sizeof x->comm, "%s", comm);
+        x->main_class[0] = '\0';
+        snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+        ssize_t len = jvm_read_small_file(path, status, sizeof status);
+        if (len > 0)
+            jvm_cmdline_main(status, (size_t)len, x->main_class, sizeof x->main_class);
     }
     closedir(d);
     qsort(out, n, sizeof *out, cmp_denied);

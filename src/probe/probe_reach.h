@@ -23,6 +23,7 @@ typedef struct probe_denied {
     uid_t uid;
     gid_t gid;
     char comm[32];
+    char main_class[256]; /* from its command line (readable by all); "" unknown */
 } probe_denied;
 
 /* The processes that look like java (their comm) whose maps this user may

@@ -39,6 +39,12 @@ void agent_target_init(agent_target *t, const jvm_proc *p, int64_t now_mono)
     t->proc = *p;
     t->seen_mono = now_mono;
     t->state = "skipped";
+    /* the process CPU of the first snapshot counts from here, as the probe
+     * and the local source count theirs from the attach (no "CPU ?" for a
+     * pod's first snapshot); the heap is read with each snapshot */
+    t->prev_stat.cpu_ns = jvm_proc_cpu_ns(p->pid);
+    t->prev_stat.mono_ns = jp_time_mono_ns();
+    t->prev_stat.heap_used = t->prev_stat.heap_committed = -1;
 }
 
 static void docs_clear(agent_target *t)
@@ -378,7 +384,7 @@ static void take_snapshot(agent_target *t, const agent_collect_opts *o)
      * which jprof-top -s and the page show for the pod */
     jvm_procstat now;
     jvm_procstat_read(&t->proc, NULL, &now);
-    jvm_procstat_to_snapshot(t->prev_snapshot ? &t->prev_stat : NULL, &now, snap);
+    jvm_procstat_to_snapshot(&t->prev_stat, &now, snap);
     t->prev_stat = now;
     jp_snapjson_target st = {.pid = (int)t->proc.pid,
                              .main_class = t->proc.main_class,

@@ -103,7 +103,7 @@ typedef struct agent_target {
     /* thread snapshots */
     int64_t next_snapshot_mono;
     jp_snapshot *prev_snapshot;
-    jvm_procstat prev_stat;            /* process CPU and heap at prev_snapshot (cpu_ns -1: none) */
+    jvm_procstat prev_stat; /* process CPU at prev_snapshot, else when found (cpu_ns -1: none) */
     jp_batch_doc docs[AGENT_DOCS_MAX]; /* pending, for the next status batch */
     size_t ndocs;
     uint8_t doc_kinds[AGENT_DOCS_MAX]; /* agent_doc_kind of each */

@@ -1,20 +1,25 @@
 #!/usr/bin/env python3
-"""pod-images.py - the root filesystems of the test pods' images, as two
-tarballs that `podman import` turns into images (tests/integration/pods.sh).
+"""pod-images.py - the root filesystem of a test pod's image, as a tarball
+on stdout that `podman import -` turns into an image
+(tests/integration/pods.sh runs both at once, each into its import).
 
-  pod-images.py ARCHIVE OUTDIR CLASSES JDK17 [JDK25]
+  pod-images.py pod ARCHIVE CLASSES JDK17 [JDK25]
+  pod-images.py nosh CLASSES JDK17
 
 ARCHIVE is jprof's image as `make images` wrote it (an OCI archive, an
 image index of one image per architecture or one image): the first layer of
-this machine's image is the Debian base jprof was built on. OUTDIR/pod.tar is that
+this machine's image is the Debian base jprof was built on. pod is that
 base + the JDK 17 runtime in /usr/lib/jvm/jre17 (+ JDK 25's in jre25) +
 CLASSES in /app, with users nonroot (65532) and app (10001) added.
-OUTDIR/nosh.tar is distroless-like: the JDK 17 runtime, exactly the shared
-libraries it and its own libraries load (ldd), /etc/passwd, /etc/group,
-/tmp and /app: no shell, no coreutils.
+nosh is distroless-like: the JDK 17 runtime, exactly the shared libraries it
+and its own libraries load (ldd), /etc/passwd, /etc/group, /tmp and /app: no
+shell, no coreutils.
 
-The runtime is the JDK's bin/java, lib (no src.zip), conf and release, with
-symbolic links resolved (Debian's JDK points into /etc).
+The runtime is the JDK's bin/java, lib, conf and release, with symbolic
+links resolved (Debian's JDK points into /etc), less what a runtime never
+reads: the sources (src.zip), javac's ct.sym, and the class-data archives
+of the modes the pods do not run in (no compressed oops, compact object
+headers): classes.jsa, the default one, stays.
 """
 import gzip
 import io
@@ -27,6 +32,7 @@ import tarfile
 USERS = "nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n" \
         "app:x:10001:10001:app:/app:/sbin/nologin\n"
 GROUPS = "nonroot:x:65532:\napp:x:10001:\n"
+UNUSED = ("src.zip", "ct.sym")
 
 
 def base_layer(archive):
@@ -76,8 +82,8 @@ def add_file(out, real, arcname):
     out.add(real, arcname=arcname, recursive=False)
 
 
-def tar_new(path):
-    out = tarfile.open(path, "w")
+def tar_new(stream):
+    out = tarfile.open(fileobj=stream, mode="w|")
     out.made = set()
     return out
 
@@ -93,8 +99,9 @@ def runtime_files(jdk):
             dirs.sort()
             for f in sorted(files):
                 real = os.path.realpath(os.path.join(d, f))
-                if f == "src.zip" or not os.path.isfile(real):
-                    continue  # the sources, or a link to what is not installed
+                if f in UNUSED or (f.startswith("classes_") and f.endswith(".jsa")) or \
+                        not os.path.isfile(real):
+                    continue  # see the top, or a link to what is not installed
                 yield os.path.relpath(os.path.join(d, f), jdk), real
 
 
@@ -128,9 +135,9 @@ def libraries(objects):
     return sorted(libs)
 
 
-def pod_tar(archive, out_path, classes, jdk17, jdk25):
+def pod_tar(stream, archive, classes, jdk17, jdk25):
     base = base_layer(archive)
-    with tar_new(out_path) as out:
+    with tar_new(stream) as out:
         passwd = group = b""
         for m in base:
             name = m.name[2:] if m.name.startswith("./") else m.name
@@ -155,8 +162,8 @@ def pod_tar(archive, out_path, classes, jdk17, jdk25):
         add_classes(out, classes)
 
 
-def nosh_tar(out_path, classes, jdk17):
-    with tar_new(out_path) as out:
+def nosh_tar(stream, classes, jdk17):
+    with tar_new(stream) as out:
         add_dir(out, "etc")
         add_dir(out, "tmp", 0o1777)
         out.made.update(("etc", "tmp"))
@@ -170,13 +177,15 @@ def nosh_tar(out_path, classes, jdk17):
 
 
 def main():
-    archive, outdir, classes, jdk17 = sys.argv[1:5]
-    jdk25 = sys.argv[5] if len(sys.argv) > 5 else ""
-    os.makedirs(outdir, exist_ok=True)
-    pod_tar(archive, os.path.join(outdir, "pod.tar"), classes, jdk17, jdk25)
-    nosh_tar(os.path.join(outdir, "nosh.tar"), classes, jdk17)
-    for f in ("pod.tar", "nosh.tar"):
-        print("%s: %d MiB" % (f, os.path.getsize(os.path.join(outdir, f)) >> 20))
+    out = sys.stdout.buffer
+    if len(sys.argv) in (5, 6) and sys.argv[1] == "pod":
+        pod_tar(out, sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else "")
+    elif len(sys.argv) == 4 and sys.argv[1] == "nosh":
+        nosh_tar(out, sys.argv[2], sys.argv[3])
+    else:
+        sys.stderr.write(__doc__)
+        return 2
+    out.flush()
     return 0
 
 

@@ -16,8 +16,13 @@
 #   $nosh_image    distroless-like: the JDK 17 runtime, exactly the libraries
 #                  it loads, /etc/passwd and /app; no shell, no coreutils
 #
+# Images are made once and kept in the store between runs while their
+# inputs (jprof's archive, the JDKs, the workloads, pod-images.py and this
+# file) are unchanged ($pods_work/images.key); containers never outlive a
+# run. `make clean` removes the store.
+#
 # Gives: pods_init WORKDIR, pods_images, pod_start, pod_ready, pod_register,
-# pod_service, pod_hostpid,
+# pod_service, pod_hostpid, pod_pid,
 # pod_procs, pod_zombies, pod_leftovers, pod_recordings, pods_cleanup (on EXIT).
 
 # pods_init WORKDIR: the private podman, or a loud skip (a failure under CI)
@@ -27,8 +32,11 @@ pods_init() {
     command -v podman >/dev/null && command -v runc >/dev/null ||
         skip_or_fail "podman and runc (apt-get install podman runc; scripts/install-deps)"
     command -v python3 >/dev/null || skip_or_fail "python3 (the kubectl stand-in)"
-    # PODS_KEEP=1 (development): the store and its images outlive the test
-    [ "${PODS_KEEP:-}" = 1 ] || rm -rf "$pods_work"
+    # an earlier run's files go; its store stays for its images (pods_images
+    # decides whether they can be used), its containers go below
+    mkdir -p "$pods_work"
+    find "$pods_work" -mindepth 1 -maxdepth 1 ! -name store ! -name run ! -name tmp \
+        ! -name images.key -exec rm -rf {} +
     mkdir -p "$pods_work/store" "$pods_work/run" "$pods_work/tmp"
     # overlay: a container shares its image's files (vfs copies them whole
     # for every container); vfs where overlay cannot mount
@@ -66,6 +74,7 @@ EOF
     if ! podman info >"$pods_work/info.log" 2>&1; then
         echo "note: podman on overlay: $(tail -n 1 "$pods_work/info.log"); vfs instead"
         podman system reset -f >/dev/null 2>&1
+        rm -f "$pods_work/images.key"
         pods_storage vfs
         podman info >"$pods_work/info.log" 2>&1 ||
             skip_or_fail "podman cannot run here: $(tail -n 1 "$pods_work/info.log")"
@@ -83,21 +92,33 @@ runroot = "$pods_work/run"
 EOF
 }
 
-# pods_cleanup: every container and image of the private store, then the store
+# pods_cleanup: every container of the private store (debug containers
+# too); its images stay for the next run (pods_images)
 pods_cleanup() {
     [ -n "${pods_work:-}" ] && [ -d "$pods_work/store" ] || return 0
     podman rm -af -t 0 >/dev/null 2>&1
-    [ "${PODS_KEEP:-}" != 1 ] || return 0
-    podman rmi -af >/dev/null 2>&1
-    podman system reset -f >/dev/null 2>&1
-    rm -rf "$pods_work/store" "$pods_work/run" "$pods_work/tmp"
+    rm -rf "$pods_work/rootfs"
+}
+
+# pods_images_key ARCHIVE: a digest of everything the images are made of
+# (contents, not where the files are)
+pods_images_key() {
+    local j
+    {
+        sha256sum "$1" "$here/pod-images.py" "$here/pods.sh" | cut -d' ' -f1
+        (cd "$classes" && find . -type f | LC_ALL=C sort | xargs -r sha256sum)
+        for j in "$jdk17" "$jdk25"; do
+            [ -x "$j/bin/java" ] || continue
+            readlink -f "$j"
+            stat -L -c '%s %Y' "$j/lib/modules" "$j/bin/java"
+        done
+    } | sha256sum | cut -d' ' -f1
 }
 
 # pods_images: $jprof_image loaded from its archive (built when missing),
 # $pod_image and $nosh_image assembled and imported. Sets them.
 pods_images() {
     local version tag archive t0
-    t0=$(date +%s)
     pod_image=localhost/jprof-test/pod:latest
     nosh_image=localhost/jprof-test/nosh:latest
     # the image `make images` names after this build's version (as
@@ -106,39 +127,52 @@ pods_images() {
     tag=$(printf '%s' "$version" | tr -c 'A-Za-z0-9_.-' '-' | cut -c1-128)
     archive=$builddir/images/jprof-$tag.tar
     jprof_image=localhost/jprof/jprof:$tag
-    if [ "${PODS_KEEP:-}" = 1 ] && podman image exists "$jprof_image" &&
-        podman image exists "$pod_image" && podman image exists "$nosh_image"; then
-        echo "note: PODS_KEEP=1: the images of an earlier run are used"
-        return 0
-    fi
     if [ ! -s "$archive" ]; then
         echo "note: no $archive yet (test_images.sh makes it first in make check): make images"
         env -u CONTAINERS_STORAGE_CONF -u CONTAINERS_CONF make -C "$builddir" images \
             >"$pods_work/images.log" 2>&1 ||
             skip_or_fail "jprof's image could not be built: $(tail -n 2 "$pods_work/images.log")"
     fi
-    # this machine's image of the archive's index, named as a user's
-    # `podman load` names it
-    local id
-    id=$(podman pull -q --arch "$(podman info -f '{{.Host.Arch}}')" "oci-archive:$archive" \
-        2>"$pods_work/load.log") && podman tag "$id" "$jprof_image" 2>>"$pods_work/load.log" || {
-        fail "podman pull oci-archive:$archive" "$(tail -n 3 "$pods_work/load.log")"
-        summary
-    }
-    python3 "$here/pod-images.py" "$archive" "$pods_work/rootfs" "$classes" "$jdk17" \
-        "$([ -x "$jdk25/bin/java" ] && echo "$jdk25")" >"$pods_work/rootfs.log" 2>&1 || {
-        fail "assembling the pod images" "$(tail -n 5 "$pods_work/rootfs.log")"
-        summary
-    }
-    podman import -q -c 'WORKDIR /app' -c 'ENV PATH=/usr/lib/jvm/jre17/bin:/usr/bin:/bin' \
-        "$pods_work/rootfs/pod.tar" "$pod_image" >/dev/null &&
-        podman import -q -c 'WORKDIR /app' -c 'ENV PATH=/usr/lib/jvm/jre17/bin' \
-            "$pods_work/rootfs/nosh.tar" "$nosh_image" >/dev/null || {
-        fail "podman import of the pod images"
-        summary
-    }
-    rm -rf "$pods_work/rootfs"
-    pass "images: $jprof_image loaded, $pod_image and $nosh_image made in $(($(date +%s) - t0)) s"
+    local key
+    t0=$(date +%s)
+    key=$(pods_images_key "$archive")
+    if [ "$(cat "$pods_work/images.key" 2>/dev/null)" = "$key" ] &&
+        podman image exists "$jprof_image" && podman image exists "$pod_image" &&
+        podman image exists "$nosh_image"; then
+        pass "images: $jprof_image, $pod_image and $nosh_image of an earlier run (their inputs unchanged; checked in $(($(date +%s) - t0)) s)"
+        return 0
+    fi
+    rm -f "$pods_work/images.key"
+    podman rmi -af >/dev/null 2>&1
+    # three at once: this machine's image of the archive's index, named as
+    # a user's `podman load` names it; each pod image's root filesystem
+    # streamed into its import
+    local arch p1 p2 p3
+    arch=$(podman info -f '{{.Host.Arch}}')
+    (
+        id=$(podman pull -q --arch "$arch" "oci-archive:$archive") && podman tag "$id" "$jprof_image"
+    ) >"$pods_work/load.log" 2>&1 &
+    p1=$!
+    (
+        set -o pipefail
+        python3 "$here/pod-images.py" pod "$archive" "$classes" "$jdk17" \
+            "$([ -x "$jdk25/bin/java" ] && echo "$jdk25")" |
+            podman import -q -c 'WORKDIR /app' -c 'ENV PATH=/usr/lib/jvm/jre17/bin:/usr/bin:/bin' \
+                - "$pod_image"
+    ) >"$pods_work/pod-image.log" 2>&1 &
+    p2=$!
+    (
+        set -o pipefail
+        python3 "$here/pod-images.py" nosh "$classes" "$jdk17" |
+            podman import -q -c 'WORKDIR /app' -c 'ENV PATH=/usr/lib/jvm/jre17/bin' - "$nosh_image"
+    ) >"$pods_work/nosh-image.log" 2>&1 &
+    p3=$!
+    wait $p1 || fail "podman pull oci-archive:$archive" "$(tail -n 3 "$pods_work/load.log")"
+    wait $p2 || fail "the pod image (pod-images.py pod | podman import)" "$(tail -n 5 "$pods_work/pod-image.log")"
+    wait $p3 || fail "the shell-less image (pod-images.py nosh | podman import)" "$(tail -n 5 "$pods_work/nosh-image.log")"
+    [ "$nfail" = 0 ] || summary
+    echo "$key" >"$pods_work/images.key"
+    pass "images: $jprof_image loaded, $pod_image ($(podman image inspect -f '{{.Size}}' "$pod_image" | awk '{ printf "%d", $1 / 1048576 }') MiB) and $nosh_image made in $(($(date +%s) - t0)) s"
 }
 
 # pod_start NAME [podman run options...] -- IMAGE COMMAND...: a pod's
@@ -158,17 +192,23 @@ pod_start() {
     }
 }
 
-# pod_ready NAME...: waits (90 s in all) until each pod's log says "ready"
-# (the workloads print it once set up)
+# pod_ready NAME[:N]...: waits (120 s in all) until each pod's log says
+# "ready" (N times for N JVMs; the workloads print it once set up)
 pod_ready() {
-    local name
-    for name in "$@"; do
-        for _ in $(seq 450); do
-            podman logs "$name" 2>/dev/null | grep -q ready && continue 2
+    local arg name want end=$((SECONDS + 120))
+    for arg in "$@"; do
+        name=${arg%%:*}
+        want=1
+        [ "$name" = "$arg" ] || want=${arg#*:}
+        while [ $SECONDS -lt $end ]; do
+            if [ "$(podman logs "$name" 2>/dev/null | grep -c '^ready')" -ge "$want" ]; then
+                pod_hostpids[$name]=$(pod_hostpid "$name")
+                continue 2
+            fi
             [ "$(podman inspect -f '{{.State.Running}}' "$name" 2>/dev/null)" = true ] || break
-            sleep 0.2
+            sleep 0.5
         done
-        fail "pod $name: no 'ready' from its JVM" "$(podman logs "$name" 2>&1 | tail -n 5)"
+        fail "pod $name: not $want 'ready' from its JVMs" "$(podman logs "$name" 2>&1 | tail -n 5)"
     done
 }
 
@@ -201,8 +241,31 @@ json.dump(s, open(path, "w"), indent=1)
 PY
 }
 
-# pod_hostpid CTR: the host pid of the container's first process
-pod_hostpid() { podman inspect -f '{{.State.Pid}}' "$1" 2>/dev/null; }
+# pod_hostpid CTR: the host pid of the container's first process (as
+# pod_ready noted it: the checks after each session ask for it often, and
+# from subshells)
+declare -A pod_hostpids=()
+pod_hostpid() {
+    local p=${pod_hostpids[$1]:-}
+    if [ -n "$p" ] && [ -d "/proc/$p" ]; then
+        echo "$p"
+    else
+        podman inspect -f '{{.State.Pid}}' "$1" 2>/dev/null
+    fi
+}
+
+# pod_pid CTR WORD: "HOSTPID PID" of the pod's process whose command line
+# holds WORD: its pid on the host, and in the pod's pid namespace (as
+# `kubectl jprof --pid` takes it)
+pod_pid() {
+    local p
+    for p in $(pod_procs "$1" | awk '{ print $1 }'); do
+        tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF -- "$2" || continue
+        echo "$p $(awk '/^NSpid:/ { print $NF }' "/proc/$p/status")"
+        return 0
+    done
+    return 1
+}
 
 # pod_procs CTR: "PID STATE COMM" (host pids) of every process in the
 # container's pid namespace, debug containers sharing it included

@@ -16,6 +16,16 @@
 # in time naming the cause and the command that works; after each session
 # nothing of jprof's is left in the pod: no file, no process, no zombie.
 # Prints the time to the first answer per case (docs/PERFORMANCE.md).
+#
+# Two sizes. By default (make check) every distinct route once, in five
+# pods: the JVMs whose route differs only by the JVM (another uid, not pid
+# 1, -Xrs, attach disabled, the flame graph's) share the default pod and
+# are picked with --pid; runAsNonRoot, read-only root and no capabilities
+# share one pod; jprof-top's screens run for the routes that differ (exec,
+# the noexec fallback, the debug container); the printed debug commands are
+# run as pasted. JPROF_PODS_FULL=1 (make check-pods): every case in a pod of
+# its own, each through jprof-top too. Either way the agent's DaemonSet
+# part runs once, beside the matrix.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$here/pods.sh"
@@ -28,7 +38,9 @@ export JPROF_PROBE=$builddir/jprof-probe
 unset JPROF_SERVER
 pods_init "$work/podman"
 compile_live_workloads
+t_images=$SECONDS
 pods_images
+t_images=$((SECONDS - t_images))
 "$KUBECTL" version | grep -q 'FAKE API' && pass "the kubectl stand-in says it is a FAKE API" ||
     fail "the stand-in does not say it is a fake"
 
@@ -77,16 +89,17 @@ deadlocks_ok() {
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); n={t["name"] for c in d["deadlocks"] for t in c["threads"]}; assert {"mon-deadlock-1","mon-deadlock-2"} <= n, n' "$1" 2>/dev/null
 }
 
-# after NAME: nothing of jprof's is left in pod NAME (waits up to 10 s)
+# after NAME [HOSTPID]: nothing of jprof's is left in pod NAME (waits up to
+# 10 s), no recording in its JVM (pid 1's, or HOSTPID's)
 after() {
-    local i
+    local i clean=
     for i in $(seq 50); do
-        pod_clean "$1" && break
+        pod_clean "$1" && clean=1 && break
         sleep 0.2
     done
     local rec
-    rec=$(pod_recordings "$1")
-    pod_clean "$1" && [ -z "$rec" ] &&
+    rec=$(pod_recordings "$1" "${2:-}")
+    [ -n "$clean" ] && [ -z "$rec" ] &&
         pass "$1: nothing left in the pod (files, processes, zombies, recordings)" ||
         fail "$1: left in the pod: $(pod_dirt "$1") recordings: $rec"
 }
@@ -143,9 +156,9 @@ screens() {
 }
 
 # answers CASE NAME [PLUGIN OPTIONS...]: kubectl jprof threads (the first
-# answer, timed: threads and the deadlock cycles), then jprof-top -n NS -s
-# NAME (the pod's service, one pod: it opens at once) with the same
-# options; nothing left in the pod afterwards
+# answer, timed: threads and the deadlock cycles), then (unless no_screens
+# is set) jprof-top -n NS -s NAME (the pod's service, one pod: it opens at
+# once) with the same options; nothing left in the pod afterwards
 answers() {
     local case=$1 name=$2 ok=
     shift 2
@@ -159,17 +172,27 @@ answers() {
         fail "$case: threads (exit $rc)" "$(tail -n 3 "$work/$name.err")"
     fi
     after "$name"
-    screens "$case" "$name" "$@"
-    if [ -n "$ok" ] && [ -n "$tms" ]; then
+    tms=
+    if [ -z "${no_screens:-}" ]; then
+        screens "$case" "$name" "$@"
+        after "$name"
+        [ -n "$tms" ] || ok=
+    fi
+    if [ -n "$ok" ]; then
         row "$case" "answers"
     else
         row "$case" "FAILS: $(tail -n 1 "$work/$name.err" | cut -c1-60)"
     fi
-    after "$name"
 }
 
-# gone NAME...: the pods' containers removed (their JVMs off the cores)
-gone() { podman rm -f --depend -t 0 "$@" >/dev/null 2>&1; }
+# gone NAME...: the pods' containers removed (their JVMs off the cores),
+# in the background: gone_wait waits for them
+gone_pids=()
+gone() {
+    podman rm -f --depend -t 0 "$@" >/dev/null 2>&1 &
+    gone_pids+=("$!")
+}
+gone_wait() { [ ${#gone_pids[@]} = 0 ] || wait "${gone_pids[@]}"; }
 
 # refuses CASE NAME WANT-PATTERN [PLUGIN OPTIONS...]: fails in time, the
 # message matches WANT-PATTERN; nothing left in the pod
@@ -187,98 +210,240 @@ refuses() {
     after "$name"
 }
 
-# pasteable FILE: the command FILE's message says works ("this works:
-# kubectl jprof ..."), run as pasted (kubectl-jprof for `kubectl jprof`)
-pasteable() {
+# pasted_opts FILE NAME: the options of the command FILE's message says
+# works ("this works: kubectl jprof -n NS threads NAME OPTIONS"), which must
+# name this namespace and pod
+pasted_opts() {
     local cmd
     cmd=$(grep -o 'this works: kubectl jprof [^;()]*' "$1" | head -n 1 | sed 's/^this works: kubectl jprof //')
-    [ -n "$cmd" ] || return 1
-    echo "  pasted: kubectl jprof $cmd"
-    # shellcheck disable=SC2086 # the words of the printed command
-    timeout 120 "$plugin" $cmd -o json >"$1.paste.out" 2>"$1.paste.err" && threads_ok "$1.paste.out"
+    echo "  printed: kubectl jprof $cmd" >&2
+    case "$cmd " in
+    "-n $ns threads $2 "*) echo "${cmd#"-n $ns threads $2"}" ;;
+    *) return 1 ;;
+    esac
 }
 
-echo "--- the pods (started together; each case below uses its own)"
+# pasteable FILE NAME: the command FILE's message says works, run as pasted
+# (kubectl-jprof for `kubectl jprof`)
+pasteable() {
+    local opts
+    opts=$(pasted_opts "$1" "$2") || return 1
+    # shellcheck disable=SC2086 # the words of the printed command
+    timeout 120 "$plugin" -n "$ns" threads "$2" $opts -o json >"$1.paste.out" 2>"$1.paste.err" &&
+        threads_ok "$1.paste.out"
+}
+
 hot=-Dcontention.hot=40
 setpriv10001="setpriv --reuid=10001 --regid=10001 --clear-groups"
-pod_uid=
-start dflt --user 0 -- "$pod_image" $(jvm live.Deadlocks 3600)
-start dflt-hot --user 0 -- "$pod_image" $(jvm $hot live.Contention 3600)
-pod_uid=65532 start nonroot --user 65532:65532 -- "$pod_image" $(jvm live.Deadlocks 3600)
-start otheruid --user 0 -- "$pod_image" $setpriv10001 $(jvm live.Deadlocks 3600)
-pod_uid=65532 start readonly --user 65532:65532 --read-only --read-only-tmpfs=false \
-    --tmpfs /tmp:rw,exec,mode=1777 -- "$pod_image" $(jvm live.Deadlocks 3600)
-start noexec --user 0 --tmpfs /tmp:rw,noexec,nosuid,nodev,mode=1777 \
-    --tmpfs /dev/shm:rw,noexec,nosuid,nodev -- "$pod_image" $(jvm live.Deadlocks 3600)
-start noexec-ro --user 0 --read-only --read-only-tmpfs=false \
-    --tmpfs /tmp:rw,noexec,nosuid,nodev,mode=1777 --tmpfs /dev/shm:rw,noexec,nosuid,nodev \
-    -- "$pod_image" $(jvm live.Deadlocks 3600)
-start nosh --user 65532:65532 -- "$nosh_image" $(jvm live.Deadlocks 3600)
-start nosh-root --user 0 -- "$nosh_image" $(jvm live.Deadlocks 3600)
-start nocaps --user 0 --cap-drop ALL --security-opt no-new-privileges -- "$pod_image" \
-    $(jvm25 live.Deadlocks 3600)
-start notpid1 --user 0 -- "$pod_image" sh -c "$(jvm live.Deadlocks 3600); exit 0"
-start twojvms --user 0 -- "$pod_image" sh -c "$(jvm -Dcontention.hot=5 live.Contention 3600) & $(jvm live.Deadlocks 3600) & wait"
-start noattach --user 0 -- "$pod_image" $(jvm -XX:+DisableAttachMechanism live.Deadlocks 3600)
-start xrs --user 0 -- "$pod_image" $(jvm -Xrs live.Deadlocks 3600)
-pod_ready dflt dflt-hot nonroot otheruid readonly noexec noexec-ro nosh nosh-root nocaps \
-    notpid1 twojvms noattach xrs
 
-echo "--- 1: default pod"
-answers "1 default (root, sh, writable /tmp)" dflt
-"$plugin" -n "$ns" flame dflt-hot -d 4s -o collapsed -f "$work/hot.collapsed" >"$work/hot.err" 2>&1
-grep -q 'live.Contention$Hot.spin' "$work/hot.collapsed" && pass "1 default: a flame graph recorded in the pod (Hot.spin)" ||
-    fail "1 default: flame" "$(tail -n 3 "$work/hot.err")"
-after dflt-hot
-gone dflt dflt-hot
+# full_matrix: every case in a pod of its own (JPROF_PODS_FULL=1)
+full_matrix() {
+    local other
+    pod_uid=
+    start dflt --user 0 -- "$pod_image" $(jvm live.Deadlocks 3600)
+    start dflt-hot --user 0 -- "$pod_image" $(jvm $hot live.Contention 3600)
+    pod_uid=65532 start nonroot --user 65532:65532 -- "$pod_image" $(jvm live.Deadlocks 3600)
+    start otheruid --user 0 -- "$pod_image" $setpriv10001 $(jvm live.Deadlocks 3600)
+    pod_uid=65532 start readonly --user 65532:65532 --read-only --read-only-tmpfs=false \
+        --tmpfs /tmp:rw,exec,mode=1777 -- "$pod_image" $(jvm live.Deadlocks 3600)
+    start noexec --user 0 --tmpfs /tmp:rw,noexec,nosuid,nodev,mode=1777 \
+        --tmpfs /dev/shm:rw,noexec,nosuid,nodev -- "$pod_image" $(jvm live.Deadlocks 3600)
+    start noexec-ro --user 0 --read-only --read-only-tmpfs=false \
+        --tmpfs /tmp:rw,noexec,nosuid,nodev,mode=1777 --tmpfs /dev/shm:rw,noexec,nosuid,nodev \
+        -- "$pod_image" $(jvm live.Deadlocks 3600)
+    start nosh --user 65532:65532 -- "$nosh_image" $(jvm live.Deadlocks 3600)
+    start nosh-root --user 0 -- "$nosh_image" $(jvm live.Deadlocks 3600)
+    start nocaps --user 0 --cap-drop ALL --security-opt no-new-privileges -- "$pod_image" \
+        $(jvm25 live.Deadlocks 3600)
+    start notpid1 --user 0 -- "$pod_image" sh -c "$(jvm live.Deadlocks 3600); exit 0"
+    start twojvms --user 0 -- "$pod_image" sh -c "$(jvm -Dcontention.hot=5 live.Contention 3600) & $(jvm live.Deadlocks 3600) & wait"
+    start noattach --user 0 -- "$pod_image" $(jvm -XX:+DisableAttachMechanism live.Deadlocks 3600)
+    start xrs --user 0 -- "$pod_image" $(jvm -Xrs live.Deadlocks 3600)
+    ds_start
+    pod_ready dflt dflt-hot nonroot otheruid readonly noexec noexec-ro nosh nosh-root nocaps \
+        notpid1 twojvms noattach xrs ds-on ds-off
+    pods_ready_s=$((SECONDS - t_pods))
+    ds_agent
 
-echo "--- 2: runAsNonRoot; a JVM of another uid"
-answers "2 runAsNonRoot (JVM and exec 65532)" nonroot
-answers "2 JVM uid 10001, exec as root" otheruid
-gone nonroot otheruid
+    echo "--- 1: default pod"
+    answers "1 default (root, sh, writable /tmp)" dflt
+    "$plugin" -n "$ns" flame dflt-hot -d 4s -o collapsed -f "$work/hot.collapsed" >"$work/hot.err" 2>&1
+    grep -q 'live.Contention$Hot.spin' "$work/hot.collapsed" && pass "1 default: a flame graph recorded in the pod (Hot.spin)" ||
+        fail "1 default: flame" "$(tail -n 3 "$work/hot.err")"
+    after dflt-hot
+    gone dflt dflt-hot
 
-echo "--- 3: readOnlyRootFilesystem, emptyDir /tmp"
-answers "3 read-only root, emptyDir /tmp" readonly
-gone readonly
+    echo "--- 2: runAsNonRoot; a JVM of another uid"
+    answers "2 runAsNonRoot (JVM and exec 65532)" nonroot
+    answers "2 JVM uid 10001, exec as root" otheruid
+    gone nonroot otheruid
 
-echo "--- 4: /tmp and /dev/shm noexec"
-answers "4 noexec /tmp and /dev/shm" noexec
-refuses "4 noexec /tmp, /dev/shm, read-only root" noexec-ro 'noexec.*this works: kubectl jprof'
-pasteable "$work/noexec-ro.err" && pass "4: the printed command works when pasted" ||
-    fail "4: the printed command does not work" "$(grep -o 'kubectl debug.*' "$work/noexec-ro.err"; cat "$work/noexec-ro.err.paste.err")"
-after noexec-ro
-answers "4 ... with --debug-image (jprof takes it)" noexec-ro --debug-image "$jprof_image"
-gone noexec noexec-ro
+    echo "--- 3: readOnlyRootFilesystem, emptyDir /tmp"
+    answers "3 read-only root, emptyDir /tmp" readonly
+    gone readonly
 
-echo "--- 5: no shell (distroless-like)"
-refuses "5 no shell" nosh 'has no shell.*this works: kubectl jprof'
-pasteable "$work/nosh.err" && pass "5: the printed command works when pasted" ||
-    fail "5: the printed command does not work" "$(grep -o 'kubectl debug.*' "$work/nosh.err"; cat "$work/nosh.err.paste.err")"
-after nosh
-answers "5 no shell, --debug-image, JVM uid 65532" nosh --debug-image "$jprof_image"
-answers "5 no shell, --debug-image, JVM root" nosh-root --debug-image "$jprof_image"
-gone nosh nosh-root
+    echo "--- 4: /tmp and /dev/shm noexec"
+    answers "4 noexec /tmp and /dev/shm" noexec
+    refuses "4 noexec /tmp, /dev/shm, read-only root" noexec-ro 'noexec.*this works: kubectl jprof'
+    pasteable "$work/noexec-ro.err" noexec-ro && pass "4: the printed command works when pasted" ||
+        fail "4: the printed command does not work" "$(grep -o 'kubectl debug.*' "$work/noexec-ro.err"; cat "$work/noexec-ro.err.paste.err")"
+    after noexec-ro
+    answers "4 ... with --debug-image (jprof takes it)" noexec-ro --debug-image "$jprof_image"
+    gone noexec noexec-ro
 
-echo "--- 6: all capabilities dropped, no-new-privileges"
-answers "6 no capabilities, no-new-privileges (JDK 25)" nocaps
-gone nocaps
+    echo "--- 5: no shell (distroless-like)"
+    refuses "5 no shell" nosh 'has no shell.*this works: kubectl jprof'
+    pasteable "$work/nosh.err" nosh && pass "5: the printed command works when pasted" ||
+        fail "5: the printed command does not work" "$(grep -o 'kubectl debug.*' "$work/nosh.err"; cat "$work/nosh.err.paste.err")"
+    after nosh
+    answers "5 no shell, --debug-image, JVM uid 65532" nosh --debug-image "$jprof_image"
+    answers "5 no shell, --debug-image, JVM root" nosh-root --debug-image "$jprof_image"
+    gone nosh nosh-root
 
-echo "--- 7: the JVM not pid 1; two JVMs"
-answers "7 JVM not pid 1 (under sh)" notpid1
-first_answer twojvms threads twojvms -o json
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["target"]["main_class"] == "live.Contention", d["target"]' "$out" 2>/dev/null &&
-    grep -q 'live.Deadlocks' "$work/twojvms.err" && grep -q -- '--pid ' "$work/twojvms.err" &&
-    pass "7 two JVMs: the first answers, the other is named with the option that picks it" ||
-    fail "7 two JVMs: the other JVM not named" "$(cat "$work/twojvms.err")"
-other=$(grep -o -- '--pid [0-9]*' "$work/twojvms.err" | head -n 1)
-answers "7 two JVMs in one container (--pid)" twojvms $other
-gone notpid1 twojvms
+    echo "--- 6: all capabilities dropped, no-new-privileges"
+    answers "6 no capabilities, no-new-privileges (JDK 25)" nocaps
+    gone nocaps
 
-echo "--- 8: attach disabled; -Xrs"
-refuses "8 -XX:+DisableAttachMechanism" noattach 'DisableAttachMechanism'
-answers "8 -Xrs" xrs
-gone noattach xrs
+    echo "--- 7: the JVM not pid 1; two JVMs"
+    answers "7 JVM not pid 1 (under sh)" notpid1
+    first_answer twojvms threads twojvms -o json
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["target"]["main_class"] == "live.Contention", d["target"]' "$out" 2>/dev/null &&
+        grep -q 'live.Deadlocks' "$work/twojvms.err" && grep -q -- '--pid ' "$work/twojvms.err" &&
+        pass "7 two JVMs: the first answers, the other is named with the option that picks it" ||
+        fail "7 two JVMs: the other JVM not named" "$(cat "$work/twojvms.err")"
+    other=$(grep -o -- '--pid [0-9]*' "$work/twojvms.err" | head -n 1)
+    answers "7 two JVMs in one container (--pid)" twojvms $other
+    gone notpid1 twojvms
 
+    echo "--- 8: attach disabled; -Xrs"
+    refuses "8 -XX:+DisableAttachMechanism" noattach 'DisableAttachMechanism'
+    answers "8 -Xrs" xrs
+    gone noattach xrs
+}
+
+# in_background FUNCTION PREFIX: FUNCTION in a subshell in the background,
+# its lines to PREFIX.log, its counts and matrix rows to PREFIX.counts
+# and PREFIX.rows; in_background_wait PREFIX: waits, shows its lines and
+# adds its counts and rows to this shell's
+in_background() {
+    (
+        npass=0 nfail=0 matrix=()
+        "$1"
+        gone_wait
+        echo "$npass $nfail" >"$2.counts"
+        [ ${#matrix[@]} = 0 ] || printf '%s\n' "${matrix[@]}" >"$2.rows"
+    ) >"$2.log" 2>&1 &
+    bg_pid=$!
+}
+in_background_wait() {
+    local np nf row
+    wait "$bg_pid"
+    cat "$1.log"
+    read -r np nf <"$1.counts" 2>/dev/null || {
+        np=0 nf=0
+        fail "the background group ended early: no $1.counts"
+    }
+    npass=$((npass + np)) nfail=$((nfail + nf))
+    [ -f "$1.rows" ] || return 0
+    while IFS= read -r row; do matrix+=("$row"); done <"$1.rows"
+}
+
+# short_matrix: every distinct route once (make check)
+short_matrix() {
+    pod_uid=
+    # pid 1 is the JVM (exec), four more JVMs are its children: another
+    # uid's, -Xrs, attach disabled, and a busy one for the flame graph
+    start dflt --user 0 -- "$pod_image" sh -c "$setpriv10001 $(jvm -Dpod.jvm=uid10001 live.Deadlocks 3600) &
+        $(jvm -Dpod.jvm=xrs -Xrs live.Deadlocks 3600) &
+        $(jvm -Dpod.jvm=noattach -XX:+DisableAttachMechanism live.Deadlocks 3600) &
+        $(jvm -Dpod.jvm=hot $hot live.Contention 3600) &
+        exec $(jvm live.Deadlocks 3600)"
+    # runAsNonRoot, readOnlyRootFilesystem with an emptyDir /tmp, every
+    # capability dropped, no-new-privileges, JDK 25
+    pod_uid=65532 start locked --user 65532:65532 --read-only --read-only-tmpfs=false \
+        --tmpfs /tmp:rw,exec,mode=1777 --cap-drop ALL --security-opt no-new-privileges \
+        -- "$pod_image" $(jvm25 live.Deadlocks 3600)
+    start noexec --user 0 --tmpfs /tmp:rw,noexec,nosuid,nodev,mode=1777 \
+        --tmpfs /dev/shm:rw,noexec,nosuid,nodev -- "$pod_image" $(jvm live.Deadlocks 3600)
+    start noexec-ro --user 0 --read-only --read-only-tmpfs=false \
+        --tmpfs /tmp:rw,noexec,nosuid,nodev,mode=1777 --tmpfs /dev/shm:rw,noexec,nosuid,nodev \
+        -- "$pod_image" $(jvm live.Deadlocks 3600)
+    pod_uid=65532 start nosh --user 65532:65532 -- "$nosh_image" $(jvm live.Deadlocks 3600)
+    ds_start
+    pod_ready dflt:5 locked noexec noexec-ro nosh ds-on ds-off
+    pods_ready_s=$((SECONDS - t_pods))
+    ds_agent
+    # the two groups of pods side by side (their sessions wait on podman,
+    # kubectl and the JVMs more than they compute): the second in the
+    # background, its lines shown after the first's
+    # one tmux server for both (two first sessions at once could each
+    # start one)
+    tmux -L "$tmux_sock" new-session -d -s pods-server "sleep 3600"
+    rm -f "$work/others".*
+    in_background short_others "$work/others"
+    short_default
+    in_background_wait "$work/others"
+}
+
+# short_default: the default pod's JVMs, one after the other
+short_default() {
+    local p pid host named tags="uid10001 xrs noattach hot"
+    local pid_uid10001 pid_xrs pid_noattach pid_hot host_uid10001 host_xrs host_noattach host_hot
+    echo "--- 1, 7: the default pod: pid 1 answers, its other JVMs are named"
+    answers "1 default (root, sh, writable /tmp; 5 JVMs)" dflt
+    named=1
+    for p in $tags; do
+        read -r host pid <<<"$(pod_pid dflt "-Dpod.jvm=$p")"
+        grep -q -- "--pid ${pid:-?} picks it" "$work/dflt.err" || {
+            named=
+            fail "7 several JVMs: $p's (pid ${pid:-?}) not named with --pid" "$(cat "$work/dflt.err")"
+        }
+        printf -v "pid_$p" %s "$pid"
+        printf -v "host_$p" %s "$host"
+    done
+    [ -n "$named" ] && pass "7 several JVMs: pid 1 answers, each other JVM is named with the --pid that picks it"
+    "$plugin" -n "$ns" flame dflt --pid "$pid_hot" -d 4s -o collapsed -f "$work/hot.collapsed" \
+        >"$work/hot.err" 2>&1
+    grep -q 'live.Contention$Hot.spin' "$work/hot.collapsed" &&
+        pass "1 default: a flame graph recorded in the pod (Hot.spin, --pid)" ||
+        fail "1 default: flame" "$(tail -n 3 "$work/hot.err")"
+    after dflt "$host_hot"
+    no_screens=1 answers "2, 7 JVM uid 10001, not pid 1, exec as root (--pid)" dflt --pid "$pid_uid10001"
+    no_screens=1 answers "8 -Xrs (--pid)" dflt --pid "$pid_xrs"
+    refuses "8 -XX:+DisableAttachMechanism (--pid)" dflt 'DisableAttachMechanism' --pid "$pid_noattach"
+    gone dflt
+}
+
+# short_others: the pods of the other routes
+short_others() {
+    local opts
+    echo "--- 2, 3, 6: runAsNonRoot, read-only root, no capabilities"
+    no_screens=1 answers "2, 3, 6 uid 65532, read-only root, emptyDir /tmp, no caps (JDK 25)" locked
+    gone locked
+
+    echo "--- 4: /tmp and /dev/shm noexec"
+    answers "4 noexec /tmp and /dev/shm" noexec
+    gone noexec
+    refuses "4 noexec /tmp, /dev/shm, read-only root" noexec-ro 'noexec.*this works: kubectl jprof'
+    if opts=$(pasted_opts "$work/noexec-ro.err" noexec-ro); then
+        # shellcheck disable=SC2086 # the words of the printed command
+        no_screens=1 answers "4 ... the printed --debug-image command (JVM root)" noexec-ro $opts
+    else
+        fail "4: no command for this pod printed" "$(cat "$work/noexec-ro.err")"
+    fi
+    gone noexec-ro
+
+    echo "--- 5: no shell (distroless-like)"
+    refuses "5 no shell" nosh 'has no shell.*this works: kubectl jprof'
+    if opts=$(pasted_opts "$work/nosh.err" nosh); then
+        # shellcheck disable=SC2086 # the words of the printed command
+        answers "5 ... the printed --debug-image command (JVM uid 65532)" nosh $opts
+    else
+        fail "5: no command for this pod printed" "$(cat "$work/nosh.err")"
+    fi
+    gone nosh
+    echo "note: JPROF_PODS_FULL=1 (make check-pods) runs each case in a pod of its own, each through jprof-top"
+}
 
 # ---- the agent as its DaemonSet runs it ----
 # free_port: a free TCP port on 127.0.0.1
@@ -286,9 +451,14 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 # wait_port FILE: until FILE holds a port (20 s)
 wait_port() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.2; done; return 1; }
 
-daemonset() {
-    echo "--- the agent in a container with exactly its DaemonSet's privileges"
-    local ds=$work/ds
+# The agent as its DaemonSet runs it, in three steps around the matrix:
+# ds_start (its servers and its two pods, started with the matrix's),
+# ds_agent (once the pods are ready), ds_check (after the matrix: the agent
+# has profiled all along). ds_pods: the pods ds_start started.
+ds=$work/ds
+ds_pods=
+ds_start() {
+    echo "--- the agent in a container with exactly its DaemonSet's privileges: its pods and servers"
     rm -rf "$ds" && mkdir -p "$ds/sa" "$ds/secret" "$ds/data"
     if ! command -v kubectl >/dev/null || ! command -v openssl >/dev/null; then
         [ "${CI:-}" = true ] && fail "kubectl and openssl (scripts/install-deps) for the DaemonSet test"
@@ -317,20 +487,24 @@ daemonset() {
         fail "the FAKE API and jprof-server start" "$(tail -n 2 "$ds/api.log" "$ds/server.log")"
         return
     }
-    local api=https://127.0.0.1:$(cat "$ds/api.port") server=http://127.0.0.1:$(cat "$ds/server.port")
+    api=https://127.0.0.1:$(cat "$ds/api.port") server=http://127.0.0.1:$(cat "$ds/server.port")
     # pods under kubelet's cgroup layout (the cgroupfs driver's
     # kubepods/QOS/pod<UID>; podman names the container's own cgroup
     # libpod-<ID> where containerd writes the bare ID). The systemd
     # driver's kubepods-*.slice names cannot be had here: podman refuses a
     # slice parent with the cgroupfs manager, and no systemd runs.
-    local uid_on uid_off
     uid_on=$(python3 -c 'import uuid; print(uuid.uuid4())')
     uid_off=$(python3 -c 'import uuid; print(uuid.uuid4())')
     pod_start ds-on --user 65532:65532 --cgroup-parent "/kubepods/burstable/pod$uid_on" -- \
         "$pod_image" $(jvm -Dcontention.hot=40 live.Contention 3600) || return
     pod_start ds-off --user 0 --cgroup-parent "/kubepods/besteffort/pod$uid_off" -- \
         "$pod_image" $(jvm live.Deadlocks 3600) || return
-    pod_ready ds-on ds-off
+    ds_pods="ds-on ds-off"
+}
+
+# ds_agent: the pods are ready; they are registered and the agent starts
+ds_agent() {
+    [ -n "$ds_pods" ] || return 0
     local cg
     cg=$(grep -m1 memory "/proc/$(pod_hostpid ds-on)/cgroup")
     [[ $cg == *"/kubepods/burstable/pod$uid_on/"* ]] && pass "ds-on's JVM runs under kubelet's cgroup layout: $cg" ||
@@ -351,7 +525,6 @@ for name, uid, cid, ann in (("ds-on", uid_on, id_on, {"jprof.io/profile": "conti
     req = urllib.request.Request(api + "/fake/pods", data=json.dumps(pod).encode(), method="POST")
     urllib.request.urlopen(req, context=ctx, timeout=10).read()
 PY
-    local mport
     mport=$(free_port)
     python3 "$here/daemonset.py" "$ds/manifest.yaml" jprof-agent "$jprof_image" --ctr ds-agent \
         --node podman-node --api-port "$(cat "$ds/api.port")" --sa-dir "$ds/sa" \
@@ -359,9 +532,16 @@ PY
         --set=--metrics-listen=127.0.0.1:"$mport" --set=--window=5s --set=--scan-interval=1s \
         >"$ds/agent.cmd" 2>"$ds/agent.err" || {
         fail "the agent's container from the rendered manifest" "$(cat "$ds/agent.err")"
+        ds_pods=
         return
     }
     pass "the agent runs from jprof's image with the manifest's privileges: $(sed 's/.*podman run -d //; s/ --entrypoint.*//' "$ds/agent.cmd" | cut -c1-400)"
+}
+
+# ds_check: what the agent found, profiled and uploaded while the matrix ran
+ds_check() {
+    [ -n "$ds_pods" ] || return 0
+    echo "--- the agent in a container with exactly its DaemonSet's privileges: what it did"
     # the annotated pod's JVM profiled, found by its cgroup; the other not
     local i st=
     for i in $(seq 90); do
@@ -381,7 +561,7 @@ PY
         fail "agent /status" "$(head -c 600 <<<"$st")" "$(podman logs ds-agent 2>&1 | tail -n 5)"
     export JPROF_SERVER=$server JPROF_TOKEN_FILE=$ds/read.tok
     "$top" -b -n shop -s dsapp --format json -d 0.2 >"$ds/top.json" 2>"$ds/top.err"
-    python3 - "$ds/top.json" <<'PY' && pass "jprof-top -b -n shop -s dsapp (jprof-server): the pod, its busiest thread, process CPU time and heap" ||
+    python3 - "$ds/top.json" <<'PY' && pass "jprof-top -b -n shop -s dsapp (jprof-server): the pod, its busiest thread, process CPU (time and %) and heap" ||
 import json, sys
 d = json.load(open(sys.argv[1]))
 jvms = d["jvms"]
@@ -389,6 +569,7 @@ assert [j["where"] for j in jvms] == ["shop/dsapp pod ds-on"], [j["where"] for j
 j = jvms[0]
 assert j["threads"][0]["name"] == "hot-spinner", j["threads"][0]["name"]
 assert j["process"]["heap_used"] and j["process"]["cpu_ns"], j["process"]
+assert j["process"]["cpu_pct"] is not None, j["process"]
 PY
         fail "jprof-top -n -s from jprof-server" "$(head -c 400 "$ds/top.json")" "$(cat "$ds/top.err")"
     unset JPROF_SERVER JPROF_TOKEN_FILE
@@ -403,8 +584,20 @@ PY
         fail "recordings left in ds-on: $(pod_recordings ds-on)"
     podman rm -f -t 0 ds-agent ds-on ds-off >/dev/null 2>&1
 }
-daemonset
+
+t_pods=$SECONDS
+if [ -n "${JPROF_PODS_FULL:-}" ]; then
+    echo "--- the pods (JPROF_PODS_FULL=1: each case in a pod of its own; started together)"
+    full_matrix
+else
+    echo "--- the pods (every distinct route once; JPROF_PODS_FULL=1 runs each case in a pod of its own)"
+    short_matrix
+fi
+gone_wait
+t_matrix=$SECONDS
+ds_check
 
 echo
 printf '%s\n' "matrix: case / outcome / time to the first answer (or the failure)" "${matrix[@]}"
+echo "times: images $t_images s, pods ready $pods_ready_s s, matrix $((t_matrix - t_pods)) s, agent's checks $((SECONDS - t_matrix)) s"
 summary "pods"

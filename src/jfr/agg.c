@@ -23,11 +23,18 @@ void jfr_acc_cleanup(jfr_acc *a)
     memset(a, 0, sizeof *a);
 }
 
+/* A lane, once made, stays (zeroed between ranges) while its memory holds
+ * the range: zero entries add nothing to a merge or to the cells. */
 void jfr_acc_dense(jfr_acc *a, uint64_t base, size_t n)
 {
     for (unsigned i = 0; i < JFR_ACC_LANES; i++) {
-        free(a->lane[i]);
-        a->lane[i] = NULL;
+        if (a->lane[i])
+            memset(a->lane[i], 0, a->dense_n * sizeof *a->lane[i]);
+        if (a->lane[i] && a->lane_cap[i] < n) {
+            free(a->lane[i]);
+            a->lane[i] = NULL;
+            a->lane_cap[i] = 0;
+        }
     }
     a->dense_base = base;
     a->dense_n = n;
@@ -35,9 +42,20 @@ void jfr_acc_dense(jfr_acc *a, uint64_t base, size_t n)
 
 jfr_dense *jfr_acc_lane(jfr_acc *a, unsigned lane)
 {
-    if (!a->lane[lane])
-        a->lane[lane] = jp_xcalloc(a->dense_n, sizeof *a->lane[lane]);
+    if (!a->lane[lane]) {
+        a->lane[lane] = jp_xcalloc(a->dense_n ? a->dense_n : 1, sizeof *a->lane[lane]);
+        a->lane_cap[lane] = a->dense_n;
+    }
     return a->lane[lane];
+}
+
+void jfr_acc_clear(jfr_acc *a)
+{
+    if (a->cells)
+        memset(a->cells, 0, a->cap * sizeof *a->cells);
+    a->count = 0;
+    jfr_acc_dense(a, a->dense_base, a->dense_n);
+    a->events_read = a->events_filtered = a->lost = 0;
 }
 
 /* The slot of a lane, and whether its amount is samples (jfr_dense). */
@@ -64,20 +82,40 @@ void jfr_acc_grow(jfr_acc *a)
     a->cap = ncap;
 }
 
-void jfr_acc_merge(jfr_acc *dst, const jfr_acc *src)
+/* Adds src's lane l into dst. Counts of another range of stack keys than
+ * dst's go to dst's lane where the key lies in its range, else to cells:
+ * never is a count dropped or dst's lanes emptied to take src's range. */
+static void merge_lane(jfr_acc *dst, const jfr_acc *src, unsigned l)
 {
-    for (unsigned l = 0; l < JFR_ACC_LANES; l++) {
-        const jfr_dense *s = src->lane[l];
-        if (!s)
+    const jfr_dense *s = src->lane[l];
+    uint32_t slot = lane_slot(l);
+    bool wall = slot == JFR_SLOT_WALL;
+    for (size_t k = 0; k < src->dense_n; k++) {
+        if (!s[k].events)
             continue;
-        if (dst->dense_base != src->dense_base || dst->dense_n != src->dense_n)
-            jfr_acc_dense(dst, src->dense_base, src->dense_n);
-        jfr_dense *d = jfr_acc_lane(dst, l);
-        for (size_t k = 0; k < src->dense_n; k++) {
-            d[k].events += s[k].events;
-            d[k].amount += s[k].amount;
+        uint64_t stack = src->dense_base + k, key = stack - dst->dense_base;
+        if (key < dst->dense_n) {
+            jfr_dense *d = dst->lane[l] ? dst->lane[l] : jfr_acc_lane(dst, l);
+            d[key].events += s[k].events;
+            d[key].amount += s[k].amount;
+        } else {
+            jfr_acc_add(dst, slot, stack, 0, l % JFR_ACC_STATES, s[k].events,
+                        wall ? s[k].amount : s[k].events, wall ? 0 : s[k].amount);
         }
     }
+}
+
+void jfr_acc_merge(jfr_acc *dst, const jfr_acc *src)
+{
+    /* An accumulator that holds nothing in lanes takes src's range. */
+    bool dst_lanes = false;
+    for (unsigned l = 0; l < JFR_ACC_LANES && !dst_lanes; l++)
+        dst_lanes = dst->lane[l] != NULL;
+    if (!dst_lanes && (dst->dense_base != src->dense_base || dst->dense_n != src->dense_n))
+        jfr_acc_dense(dst, src->dense_base, src->dense_n);
+    for (unsigned l = 0; l < JFR_ACC_LANES; l++)
+        if (src->lane[l])
+            merge_lane(dst, src, l);
     for (size_t i = 0; i < src->cap; i++) {
         const jfr_agg_cell *c = &src->cells[i];
         if (c->used)

@@ -44,6 +44,7 @@ typedef struct jfr_acc {
     size_t cap, count;
     uint64_t dense_base; /* stack keys [base, base + n) go to the lanes */
     size_t dense_n;
+    size_t lane_cap[JFR_ACC_LANES]; /* keys each lane's memory holds */
     jfr_dense *lane[JFR_ACC_LANES]; /* [slot * JFR_ACC_STATES + state], made on first use */
     uint64_t events_read;           /* events seen (metadata and checkpoints not counted) */
     uint64_t events_filtered;       /* dropped by --from/--to */
@@ -94,9 +95,11 @@ static inline void jfr_acc_add(jfr_acc *a, uint32_t slot, uint64_t stack, uint64
     }
 }
 
-/* Sets the range of stack keys counted in lanes (n = 0: none); forgets
- * lanes of another range. */
+/* Sets the range of stack keys counted in lanes (n = 0: none); lanes of
+ * another range are emptied (their memory kept for the next one). */
 void jfr_acc_dense(jfr_acc *a, uint64_t base, size_t n);
+/* Empties a (counters, cells, lanes) and keeps its memory for reuse. */
+void jfr_acc_clear(jfr_acc *a);
 /* The lane of index `lane`, made (zeroed) on first use. */
 jfr_dense *jfr_acc_lane(jfr_acc *a, unsigned lane);
 
@@ -118,7 +121,9 @@ static inline void jfr_acc_add1(jfr_acc *a, uint32_t slot, uint32_t wall, uint64
     jfr_acc_add(a, slot, stack, thread, state, 1, wall ? amount : 1, wall ? 0 : amount);
 }
 
-/* Adds everything src holds into dst (src is left as it was). */
+/* Adds everything src holds into dst (src is left as it was). A dst with
+ * no lanes takes src's range of stack keys; lanes of another range than
+ * dst's are added key by key (to dst's lanes or cells), never dropped. */
 void jfr_acc_merge(jfr_acc *dst, const jfr_acc *src);
 
 /* The cells of a, lanes included, in key order (slot, stack, thread,

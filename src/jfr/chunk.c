@@ -150,7 +150,6 @@ struct chunk {
     jfr_where w;  /* the chunk: offsets from the start of the input */
     jfr_where ew; /* the bytes of the event loop's current run (rare events) */
     const jfr_header *h;
-    jfr_bytes buf; /* a file's events, a step at a time */
     jfr_meta *meta;
     jfr_pools pools;
     jfr_resolver res;
@@ -500,11 +499,11 @@ static size_t chunk_big_event(chunk *k, jfr_run *r, uint64_t *pos, uint64_t end,
     return type == UINT64_MAX ? have + 16 : (size_t)size;
 }
 
-/* One thread over a file: the events a step at a time into k->buf, an
+/* One thread over a file: the events a step at a time into c->buf, an
  * event cut by the step's end carried into the next step. */
 static jp_err chunk_events_file(chunk *k, uint64_t pos, uint64_t end)
 {
-    jfr_bytes *b = &k->buf;
+    jfr_bytes *b = k->c->buf;
     size_t have = 0, want = k->c->step;
     while (pos < end) {
         size_t n = end - pos < want ? (size_t)(end - pos) : want;
@@ -582,10 +581,10 @@ static void chunk_reset(chunk *k)
 static jp_err chunk_events(chunk *k)
 {
     uint64_t start = k->o->off + JFR_HEADER_SIZE, end = k->o->off + k->h->size;
-    if (k->c->jobs > 1 && end - start >= 2 * (uint64_t)k->c->block) {
+    if (k->c->team && end - start >= 2 * (uint64_t)k->c->block) {
         /* Rare events that fail there are decoded again here: no message. */
         k->ew = (jfr_where){.name = k->c->name, .chunk = k->o->no};
-        if (jfr_split_run(&k->tab, &k->acc, &k->c->src, start, end, k->c->jobs, k->c->block,
+        if (jfr_split_run(k->c->team, &k->tab, &k->acc, &k->c->src, start, end, k->c->block,
                           chunk_rare, k))
             return JP_OK;
         chunk_reset(k);
@@ -813,7 +812,6 @@ static void chunk_cleanup(chunk *k, bool have_pools)
     jp_strbuf_cleanup(&k->t_addr);
     jp_strbuf_cleanup(&k->t_cause);
     jp_u64map_cleanup(&k->states);
-    jfr_bytes_cleanup(&k->buf);
     if (have_pools) {
         jfr_resolver_cleanup(&k->res);
         jfr_pools_cleanup(&k->pools);
@@ -831,7 +829,9 @@ void jfr_chunk_decode(const jfr_ctx *c, jfr_chunk_out *o, size_t prev_off)
         jfr_warn(&o->warn, JFR_WARN_FLAGS,
                  "header does not flag compressed integers; read as compressed like the JDK");
     k.meta = jfr_meta_new();
-    jp_err rc = chunk_meta(c, o->off, h, k.meta, &k.buf, &k.w);
+    jfr_bytes mb = {0};
+    jp_err rc = chunk_meta(c, o->off, h, k.meta, &mb, &k.w);
+    jfr_bytes_cleanup(&mb);
     if (rc) {
         chunk_cleanup(&k, false);
         o->rc = rc;

@@ -53,12 +53,14 @@ typedef struct jfr_ctx {
     int64_t from_ns, to_ns;
     uint32_t nstates; /* thread states to keep (upper case), 0 = all */
     char states[JFR_MAX_STATES][32];
-    bool leak;            /* pair profiler.Malloc with profiler.Free */
-    bool io_detail;       /* read the endpoint / path of io events */
-    jp_io_detail *io_out; /* where the merger adds them (jfr_options.io_detail) */
-    int jobs;             /* threads that decode a chunk's events (jfr_options.jobs, resolved) */
-    uint32_t block;       /* bytes per piece of events (jfr_options.block, resolved) */
-    uint32_t step;        /* bytes of a file read at a time by one thread (the same when set) */
+    bool leak;             /* pair profiler.Malloc with profiler.Free */
+    bool io_detail;        /* read the endpoint / path of io events */
+    jp_io_detail *io_out;  /* where the merger adds them (jfr_options.io_detail) */
+    int jobs;              /* threads that decode a chunk's events (jfr_options.jobs, resolved) */
+    struct jfr_team *team; /* those threads when jobs > 1 (split.h), for the whole read */
+    jfr_bytes *buf;        /* one thread's step of a file's events, for the whole read */
+    uint32_t block;        /* bytes per piece of events (jfr_options.block, resolved) */
+    uint32_t step;         /* bytes of a file read at a time by one thread (the same when set) */
 } jfr_ctx;
 
 /* What produced a cell: decides its kind when merged. */

@@ -209,7 +209,12 @@ static jp_err jfr_read_core(const jfr_src *src, const jfr_options *opt, jp_profi
     jfr_merger_init(&m, &c, out, rep);
     walk w = {.no = 1, .prev_off = SIZE_MAX};
     jp_error_init(&w.err);
+    jfr_bytes buf = {0};
+    c.buf = &buf;
+    c.team = c.jobs > 1 ? jfr_team_new(c.jobs) : NULL;
     jp_err rc = read_chunks(&c, &m, &w, direct);
+    jfr_team_free(c.team);
+    jfr_bytes_cleanup(&buf);
     if (!rc && w.rc) {
         rep->partial = true;
         rep->error = w.err;

@@ -2,6 +2,7 @@
 #include "jfr/split.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +55,21 @@ typedef struct worker {
     jfr_acc acc;
     pthread_t tid;
 } worker;
+
+/* The threads of one read, kept from chunk to chunk with their buffers
+ * and accumulators: starting threads and touching fresh memory cost more
+ * than a chunk of a few MB takes to decode. `gen` counts the runs; a
+ * worker runs each once and reports it in `ran`. */
+struct jfr_team {
+    int jobs, started;
+    worker *wk;
+    split sp;
+    pthread_mutex_t tmu;
+    pthread_cond_t go, idle;
+    uint64_t gen;
+    int ran;
+    bool quit;
+};
 
 static jp_err queue_rare(void *arg, unsigned idx, const uint8_t *ev, const uint8_t *p,
                          const uint8_t *next)
@@ -269,51 +285,126 @@ static void *work(void *arg)
     return NULL;
 }
 
-bool jfr_split_run(const jfr_evtab *t, jfr_acc *acc, const jfr_src *src, uint64_t start,
-                   uint64_t end, int jobs, size_t block, jfr_rare_fn rare, void *rare_arg)
+static void *team_main(void *arg)
 {
-    split sp = {.t = t,
-                .src = src,
-                .block = block,
-                .rare = rare,
-                .rare_arg = rare_arg,
-                .pos = start,
-                .end = end};
-    sp.nring = (uint32_t)jobs * JFR_SPLIT_AHEAD;
-    sp.ring = jp_xcalloc(sp.nring, sizeof *sp.ring);
-    pthread_mutex_init(&sp.cut, NULL);
-    pthread_mutex_init(&sp.mu, NULL);
-    pthread_cond_init(&sp.freed, NULL);
-    /* The calling thread is worker 0. */
-    worker *wk = jp_xcalloc((size_t)jobs, sizeof *wk);
-    int started = 1;
-    for (int i = 0; i < jobs; i++) {
-        wk[i].sp = &sp;
-        wk[i].want_ready = (uint32_t)jobs - 1;
-        jfr_acc_init(&wk[i].acc);
+    worker *wk = arg;
+    jfr_team *tm = (jfr_team *)((char *)wk->sp - offsetof(jfr_team, sp));
+    uint64_t seen = 0;
+    pthread_mutex_lock(&tm->tmu);
+    for (;;) {
+        while (!tm->quit && tm->gen == seen)
+            pthread_cond_wait(&tm->go, &tm->tmu);
+        if (tm->quit)
+            break;
+        seen = tm->gen;
+        pthread_mutex_unlock(&tm->tmu);
+        work(wk);
+        pthread_mutex_lock(&tm->tmu);
+        tm->ran++;
+        pthread_cond_broadcast(&tm->idle);
     }
-    for (int i = 1; i < jobs; i++)
-        if (pthread_create(&wk[started].tid, NULL, work, &wk[started]) == 0)
-            started++;
-    work(&wk[0]);
-    for (int i = 1; i < started; i++)
-        pthread_join(wk[i].tid, NULL);
-    bool ok = !sp.bad && sp.finished == sp.produced;
-    for (int i = 0; i < jobs; i++) {
+    pthread_mutex_unlock(&tm->tmu);
+    return NULL;
+}
+
+jfr_team *jfr_team_new(int jobs)
+{
+    jfr_team *tm = jp_xcalloc(1, sizeof *tm);
+    tm->jobs = jobs < 2 ? 2 : jobs;
+    tm->wk = jp_xcalloc((size_t)tm->jobs, sizeof *tm->wk);
+    split *sp = &tm->sp;
+    sp->nring = (uint32_t)tm->jobs * JFR_SPLIT_AHEAD;
+    sp->ring = jp_xcalloc(sp->nring, sizeof *sp->ring);
+    pthread_mutex_init(&sp->cut, NULL);
+    pthread_mutex_init(&sp->mu, NULL);
+    pthread_cond_init(&sp->freed, NULL);
+    pthread_mutex_init(&tm->tmu, NULL);
+    pthread_cond_init(&tm->go, NULL);
+    pthread_cond_init(&tm->idle, NULL);
+    for (int i = 0; i < tm->jobs; i++) {
+        tm->wk[i].sp = sp;
+        tm->wk[i].want_ready = (uint32_t)tm->jobs - 1;
+        jfr_acc_init(&tm->wk[i].acc);
+    }
+    /* The calling thread is worker 0; the others start with the first run. */
+    tm->started = 1;
+    return tm;
+}
+
+void jfr_team_free(jfr_team *tm)
+{
+    if (!tm)
+        return;
+    pthread_mutex_lock(&tm->tmu);
+    tm->quit = true;
+    pthread_cond_broadcast(&tm->go);
+    pthread_mutex_unlock(&tm->tmu);
+    for (int i = 1; i < tm->started; i++)
+        pthread_join(tm->wk[i].tid, NULL);
+    split *sp = &tm->sp;
+    for (int i = 0; i < tm->jobs; i++)
+        jfr_acc_cleanup(&tm->wk[i].acc);
+    for (uint32_t i = 0; i < sp->nring; i++) {
+        free(sp->ring[i].rare);
+        jfr_bytes_cleanup(&sp->ring[i].buf);
+    }
+    jfr_bytes_cleanup(&sp->carry);
+    free(sp->ring);
+    free(tm->wk);
+    pthread_cond_destroy(&sp->freed);
+    pthread_mutex_destroy(&sp->mu);
+    pthread_mutex_destroy(&sp->cut);
+    pthread_cond_destroy(&tm->idle);
+    pthread_cond_destroy(&tm->go);
+    pthread_mutex_destroy(&tm->tmu);
+    free(tm);
+}
+
+bool jfr_split_run(jfr_team *tm, const jfr_evtab *t, jfr_acc *acc, const jfr_src *src,
+                   uint64_t start, uint64_t end, size_t block, jfr_rare_fn rare, void *rare_arg)
+{
+    split *sp = &tm->sp;
+    sp->t = t;
+    sp->src = src;
+    sp->block = block;
+    sp->rare = rare;
+    sp->rare_arg = rare_arg;
+    sp->pos = start;
+    sp->end = end;
+    sp->ncarry = 0;
+    sp->skipped = 0;
+    sp->eof = sp->bad = false;
+    sp->produced = sp->taken = sp->finished = 0;
+    for (uint32_t i = 0; i < sp->nring; i++) {
+        sp->ring[i].state = B_EMPTY;
+        sp->ring[i].nrare = 0;
+    }
+    /* Every worker counts this chunk's range of stack keys, also one that
+     * will get no piece: a worker left on the last chunk's range would make
+     * the merge below switch the chunk's lanes to that range, emptying what
+     * the workers merged before it. */
+    for (int i = 0; i < tm->jobs; i++)
+        if (tm->wk[i].acc.dense_n != t->dense_n || tm->wk[i].acc.dense_base != t->dense_base)
+            jfr_acc_dense(&tm->wk[i].acc, t->dense_base, t->dense_n);
+    pthread_mutex_lock(&tm->tmu);
+    while (tm->started < tm->jobs &&
+           pthread_create(&tm->wk[tm->started].tid, NULL, team_main, &tm->wk[tm->started]) == 0)
+        tm->started++;
+    tm->ran = 0;
+    tm->gen++;
+    pthread_cond_broadcast(&tm->go);
+    pthread_mutex_unlock(&tm->tmu);
+    work(&tm->wk[0]);
+    pthread_mutex_lock(&tm->tmu);
+    while (tm->ran < tm->started - 1)
+        pthread_cond_wait(&tm->idle, &tm->tmu);
+    pthread_mutex_unlock(&tm->tmu);
+    bool ok = !sp->bad && sp->finished == sp->produced;
+    for (int i = 0; i < tm->jobs; i++) {
         if (ok)
-            jfr_acc_merge(acc, &wk[i].acc);
-        jfr_acc_cleanup(&wk[i].acc);
+            jfr_acc_merge(acc, &tm->wk[i].acc);
+        jfr_acc_clear(&tm->wk[i].acc);
     }
-    acc->events_read += ok ? sp.skipped : 0;
-    for (uint32_t i = 0; i < sp.nring; i++) {
-        free(sp.ring[i].rare);
-        jfr_bytes_cleanup(&sp.ring[i].buf);
-    }
-    jfr_bytes_cleanup(&sp.carry);
-    free(sp.ring);
-    free(wk);
-    pthread_cond_destroy(&sp.freed);
-    pthread_mutex_destroy(&sp.mu);
-    pthread_mutex_destroy(&sp.cut);
+    acc->events_read += ok ? sp->skipped : 0;
     return ok;
 }

@@ -13,7 +13,8 @@
  * the rare callback on the calling thread in file order, piece after piece
  * as they finish, so the callback sees exactly what a serial run shows it.
  * At most JFR_SPLIT_AHEAD pieces per job are cut and not yet finished,
- * which bounds memory whatever the chunk's size.
+ * which bounds memory whatever the chunk's size. The threads, their
+ * buffers and accumulators live as long as the team (one read).
  *
  * Damage anywhere (a size that does not check out, an event that does not
  * decode, a rare event whose callback fails) stops every thread and makes
@@ -30,16 +31,24 @@
 #include "jfr/events.h"
 #include "jfr/src.h"
 
-#define JFR_SPLIT_BLOCK (1u << 20) /* default block size */
-#define JFR_SPLIT_AHEAD 4
+#define JFR_SPLIT_BLOCK (256u << 10) /* default piece size */
+#define JFR_SPLIT_AHEAD 2
 #define JFR_SPLIT_MAX_EVENT (64u << 20) /* a wanted event longer than this: damage */
 
-/* Decodes the events at [start, end) of src with t on `jobs` threads (> 1)
- * into acc.
- * True when all of it decoded; false (acc and the callback's state then
- * hold part of the run: the caller resets them) on damage or when no
- * thread could start. */
-bool jfr_split_run(const jfr_evtab *t, jfr_acc *acc, const jfr_src *src, uint64_t start,
-                   uint64_t end, int jobs, size_t block, jfr_rare_fn rare, void *rare_arg);
+/* The threads of one read and what they keep from chunk to chunk (piece
+ * buffers, accumulators). Not thread-safe: one chunk at a time. */
+typedef struct jfr_team jfr_team;
+
+/* A team of `jobs` threads (>= 2; the caller of jfr_split_run is one of
+ * them, the others start on the first run). */
+jfr_team *jfr_team_new(int jobs);
+/* Stops and joins the threads; NULL is a no-op. */
+void jfr_team_free(jfr_team *tm);
+
+/* Decodes the events at [start, end) of src with t on the team's threads
+ * into acc. True when all of it decoded; false (acc and the callback's
+ * state then hold part of the run: the caller resets them) on damage. */
+bool jfr_split_run(jfr_team *tm, const jfr_evtab *t, jfr_acc *acc, const jfr_src *src,
+                   uint64_t start, uint64_t end, size_t block, jfr_rare_fn rare, void *rare_arg);
 
 #endif

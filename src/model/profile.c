@@ -116,7 +116,7 @@ static uint32_t jp_profile_intern(jp_profile *p, const char *name, size_t len, b
 {
     if (len > JP_FRAME_NAME_MAX)
         len = JP_FRAME_NAME_MAX;
-    uint64_t h = jp_hash_bytes(name, len);
+    uint64_t h = jp_frame_name_hash(name, len);
     uint64_t key = thread ? jp_hash_combine(h, 0x746872656164ULL) : h;
     /* Linear re-probing on the (astronomically rare) 64-bit collision. */
     for (;;) {
@@ -156,9 +156,19 @@ uint32_t jp_profile_thread(jp_profile *p, const char *name, size_t len)
     return jp_profile_intern(p, name, len, true, JP_FRAME_THREAD);
 }
 
+uint64_t jp_frame_name_hash(const char *name, size_t len)
+{
+    return jp_hash_bytes(name, len > JP_FRAME_NAME_MAX ? JP_FRAME_NAME_MAX : len);
+}
+
+uint64_t jp_stack_id_begin(size_t depth)
+{
+    return 0x6a70726f66ULL ^ depth;
+}
+
 uint32_t jp_profile_stack(jp_profile *p, const uint32_t *frames, size_t depth, bool truncated)
 {
-    uint64_t id = 0x6a70726f66ULL ^ depth;
+    uint64_t id = jp_stack_id_begin(depth);
     for (size_t i = 0; i < depth; i++)
         id = jp_hash_combine(id, p->frames[frames[i]].hash);
     uint64_t key = id;

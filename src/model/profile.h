@@ -138,6 +138,13 @@ uint32_t jp_profile_frame(jp_profile *p, const char *name, size_t len, jp_frame_
 /* Interns a thread name (kept apart from frames of the same text). */
 uint32_t jp_profile_thread(jp_profile *p, const char *name, size_t len);
 
+/* A stack's id, the same in a profile, in an ingest batch (src/wire/batch.c)
+ * and in both stores, so stacks compare across them: jp_stack_id_begin of
+ * its depth, then jp_hash_combine with each frame's jp_frame_name_hash, root
+ * first. A caller with a table of frames hashes each name once. */
+uint64_t jp_frame_name_hash(const char *name, size_t len);
+uint64_t jp_stack_id_begin(size_t depth);
+
 /* Interns a stack of frame indexes, root first; returns its index. A stack is
  * identified by its frames only; `truncated` is or-ed into the stored flag. */
 uint32_t jp_profile_stack(jp_profile *p, const uint32_t *frames, size_t depth, bool truncated);

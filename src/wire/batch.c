@@ -91,17 +91,12 @@ void jp_batch_cleanup(jp_batch *b)
     jp_batch_init(b);
 }
 
-/* Must stay identical to jp_profile_stack()'s id in src/model/profile.c: a
- * seed mixed with the depth, then each frame name's hash, root first. */
+/* jp_profile_stack()'s id (src/model/profile.h says how it is made). */
 uint64_t jp_batch_stack_id(const char *const *names, const size_t *lens, size_t depth)
 {
-    uint64_t id = 0x6a70726f66ULL ^ depth;
-    for (size_t i = 0; i < depth; i++) {
-        size_t len = lens ? lens[i] : strlen(names[i]);
-        if (len > JP_FRAME_NAME_MAX)
-            len = JP_FRAME_NAME_MAX;
-        id = jp_hash_combine(id, jp_hash_bytes(names[i], len));
-    }
+    uint64_t id = jp_stack_id_begin(depth);
+    for (size_t i = 0; i < depth; i++)
+        id = jp_hash_combine(id, jp_frame_name_hash(names[i], lens ? lens[i] : strlen(names[i])));
     return id;
 }
 
@@ -150,13 +145,10 @@ uint32_t jp_batch_add_stack(jp_batch *b, const uint32_t *frames, uint32_t depth,
     s->depth = depth;
     s->truncated = truncated;
     /* Hash frame names in place (no temporary name array needed). */
-    uint64_t id = 0x6a70726f66ULL ^ depth;
+    uint64_t id = jp_stack_id_begin(depth);
     for (uint32_t i = 0; i < depth; i++) {
         const char *n = b->frames[frames[i]];
-        size_t len = strlen(n);
-        if (len > JP_FRAME_NAME_MAX)
-            len = JP_FRAME_NAME_MAX;
-        id = jp_hash_combine(id, jp_hash_bytes(n, len));
+        id = jp_hash_combine(id, jp_frame_name_hash(n, strlen(n)));
     }
     s->id = id;
     return (uint32_t)b->nstacks++;

@@ -804,13 +804,11 @@ static jp_err pd_finish(pdec *x)
      * stacks repeat its frames ~10-100 times: the hashing was ~8 % of an
      * ingest's server CPU) */
     uint64_t *fh = jp_xreallocarray(NULL, b->nframes ? b->nframes : 1, sizeof *fh);
-    for (size_t f = 0; f < b->nframes; f++) {
-        size_t len = strlen(b->frames[f]);
-        fh[f] = jp_hash_bytes(b->frames[f], len > JP_FRAME_NAME_MAX ? JP_FRAME_NAME_MAX : len);
-    }
+    for (size_t f = 0; f < b->nframes; f++)
+        fh[f] = jp_frame_name_hash(b->frames[f], strlen(b->frames[f]));
     for (size_t i = 0; i < b->nstacks; i++) {
         jp_batch_stack *s = &b->stacks[i];
-        uint64_t id = 0x6a70726f66ULL ^ s->depth; /* as jp_batch_stack_id() */
+        uint64_t id = jp_stack_id_begin(s->depth); /* as jp_batch_stack_id() */
         for (uint32_t k = 0; k < s->depth; k++) {
             if (s->frames[k] >= b->nframes) {
                 free(fh);

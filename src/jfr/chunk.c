@@ -173,8 +173,13 @@ struct chunk {
 
 /* Lanes for the range of stack keys when it is dense enough: async-profiler
  * 4.x numbers its stacks by slots of its trace table (a range a few times
- * the count), the JDK's ids grow through the recording. Only without
- * threads (a thread key sends an event to the cells). */
+ * the count), the JDK's ids grow through the recording. A chunk of many
+ * events affords a sparse range: lanes cost about a nanosecond per key of
+ * the range (zeroed, then walked), the cells a few more per event than a
+ * lane, and an event takes 16-20 bytes (async-profiler's later chunks hold
+ * 2-3 k stacks over its 64 Ki trace slots: cells for every event, 2-3 ns
+ * more each, before). Only without threads (a thread key sends an event to
+ * the cells). */
 static void chunk_dense(chunk *k)
 {
     const jp_u64map *ix = &k->pools.index[JFR_POOL_STACK];
@@ -190,7 +195,7 @@ static void chunk_dense(chunk *k)
         return;
     lo = lo > 0 ? lo - 1 : 0;
     uint64_t n = hi - lo + 1;
-    if (n <= JFR_DENSE_MAX && n <= 16 * (uint64_t)ix->count + 1024)
+    if (n <= JFR_DENSE_MAX && (n <= 16 * (uint64_t)ix->count + 1024 || n <= k->h->size / 16))
         jfr_evtab_dense(&k->tab, lo, (size_t)n);
 }
 

@@ -165,11 +165,22 @@ bool jfr_evtab_fields(const jfr_evtab *t, unsigned i, const uint8_t *p, const ui
     return jfr_plan_run(&t->plans[i], t->meta, p, end, s);
 }
 
+/* Slot i of s as one 8-byte load. The steps store the slots one by one; left
+ * to itself the compiler reads two neighbours with one 16-byte load, which
+ * cannot take its bytes from two stores still in flight and waits for them
+ * to reach the cache (about 1.5 ns an event, perf annotate on alloc). */
+static inline uint64_t slot_get(const uint64_t *s, int i)
+{
+    uint64_t v = s[i];
+    __asm__("" : "+r"(v));
+    return v;
+}
+
 /* The event of a row with fields s into acc. */
 static inline __attribute__((always_inline)) void row_add(const jfr_evtab *t, jfr_acc *acc,
                                                           const jfr_row *row, const uint64_t *s)
 {
-    uint64_t value = s[JFR_S_VALUE];
+    uint64_t value = slot_get(s, JFR_S_VALUE);
     if (JFR_UNLIKELY(row->add >= JFR_ADD_DURATION)) {
         if (row->add == JFR_ADD_LOST) {
             acc->lost += value;
@@ -178,8 +189,8 @@ static inline __attribute__((always_inline)) void row_add(const jfr_evtab *t, jf
         int64_t ns = jfr_d2i((double)(int64_t)value * t->ns_per_tick);
         value = ns > 0 ? (uint64_t)ns : 0;
     }
-    jfr_acc_add1(acc, row->slot, row->add == JFR_ADD_SAMPLES, s[JFR_S_STACK], s[JFR_S_THREAD],
-                 s[JFR_S_STATE], value);
+    jfr_acc_add1(acc, row->slot, row->add == JFR_ADD_SAMPLES, slot_get(s, JFR_S_STACK),
+                 slot_get(s, JFR_S_THREAD), slot_get(s, JFR_S_STATE), value);
 }
 
 void jfr_events_add(const jfr_evtab *t, jfr_acc *acc, unsigned i, const uint64_t *s)

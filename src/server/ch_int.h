@@ -74,7 +74,8 @@ typedef struct ch_store {
     /* the group commit: writes queue here, writer threads flush them
      * together (ch_write.c) */
     ch_wreq *wq_head, *wq_tail;
-    size_t wq_len;
+    size_t wq_len, wq_bytes;
+    size_t writers_busy; /* writers with a group in hand */
     pthread_cond_t wq_work, wq_done;
     pthread_t writers[CH_WRITERS];
     size_t nwriters;

@@ -3,12 +3,17 @@
  *
  * Each write_batch caller encodes its own rows (every table's RowBinary
  * block, its roll-up and its commit markers) on its own thread, then queues
- * them and waits. One writer thread takes everything queued (a group) and
+ * them and waits. A writer thread takes everything queued (a group) and
  * writes it with one INSERT per table, so ClickHouse gets a few large blocks
  * instead of many small parts however many agents upload at once: the group
- * grows with the load (a group-commit, as the embedded store's). A caller
- * returns only once its group's commit markers are written ("acknowledged
- * means stored"), or with the group's error.
+ * grows with the load (a group-commit, as the embedded store's). Two writers
+ * overlap under load, but the second starts a group beside a busy one only
+ * when the queue is worth a group (ch_group_ready): every group costs
+ * ClickHouse a part per table, dozens of files to create and later merge,
+ * which was most of its CPU. Each block goes in its table's sort order, so
+ * ClickHouse need not sort (and copy) it. A caller returns only once its
+ * group's commit markers are written ("acknowledged means stored"), or with
+ * the group's error.
  *
  * Atomic batches and deduplication without transactions and with no state
  * in this process (so replicas can share one ClickHouse):
@@ -66,6 +71,12 @@
 #define CH_GROUP_MAX 2048              /* writes in one group */
 #define CH_GROUP_BYTES (192u << 20)    /* RowBinary bytes in one group */
 #define CH_ROLLUP_CHECK_S 2            /* an idle writer looks at the roll-up this often */
+/* A writer starts a group beside a busy one only when the queue is worth a
+ * group of its own (every group costs ClickHouse a part per table: files to
+ * create, then merges), or its oldest write has waited this long. */
+#define CH_GROUP_EAGER 16
+#define CH_GROUP_EAGER_BYTES (8u << 20)
+#define CH_GROUP_WAIT_NS (100 * JP_NS_PER_MS)
 
 /* The tables a write fills, in the order the writer inserts them. */
 enum {
@@ -109,6 +120,15 @@ typedef struct ch_part {
     uint64_t windows, rows;
 } ch_part;
 
+/* A window's row in its write's RowBinary, with its table's sort key
+ * (jprof_windows: ORDER BY ns, service, kind, start_ns). */
+typedef struct ch_wrow {
+    const char *ns, *service;
+    int64_t start_ns;
+    size_t off, len;
+    uint8_t kind;
+} ch_wrow;
+
 /* A stack a write may have to store (the cache did not know it). */
 typedef struct ch_snew {
     uint64_t key; /* ch_stack_key(day, its id) */
@@ -126,9 +146,12 @@ struct ch_wreq {
     size_t nparts, parts_cap;
     jp_u64map part_idx;   /* hash(ns, pod) -> index + 1 (probing on collisions) */
     jp_strbuf rows[CT_N]; /* RowBinary of each table */
-    ch_snew *snew;        /* the stacks the cache does not know */
+    ch_wrow *wrows;       /* where each window's row is in rows[CT_WINDOWS] */
+    size_t nwrows, wrows_cap;
+    ch_snew *snew; /* the stacks the cache does not know */
     size_t nstacks, snew_cap;
-    size_t bytes; /* of all the above, for the group's size */
+    size_t bytes;      /* of all the above, for the group's size */
+    int64_t queued_ns; /* when it joined the queue (monotonic) */
     /* the writer's answer */
     uint64_t best; /* the smallest complete attempt ClickHouse has of the id, 0 none */
     bool duplicate, committed, done;
@@ -273,6 +296,13 @@ static jp_err ch_encode_windows(ch_wreq *r, ch_store *st, jp_error *err)
         if ((rc = wb_window_encode(b, i, tids, &wb, err)))
             break;
         jp_strbuf *o = &r->rows[CT_WINDOWS];
+        r->wrows = jp_xgrow(r->wrows, &r->wrows_cap, r->nwrows + 1, sizeof *r->wrows);
+        ch_wrow *wr = &r->wrows[r->nwrows++];
+        *wr = (ch_wrow){.ns = win->target.ns ? win->target.ns : "",
+                        .service = win->target.service ? win->target.service : "",
+                        .start_ns = win->start_ns,
+                        .off = o->len,
+                        .kind = (uint8_t)win->kind};
         ch_rb_target_key(o, day, &win->target);
         ch_rb_u8(o, (uint64_t)win->kind);
         ch_rb_i64(o, win->start_ns);
@@ -290,6 +320,7 @@ static jp_err ch_encode_windows(ch_wreq *r, ch_store *st, jp_error *err)
         for (size_t t = 0; t < wb.nthreads; t++)
             ch_rb_cstr(o, b->threads[wb.threads[t]]);
         ch_rb_str(o, wb.z, wb.zlen);
+        wr->len = o->len - wr->off;
         wb_window_cleanup(&wb);
         ch_part *p = ch_part_of(r, &win->target);
         p->windows++;
@@ -464,6 +495,7 @@ static void ch_wreq_cleanup(ch_wreq *r)
     jp_u64map_cleanup(&r->part_idx);
     for (int t = 0; t < CT_N; t++)
         jp_strbuf_cleanup(&r->rows[t]);
+    free(r->wrows);
     free(r->snew);
 }
 
@@ -545,10 +577,25 @@ static void ch_mark_duplicate(ch_wreq *r)
  * the rows): a stack written again (after a restart, by another replica)
  * merges away in jprof_stacks (ReplacingMergeTree), and readers take any
  * one row per stack meanwhile. */
+/* A stack to write and the batch it is in. */
+typedef struct ch_sref {
+    uint64_t id;
+    const ch_wreq *r;
+    const ch_snew *s;
+} ch_sref;
+
+static int ch_sref_cmp(const void *a, const void *b)
+{
+    uint64_t x = ((const ch_sref *)a)->id, y = ((const ch_sref *)b)->id;
+    return (x > y) - (x < y);
+}
+
 static jp_err ch_put_stacks(ch_group *g, jp_strbuf *rows, jp_error *err)
 {
     jp_u64map want; /* key -> 1 */
     jp_u64map_init(&want);
+    ch_sref *refs = NULL;
+    size_t nrefs = 0, refs_cap = 0;
     /* one writer at a time, so two groups in flight do not both write the
      * stacks they share (the first of a day: most of them) */
     pthread_mutex_lock(&g->st->stacks_write_mu);
@@ -562,11 +609,20 @@ static jp_err ch_put_stacks(ch_group *g, jp_strbuf *rows, jp_error *err)
             if (!fresh || jp_u64map_get(&g->st->known_stacks, r->snew[k].key, &v))
                 continue;
             jp_u64map_put(&want, r->snew[k].key, 2); /* written by this group */
-            ch_encode_stack(rows, r->b, r->snew[k].day, r->snew[k].si);
+            refs = jp_xgrow(refs, &refs_cap, nrefs + 1, sizeof *refs);
+            refs[nrefs++] =
+                (ch_sref){.id = r->b->stacks[r->snew[k].si].id, .r = r, .s = &r->snew[k]};
             r->res->new_stacks++;
         }
     }
     pthread_rwlock_unlock(&g->st->stacks_lock);
+    /* in the table's order (ORDER BY stack_id), which ClickHouse then need
+     * not sort (ch_group_windows says why) */
+    if (nrefs > 1)
+        qsort(refs, nrefs, sizeof *refs, ch_sref_cmp);
+    for (size_t i = 0; i < nrefs; i++)
+        ch_encode_stack(rows, refs[i].r->b, refs[i].s->day, refs[i].s->si);
+    free(refs);
     jp_err rc = JP_OK;
     if (rows->len)
         rc = ch_insert_fmt(g->st, "jprof_stacks", CH_STACK_COLS, "RowBinary", rows, g->settings,
@@ -593,9 +649,53 @@ static jp_err ch_put_stacks(ch_group *g, jp_strbuf *rows, jp_error *err)
     return rc;
 }
 
+/* A window's row and the write it is in. */
+typedef struct ch_wref {
+    const ch_wrow *w;
+    const char *data;
+} ch_wref;
+
+static int ch_wref_cmp(const void *a, const void *b)
+{
+    const ch_wrow *x = ((const ch_wref *)a)->w, *y = ((const ch_wref *)b)->w;
+    int c = strcmp(x->ns, y->ns);
+    if (!c)
+        c = strcmp(x->service, y->service);
+    if (!c)
+        c = (x->kind > y->kind) - (x->kind < y->kind);
+    if (!c)
+        c = (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+    return c;
+}
+
+/* The windows of every live write in their table's order: ClickHouse sorts
+ * each block it inserts by the table's key unless the block is sorted
+ * already, and that sort copies every column, the blobs too. */
+static void ch_group_windows(ch_group *g, jp_strbuf *rows)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < g->n; i++)
+        n += ch_live(g->r[i]) ? g->r[i]->nwrows : 0;
+    ch_wref *refs = jp_xcalloc(n ? n : 1, sizeof *refs);
+    size_t k = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        const ch_wreq *r = g->r[i];
+        for (size_t j = 0; ch_live(r) && j < r->nwrows; j++)
+            refs[k++] = (ch_wref){.w = &r->wrows[j], .data = r->rows[CT_WINDOWS].data};
+    }
+    qsort(refs, n, sizeof *refs, ch_wref_cmp);
+    for (size_t i = 0; i < n; i++)
+        jp_strbuf_append(rows, refs[i].data + refs[i].w->off, refs[i].w->len);
+    free(refs);
+}
+
 /* One table's rows of every live write, as one block. */
 static void ch_group_rows(ch_group *g, int t, jp_strbuf *rows)
 {
+    if (t == CT_WINDOWS) {
+        ch_group_windows(g, rows);
+        return;
+    }
     for (size_t i = 0; i < g->n; i++)
         if (ch_live(g->r[i]) && g->r[i]->rows[t].len)
             jp_strbuf_append(rows, g->r[i]->rows[t].data, g->r[i]->rows[t].len);
@@ -684,17 +784,31 @@ static jp_err ch_before_commit(ch_group *g, jp_error *err)
  * (test_clickhouse_cluster, about 1 run in 5 with ZooKeeper killed); with
  * the retry's own markers written and confirmed first, the batch stays
  * visible whichever attempt survives. */
+static int ch_wreq_id_cmp(const void *a, const void *b)
+{
+    return strcmp((*(ch_wreq *const *)a)->b->id, (*(ch_wreq *const *)b)->b->id);
+}
+
 static void ch_marker_rows(ch_group *g, jp_strbuf *rows)
 {
+    /* in the table's order (ORDER BY batch_id, attempt: a duplicate's log
+     * row, attempt 0, before its markers), so ClickHouse need not sort */
+    // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
+    ch_wreq **by_id = jp_xcalloc(g->n, sizeof *by_id);
+    // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
+    memcpy(by_id, g->r, g->n * sizeof *by_id);
+    // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
+    qsort(by_id, g->n, sizeof *by_id, ch_wreq_id_cmp);
     for (size_t i = 0; i < g->n; i++) {
-        ch_wreq *r = g->r[i];
+        ch_wreq *r = by_id[i];
         if (r->rc != JP_OK)
             continue;
-        jp_strbuf_append(rows, r->rows[CT_MARKERS].data, r->rows[CT_MARKERS].len);
         if (r->duplicate)
             ch_rb_ingest(rows, r->now, r->b, 0, 1, NULL, NULL, 0, 1,
                          r->opt ? r->opt->body_bytes : 0);
+        jp_strbuf_append(rows, r->rows[CT_MARKERS].data, r->rows[CT_MARKERS].len);
     }
+    free(by_id);
 }
 
 /* The commit: the markers of every write, a log row of each duplicate. */
@@ -742,6 +856,47 @@ static void ch_group_write(ch_group *g)
     pthread_mutex_unlock(&g->st->mu);
 }
 
+/* Whether a writer should take the queue now (under st->mu). An idle store
+ * writes at once; beside a busy writer a second group starts only when it
+ * is large enough or its first write has waited CH_GROUP_WAIT_NS, so two
+ * writers overlap under load without cutting the queue into small groups.
+ * *wait_ns: how long until the oldest write's wait is up. */
+static bool ch_group_ready(const ch_store *st, int64_t *wait_ns)
+{
+    *wait_ns = 0;
+    if (!st->wq_head)
+        return false;
+    if (st->stopping || !st->writers_busy || st->wq_len >= CH_GROUP_EAGER ||
+        st->wq_bytes >= CH_GROUP_EAGER_BYTES)
+        return true;
+    int64_t left = st->wq_head->queued_ns + CH_GROUP_WAIT_NS - jp_time_mono_ns();
+    *wait_ns = left;
+    return left <= 0;
+}
+
+/* Waits (under st->mu) until a group is ready or the store stops; an idle
+ * writer flushes the roll-up of minutes that are over now and then. */
+static void ch_writer_wait(ch_store *st)
+{
+    int64_t wait_ns;
+    while (!ch_group_ready(st, &wait_ns) && !st->stopping) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t ns = wait_ns > 0 ? wait_ns : CH_ROLLUP_CHECK_S * JP_NS_PER_SEC;
+        ts.tv_sec += (time_t)(ns / JP_NS_PER_SEC);
+        ts.tv_nsec += (long)(ns % JP_NS_PER_SEC);
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        if (pthread_cond_timedwait(&st->wq_work, &st->mu, &ts) != 0 && !st->wq_head) {
+            pthread_mutex_unlock(&st->mu);
+            ch_rollup_flush(st, false);
+            pthread_mutex_lock(&st->mu);
+        }
+    }
+}
+
 static void *ch_writer_main(void *arg)
 {
     ch_store *st = arg;
@@ -751,17 +906,7 @@ static void *ch_writer_main(void *arg)
     jp_u64map_init(&g.ids);
     pthread_mutex_lock(&st->mu);
     for (;;) {
-        while (!st->wq_head && !st->stopping) {
-            /* idle: the roll-up of minutes that are over goes out anyway */
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_sec += CH_ROLLUP_CHECK_S;
-            if (pthread_cond_timedwait(&st->wq_work, &st->mu, &ts) != 0 && !st->wq_head) {
-                pthread_mutex_unlock(&st->mu);
-                ch_rollup_flush(st, false);
-                pthread_mutex_lock(&st->mu);
-            }
-        }
+        ch_writer_wait(st);
         if (!st->wq_head)
             break; /* stopping, and nothing left */
         size_t n = 0, bytes = 0;
@@ -772,8 +917,10 @@ static void *ch_writer_main(void *arg)
             st->wq_head = st->wq_head->next;
             st->wq_len--;
         }
+        st->wq_bytes -= bytes;
         if (!st->wq_head)
             st->wq_tail = NULL;
+        st->writers_busy++;
         pthread_mutex_unlock(&st->mu);
         g.n = n;
         jp_u64map_clear(&g.ids);
@@ -788,7 +935,9 @@ static void *ch_writer_main(void *arg)
         pthread_mutex_lock(&st->mu);
         for (size_t i = 0; i < n; i++)
             group[i]->done = true;
+        st->writers_busy--;
         pthread_cond_broadcast(&st->wq_done);
+        pthread_cond_broadcast(&st->wq_work); /* a waiting writer may go now */
         pthread_mutex_unlock(&st->mu);
         if (ok)
             ch_flush_rejects(st);
@@ -843,6 +992,8 @@ static jp_err ch_submit(ch_store *st, ch_wreq *r, jp_error *err)
         st->wq_head = r;
     st->wq_tail = r;
     st->wq_len++;
+    st->wq_bytes += r->bytes;
+    r->queued_ns = jp_time_mono_ns();
     pthread_cond_signal(&st->wq_work);
     while (!r->done)
         pthread_cond_wait(&st->wq_done, &st->mu);

@@ -74,6 +74,17 @@ static inline uint64_t jp_flame_self(const jp_flame *f, uint32_t node, bool valu
     return value ? f->nodes[node].self_value : f->nodes[node].self_samples;
 }
 
+/* The node after n in a pre-order walk of root's subtree (n first, then its
+ * children, each with its subtree), JP_FLAME_NONE after the last. */
+static inline uint32_t jp_flame_next_preorder(const jp_flame *f, uint32_t n, uint32_t root)
+{
+    if (f->nodes[n].first_child != JP_FLAME_NONE)
+        return f->nodes[n].first_child;
+    while (n != root && f->nodes[n].next_sibling == JP_FLAME_NONE)
+        n = f->nodes[n].parent;
+    return n == root ? JP_FLAME_NONE : f->nodes[n].next_sibling;
+}
+
 /* ---- top table ---- */
 typedef struct jp_top_row {
     uint32_t frame;

@@ -161,14 +161,7 @@ static uint32_t find_frame_node(const tui_flame_view *v, uint32_t frame)
                 (best == JP_FLAME_NONE || t > jp_flame_total(f, best, v->by_value)))
                 best = n;
         }
-        /* pre-order walk of the subtree */
-        if (f->nodes[n].first_child != JP_FLAME_NONE) {
-            n = f->nodes[n].first_child;
-            continue;
-        }
-        while (n != root && f->nodes[n].next_sibling == JP_FLAME_NONE)
-            n = f->nodes[n].parent;
-        n = n == root ? JP_FLAME_NONE : f->nodes[n].next_sibling;
+        n = jp_flame_next_preorder(f, n, root);
     }
     return best != JP_FLAME_NONE ? best : best_any;
 }

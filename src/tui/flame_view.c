@@ -705,13 +705,7 @@ static void diff_scale(tui_flame_view *v, uint32_t zr)
             if (dl > mx)
                 mx = dl;
         }
-        if (f->nodes[n].first_child != JP_FLAME_NONE) {
-            n = f->nodes[n].first_child;
-            continue;
-        }
-        while (n != zr && f->nodes[n].next_sibling == JP_FLAME_NONE)
-            n = f->nodes[n].parent;
-        n = n == zr ? JP_FLAME_NONE : f->nodes[n].next_sibling;
+        n = jp_flame_next_preorder(f, n, zr);
     }
     v->diff_max = mx;
 }

@@ -82,13 +82,7 @@ static json_t *tree_json(const jp_flame *f, uint32_t root, bool by_value, const 
         json_t *kids;
         json_array_append_new(open[d - 1], node_json(f, n, by_value, old, &kids));
         open[d] = kids;
-        if (f->nodes[n].first_child != JP_FLAME_NONE) {
-            n = f->nodes[n].first_child;
-            continue;
-        }
-        while (n != root && f->nodes[n].next_sibling == JP_FLAME_NONE)
-            n = f->nodes[n].parent;
-        n = n == root ? JP_FLAME_NONE : f->nodes[n].next_sibling;
+        n = jp_flame_next_preorder(f, n, root);
     }
     free(open);
     return top;

@@ -91,8 +91,12 @@ static inline bool jfr_varints_skip(const uint8_t **pp, const uint8_t *end, cons
     const uint8_t *p = *pp;
     if (JFR_LIKELY(lim - p >= 8)) {
         uint64_t m = ~jfr_le64(p) & 0x8080808080808080ULL; /* bytes that end an integer */
-        for (unsigned i = 1; i < k; i++)
-            m &= m - 1; /* 0 stays 0: fewer than k ends in these bytes */
+        /* 0 stays 0: fewer than k ends in these bytes. One or two integers
+         * are the common skips: no loop for them. */
+        if (k >= 2)
+            m &= m - 1;
+        for (unsigned i = 2; i < k; i++)
+            m &= m - 1;
         if (JFR_LIKELY(m)) {
             p += (__builtin_ctzll(m) >> 3) + 1;
             if (JFR_UNLIKELY(p > end))
@@ -126,13 +130,22 @@ static inline bool jfr_varint_w(const uint8_t **pp, const uint8_t *end, const ui
         uint64_t m = ~w & 0x8080808080808080ULL;
         if (JFR_LIKELY(m)) {
             unsigned bits = (unsigned)__builtin_ctzll(m) + 1; /* 8 x the integer's bytes */
+            p += bits >> 3;
+            if (JFR_UNLIKELY(p > end))
+                return false;
+            if (bits <= 32) {
+                /* up to four bytes (stack and class keys, sizes): the same
+                 * steps on 32 bits, two of them, with short constants */
+                uint32_t y = (uint32_t)w & (~0u >> (32 - bits)) & 0x7f7f7f7fu;
+                y = (y & 0x007f007fu) | (y & 0x7f007f00u) >> 1;
+                *out = (y & 0x00003fffu) | (y & 0x3fff0000u) >> 2;
+                *pp = p;
+                return true;
+            }
             uint64_t x = w & (~0ULL >> (64 - bits)) & 0x7f7f7f7f7f7f7f7fULL;
             x = (x & 0x007f007f007f007fULL) | (x & 0x7f007f007f007f00ULL) >> 1;
             x = (x & 0x00003fff00003fffULL) | (x & 0x3fff00003fff0000ULL) >> 2;
             x = (x & 0x000000000fffffffULL) | (x & 0x0fffffff00000000ULL) >> 4;
-            p += bits >> 3;
-            if (JFR_UNLIKELY(p > end))
-                return false;
             *out = x;
             *pp = p;
             return true;

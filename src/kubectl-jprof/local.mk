@@ -5,5 +5,5 @@ kubectl_jprof_SOURCES = src/kubectl-jprof/main.c src/kubectl-jprof/annotate.c \
 	src/kubectl-jprof/plugin.h
 kubectl_jprof_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 kubectl_jprof_LDADD = libjptui.a libjpkube.a libjpjvm.a libjpwire.a libjpweb.a libjpjfr.a \
-	libjpmodel.a libjpbase.a $(JANSSON_LIBS) $(CURL_LIBS) $(ZLIB_LIBS) $(ZSTD_LIBS) -lpthread -lm
+	libjpmodel.a libjpbase.a $(JANSSON_LIBS) $(ZLIB_LIBS) $(ZSTD_LIBS) $(DLOPEN_LIBS) -lpthread -lm
 EXTRA_DIST += contrib/krew/jprof.yaml

@@ -48,4 +48,4 @@ jprof_top_SOURCES = src/tui/main.c \
 	src/tui/interactive.c src/tui/interactive.h \
 	src/tui/terminal.c src/tui/terminal.h
 jprof_top_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS) $(JANSSON_CFLAGS)
-jprof_top_LDADD = libjptui.a libjpkube.a libjpjvm.a libjpwire.a libjpweb.a libjpjfr.a libjpmodel.a libjpbase.a $(NCURSES_LIBS) $(JANSSON_LIBS) $(CURL_LIBS) $(ZLIB_LIBS) -lm
+jprof_top_LDADD = libjptui.a libjpkube.a libjpjvm.a libjpwire.a libjpweb.a libjpjfr.a libjpmodel.a libjpbase.a $(NCURSES_LIBS) $(JANSSON_LIBS) $(ZLIB_LIBS) $(DLOPEN_LIBS) -lm

@@ -77,10 +77,13 @@ static int service_main(const tui_args *a)
         return TUI_EXIT_USAGE;
     if (tui_args_kubectl(a))
         return kubectl_main(a);
-    jp_http_global_init();
-    tui_client *r = tui_client_new(&a->ro);
     jp_error err;
     jp_error_init(&err);
+    if (jp_http_global_init(&err) != JP_OK) {
+        fprintf(stderr, "jprof-top: %s\n", err.msg);
+        return TUI_EXIT_ERROR;
+    }
+    tui_client *r = tui_client_new(&a->ro);
     int rc;
     if (tui_client_connect(r, &err) != JP_OK) {
         fprintf(stderr, "jprof-top: %s\n", err.msg);

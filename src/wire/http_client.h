@@ -13,7 +13,10 @@
  *
  * Ownership: jp_http_resp is caller storage (jp_http_resp_init/cleanup)
  * owning its body. jp_http_get is thread-safe once jp_http_global_init()
- * has run (libcurl's rule); it never installs signal handlers. */
+ * has run (libcurl's rule); it never installs signal handlers.
+ *
+ * libcurl is not linked: jp_http_global_init opens it (dlopen), so a program
+ * that never talks HTTP does not load it and the ~30 libraries behind it. */
 #ifndef JP_WIRE_HTTP_CLIENT_H
 #define JP_WIRE_HTTP_CLIENT_H
 
@@ -43,8 +46,9 @@ typedef struct jp_http_resp {
 void jp_http_resp_init(jp_http_resp *r);
 void jp_http_resp_cleanup(jp_http_resp *r);
 
-/* Once per process, before any thread uses jp_http_get. */
-void jp_http_global_init(void);
+/* Once per process, before any thread uses jp_http_get: opens libcurl.
+ * JP_ERR_UNSUPPORTED (with what is missing) when it cannot. */
+jp_err jp_http_global_init(jp_error *err);
 
 /* GETs url into r (reset first). err gets "GET URL: reason". */
 jp_err jp_http_get(const jp_http_opts *o, const char *url, jp_http_resp *r, jp_error *err);

@@ -123,7 +123,7 @@ check_PROGRAMS += tests/unit/test_tui_remote
 TESTS += tests/unit/test_tui_remote
 tests_unit_test_tui_remote_SOURCES = tests/unit/test_tui_remote.c
 tests_unit_test_tui_remote_CFLAGS = $(UNIT_CFLAGS) $(JANSSON_CFLAGS)
-tests_unit_test_tui_remote_LDADD = libjptui.a libjpkube.a libjpjvm.a libjpwire.a libjpweb.a $(UNIT_LDADD) $(JANSSON_LIBS) $(CURL_LIBS) $(ZLIB_LIBS)
+tests_unit_test_tui_remote_LDADD = libjptui.a libjpkube.a libjpjvm.a libjpwire.a libjpweb.a $(UNIT_LDADD) $(JANSSON_LIBS) $(ZLIB_LIBS) $(DLOPEN_LIBS)
 
 # GC evidence: model/gc.c summaries and the reader's GC events (synthetic chunks)
 check_PROGRAMS += tests/unit/test_gc

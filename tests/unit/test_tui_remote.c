@@ -253,7 +253,12 @@ static void test_view_keys_and_unreachable_server(void **state)
 
 int main(void)
 {
-    jp_http_global_init();
+    jp_error e;
+    jp_error_init(&e);
+    if (jp_http_global_init(&e) != JP_OK) {
+        fprintf(stderr, "test_tui_remote: %s\n", e.msg);
+        return 1;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flame_tree_to_profile),
         cmocka_unit_test(test_flame_bad_answers),

@@ -84,9 +84,11 @@ static inline uint64_t jfr_le64(const uint8_t *p)
  * readable bytes end (at or past `end`): when eight bytes can be read, the
  * k-th byte without its high bit is found with a few word operations (the
  * common case: event fields are short varints); otherwise, or when the k
- * integers span more than eight bytes, byte by byte. */
-static inline bool jfr_varints_skip(const uint8_t **pp, const uint8_t *end, const uint8_t *lim,
-                                    unsigned k)
+ * integers span more than eight bytes, byte by byte. Always inlined, as
+ * jfr_varint_w: the event loop inlines them several times over, and GCC
+ * stops short of it otherwise (a call an integer: +3 ns an event). */
+static inline __attribute__((always_inline)) bool
+jfr_varints_skip(const uint8_t **pp, const uint8_t *end, const uint8_t *lim, unsigned k)
 {
     const uint8_t *p = *pp;
     if (JFR_LIKELY(lim - p >= 8)) {
@@ -116,8 +118,8 @@ static inline bool jfr_varints_skip(const uint8_t **pp, const uint8_t *end, cons
  * where `lim` (the end of the readable bytes, at or past `end`) allows: the
  * seven-bit groups of up to eight bytes are gathered by three mask-and-shift
  * steps instead of a loop over the bytes. */
-static inline bool jfr_varint_w(const uint8_t **pp, const uint8_t *end, const uint8_t *lim,
-                                uint64_t *out)
+static inline __attribute__((always_inline)) bool
+jfr_varint_w(const uint8_t **pp, const uint8_t *end, const uint8_t *lim, uint64_t *out)
 {
     const uint8_t *p = *pp;
     if (JFR_LIKELY(p < end) && *p < 0x80) {

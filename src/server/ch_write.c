@@ -571,12 +571,6 @@ static void ch_mark_duplicate(ch_wreq *r)
     r->duplicate = true;
 }
 
-/* The stacks the group's writes did not find in the cache, each (day,
- * stack) once, in one block, then remembered in the cache. ClickHouse is
- * not asked which it has (an IN list of thousands of ids costs it more than
- * the rows): a stack written again (after a restart, by another replica)
- * merges away in jprof_stacks (ReplacingMergeTree), and readers take any
- * one row per stack meanwhile. */
 /* A stack to write and the batch it is in. */
 typedef struct ch_sref {
     uint64_t id;
@@ -590,6 +584,12 @@ static int ch_sref_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The stacks the group's writes did not find in the cache, each (day,
+ * stack) once, in one block, then remembered in the cache. ClickHouse is
+ * not asked which it has (an IN list of thousands of ids costs it more than
+ * the rows): a stack written again (after a restart, by another replica)
+ * merges away in jprof_stacks (ReplacingMergeTree), and readers take any
+ * one row per stack meanwhile. */
 static jp_err ch_put_stacks(ch_group *g, jp_strbuf *rows, jp_error *err)
 {
     jp_u64map want; /* key -> 1 */
@@ -772,6 +772,12 @@ static jp_err ch_before_commit(ch_group *g, jp_error *err)
     return rc;
 }
 
+/* Writes in the order of their batch ids. */
+static int ch_wreq_id_cmp(const void *a, const void *b)
+{
+    return strcmp((*(ch_wreq *const *)a)->b->id, (*(ch_wreq *const *)b)->b->id);
+}
+
 /* The commit markers of every write, and a log row of each duplicate.
  *
  * A duplicate commits its own attempt too (its rows are written already,
@@ -784,11 +790,6 @@ static jp_err ch_before_commit(ch_group *g, jp_error *err)
  * (test_clickhouse_cluster, about 1 run in 5 with ZooKeeper killed); with
  * the retry's own markers written and confirmed first, the batch stays
  * visible whichever attempt survives. */
-static int ch_wreq_id_cmp(const void *a, const void *b)
-{
-    return strcmp((*(ch_wreq *const *)a)->b->id, (*(ch_wreq *const *)b)->b->id);
-}
-
 static void ch_marker_rows(ch_group *g, jp_strbuf *rows)
 {
     /* in the table's order (ORDER BY batch_id, attempt: a duplicate's log

@@ -236,12 +236,14 @@ void ingest_batch(srv_req *r, srv_resp *o)
     jp_error e;
     jp_error_init(&e);
     jp_err rc = jp_batch_json_decode((const char *)body, len, &r->s->cfg.limits, &b, &e);
+    /* the batch owns copies of what it needs: the decompressed text (a few
+     * MB) is not kept while the write waits for its group */
+    free(owned);
     if (rc)
         ingest_refuse(r, o, rc == JP_ERR_LIMIT ? rc : JP_ERR_FORMAT, e.msg, b.collector);
     else if (ingest_in_scope(r, o, &b))
         ingest_write(r, o, &b, NULL);
     jp_batch_cleanup(&b);
-    free(owned);
 }
 
 bool ingest_name_arg(srv_req *r, srv_resp *o, const char *key, const char **out)
@@ -317,6 +319,8 @@ void ingest_jfr(srv_req *r, srv_resp *o)
     char id[64];
     const char *parts[3] = {ns, svc, pod};
     ingest_id("jfr", body, len, parts, 3, id, sizeof id);
+    free(owned); /* the recording is read: not kept while the write waits */
+    owned = NULL;
     b.id = jp_xstrdup(id);
     b.collector = jp_xstrdup("jfr-upload");
     b.sent_ns = store_now_ns();

@@ -459,111 +459,19 @@ static jp_err chunk_rare(void *arg, unsigned i, const uint8_t *ev, const uint8_t
     return chunk_row(k, i, ev, p, next);
 }
 
-/* Bytes of one event that is read whole (events are tens of bytes; the
- * large checkpoint and metadata events are passed over unread). */
-#define JFR_MAX_EVENT_BYTES (64u << 20)
-
-/* The size and type at the start of an event (type UINT64_MAX when cut);
- * false when even the size is cut. */
-static bool event_head(const uint8_t *p, const uint8_t *end, uint64_t *size, uint64_t *type)
-{
-    *type = UINT64_MAX;
-    if (!jfr_varint(&p, end, size))
-        return false;
-    if (!jfr_varint(&p, end, type))
-        *type = UINT64_MAX;
-    return true;
-}
-
-/* The first event of a step does not fit it: pass it over unread when it
- * is not wanted, else say how many bytes the step needs (0: damage or too
- * big, with the error in rc). */
-static size_t chunk_big_event(chunk *k, jfr_run *r, uint64_t *pos, uint64_t end, size_t have,
-                              jp_err *rc)
-{
-    uint64_t size, type;
-    *rc = JP_OK;
-    if (!event_head(r->p, r->end, &size, &type))
-        return have + 16;
-    if (size == 0 || size > end - *pos) {
-        r->tail_ok = false; /* damage: the loop says what and where */
-        *rc = jfr_events_run(&k->tab, &k->acc, r);
-        return 0;
-    }
-    if (type != UINT64_MAX && !jfr_evtab_wanted(&k->tab, type)) {
-        k->acc.events_read += type > 1;
-        *pos += size;
-        return SIZE_MAX; /* passed over */
-    }
-    if (size > JFR_MAX_EVENT_BYTES) {
-        *rc = jfr_fail(r->w, JP_ERR_LIMIT, r->p,
-                       "event of %" PRIu64 " bytes exceeds the limit of %u bytes", size,
-                       JFR_MAX_EVENT_BYTES);
-        return 0;
-    }
-    return type == UINT64_MAX ? have + 16 : (size_t)size;
-}
-
-/* One thread over a file: the events a step at a time into c->buf, an
- * event cut by the step's end carried into the next step. */
-static jp_err chunk_events_file(chunk *k, uint64_t pos, uint64_t end)
-{
-    jfr_bytes *b = k->c->buf;
-    size_t have = 0, want = k->c->step;
-    while (pos < end) {
-        size_t n = end - pos < want ? (size_t)(end - pos) : want;
-        const uint8_t *data;
-        jp_err rc = JP_OK;
-        if (n > have &&
-            (rc = jfr_src_get(&k->c->src, pos + have, n - have, b, have, &data, k->w.err)))
-            return rc;
-        have = n > have ? n : have;
-        k->ew = k->w;
-        k->ew.base = b->data;
-        k->ew.base_off = pos;
-        jfr_where w = k->ew;
-        jfr_run r = {.p = b->data,
-                     .end = b->data + have,
-                     .lim = b->data + have + JFR_SRC_PAD,
-                     .tail_ok = pos + have < end,
-                     .rare = chunk_rare,
-                     .rare_arg = k,
-                     .w = &w};
-        if ((rc = jfr_events_run(&k->tab, &k->acc, &r)))
-            return rc;
-        size_t used = (size_t)(r.stop - b->data);
-        want = k->c->step;
-        if (used == 0 && r.tail_ok) {
-            want = chunk_big_event(k, &r, &pos, end, have, &rc);
-            if (!want)
-                return rc;
-            if (want == SIZE_MAX) {
-                want = k->c->step;
-                have = 0;
-            }
-            continue;
-        }
-        memmove(b->data, b->data + used, have - used);
-        pos += used;
-        have -= used;
-    }
-    return JP_OK;
-}
-
+/* The events of the chunk on the calling thread, from start to end. */
 static jp_err chunk_events_serial(chunk *k, uint64_t start, uint64_t end)
 {
-    const jfr_src *src = &k->c->src;
-    if (!src->mem)
-        return chunk_events_file(k, start, end);
     k->ew = k->w;
-    k->ew.base = src->mem;
-    jfr_run r = {.p = src->mem + start,
-                 .end = src->mem + end,
-                 .lim = src->mem + end,
-                 .rare = chunk_rare,
-                 .rare_arg = k,
-                 .w = &k->ew};
-    return jfr_events_run(&k->tab, &k->acc, &r);
+    jfr_walk x = {.t = &k->tab,
+                  .acc = &k->acc,
+                  .src = &k->c->src,
+                  .buf = k->c->buf,
+                  .step = k->c->step,
+                  .rare = chunk_rare,
+                  .rare_arg = k,
+                  .w = &k->ew};
+    return jfr_events_range(&x, start, end);
 }
 
 /* Forgets what a parallel attempt at the events left behind. */
@@ -589,8 +497,13 @@ static jp_err chunk_events(chunk *k)
     if (k->c->team && end - start >= 2 * (uint64_t)k->c->block) {
         /* Rare events that fail there are decoded again here: no message. */
         k->ew = (jfr_where){.name = k->c->name, .chunk = k->o->no};
-        if (jfr_split_run(k->c->team, &k->tab, &k->acc, &k->c->src, start, end, k->c->block,
-                          chunk_rare, k))
+        jfr_walk x = {.t = &k->tab,
+                      .acc = &k->acc,
+                      .src = &k->c->src,
+                      .step = k->c->step,
+                      .rare = chunk_rare,
+                      .rare_arg = k};
+        if (jfr_split_run(k->c->team, &x, start, end, k->c->block))
             return JP_OK;
         chunk_reset(k);
     }

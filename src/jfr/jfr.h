@@ -44,12 +44,14 @@
  * Chunks decode one after the other, each into a profile of its own, merged
  * in file order. Inside a chunk, its events decode on jfr_options.jobs
  * threads: the metadata and constant pools are read once and shared
- * read-only, the event section is cut into pieces on event boundaries (by
- * their sizes alone), each thread adds its pieces up by raw pool keys, and
- * the sums are resolved into stacks once, in key order, when the chunk
- * ends. So the result is the same, byte for byte, whatever the number of
- * jobs. Memory: the distinct stacks and frames, the pieces in flight (at
- * most 4 per job), and with `leak` the Malloc and Free events of the chunk
+ * read-only, the event section is cut into spans whose first events are
+ * found from the bytes around them and verified when the span before ends
+ * (split.h), each thread adds its spans up by raw pool keys, and the sums
+ * are resolved into stacks once, in key order, when the chunk ends. So the
+ * result is the same, byte for byte, whatever the number of jobs. Memory:
+ * the distinct stacks and frames, a step buffer per job, the rare events
+ * queued by spans ahead of the oldest (at most 2 spans per job of at most
+ * 8 MiB), and with `leak` the Malloc and Free events of the chunk
  * being read (48 bytes each, sorted by time) and one entry per malloc
  * address seen.
  *
@@ -82,8 +84,8 @@ typedef struct jfr_options {
     double tail;    /* ... ignoring those in the last `tail` fraction of the
                        malloc/free events' time span (0..1, default 0.1) */
     int jobs;       /* threads decoding a chunk's events; 0 = online CPUs, default 1 */
-    uint32_t block; /* bytes of events per piece handed to a thread, and read
-                       at a time from a file; 0 = 1 MiB and 256 KiB (small ones
+    uint32_t block; /* smallest span of events handed to a thread, and bytes
+                       read at a time from a file; 0 = 256 KiB each (small ones
                        let tests split small inputs and files) */
     bool skip_gc;   /* leave the GC events out of the profile's GC log */
     bool has_from, has_to;

@@ -132,6 +132,8 @@ static bool meta_attr(meta_parse *mp, int role, const char *key, const char *val
         jfr_class *c = &m->classes[m->nclasses - 1];
         if (!strcmp(key, "id"))
             return meta_parse_u64(val, &c->id);
+        if (!strcmp(key, "superType"))
+            c->event = !strcmp(val, "jdk.jfr.Event");
     } else if (role == ROLE_FIELD) {
         jfr_field *f = &m->fields[m->nfields - 1];
         if (!strcmp(key, "class"))

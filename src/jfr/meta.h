@@ -40,6 +40,7 @@ typedef struct jfr_class {
     uint32_t nfields;
     uint8_t prim;   /* jfr_prim */
     bool zero_size; /* a value takes no bytes at all (empty struct) */
+    bool event;     /* its super type is jdk.jfr.Event */
 } jfr_class;
 
 typedef struct jfr_meta {

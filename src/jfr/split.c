@@ -1,58 +1,276 @@
-/* split.c - a chunk's events on several threads (see split.h). */
+/* split.c - a chunk's events walked in steps, on one thread or several
+ * (see split.h). */
 #include "jfr/split.h"
 
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/xalloc.h"
+#include "jfr/input.h"
+#include "jfr/internal.h"
 
-/* A rare event found by a worker, handed over later in file order. */
+/* ---- one thread over a range ---- */
+
+/* The size and type at the start of an event (type UINT64_MAX when cut);
+ * false when even the size is cut. */
+static bool event_head(const uint8_t *p, const uint8_t *end, uint64_t *size, uint64_t *type)
+{
+    *type = UINT64_MAX;
+    if (!jfr_varint(&p, end, size))
+        return false;
+    if (!jfr_varint(&p, end, type))
+        *type = UINT64_MAX;
+    return true;
+}
+
+/* The first event of a step does not fit it: pass it over unread when it
+ * is not wanted, else say how many bytes the step needs (0: damage or too
+ * big, with the error in rc). */
+static size_t big_event(const jfr_walk *x, jfr_run *r, uint64_t *pos, uint64_t end, size_t have,
+                        jp_err *rc)
+{
+    uint64_t size, type;
+    *rc = JP_OK;
+    if (!event_head(r->p, r->end, &size, &type))
+        return have + 16;
+    if (size == 0 || size > end - *pos) {
+        r->tail_ok = false; /* damage: the loop says what and where */
+        *rc = jfr_events_run(x->t, x->acc, r);
+        return 0;
+    }
+    if (type != UINT64_MAX && !jfr_evtab_wanted(x->t, type)) {
+        x->acc->events_read += type > 1;
+        *pos += size;
+        return SIZE_MAX; /* passed over */
+    }
+    if (size > JFR_MAX_EVENT_BYTES) {
+        *rc = jfr_fail(r->w, JP_ERR_LIMIT, r->p,
+                       "event of %" PRIu64 " bytes exceeds the limit of %u bytes", size,
+                       JFR_MAX_EVENT_BYTES);
+        return 0;
+    }
+    return type == UINT64_MAX ? have + 16 : (size_t)size;
+}
+
+/* A file: the events a step at a time into x->buf, an event cut by the
+ * step's end carried into the next step. */
+static jp_err range_file(const jfr_walk *x, uint64_t pos, uint64_t end)
+{
+    jfr_bytes *b = x->buf;
+    size_t have = 0, want = x->step;
+    while (pos < end) {
+        size_t n = end - pos < want ? (size_t)(end - pos) : want;
+        const uint8_t *data;
+        jp_err rc = JP_OK;
+        if (n > have && (rc = jfr_src_get(x->src, pos + have, n - have, b, have, &data, x->w->err)))
+            return rc;
+        have = n > have ? n : have;
+        x->w->base = b->data;
+        x->w->base_off = pos;
+        jfr_run r = {.p = b->data,
+                     .end = b->data + have,
+                     .lim = b->data + have + JFR_SRC_PAD,
+                     .tail_ok = pos + have < end,
+                     .rare = x->rare,
+                     .rare_arg = x->rare_arg,
+                     .w = x->w};
+        if ((rc = jfr_events_run(x->t, x->acc, &r)))
+            return rc;
+        size_t used = (size_t)(r.stop - b->data);
+        want = x->step;
+        if (used == 0 && r.tail_ok) {
+            want = big_event(x, &r, &pos, end, have, &rc);
+            if (!want)
+                return rc;
+            if (want == SIZE_MAX) {
+                want = x->step;
+                have = 0;
+            }
+            continue;
+        }
+        memmove(b->data, b->data + used, have - used);
+        pos += used;
+        have -= used;
+    }
+    return JP_OK;
+}
+
+jp_err jfr_events_range(const jfr_walk *x, uint64_t pos, uint64_t end)
+{
+    const jfr_src *src = x->src;
+    if (!src->mem)
+        return range_file(x, pos, end);
+    x->w->base = src->mem;
+    x->w->base_off = 0;
+    jfr_run r = {.p = src->mem + pos,
+                 .end = src->mem + end,
+                 .lim = src->mem + end,
+                 .rare = x->rare,
+                 .rare_arg = x->rare_arg,
+                 .w = x->w};
+    return jfr_events_run(x->t, x->acc, &r);
+}
+
+/* ---- where a span starts ---- */
+
+/* Room for an event's size and type (two varints) */
+#define HEAD_BYTES 24u
+/* fate[] values besides a chain's exit (an input offset, never this small) */
+enum { FATE_UNKNOWN = 0, FATE_DEAD = 1 };
+
+/* Whether the bytes [ev, ev + size) at window byte i read as an event of
+ * this chunk: a type id the metadata knows as an event's (any class when it
+ * flags none as one) whose fields, read by the metadata, end exactly at the
+ * event's end (only when the event ends inside the window: *checked says
+ * whether it did), or metadata and checkpoints (ids 0 and 1, not read).
+ * Text (the metadata's strings, pools of names) holds many bytes that are
+ * type ids; it seldom holds fields that end where a size says. */
+static bool event_reads(const jfr_scan *sc, const uint8_t *buf, size_t n, size_t i, uint64_t size,
+                        const uint8_t *p, bool *checked)
+{
+    const uint8_t *ev = buf + i, *next = size < n - i ? ev + size : buf + n;
+    uint64_t type;
+    *checked = false;
+    if (!jfr_varint(&p, next, &type))
+        return false;
+    if (type <= 1)
+        return true;
+    uint32_t c = jfr_meta_class_by_id(sc->meta, type);
+    if (c == JFR_NONE || !(sc->any_class || sc->meta->classes[c].event))
+        return false;
+    if (size >= n - i)
+        return true;
+    static const jfr_where quiet = {0};
+    *checked = true;
+    return jfr_skip_class(sc->meta, c, &p, next, 0, &quiet) == JP_OK && p == next;
+}
+
+void jfr_scan_init(jfr_scan *sc, const jfr_meta *m)
+{
+    if (!sc->fate) {
+        sc->fate = jp_xcalloc(JFR_SCAN_BYTES, sizeof *sc->fate);
+        sc->steps = jp_xcalloc(JFR_SCAN_BYTES, sizeof *sc->steps);
+        sc->path = jp_xcalloc(JFR_SCAN_BYTES, sizeof *sc->path);
+    }
+    sc->meta = m;
+    sc->any_class = true;
+    for (size_t i = 0; i < m->nclasses; i++)
+        sc->any_class = sc->any_class && !m->classes[i].event;
+}
+
+void jfr_scan_cleanup(jfr_scan *sc)
+{
+    jfr_bytes_cleanup(&sc->bytes);
+    free(sc->fate);
+    free(sc->steps);
+    free(sc->path);
+    memset(sc, 0, sizeof *sc);
+}
+
+/* Follows the chain of sizes from window byte c to the first offset at or
+ * past `exit_at`: that offset (and in *steps the events on the way whose
+ * fields were read), or FATE_DEAD when an event does not read as one. What
+ * each byte on the way leads to is remembered, so every byte of the window
+ * is followed once. */
+static uint64_t chain_exit(jfr_scan *sc, const uint8_t *buf, size_t n, uint64_t lo,
+                           uint64_t exit_at, uint64_t end, size_t c, uint32_t *steps)
+{
+    size_t depth = 0;
+    uint64_t pos = lo + c, res;
+    uint32_t after = 0;
+    for (;;) {
+        if (pos >= exit_at) {
+            res = pos;
+            break;
+        }
+        size_t i = (size_t)(pos - lo);
+        if (sc->fate[i] != FATE_UNKNOWN) {
+            res = sc->fate[i];
+            after = sc->steps[i];
+            break;
+        }
+        const uint8_t *p = buf + i;
+        uint64_t size;
+        bool checked;
+        if (!jfr_varint(&p, buf + n, &size) || size < 2 || size > end - pos ||
+            !event_reads(sc, buf, n, i, size, p, &checked)) {
+            res = FATE_DEAD;
+            break;
+        }
+        sc->path[depth++] = (uint32_t)i << 1 | checked;
+        pos += size;
+    }
+    while (depth) {
+        uint32_t e = sc->path[--depth];
+        after += e & 1;
+        sc->fate[e >> 1] = res;
+        sc->steps[e >> 1] = after;
+    }
+    *steps = after;
+    return res;
+}
+
+/* Events a chain must read as such inside the window before it counts
+ * (unless it ends exactly at the end of the range): a false start that
+ * reads a timestamp as its size leaves the window in one jump. */
+#define SCAN_MIN_STEPS 32u
+
+/* Every byte in the first quarter is taken as a possible start and its
+ * chain of sizes followed to the end of the window; those that do not read
+ * as events for SCAN_MIN_STEPS events fall out, and the offset where all
+ * the others leave the window is taken when they agree (the chain of the
+ * true first event is among them, and chains that agree on one offset agree
+ * from there on). None is taken when they do not, or none is left. */
+uint64_t jfr_scan_event(jfr_scan *sc, const jfr_src *src, uint64_t lo, uint64_t end)
+{
+    size_t n = end - lo < JFR_SCAN_BYTES ? (size_t)(end - lo) : JFR_SCAN_BYTES;
+    const uint8_t *buf;
+    if (n < 2 * HEAD_BYTES || jfr_src_get(src, lo, n, &sc->bytes, 0, &buf, NULL))
+        return 0;
+    uint64_t exit_at = lo + n == end ? end : lo + n - HEAD_BYTES;
+    memset(sc->fate, 0, n * sizeof *sc->fate);
+    uint64_t agreed = 0;
+    for (size_t c = 0; c < n / 4; c++) {
+        uint32_t steps;
+        uint64_t e = chain_exit(sc, buf, n, lo, exit_at, end, c, &steps);
+        if (e == FATE_DEAD || (steps < SCAN_MIN_STEPS && e != end))
+            continue;
+        if (agreed && e != agreed)
+            return 0;
+        agreed = e;
+    }
+    return agreed < end ? agreed : 0;
+}
+
+/* ---- spans on several threads ---- */
+
+/* A rare event queued by a span, as offsets into the span's copies. */
 typedef struct rare_ev {
-    const uint8_t *ev, *p, *next;
+    size_t ev, p, next;
     unsigned idx;
 } rare_ev;
 
-enum { B_EMPTY = 0, B_READY, B_TAKEN, B_DONE };
+enum { S_WAIT = 0, S_RUN, S_DONE };
 
-typedef struct piece {
-    const uint8_t *p, *end, *lim; /* the events, and the end of the readable bytes */
-    jfr_bytes buf;                /* a file's piece: its bytes */
-    rare_ev *rare;
-    size_t nrare, cap;
+typedef struct span {
+    uint64_t start, end;
+    jfr_bytes copies; /* the queued rare events' bytes, back to back */
+    size_t used;
+    rare_ev *q;
+    size_t nq, cap;
+    bool direct; /* its rare events go to the callback at once (its worker sets it, under mu) */
     int state;
-    bool bad; /* an event did not decode */
-} piece;
-
-/* Two locks: `cut` for the walk through the input (one thread cuts at a
- * time, whichever needs a piece: no thread waits for a dedicated
- * producer); `mu` for the ring and the in-order finish. A thread waiting
- * for a free slot holds `cut` (and waits on `mu`). */
-typedef struct split {
-    const jfr_evtab *t;
-    const jfr_src *src;
-    size_t block;
-    jfr_rare_fn rare;
-    void *rare_arg;
-    pthread_mutex_t cut;
-    uint64_t pos, end; /* input offsets: the next piece's first byte, the events' end */
-    jfr_bytes carry;   /* a file: bytes read past the last piece's last whole event */
-    size_t ncarry;
-    uint64_t skipped; /* events passed over unread by the walk */
-    bool eof;         /* nothing left to cut */
-    pthread_mutex_t mu;
-    pthread_cond_t freed;
-    piece *ring;
-    uint32_t nring;
-    uint64_t produced, taken, finished; /* piece sequence numbers */
-    bool bad;
-} split;
+    bool ok; /* its walk ended on its mark */
+} span;
 
 typedef struct worker {
-    split *sp;
-    uint32_t want_ready; /* pieces to keep cut ahead: one per other thread */
+    struct jfr_team *tm;
     jfr_acc acc;
+    jfr_bytes buf;
     pthread_t tid;
 } worker;
 
@@ -63,7 +281,17 @@ typedef struct worker {
 struct jfr_team {
     int jobs, started;
     worker *wk;
-    split sp;
+    /* the run */
+    jfr_walk x;
+    span *spans;
+    uint32_t nspans, spans_cap;
+    pthread_mutex_t mu; /* next, the spans' states, calls of the callback from queues */
+    pthread_cond_t moved;
+    uint32_t next;             /* the next span to take */
+    _Atomic uint32_t frontier; /* the first span not finished in order */
+    atomic_bool bad;
+    jfr_scan sc;
+    /* the threads */
     pthread_mutex_t tmu;
     pthread_cond_t go, idle;
     uint64_t gen;
@@ -71,224 +299,114 @@ struct jfr_team {
     bool quit;
 };
 
-static jp_err queue_rare(void *arg, unsigned idx, const uint8_t *ev, const uint8_t *p,
-                         const uint8_t *next)
+/* Hands a finished (or frontier) span's queued rare events to the
+ * callback, in order. Called with mu held. */
+static jp_err flush_span(jfr_team *tm, span *s)
 {
-    piece *b = arg;
-    b->rare = jp_xgrow(b->rare, &b->cap, b->nrare + 1, sizeof *b->rare);
-    b->rare[b->nrare++] = (rare_ev){.ev = ev, .p = p, .next = next, .idx = idx};
+    jp_err rc = JP_OK;
+    for (size_t i = 0; !rc && i < s->nq; i++) {
+        const rare_ev *e = &s->q[i];
+        const uint8_t *base = s->copies.data;
+        rc = tm->x.rare(tm->x.rare_arg, e->idx, base + e->ev, base + e->p, base + e->next);
+    }
+    s->nq = 0;
+    s->used = 0;
+    return rc;
+}
+
+typedef struct span_arg {
+    jfr_team *tm;
+    span *s;
+    uint32_t i;
+} span_arg;
+
+/* The rare callback of a span's walk: straight through once every span
+ * before it has finished, else a copy queued. */
+static jp_err span_rare(void *arg, unsigned idx, const uint8_t *ev, const uint8_t *p,
+                        const uint8_t *next)
+{
+    span_arg *a = arg;
+    jfr_team *tm = a->tm;
+    span *s = a->s;
+    if (!s->direct && atomic_load_explicit(&tm->frontier, memory_order_acquire) == a->i) {
+        pthread_mutex_lock(&tm->mu);
+        jp_err rc = flush_span(tm, s);
+        s->direct = true;
+        pthread_mutex_unlock(&tm->mu);
+        if (rc)
+            return rc;
+    }
+    if (s->direct)
+        return tm->x.rare(tm->x.rare_arg, idx, ev, p, next);
+    size_t len = (size_t)(next - ev);
+    jfr_bytes_reserve(&s->copies, s->used + len);
+    memcpy(s->copies.data + s->used, ev, len);
+    s->q = jp_xgrow(s->q, &s->cap, s->nq + 1, sizeof *s->q);
+    s->q[s->nq++] = (rare_ev){
+        .ev = s->used, .p = s->used + (size_t)(p - ev), .next = s->used + len, .idx = idx};
+    s->used += len;
     return JP_OK;
 }
 
-/* Walks sizes from p until at least `want` bytes are covered or an event
- * would run past `have` (the bytes at hand). `left` is what the events may
- * still take (to the end of the chunk). NULL when a size does not check
- * out. */
-static const uint8_t *walk(const uint8_t *p, const uint8_t *have, uint64_t left, size_t want)
+/* Marks span i walked and finishes every span walked in order so far. */
+static void span_done(jfr_team *tm, uint32_t i, bool ok)
 {
-    const uint8_t *start = p, *lim = (size_t)(have - p) > want ? p + want : have;
-    while (p < lim) {
-        uint64_t size;
-        const uint8_t *q = p;
-        if (!jfr_varint(&q, have, &size))
-            return (uint64_t)(have - start) < left ? p : NULL;
-        if (size == 0 || size > left - (uint64_t)(p - start))
-            return NULL;
-        if (size > (uint64_t)(have - p))
-            break;
-        p += size;
+    pthread_mutex_lock(&tm->mu);
+    tm->spans[i].state = S_DONE;
+    tm->spans[i].ok = ok;
+    bool bad = atomic_load(&tm->bad) || !ok;
+    uint32_t f = atomic_load(&tm->frontier);
+    while (!bad && f < tm->nspans && tm->spans[f].state == S_DONE) {
+        span *s = &tm->spans[f];
+        bad = !s->direct && flush_span(tm, s) != JP_OK;
+        if (!bad)
+            atomic_store_explicit(&tm->frontier, ++f, memory_order_release);
     }
-    return p;
+    if (bad)
+        atomic_store(&tm->bad, true);
+    pthread_cond_broadcast(&tm->moved);
+    pthread_mutex_unlock(&tm->mu);
 }
 
-/* The next piece of an input in memory: a slice of it. */
-static bool cut_memory(split *sp, piece *b)
+/* The next span to walk, UINT32_MAX when none is left (or on damage). */
+static uint32_t take(jfr_team *tm)
 {
-    const uint8_t *a = sp->src->mem + sp->pos, *end = sp->src->mem + sp->end;
-    const uint8_t *e = walk(a, end, sp->end - sp->pos, sp->block);
-    if (!e)
-        return false;
-    b->p = a;
-    b->end = e;
-    b->lim = end;
-    sp->pos += (uint64_t)(e - a);
-    return true;
+    uint32_t ahead = (uint32_t)tm->jobs * JFR_SPLIT_AHEAD, i = UINT32_MAX;
+    pthread_mutex_lock(&tm->mu);
+    while (!atomic_load(&tm->bad) && tm->next < tm->nspans &&
+           tm->next >= atomic_load(&tm->frontier) + ahead)
+        pthread_cond_wait(&tm->moved, &tm->mu);
+    if (!atomic_load(&tm->bad) && tm->next < tm->nspans) {
+        i = tm->next++;
+        tm->spans[i].state = S_RUN;
+    }
+    pthread_mutex_unlock(&tm->mu);
+    return i;
 }
 
-/* The next piece of a file: the bytes carried over from the last piece and
- * what follows, up to the last whole event. An event longer than a piece
- * is passed over unread when it is not wanted (checkpoints), else read
- * whole. */
-static bool cut_file(split *sp, piece *b)
+static void work(worker *wk)
 {
-    size_t want = sp->block;
-    for (;;) {
-        uint64_t left = sp->end - sp->pos;
-        size_t n = left < want ? (size_t)left : want;
-        if (n < sp->ncarry)
-            n = sp->ncarry;
-        jfr_bytes_reserve(&b->buf, n);
-        if (sp->ncarry)
-            memcpy(b->buf.data, sp->carry.data, sp->ncarry);
-        const uint8_t *data = b->buf.data;
-        if (n > sp->ncarry && jfr_src_get(sp->src, sp->pos + sp->ncarry, n - sp->ncarry, &b->buf,
-                                          sp->ncarry, &data, NULL))
-            return false;
-        data = b->buf.data;
-        const uint8_t *e = walk(data, data + n, left, n);
-        if (!e)
-            return false;
-        if (e > data) {
-            b->p = data;
-            b->end = e;
-            b->lim = data + n + JFR_SRC_PAD;
-            sp->ncarry = (size_t)(data + n - e);
-            jfr_bytes_reserve(&sp->carry, sp->ncarry);
-            if (sp->ncarry)
-                memcpy(sp->carry.data, e, sp->ncarry);
-            sp->pos += (uint64_t)(e - data);
-            return true;
-        }
-        const uint8_t *p = data;
-        uint64_t size = 0, type = UINT64_MAX;
-        if (!jfr_varint(&p, data + n, &size)) {
-            want = n + 16; /* even its size is cut */
-            continue;
-        }
-        if (!jfr_varint(&p, data + n, &type))
-            type = UINT64_MAX;
-        if (type != UINT64_MAX && !jfr_evtab_wanted(sp->t, type)) {
-            sp->skipped += type > 1;
-            sp->pos += size;
-            sp->ncarry = 0;
-            if (sp->pos >= sp->end)
-                return false; /* nothing left to make a piece of: done below */
-            want = sp->block;
-            continue;
-        }
-        if (size > JFR_SPLIT_MAX_EVENT)
-            return false;
-        want = type == UINT64_MAX ? n + 16 : (size_t)size;
+    jfr_team *tm = wk->tm;
+    uint32_t i;
+    while ((i = take(tm)) != UINT32_MAX) {
+        span *s = &tm->spans[i];
+        /* Workers' errors are not reported: damage is walked again serially. */
+        jfr_where quiet = {0};
+        span_arg a = {.tm = tm, .s = s, .i = i};
+        jfr_walk x = tm->x;
+        x.acc = &wk->acc;
+        x.buf = &wk->buf;
+        x.rare = span_rare;
+        x.rare_arg = &a;
+        x.w = &quiet;
+        span_done(tm, i, jfr_events_range(&x, s->start, s->end) == JP_OK);
     }
-}
-
-/* Hands the rare events of a decoded piece to the callback, in order. */
-static bool finish_piece(split *sp, piece *b)
-{
-    bool ok = !b->bad;
-    for (size_t i = 0; ok && i < b->nrare; i++) {
-        const rare_ev *e = &b->rare[i];
-        ok = sp->rare(sp->rare_arg, e->idx, e->ev, e->p, e->next) == JP_OK;
-    }
-    b->nrare = 0;
-    return ok;
-}
-
-/* Cuts one more piece into the ring, waiting for a free slot when `wait`.
- * Called with `cut` held. */
-static void cut_one(split *sp, bool wait)
-{
-    pthread_mutex_lock(&sp->mu);
-    while (wait && !sp->bad && !sp->eof && sp->produced - sp->finished >= sp->nring)
-        pthread_cond_wait(&sp->freed, &sp->mu);
-    bool go = !sp->bad && !sp->eof && sp->produced - sp->finished < sp->nring;
-    piece *b = &sp->ring[sp->produced % sp->nring];
-    pthread_mutex_unlock(&sp->mu);
-    if (!go)
-        return;
-    bool ok = sp->src->mem ? cut_memory(sp, b) : cut_file(sp, b);
-    /* A file whose last event was passed over ends without a piece. */
-    bool last = !ok && !sp->src->mem && sp->pos >= sp->end;
-    pthread_mutex_lock(&sp->mu);
-    if (ok) {
-        b->bad = false;
-        b->state = B_READY;
-        sp->produced++;
-    } else {
-        sp->bad = sp->bad || !last;
-    }
-    sp->eof = !ok || sp->pos >= sp->end;
-    pthread_cond_broadcast(&sp->freed);
-    pthread_mutex_unlock(&sp->mu);
-}
-
-/* Takes the next piece to decode; NULL when there is none (the end, or
- * damage). The cutting is done by whoever needs a piece; a thread that has
- * one cuts another for the others only when nobody else is cutting, so
- * threads seldom wait for each other. */
-static piece *take(split *sp, uint32_t want_ready)
-{
-    for (;;) {
-        piece *b = NULL;
-        pthread_mutex_lock(&sp->mu);
-        if (!sp->bad && sp->taken < sp->produced) {
-            b = &sp->ring[sp->taken++ % sp->nring];
-            b->state = B_TAKEN;
-        }
-        bool over = sp->bad || (sp->eof && sp->taken == sp->produced);
-        bool more = !sp->eof && sp->produced - sp->taken < want_ready;
-        pthread_mutex_unlock(&sp->mu);
-        if (b) {
-            if (more && pthread_mutex_trylock(&sp->cut) == 0) {
-                cut_one(sp, false);
-                pthread_mutex_unlock(&sp->cut);
-            }
-            return b;
-        }
-        if (over)
-            return NULL;
-        pthread_mutex_lock(&sp->cut);
-        pthread_mutex_lock(&sp->mu);
-        bool none = sp->taken == sp->produced;
-        pthread_mutex_unlock(&sp->mu);
-        if (none)
-            cut_one(sp, true);
-        pthread_mutex_unlock(&sp->cut);
-    }
-}
-
-/* Marks b decoded and finishes every piece decoded in order so far. */
-static void done(split *sp, piece *b, bool bad)
-{
-    pthread_mutex_lock(&sp->mu);
-    b->bad = bad;
-    b->state = B_DONE;
-    while (!sp->bad && sp->finished < sp->produced) {
-        piece *f = &sp->ring[sp->finished % sp->nring];
-        if (f->state != B_DONE)
-            break;
-        if (!finish_piece(sp, f))
-            sp->bad = true;
-        f->state = B_EMPTY;
-        sp->finished++;
-    }
-    pthread_cond_broadcast(&sp->freed);
-    pthread_mutex_unlock(&sp->mu);
-}
-
-static void *work(void *arg)
-{
-    worker *wk = arg;
-    split *sp = wk->sp;
-    /* Workers' errors are not reported: damage is decoded again serially. */
-    const jfr_where quiet = {0};
-    piece *b;
-    while ((b = take(sp, wk->want_ready))) {
-        jfr_run r = {.p = b->p,
-                     .end = b->end,
-                     .lim = b->lim,
-                     .rare = queue_rare,
-                     .rare_arg = b,
-                     .w = &quiet};
-        done(sp, b, jfr_events_run(sp->t, &wk->acc, &r) != JP_OK);
-    }
-    return NULL;
 }
 
 static void *team_main(void *arg)
 {
     worker *wk = arg;
-    jfr_team *tm = (jfr_team *)((char *)wk->sp - offsetof(jfr_team, sp));
+    jfr_team *tm = wk->tm;
     uint64_t seen = 0;
     pthread_mutex_lock(&tm->tmu);
     for (;;) {
@@ -312,18 +430,15 @@ jfr_team *jfr_team_new(int jobs)
     jfr_team *tm = jp_xcalloc(1, sizeof *tm);
     tm->jobs = jobs < 2 ? 2 : jobs;
     tm->wk = jp_xcalloc((size_t)tm->jobs, sizeof *tm->wk);
-    split *sp = &tm->sp;
-    sp->nring = (uint32_t)tm->jobs * JFR_SPLIT_AHEAD;
-    sp->ring = jp_xcalloc(sp->nring, sizeof *sp->ring);
-    pthread_mutex_init(&sp->cut, NULL);
-    pthread_mutex_init(&sp->mu, NULL);
-    pthread_cond_init(&sp->freed, NULL);
+    pthread_mutex_init(&tm->mu, NULL);
+    pthread_cond_init(&tm->moved, NULL);
     pthread_mutex_init(&tm->tmu, NULL);
     pthread_cond_init(&tm->go, NULL);
     pthread_cond_init(&tm->idle, NULL);
+    atomic_init(&tm->frontier, 0);
+    atomic_init(&tm->bad, false);
     for (int i = 0; i < tm->jobs; i++) {
-        tm->wk[i].sp = sp;
-        tm->wk[i].want_ready = (uint32_t)tm->jobs - 1;
+        tm->wk[i].tm = tm;
         jfr_acc_init(&tm->wk[i].acc);
     }
     /* The calling thread is worker 0; the others start with the first run. */
@@ -341,46 +456,73 @@ void jfr_team_free(jfr_team *tm)
     pthread_mutex_unlock(&tm->tmu);
     for (int i = 1; i < tm->started; i++)
         pthread_join(tm->wk[i].tid, NULL);
-    split *sp = &tm->sp;
-    for (int i = 0; i < tm->jobs; i++)
+    for (int i = 0; i < tm->jobs; i++) {
         jfr_acc_cleanup(&tm->wk[i].acc);
-    for (uint32_t i = 0; i < sp->nring; i++) {
-        free(sp->ring[i].rare);
-        jfr_bytes_cleanup(&sp->ring[i].buf);
+        jfr_bytes_cleanup(&tm->wk[i].buf);
     }
-    jfr_bytes_cleanup(&sp->carry);
-    free(sp->ring);
+    for (uint32_t i = 0; i < tm->spans_cap; i++) {
+        free(tm->spans[i].q);
+        jfr_bytes_cleanup(&tm->spans[i].copies);
+    }
+    free(tm->spans);
+    jfr_scan_cleanup(&tm->sc);
     free(tm->wk);
-    pthread_cond_destroy(&sp->freed);
-    pthread_mutex_destroy(&sp->mu);
-    pthread_mutex_destroy(&sp->cut);
+    pthread_cond_destroy(&tm->moved);
+    pthread_mutex_destroy(&tm->mu);
     pthread_cond_destroy(&tm->idle);
     pthread_cond_destroy(&tm->go);
     pthread_mutex_destroy(&tm->tmu);
     free(tm);
 }
 
-bool jfr_split_run(jfr_team *tm, const jfr_evtab *t, jfr_acc *acc, const jfr_src *src,
-                   uint64_t start, uint64_t end, size_t block, jfr_rare_fn rare, void *rare_arg)
+static void add_span(jfr_team *tm, uint64_t start)
 {
-    split *sp = &tm->sp;
-    sp->t = t;
-    sp->src = src;
-    sp->block = block;
-    sp->rare = rare;
-    sp->rare_arg = rare_arg;
-    sp->pos = start;
-    sp->end = end;
-    sp->ncarry = 0;
-    sp->skipped = 0;
-    sp->eof = sp->bad = false;
-    sp->produced = sp->taken = sp->finished = 0;
-    for (uint32_t i = 0; i < sp->nring; i++) {
-        sp->ring[i].state = B_EMPTY;
-        sp->ring[i].nrare = 0;
+    if (tm->nspans == tm->spans_cap) {
+        uint32_t cap = tm->spans_cap ? 2 * tm->spans_cap : 16;
+        tm->spans = jp_xrealloc(tm->spans, cap * sizeof *tm->spans);
+        memset(tm->spans + tm->spans_cap, 0, (cap - tm->spans_cap) * sizeof *tm->spans);
+        tm->spans_cap = cap;
     }
+    span *s = &tm->spans[tm->nspans++];
+    s->start = start;
+    s->nq = s->used = 0;
+    s->direct = s->ok = false;
+    s->state = S_WAIT;
+}
+
+/* Cuts [start, end) into spans of about the same size: four per thread,
+ * of at least `block` and at most JFR_SPAN_MAX bytes, each starting where
+ * jfr_scan_event finds an event (a nominal start where it finds none is
+ * dropped: the span before grows over it). */
+static void plan_spans(jfr_team *tm, uint64_t start, uint64_t end, size_t block)
+{
+    uint64_t len = end - start, size = len / (4 * (uint64_t)tm->jobs);
+    size = size > JFR_SPAN_MAX ? JFR_SPAN_MAX : size;
+    size = size < block ? block : size;
+    uint64_t n = (len + size - 1) / size;
+    tm->nspans = 0;
+    add_span(tm, start);
+    jfr_scan_init(&tm->sc, tm->x.t->meta);
+    for (uint64_t k = 1; k < n; k++) {
+        uint64_t s = jfr_scan_event(&tm->sc, tm->x.src, start + len / n * k, end);
+        if (s > tm->spans[tm->nspans - 1].start && s < end)
+            add_span(tm, s);
+    }
+    for (uint32_t i = 0; i + 1 < tm->nspans; i++)
+        tm->spans[i].end = tm->spans[i + 1].start;
+    tm->spans[tm->nspans - 1].end = end;
+}
+
+bool jfr_split_run(jfr_team *tm, const jfr_walk *x, uint64_t start, uint64_t end, size_t block)
+{
+    tm->x = *x;
+    plan_spans(tm, start, end, block ? block : 1);
+    tm->next = 0;
+    atomic_store(&tm->frontier, 0);
+    atomic_store(&tm->bad, false);
+    const jfr_evtab *t = x->t;
     /* Every worker counts this chunk's range of stack keys, also one that
-     * will get no piece: a worker left on the last chunk's range would make
+     * will get no span: a worker left on the last chunk's range would make
      * the merge below switch the chunk's lanes to that range, emptying what
      * the workers merged before it. */
     for (int i = 0; i < tm->jobs; i++)
@@ -399,12 +541,11 @@ bool jfr_split_run(jfr_team *tm, const jfr_evtab *t, jfr_acc *acc, const jfr_src
     while (tm->ran < tm->started - 1)
         pthread_cond_wait(&tm->idle, &tm->tmu);
     pthread_mutex_unlock(&tm->tmu);
-    bool ok = !sp->bad && sp->finished == sp->produced;
+    bool ok = !atomic_load(&tm->bad) && atomic_load(&tm->frontier) == tm->nspans;
     for (int i = 0; i < tm->jobs; i++) {
         if (ok)
-            jfr_acc_merge(acc, &tm->wk[i].acc);
+            jfr_acc_merge(x->acc, &tm->wk[i].acc);
         jfr_acc_clear(&tm->wk[i].acc);
     }
-    acc->events_read += ok ? sp->skipped : 0;
     return ok;
 }

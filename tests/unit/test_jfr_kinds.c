@@ -1,7 +1,8 @@
 /* Unit tests of the newer kinds and the parallel reader: --state parsing,
  * malloc/free pairing (order, re-use of an address, unknown frees, the tail
  * rule, chunk by chunk), event counts per kind of the async-profiler fixtures,
- * and the same profile from every number of jobs. */
+ * the same profile from every number of jobs, and where the parallel reader
+ * guesses that events start. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,8 @@
 #include "jfr/chunk.h"
 #include "jfr/jfr.h"
 #include "jfr/leak.h"
+#include "jfr/meta.h"
+#include "jfr/split.h"
 #include "jfr_test_util.h"
 
 static void test_states_parse(void **state)
@@ -226,6 +229,69 @@ static void test_piece_ends_on_event(void **state)
     free(want);
 }
 
+/* jfr_scan_event, from a few kB around an offset alone, guesses where the
+ * next event starts: on a real recording each guess is an event's start,
+ * and there is a guess at nearly every offset (else a chunk is not cut into
+ * spans for the threads and a read with --jobs gets one core); bytes that
+ * are no events give none. */
+static void test_scan_event(void **state)
+{
+    (void)state;
+    char path[1024];
+    FILE *f = fopen(ut_fixture("asprof-cpu-alloc-lock.jfr", path, sizeof path), "rb");
+    assert_non_null(f);
+    static uint8_t data[1 << 20];
+    size_t len = fread(data, 1, sizeof data, f);
+    fclose(f);
+    uint64_t size = 0, cp = 0, meta = 0;
+    for (int i = 0; i < 8; i++) {
+        size = size << 8 | data[8 + i];
+        cp = cp << 8 | data[16 + i];
+        meta = meta << 8 | data[24 + i];
+    }
+    /* async-profiler writes the metadata first and the pools last. */
+    assert_true(size == len && meta == 68 && cp < len);
+    uint64_t first = meta + ut_varint(data + meta, data + len);
+    static bool starts[1 << 20];
+    memset(starts, 0, sizeof starts);
+    for (size_t at = 68; at < len;) {
+        starts[at] = true;
+        uint64_t n = ut_varint(data + at, data + len);
+        assert_true(n > 0 && n <= len - at);
+        at += (size_t)n;
+    }
+    jfr_meta *m = jfr_meta_new();
+    jp_error err;
+    jp_error_init(&err);
+    jfr_where w = {.base = data, .name = "t.jfr", .chunk = 1, .err = &err};
+    assert_int_equal(jfr_meta_parse(m, data + meta, data + len, &w), JP_OK);
+    jfr_src src = {.mem = data, .fd = -1, .len = len, .name = "t.jfr"};
+    jfr_scan sc = {0};
+    jfr_scan_init(&sc, m);
+    size_t tries = 0, found = 0;
+    for (uint64_t lo = first; lo + 2 * JFR_SCAN_BYTES < cp; lo += 997, tries++) {
+        uint64_t e = jfr_scan_event(&sc, &src, lo, len);
+        if (!e)
+            continue;
+        assert_true(e >= lo && e < len);
+        assert_true(starts[e]);
+        found++;
+    }
+    assert_true(tries >= 100);
+    assert_true(found * 20 >= tries * 19);
+    /* Zeros (a size of 0) and a run of one byte repeated (sizes that never
+     * meet a type the metadata knows, or that leave the range) are no
+     * events. */
+    static uint8_t junk[3 * JFR_SCAN_BYTES];
+    jfr_src js = {.mem = junk, .fd = -1, .len = sizeof junk, .name = "junk"};
+    memset(junk, 0, sizeof junk);
+    assert_int_equal(jfr_scan_event(&sc, &js, 100, sizeof junk), 0);
+    memset(junk, 0x7f, sizeof junk);
+    assert_int_equal(jfr_scan_event(&sc, &js, 100, sizeof junk), 0);
+    jfr_scan_cleanup(&sc);
+    jfr_meta_unref(m);
+}
+
 /* Every fixture in one buffer: many chunks of both dialects. */
 static uint8_t *all_fixtures(size_t *len)
 {
@@ -407,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_states_parse),        cmocka_unit_test(test_leak_pairing),
         cmocka_unit_test(test_fixture_kinds),       cmocka_unit_test(test_jobs_same_profile),
         cmocka_unit_test(test_piece_ends_on_event), cmocka_unit_test(test_acc_merge_ranges),
+        cmocka_unit_test(test_scan_event),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -267,6 +267,48 @@ static bool meta_zero(jfr_meta *m, uint32_t c, uint8_t *state, int depth)
     return zero;
 }
 
+/* The wire width of field f inside a flat class (0: a varint), or -1 when
+ * its values do not have one fixed form. */
+static int meta_width(const jfr_meta *m, const jfr_field *f)
+{
+    if (f->array)
+        return -1;
+    if (f->cpool)
+        return 0;
+    if (f->cls == JFR_NONE)
+        return -1;
+    switch (m->classes[f->cls].prim) {
+    case JFR_P_VARINT:
+        return 0;
+    case JFR_P_BYTE:
+        return 1;
+    case JFR_P_F32:
+        return 4;
+    case JFR_P_F64:
+        return 8;
+    default:
+        return -1;
+    }
+}
+
+static void meta_flat(jfr_meta *m, jfr_class *c)
+{
+    c->flat = JFR_FLAT_NO;
+    if (c->prim != JFR_P_STRUCT)
+        return;
+    uint8_t flat = JFR_FLAT_VARINTS;
+    for (uint32_t i = 0; i < c->nfields; i++) {
+        jfr_field *f = &m->fields[c->field0 + i];
+        int wd = meta_width(m, f);
+        if (wd < 0)
+            return;
+        f->width = (uint8_t)wd;
+        if (wd)
+            flat = JFR_FLAT_MIXED;
+    }
+    c->flat = flat;
+}
+
 static void meta_finish(jfr_meta *m)
 {
     for (size_t i = 0; i < m->nclasses; i++) {
@@ -284,6 +326,8 @@ static void meta_finish(jfr_meta *m)
         jfr_class *c = &m->classes[i];
         c->prim = c->nfields ? JFR_P_STRUCT : meta_prim_of(jfr_meta_class_name(m, (uint32_t)i));
     }
+    for (size_t i = 0; i < m->nclasses; i++)
+        meta_flat(m, &m->classes[i]);
     uint8_t *state = jp_xcalloc(m->nclasses ? m->nclasses : 1, 1);
     for (size_t i = 0; i < m->nclasses; i++)
         m->classes[i].zero_size = meta_zero(m, (uint32_t)i, state, 0);
@@ -347,6 +391,64 @@ const char *jfr_meta_class_name(const jfr_meta *m, uint32_t cls)
     return jfr_meta_str(m, m->classes[cls].name);
 }
 
+/* Eight bytes at a time while eight lie before `end`: the integers end at
+ * the bytes whose high bit is clear, except that a ninth byte ends one
+ * whatever its high bit (input.h), so a word where an integer may reach
+ * nine bytes is left to the byte loop. */
+bool jfr_varints_skip_n(const uint8_t **pp, const uint8_t *end, uint64_t count)
+{
+    const uint8_t *p = *pp;
+    unsigned run = 0; /* bytes of the integer under way before p */
+    while (count && end - p >= 8) {
+        uint64_t ends = ~jfr_le64(p) & 0x8080808080808080ULL;
+        if (!ends || run + ((unsigned)__builtin_ctzll(ends) >> 3) >= 8)
+            break;
+        /* the number of ends: each 0x80 bit as a 1 in its byte, summed into the top byte */
+        uint64_t c = ((ends >> 7) * 0x0101010101010101ULL) >> 56;
+        if (c >= count) {
+            for (uint64_t i = 1; i < count; i++)
+                ends &= ends - 1;
+            *pp = p + ((unsigned)__builtin_ctzll(ends) >> 3) + 1;
+            return true;
+        }
+        count -= c;
+        run = 7 - ((63u - (unsigned)__builtin_clzll(ends)) >> 3);
+        p += 8;
+    }
+    while (count) {
+        if (p >= end)
+            return false;
+        if (*p++ < 0x80 || run == 8) {
+            count--;
+            run = 0;
+        } else {
+            run++;
+        }
+    }
+    *pp = p;
+    return true;
+}
+
+/* Skips n values of the flat class c. False, the cursor unchanged, when
+ * they run past `end`: the generic walk then says where. */
+static bool flat_skip(const jfr_meta *m, const jfr_class *c, const uint8_t **pp, const uint8_t *end,
+                      uint64_t n)
+{
+    if (c->flat == JFR_FLAT_VARINTS) {
+        uint64_t count;
+        return !__builtin_mul_overflow(n, (uint64_t)c->nfields, &count) &&
+               jfr_varints_skip_n(pp, end, count);
+    }
+    const uint8_t *p = *pp;
+    const jfr_field *f = &m->fields[c->field0];
+    for (uint64_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < c->nfields; j++)
+            if (!(f[j].width ? jfr_bytes_skip(&p, end, f[j].width) : jfr_varint_skip(&p, end)))
+                return false;
+    *pp = p;
+    return true;
+}
+
 jp_err jfr_skip_class(const jfr_meta *m, uint32_t cls, const uint8_t **pp, const uint8_t *end,
                       int depth, const jfr_where *w)
 {
@@ -377,6 +479,8 @@ jp_err jfr_skip_class(const jfr_meta *m, uint32_t cls, const uint8_t **pp, const
         if (depth >= JFR_MAX_NEST)
             return jfr_fail(w, JP_ERR_LIMIT, *pp, "values nested deeper than %d in type %s",
                             JFR_MAX_NEST, jfr_meta_class_name(m, cls));
+        if (c->flat && flat_skip(m, c, pp, end, 1))
+            return JP_OK;
         for (uint32_t i = 0; i < c->nfields; i++) {
             jp_err rc = jfr_skip_field(m, &m->fields[c->field0 + i], pp, end, depth + 1, w);
             if (rc)
@@ -408,6 +512,11 @@ static jp_err skip_array(const jfr_meta *m, const jfr_field *f, const uint8_t **
         *pp += n;
         return JP_OK;
     }
+    /* Keys and flat values by their widths; what does not check out is
+     * walked again below, to be reported where it breaks. */
+    if (f->cpool ? jfr_varints_skip_n(pp, end, n)
+                 : c && c->flat && depth < JFR_MAX_NEST && flat_skip(m, c, pp, end, n))
+        return JP_OK;
     for (uint64_t i = 0; i < n; i++) {
         jp_err rc;
         if (f->cpool)

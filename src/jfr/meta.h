@@ -29,9 +29,17 @@ typedef struct jfr_field {
     uint32_t name; /* index into the metadata string table */
     uint32_t cls;  /* class index, JFR_NONE when the type id is undefined */
     uint64_t type_id;
-    bool cpool; /* a varlong key into the type's constant pool */
-    bool array; /* varint count, then elements */
+    bool cpool;    /* a varlong key into the type's constant pool */
+    bool array;    /* varint count, then elements */
+    uint8_t width; /* in a flat class (below): 0 a varint, else that many raw bytes */
 } jfr_field;
+
+/* A flat class is a struct whose fields are all single values of a fixed
+ * wire form: pool keys and short/char/int/long (varints), boolean/byte,
+ * float and double (raw bytes). Most pool values and every stack frame are
+ * flat: they are skipped and read by their fields' widths, without the
+ * generic walk through the metadata. */
+enum { JFR_FLAT_NO = 0, JFR_FLAT_MIXED, JFR_FLAT_VARINTS /* every field a varint */ };
 
 typedef struct jfr_class {
     uint64_t id;
@@ -41,6 +49,7 @@ typedef struct jfr_class {
     uint8_t prim;   /* jfr_prim */
     bool zero_size; /* a value takes no bytes at all (empty struct) */
     bool event;     /* its super type is jdk.jfr.Event */
+    uint8_t flat;   /* JFR_FLAT_* */
 } jfr_class;
 
 typedef struct jfr_meta {
@@ -84,6 +93,11 @@ uint32_t jfr_meta_class_by_id(const jfr_meta *m, uint64_t id);
 uint32_t jfr_meta_field(const jfr_meta *m, uint32_t cls, const char *name);
 /* Name of a class, "" when cls is JFR_NONE. */
 const char *jfr_meta_class_name(const jfr_meta *m, uint32_t cls);
+
+/* Skips `count` compressed integers lying before `end` as a loop of
+ * jfr_varint_skip would, a word at a time. False, the cursor unchanged,
+ * when they run past `end`. */
+bool jfr_varints_skip_n(const uint8_t **pp, const uint8_t *end, uint64_t count);
 
 /* Skips one value of field f (array, pool key, primitive or inline struct).
  * `depth` counts struct nesting; returns JP_OK or an error through w. */

@@ -44,8 +44,11 @@ typedef struct jfr_pools {
     jp_u64map index[JFR_POOL__COUNT]; /* key -> offset of the value from `base` */
     uint32_t checkpoints;             /* checkpoint events walked */
     uint64_t entries;                 /* pool entries seen, of every type */
-    const uint8_t *base, *end;        /* pool values lie in [base, end) once loaded */
-    jfr_bytes arena;                  /* a file's checkpoint events */
+    /* Pool values lie in [base, end) once loaded, and JFR_SRC_PAD bytes
+     * past `end` may be read (the arena's padding), as the event loop's
+     * word reads do near the end of a piece. */
+    const uint8_t *base, *end;
+    jfr_bytes arena; /* a file's checkpoint events */
 } jfr_pools;
 
 /* Finds the pool classes of m by name. */

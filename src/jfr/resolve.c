@@ -9,6 +9,13 @@
 #include "base/xalloc.h"
 #include "jfr/frame_name.h"
 
+#define FCACHE_BITS 12
+
+struct jfr_frame_slot {
+    uint64_t mk, tk;
+    uint32_t frame; /* model frame index + 1, 0 for an empty slot */
+};
+
 static const char *sb_str(const jp_strbuf *b)
 {
     return b->data ? b->data : "";
@@ -37,6 +44,11 @@ void jfr_resolver_init(jfr_resolver *r, const jfr_meta *m, const jfr_pools *pool
     uint32_t sf = r->f_st_frames == JFR_NONE ? JFR_NONE : m->fields[r->f_st_frames].cls;
     r->f_sf_method = jfr_meta_field(m, sf, "method");
     r->f_sf_type = jfr_meta_field(m, sf, "type");
+    r->sf_flat = sf != JFR_NONE && m->classes[sf].flat &&
+                 (r->f_sf_method == JFR_NONE || m->fields[r->f_sf_method].width == 0) &&
+                 (r->f_sf_type == JFR_NONE || m->fields[r->f_sf_type].width == 0);
+    r->sf_mslot = r->f_sf_method == JFR_NONE ? -1 : (int)(r->f_sf_method - m->classes[sf].field0);
+    r->sf_tslot = r->f_sf_type == JFR_NONE ? -1 : (int)(r->f_sf_type - m->classes[sf].field0);
     r->f_ts_name = jfr_meta_field(m, c[JFR_POOL_STATE], "name");
     r->f_old_type = jfr_meta_field(m, c[JFR_POOL_OLDOBJECT], "type");
     jp_u64map_init(&r->stacks);
@@ -58,6 +70,7 @@ void jfr_resolver_cleanup(jfr_resolver *r)
     jp_u64map_cleanup(&r->methods);
     free(r->mframes);
     free(r->frames);
+    free(r->fcache);
     jp_strbuf_cleanup(&r->s1);
     jp_strbuf_cleanup(&r->s2);
     jp_strbuf_cleanup(&r->s3);
@@ -401,6 +414,26 @@ static uint32_t one_frame_stack(jfr_resolver *r, uint32_t *cache, const char *na
     return *cache;
 }
 
+/* One frame of a flat frame class (r->sf_flat) by its fields' widths:
+ * what walk_fields reads of it, without looking the fields up. The pool
+ * arena has JFR_SRC_PAD readable bytes past pools->end (pool.h). */
+static bool read_flat_frame(const jfr_resolver *r, const jfr_class *c, const uint8_t **pp,
+                            uint64_t *mk, uint64_t *tk)
+{
+    const jfr_field *f = &r->m->fields[c->field0];
+    const uint8_t *end = r->pools->end, *lim = end + JFR_SRC_PAD;
+    for (int j = 0; j < (int)c->nfields; j++) {
+        uint64_t v = 0;
+        if (f[j].width ? !jfr_bytes_skip(pp, end, f[j].width) : !jfr_varint_w(pp, end, lim, &v))
+            return false;
+        if (j == r->sf_mslot)
+            *mk = v;
+        else if (j == r->sf_tslot)
+            *tk = v;
+    }
+    return true;
+}
+
 /* Decodes the frames array at *pp into r->frames (leaf first). */
 static bool read_frames(jfr_resolver *r, const jfr_field *ff, const uint8_t **pp, size_t *depth,
                         bool *truncated)
@@ -417,13 +450,32 @@ static bool read_frames(jfr_resolver *r, const jfr_field *ff, const uint8_t **pp
     }
     r->frames = jp_xgrow(r->frames, &r->frames_cap, keep ? keep : 1, sizeof *r->frames);
     uint32_t fields[2] = {r->f_sf_method, r->f_sf_type};
+    const jfr_class *fc = r->sf_flat ? &r->m->classes[ff->cls] : NULL;
+    if (fc && !r->fcache)
+        r->fcache = jp_xcalloc((size_t)1 << FCACHE_BITS, sizeof *r->fcache);
     for (size_t i = 0; i < keep; i++) {
         uint64_t nums[2] = {0, 0};
         bool found[2];
-        if (!walk_fields(r, ff->cls, pp, r->pools->end, fields, 2, nums, NULL, found, 0, true))
+        struct jfr_frame_slot *slot = NULL;
+        if (fc) {
+            if (!read_flat_frame(r, fc, pp, &nums[0], &nums[1]))
+                return false;
+            slot = &r->fcache[(nums[0] * 0x9e3779b97f4a7c15ULL ^ nums[1] * 0xc2b2ae3d27d4eb4fULL) >>
+                              (64 - FCACHE_BITS)];
+            if (slot->frame && slot->mk == nums[0] && slot->tk == nums[1]) {
+                r->frames[i] = slot->frame - 1;
+                continue;
+            }
+            found[0] = r->sf_mslot >= 0;
+            found[1] = r->sf_tslot >= 0;
+        } else if (!walk_fields(r, ff->cls, pp, r->pools->end, fields, 2, nums, NULL, found, 0,
+                                true)) {
             return false;
+        }
         jp_frame_kind kind = found[1] ? resolve_ftype(r, nums[1]) : JP_FRAME_UNKNOWN;
         r->frames[i] = resolve_frame(r, found[0] ? nums[0] : 0, kind);
+        if (slot)
+            *slot = (struct jfr_frame_slot){nums[0], nums[1], r->frames[i] + 1};
     }
     *depth = keep;
     return true;

@@ -26,6 +26,14 @@ typedef struct jfr_resolver {
     uint32_t f_method_type, f_method_name, f_method_desc, f_class_name, f_symbol_string, f_ft_desc;
     uint32_t f_th_osname, f_th_osid, f_th_javaname, f_st_truncated, f_st_frames;
     uint32_t f_sf_method, f_sf_type, f_ts_name, f_old_type;
+    /* A flat stack frame class (meta.h) whose method and type are varints:
+     * frames are read by position, the two at slots sf_mslot and sf_tslot
+     * (-1 when the class lacks the field). */
+    bool sf_flat;
+    int sf_mslot, sf_tslot;
+    /* Flat frames seen, direct-mapped by (method key, type key): a hit
+     * stands for the frame type and method lookups (made on first use). */
+    struct jfr_frame_slot *fcache;
     jp_u64map stacks;                         /* stack key -> model stack index */
     jp_u64map threads;                        /* thread key -> model thread (frame) index */
     jp_u64map ftypes;                         /* frame type key -> jp_frame_kind */

@@ -93,6 +93,34 @@ static void test_varint_ninth_byte_and_overrun(void **state)
     assert_false(ok);
 }
 
+/* jfr_varints_skip_n against a loop of jfr_varint_skip, on bytes where runs
+ * of continuation bytes of every length (nine-byte integers, integers that
+ * straddle words, an overrun at the end) are common. */
+static void test_varints_skip_n(void **state)
+{
+    (void)state;
+    uint64_t x = 0x9e3779b97f4a7c15ULL;
+    uint8_t buf[64];
+    for (int round = 0; round < 20000; round++) {
+        size_t len = (size_t)(round % 41);
+        int bias = round % 4; /* 0: short integers, 3: mostly continuation bytes */
+        for (size_t i = 0; i < len; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            uint8_t b = (uint8_t)(x >> 24);
+            buf[i] = (int)(x >> 40 & 3) < bias ? (uint8_t)(b | 0x80) : b;
+        }
+        for (uint64_t count = 0; count <= len + 1; count++) {
+            const uint8_t *want = buf;
+            bool ok = true;
+            for (uint64_t k = 0; k < count && ok; k++)
+                ok = jfr_varint_skip(&want, buf + len);
+            const uint8_t *got = buf;
+            assert_int_equal(jfr_varints_skip_n(&got, buf + len, count), ok);
+            assert_ptr_equal(got, ok ? want : buf);
+        }
+    }
+}
+
 /* Decodes one wire string to text through the reader's own functions. */
 static bool decode_str(const jw_buf *b, jfr_str *s, jp_strbuf *out)
 {
@@ -395,6 +423,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_varint_minimal_and_padded),
         cmocka_unit_test(test_varint_ninth_byte_and_overrun),
+        cmocka_unit_test(test_varints_skip_n),
         cmocka_unit_test(test_string_encodings),
         cmocka_unit_test(test_string_lone_surrogates_and_overruns),
         cmocka_unit_test(test_metadata_parse),

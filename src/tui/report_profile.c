@@ -96,8 +96,10 @@ static int cursor_next(cursor *k)
 
 /* Orders cells like their printed stack text in byte order. Equal frame
  * ids mean equal names, so the common prefix is skipped without reading
- * names; the rest is compared as text, because a name that is a prefix of
- * another does not sort like the joined line would (';' vs '.'). */
+ * names; the first names that differ decide when they differ before one
+ * ends (one memcmp); else the rest is compared as text, because a name that
+ * is a prefix of another does not sort like the joined line would (';' vs
+ * '.'). */
 static int cells_cmp(const void *pa, const void *pb, void *arg)
 {
     const seq_ctx *c = arg;
@@ -108,6 +110,13 @@ static int cells_cmp(const void *pa, const void *pb, void *arg)
     size_t nx = seq_len(c, x), ny = seq_len(c, y), i = 0;
     while (i < nx && i < ny && seq_id(c, x, i) == seq_id(c, y, i))
         i++;
+    if (i < nx && i < ny) {
+        size_t lx, ly;
+        const char *a = seq_name(c, x, i, &lx), *b = seq_name(c, y, i, &ly);
+        int r = memcmp(a, b, lx < ly ? lx : ly);
+        if (r)
+            return r < 0 ? -1 : 1;
+    }
     cursor kx, ky;
     cursor_init(&kx, c, x, i);
     cursor_init(&ky, c, y, i);
@@ -120,17 +129,19 @@ static int cells_cmp(const void *pa, const void *pb, void *arg)
     }
 }
 
-static void write_stack(FILE *out, const seq_ctx *c, const jp_sample *s)
+/* The stack text of s into line (reset first). */
+static void stack_text(jp_strbuf *line, const seq_ctx *c, const jp_sample *s)
 {
     size_t n = seq_len(c, s);
+    jp_strbuf_reset(line);
     if (!n)
-        fputs(NO_STACK, out);
+        jp_strbuf_puts(line, NO_STACK);
     for (size_t i = 0; i < n; i++) {
         size_t len;
         const char *name = seq_name(c, s, i, &len);
         if (i)
-            putc(';', out);
-        fwrite(name, 1, len, out);
+            jp_strbuf_putc(line, ';');
+        jp_strbuf_append(line, name, len);
     }
 }
 
@@ -153,6 +164,9 @@ static jp_err collapsed(FILE *out, const jp_profile *p, jp_kind k, bool threads,
         order[i] = (uint32_t)i;
     if (n > 1)
         qsort_r(order, n, sizeof *order, cells_cmp, &c);
+    /* A line is written at once: a write per frame cost more than the sort. */
+    jp_strbuf line;
+    jp_strbuf_init(&line, 0);
     for (size_t i = 0; i < n;) {
         const jp_sample *first = &c.t->cells[order[i]];
         uint64_t sum = 0, old = 0;
@@ -162,12 +176,14 @@ static jp_err collapsed(FILE *out, const jp_profile *p, jp_kind k, bool threads,
             if (d)
                 old += by_value ? d->old_value[order[j]] : d->old_samples[order[j]];
         }
-        write_stack(out, &c, first);
+        stack_text(&line, &c, first);
         if (d)
-            fprintf(out, " %.0f", jp_diff_old(d, old));
-        fprintf(out, " %" PRIu64 "\n", sum);
+            jp_strbuf_printf(&line, " %.0f", jp_diff_old(d, old));
+        jp_strbuf_printf(&line, " %" PRIu64 "\n", sum);
+        fwrite(line.data, 1, line.len, out);
         i = j;
     }
+    jp_strbuf_cleanup(&line);
     free(order);
     return tui_stream_check(out, err);
 }

@@ -247,26 +247,34 @@ jp_err jfr_events_run(const jfr_evtab *t, jfr_acc *acc, jfr_run *r)
     while (p < end) {
         const uint8_t *ev = p;
         uint64_t size = 0, type;
-        bool whole = jfr_varint(&p, end, &size);
-        if (JFR_UNLIKELY(!whole || size == 0 || size > (uint64_t)(end - ev))) {
-            p = ev;
-            if (r->tail_ok && (!whole || size != 0)) {
-                /* cut by the end of the run: the caller goes on from here */
-                r->need = whole ? ev + size : ev + 10;
+        /* Most events: a size and a type of one byte each, read at once
+         * (the second byte is readable: the run's end or its padding). */
+        unsigned b0 = p[0], b1 = p + 1 < r->lim ? p[1] : 0x80;
+        if (JFR_LIKELY(((b0 | b1) & 0x80) == 0 && b0 >= 2 && b0 <= (uint64_t)(end - ev))) {
+            size = b0;
+            type = b1;
+            p += 2;
+        } else {
+            bool whole = jfr_varint(&p, end, &size);
+            if (JFR_UNLIKELY(!whole || size == 0 || size > (uint64_t)(end - ev))) {
+                p = ev;
+                if (r->tail_ok && (!whole || size != 0)) {
+                    /* cut by the end of the run: the caller goes on from here */
+                    r->need = whole ? ev + size : ev + 10;
+                    break;
+                }
+                rc = jfr_fail(r->w, JP_ERR_FORMAT, ev, "event size %" PRIu64 " is impossible here",
+                              size);
                 break;
             }
-            rc = jfr_fail(r->w, JP_ERR_FORMAT, ev, "event size %" PRIu64 " is impossible here",
-                          size);
-            break;
+            if (JFR_UNLIKELY(!jfr_varint(&p, ev + size, &type))) {
+                p = ev;
+                rc = jfr_fail(r->w, JP_ERR_FORMAT, ev, "event type runs past the event");
+                break;
+            }
         }
         const uint8_t *next = ev + size;
-        if (JFR_UNLIKELY(!jfr_varint(&p, next, &type))) {
-            p = ev;
-            rc = jfr_fail(r->w, JP_ERR_FORMAT, ev, "event type runs past the event");
-            break;
-        }
         unsigned e = type < lut_n ? lut[type] : (t->nfar ? far_index(t, type) : 0);
-        nread++;
         if (e) {
             unsigned i = (e & ~(unsigned)JFR_EV_RARE) - 1;
             if (JFR_LIKELY(!(e & JFR_EV_RARE)))
@@ -274,12 +282,12 @@ jp_err jfr_events_run(const jfr_evtab *t, jfr_acc *acc, jfr_run *r)
             else
                 rc = r->rare(r->rare_arg, i, ev, p, next);
             if (rc) {
-                nread--;
                 p = ev;
                 break;
             }
+            nread++;
         } else {
-            nread -= type <= 1; /* metadata and checkpoints are not events */
+            nread += type > 1; /* metadata and checkpoints are not events */
         }
         p = next;
     }

@@ -260,7 +260,6 @@ jp_err jfr_events_run(const jfr_evtab *t, jfr_acc *acc, jfr_run *r)
                 p = ev;
                 if (r->tail_ok && (!whole || size != 0)) {
                     /* cut by the end of the run: the caller goes on from here */
-                    r->need = whole ? ev + size : ev + 10;
                     break;
                 }
                 rc = jfr_fail(r->w, JP_ERR_FORMAT, ev, "event size %" PRIu64 " is impossible here",

@@ -122,7 +122,6 @@ typedef struct jfr_run {
     const uint8_t *lim;     /* end of the readable bytes (>= end), for word reads */
     bool tail_ok;           /* an event running past end is where the run stops, not damage */
     const uint8_t *stop;    /* out: where the run stopped (end, the cut event, or the damage) */
-    const uint8_t *need;    /* out, with tail_ok: where the cut event ends */
     jfr_rare_fn rare;
     void *rare_arg;
     const jfr_where *w; /* for errors */

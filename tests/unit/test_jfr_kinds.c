@@ -425,6 +425,68 @@ static void test_jobs_same_profile(void **state)
     rmdir(dir);
 }
 
+/* An event whose size reads as the largest 64-bit number, in the middle of
+ * a chunk: every way of reading it (memory, file steps, threads) stops
+ * there with the serial message and nothing past the end of a buffer is
+ * even computed (a fuzzer found a pointer that overflowed, with file steps
+ * on threads). */
+static void test_huge_event_size(void **state)
+{
+    (void)state;
+    char path[1024];
+    FILE *f = fopen(ut_fixture("asprof-cpu-alloc-lock.jfr", path, sizeof path), "rb");
+    assert_non_null(f);
+    static uint8_t data[1 << 20];
+    size_t len = fread(data, 1, sizeof data, f);
+    fclose(f);
+    uint64_t meta = 0;
+    for (int i = 0; i < 8; i++)
+        meta = meta << 8 | data[24 + i];
+    size_t at = (size_t)(meta + ut_varint(data + meta, data + len));
+    /* The first event of at least 9 bytes past the middle of the events. */
+    for (;;) {
+        uint64_t n = ut_varint(data + at, data + len);
+        assert_true(n > 0 && n <= len - at);
+        if (at > len / 2 && n >= 9)
+            break;
+        at += (size_t)n;
+    }
+    memset(data + at, 0xff, 9);
+    char dir[] = "/tmp/jprof-huge.XXXXXX", file[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(file, sizeof file, "%s/huge.jfr", dir);
+    f = fopen(file, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+    char msg[sizeof((jfr_report *)0)->error.msg] = "";
+    static const struct {
+        int jobs;
+        uint32_t block;
+        bool file;
+    } ways[] = {{1, 0, false}, {1, 0, true}, {1, 48, true}, {2, 64, false}, {2, 300, true}};
+    for (size_t j = 0; j < sizeof ways / sizeof ways[0]; j++) {
+        jfr_options opt;
+        jfr_options_init(&opt);
+        opt.jobs = ways[j].jobs;
+        opt.block = ways[j].block;
+        jp_profile *p = jp_profile_new();
+        jfr_report rep;
+        jfr_report_init(&rep);
+        assert_int_equal(ways[j].file ? jfr_read_file(file, &opt, p, &rep)
+                                      : jfr_read_buffer(data, len, file, &opt, p, &rep),
+                         JP_ERR_FORMAT);
+        assert_true(rep.partial);
+        assert_non_null(strstr(rep.error.msg, "is impossible here"));
+        if (!j)
+            snprintf(msg, sizeof msg, "%s", rep.error.msg);
+        assert_string_equal(rep.error.msg, msg);
+        jp_profile_free(p);
+    }
+    unlink(file);
+    rmdir(dir);
+}
+
 /* Merging accumulators of different ranges of stack keys loses nothing:
  * a worker whose lanes were made for the last chunk's range (and got no
  * piece of this one) merged after one that counted this chunk emptied the
@@ -473,7 +535,7 @@ int main(void)
         cmocka_unit_test(test_states_parse),        cmocka_unit_test(test_leak_pairing),
         cmocka_unit_test(test_fixture_kinds),       cmocka_unit_test(test_jobs_same_profile),
         cmocka_unit_test(test_piece_ends_on_event), cmocka_unit_test(test_acc_merge_ranges),
-        cmocka_unit_test(test_scan_event),
+        cmocka_unit_test(test_scan_event),          cmocka_unit_test(test_huge_event_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -183,6 +183,41 @@ static uint64_t ut_varint(const uint8_t *p, const uint8_t *end)
     return 0;
 }
 
+/* The bytes of the one-chunk fixture (caller frees), and its header's
+ * big-endian fields. */
+static uint8_t *one_chunk_fixture(size_t *len)
+{
+    char path[1024];
+    FILE *f = fopen(ut_fixture("asprof-cpu-alloc-lock.jfr", path, sizeof path), "rb");
+    assert_non_null(f);
+    size_t cap = 1 << 20;
+    uint8_t *data = malloc(cap);
+    assert_non_null(data);
+    *len = fread(data, 1, cap, f);
+    fclose(f);
+    assert_true(*len > 68 && *len < cap);
+    return data;
+}
+
+/* Writes data to dir (a mkdtemp template, made here)/in.jfr, named in path. */
+static void write_temp(char *dir, char *path, size_t cap, const uint8_t *data, size_t len)
+{
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, cap, "%s/in.jfr", dir);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+}
+
+static uint64_t be64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
 /* A file read on threads whose first piece ends exactly where an event
  * ends: no bytes are carried into the next piece, and the carry buffer,
  * never used before, was padded through a NULL pointer (SIGSEGV; a JDK 25
@@ -192,17 +227,9 @@ static uint64_t ut_varint(const uint8_t *p, const uint8_t *end)
 static void test_piece_ends_on_event(void **state)
 {
     (void)state;
-    char path[1024];
-    FILE *f = fopen(ut_fixture("asprof-cpu-alloc-lock.jfr", path, sizeof path), "rb");
-    assert_non_null(f);
-    static uint8_t data[1 << 20];
-    size_t len = fread(data, 1, sizeof data, f);
-    fclose(f);
-    assert_true(len > 68 && len < sizeof data);
-    uint64_t size = 0;
-    for (int i = 8; i < 16; i++)
-        size = size << 8 | data[i];
-    assert_true(size == len); /* one chunk */
+    size_t len;
+    uint8_t *data = one_chunk_fixture(&len);
+    assert_true(be64(data + 8) == len); /* one chunk */
     jfr_options opt;
     jfr_options_init(&opt);
     jp_profile *p = read_fixture("asprof-cpu-alloc-lock.jfr", &opt);
@@ -227,6 +254,7 @@ static void test_piece_ends_on_event(void **state)
     }
     assert_true(tried >= 10);
     free(want);
+    free(data);
 }
 
 /* jfr_scan_event, from a few kB around an offset alone, guesses where the
@@ -237,18 +265,9 @@ static void test_piece_ends_on_event(void **state)
 static void test_scan_event(void **state)
 {
     (void)state;
-    char path[1024];
-    FILE *f = fopen(ut_fixture("asprof-cpu-alloc-lock.jfr", path, sizeof path), "rb");
-    assert_non_null(f);
-    static uint8_t data[1 << 20];
-    size_t len = fread(data, 1, sizeof data, f);
-    fclose(f);
-    uint64_t size = 0, cp = 0, meta = 0;
-    for (int i = 0; i < 8; i++) {
-        size = size << 8 | data[8 + i];
-        cp = cp << 8 | data[16 + i];
-        meta = meta << 8 | data[24 + i];
-    }
+    size_t len;
+    uint8_t *data = one_chunk_fixture(&len);
+    uint64_t size = be64(data + 8), cp = be64(data + 16), meta = be64(data + 24);
     /* async-profiler writes the metadata first and the pools last. */
     assert_true(size == len && meta == 68 && cp < len);
     uint64_t first = meta + ut_varint(data + meta, data + len);
@@ -290,6 +309,7 @@ static void test_scan_event(void **state)
     assert_int_equal(jfr_scan_event(&sc, &js, 100, sizeof junk), 0);
     jfr_scan_cleanup(&sc);
     jfr_meta_unref(m);
+    free(data);
 }
 
 /* Every fixture in one buffer: many chunks of both dialects. */
@@ -380,12 +400,7 @@ static void test_jobs_same_profile(void **state)
     uint8_t *buf = all_fixtures(&len);
     /* The same bytes as a file, read in steps. */
     char dir[] = "/tmp/jprof-kinds.XXXXXX", path[64];
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/all.jfr", dir);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(buf, 1, len, f), len);
-    assert_int_equal(fclose(f), 0);
+    write_temp(dir, path, sizeof path, buf, len);
     /* With and without threads: the lanes count only events without. */
     jfr_report want_rep;
     jobs_compare(buf, len, path, false, &want_rep);
@@ -433,15 +448,9 @@ static void test_jobs_same_profile(void **state)
 static void test_huge_event_size(void **state)
 {
     (void)state;
-    char path[1024];
-    FILE *f = fopen(ut_fixture("asprof-cpu-alloc-lock.jfr", path, sizeof path), "rb");
-    assert_non_null(f);
-    static uint8_t data[1 << 20];
-    size_t len = fread(data, 1, sizeof data, f);
-    fclose(f);
-    uint64_t meta = 0;
-    for (int i = 0; i < 8; i++)
-        meta = meta << 8 | data[24 + i];
+    size_t len;
+    uint8_t *data = one_chunk_fixture(&len);
+    uint64_t meta = be64(data + 24);
     size_t at = (size_t)(meta + ut_varint(data + meta, data + len));
     /* The first event of at least 9 bytes past the middle of the events. */
     for (;;) {
@@ -453,12 +462,7 @@ static void test_huge_event_size(void **state)
     }
     memset(data + at, 0xff, 9);
     char dir[] = "/tmp/jprof-huge.XXXXXX", file[64];
-    assert_non_null(mkdtemp(dir));
-    snprintf(file, sizeof file, "%s/huge.jfr", dir);
-    f = fopen(file, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(data, 1, len, f), len);
-    assert_int_equal(fclose(f), 0);
+    write_temp(dir, file, sizeof file, data, len);
     char msg[sizeof((jfr_report *)0)->error.msg] = "";
     static const struct {
         int jobs;
@@ -485,6 +489,7 @@ static void test_huge_event_size(void **state)
     }
     unlink(file);
     rmdir(dir);
+    free(data);
 }
 
 /* Merging accumulators of different ranges of stack keys loses nothing:

@@ -26,50 +26,31 @@
 
 /* ---- collapsed ---- */
 
-/* The cells of a kind seen as the sequences of names their collapsed lines
- * print: for each cell, its ids (the thread's first with threads, then the
- * frames, root first) copied back to back, so the sort reads one array
- * instead of following every cell to its stack and the stack to its
- * frames (cache misses that cost more than the comparisons). */
+/* A cell seen as the sequence of names a collapsed line prints. */
 typedef struct seq_ctx {
     const jp_profile *p;
-    uint32_t *ids; /* every cell's sequence */
-    size_t *off;   /* cell i's is ids[off[i] .. off[i + 1]) */
+    const jp_kind_table *t;
+    bool threads;
 } seq_ctx;
 
-static void seq_build(seq_ctx *c, const jp_kind_table *t, bool threads)
+static size_t seq_len(const seq_ctx *c, const jp_sample *s)
 {
-    size_t n = t->count, total = 0;
-    c->off = jp_xreallocarray(NULL, n + 1, sizeof *c->off);
-    for (size_t i = 0; i < n; i++) {
-        c->off[i] = total;
-        total += c->p->stacks[t->cells[i].stack].depth + (threads ? 1u : 0u);
+    return c->p->stacks[s->stack].depth + (c->threads ? 1u : 0u);
+}
+
+static uint32_t seq_id(const seq_ctx *c, const jp_sample *s, size_t i)
+{
+    if (c->threads) {
+        if (i == 0)
+            return s->thread;
+        i--;
     }
-    c->off[n] = total;
-    c->ids = jp_xreallocarray(NULL, total ? total : 1, sizeof *c->ids);
-    for (size_t i = 0; i < n; i++) {
-        uint32_t *d = c->ids + c->off[i];
-        if (threads)
-            *d++ = t->cells[i].thread;
-        const jp_stack *st = &c->p->stacks[t->cells[i].stack];
-        if (st->depth)
-            memcpy(d, jp_profile_stack_frames(c->p, t->cells[i].stack), st->depth * sizeof *d);
-    }
+    return jp_profile_stack_frames(c->p, s->stack)[i];
 }
 
-static size_t seq_len(const seq_ctx *c, uint32_t cell)
+static const char *seq_name(const seq_ctx *c, const jp_sample *s, size_t i, size_t *len)
 {
-    return c->off[cell + 1] - c->off[cell];
-}
-
-static uint32_t seq_id(const seq_ctx *c, uint32_t cell, size_t i)
-{
-    return c->ids[c->off[cell] + i];
-}
-
-static const char *seq_name(const seq_ctx *c, uint32_t cell, size_t i, size_t *len)
-{
-    uint32_t id = seq_id(c, cell, i);
+    uint32_t id = seq_id(c, s, i);
     if (id == JP_NO_THREAD) {
         *len = sizeof UNKNOWN_THREAD - 1;
         return UNKNOWN_THREAD;
@@ -80,22 +61,22 @@ static const char *seq_name(const seq_ctx *c, uint32_t cell, size_t i, size_t *l
 /* Yields the bytes of a collapsed line's stack text from frame i on. */
 typedef struct cursor {
     const seq_ctx *c;
-    uint32_t cell;
+    const jp_sample *s;
     size_t i, n;
     const char *name;
     size_t len, off;
 } cursor;
 
-static void cursor_init(cursor *k, const seq_ctx *c, uint32_t cell, size_t i)
+static void cursor_init(cursor *k, const seq_ctx *c, const jp_sample *s, size_t i)
 {
     k->c = c;
-    k->cell = cell;
-    k->n = seq_len(c, cell);
+    k->s = s;
+    k->n = seq_len(c, s);
     k->name = "";
     k->len = k->off = 0;
     k->i = i ? i - 1 : 0;
     if (k->i < k->n)
-        k->name = seq_name(c, cell, k->i, &k->len);
+        k->name = seq_name(c, s, k->i, &k->len);
     /* Starting after frame i-1: the next byte is the ';' before frame i. */
     if (i)
         k->off = k->len;
@@ -108,26 +89,27 @@ static int cursor_next(cursor *k)
     if (k->i + 1 >= k->n)
         return -1;
     k->i++;
-    k->name = seq_name(k->c, k->cell, k->i, &k->len);
+    k->name = seq_name(k->c, k->s, k->i, &k->len);
     k->off = 0;
     return ';';
 }
 
-/* Orders cells like their printed stack text in byte order. Equal ids
- * mean equal names, so the common prefix is skipped without reading names;
- * the first names that differ decide when they differ before one ends (one
- * memcmp); else the rest is compared as text, because a name that is a
- * prefix of another does not sort like the joined line would (';' vs '.'). */
+/* Orders cells like their printed stack text in byte order. Equal frame
+ * ids mean equal names, so the common prefix is skipped without reading
+ * names; the first names that differ decide when they differ before one
+ * ends (one memcmp); else the rest is compared as text, because a name that
+ * is a prefix of another does not sort like the joined line would (';' vs
+ * '.'). */
 static int cells_cmp(const void *pa, const void *pb, void *arg)
 {
     const seq_ctx *c = arg;
-    uint32_t x = *(const uint32_t *)pa, y = *(const uint32_t *)pb;
-    size_t nx = seq_len(c, x), ny = seq_len(c, y), i = 0;
-    const uint32_t *ix = c->ids + c->off[x], *iy = c->ids + c->off[y];
-    while (i < nx && i < ny && ix[i] == iy[i])
-        i++;
-    if (i == nx && i == ny)
+    const jp_sample *x = &c->t->cells[*(const uint32_t *)pa];
+    const jp_sample *y = &c->t->cells[*(const uint32_t *)pb];
+    if (x->stack == y->stack && (!c->threads || x->thread == y->thread))
         return 0;
+    size_t nx = seq_len(c, x), ny = seq_len(c, y), i = 0;
+    while (i < nx && i < ny && seq_id(c, x, i) == seq_id(c, y, i))
+        i++;
     if (i < nx && i < ny) {
         size_t lx, ly;
         const char *a = seq_name(c, x, i, &lx), *b = seq_name(c, y, i, &ly);
@@ -147,16 +129,16 @@ static int cells_cmp(const void *pa, const void *pb, void *arg)
     }
 }
 
-/* The stack text of a cell into line (reset first). */
-static void stack_text(jp_strbuf *line, const seq_ctx *c, uint32_t cell)
+/* The stack text of s into line (reset first). */
+static void stack_text(jp_strbuf *line, const seq_ctx *c, const jp_sample *s)
 {
-    size_t n = seq_len(c, cell);
+    size_t n = seq_len(c, s);
     jp_strbuf_reset(line);
     if (!n)
         jp_strbuf_puts(line, NO_STACK);
     for (size_t i = 0; i < n; i++) {
         size_t len;
-        const char *name = seq_name(c, cell, i, &len);
+        const char *name = seq_name(c, s, i, &len);
         if (i)
             jp_strbuf_putc(line, ';');
         jp_strbuf_append(line, name, len);
@@ -175,10 +157,8 @@ jp_err tui_stream_check(FILE *out, jp_error *err)
 static jp_err collapsed(FILE *out, const jp_profile *p, jp_kind k, bool threads, bool by_value,
                         const jp_diff *d, jp_error *err)
 {
-    const jp_kind_table *t = &p->kinds[k];
-    seq_ctx c = {.p = p};
-    seq_build(&c, t, threads);
-    size_t n = t->count;
+    seq_ctx c = {.p = p, .t = &p->kinds[k], .threads = threads};
+    size_t n = c.t->count;
     uint32_t *order = jp_xreallocarray(NULL, n ? n : 1, sizeof *order);
     for (size_t i = 0; i < n; i++)
         order[i] = (uint32_t)i;
@@ -188,14 +168,15 @@ static jp_err collapsed(FILE *out, const jp_profile *p, jp_kind k, bool threads,
     jp_strbuf line;
     jp_strbuf_init(&line, 0);
     for (size_t i = 0; i < n;) {
+        const jp_sample *first = &c.t->cells[order[i]];
         uint64_t sum = 0, old = 0;
         size_t j = i;
         for (; j < n && (j == i || cells_cmp(&order[i], &order[j], &c) == 0); j++) {
-            sum += by_value ? t->cells[order[j]].value : t->cells[order[j]].samples;
+            sum += by_value ? c.t->cells[order[j]].value : c.t->cells[order[j]].samples;
             if (d)
                 old += by_value ? d->old_value[order[j]] : d->old_samples[order[j]];
         }
-        stack_text(&line, &c, order[i]);
+        stack_text(&line, &c, first);
         if (d)
             jp_strbuf_printf(&line, " %.0f", jp_diff_old(d, old));
         jp_strbuf_printf(&line, " %" PRIu64 "\n", sum);
@@ -204,8 +185,6 @@ static jp_err collapsed(FILE *out, const jp_profile *p, jp_kind k, bool threads,
     }
     jp_strbuf_cleanup(&line);
     free(order);
-    free(c.ids);
-    free(c.off);
     return tui_stream_check(out, err);
 }
 

@@ -116,8 +116,8 @@ static jp_err checkpoint_read(jfr_pools *pl, const jfr_meta *m, const uint8_t *c
 /* The checkpoint event at chunk offset cp: in place, or read into the
  * arena at *at. Sets *wc to name offsets in it. */
 static jp_err checkpoint_get(jfr_pools *pl, const jfr_src *src, uint64_t chunk_off,
-                             uint64_t chunk_size, uint64_t cp, const uint8_t **ev,
-                             const uint8_t **end, size_t *at, jfr_where *wc, const jfr_where *w)
+                             uint64_t chunk_size, uint64_t cp, bool in_place, const uint8_t **ev,
+                             const uint8_t **end, jfr_where *wc, const jfr_where *w)
 {
     uint64_t avail = chunk_size - cp, size = 0;
     jfr_bytes head = {0};
@@ -135,17 +135,16 @@ static jp_err checkpoint_get(jfr_pools *pl, const jfr_src *src, uint64_t chunk_o
     if (pl->arena.len + size > JFR_MAX_POOL_BYTES)
         return jfr_fail(w, JP_ERR_LIMIT, NULL,
                         "checkpoint events of more than %u bytes in one chunk", JFR_MAX_POOL_BYTES);
-    /* Copied, from memory too: a value is read the same way from either. */
-    *at = pl->arena.len;
+    size_t at = pl->arena.len;
     const uint8_t *from;
-    if ((rc = jfr_src_get(src, chunk_off + cp, (size_t)size, &pl->arena, *at, &from, w->err)))
+    if ((rc = jfr_src_get(src, chunk_off + cp, (size_t)size, &pl->arena, at, &from, w->err)))
         return rc;
-    if (src->mem) {
-        jfr_bytes_reserve(&pl->arena, *at + (size_t)size);
-        memcpy(pl->arena.data + *at, from, (size_t)size);
-        pl->arena.len = *at + (size_t)size;
+    if (src->mem && !in_place) {
+        jfr_bytes_reserve(&pl->arena, at + (size_t)size);
+        memcpy(pl->arena.data + at, from, (size_t)size);
+        pl->arena.len = at + (size_t)size;
     }
-    *ev = pl->arena.data + *at;
+    *ev = in_place ? from : pl->arena.data + at;
     *end = *ev + size;
     *wc = *w;
     wc->base = *ev;
@@ -153,6 +152,21 @@ static jp_err checkpoint_get(jfr_pools *pl, const jfr_src *src, uint64_t chunk_o
     return JP_OK;
 }
 
+/* Copies the first checkpoint, read in place, to the start of the arena
+ * where the offsets of its values are counted the same. */
+static void checkpoint_keep(jfr_pools *pl, const uint8_t *ev, size_t size)
+{
+    jfr_bytes_reserve(&pl->arena, size);
+    memcpy(pl->arena.data, ev, size);
+    pl->arena.len = size;
+}
+
+/* Checkpoints are copied into the arena, from memory too, so that a value
+ * is read within the same bounds either way; but the first one of a chunk
+ * in memory is read in place, and copied only when another one follows:
+ * async-profiler writes one checkpoint a chunk, whose values are then read
+ * where they are (its copy cost as much as its walk: a fresh page of the
+ * arena is a page fault, dear under this VM's hypervisor). */
 jp_err jfr_pools_load(jfr_pools *pl, const jfr_meta *m, const jfr_src *src, uint64_t chunk_off,
                       uint64_t chunk_size, uint64_t last_cp, const jfr_where *w)
 {
@@ -160,6 +174,7 @@ jp_err jfr_pools_load(jfr_pools *pl, const jfr_meta *m, const jfr_src *src, uint
     jp_u64map_init(&seen);
     jp_err rc = JP_OK;
     uint64_t cp = last_cp;
+    const uint8_t *first = NULL, *first_end = NULL; /* the first, while in place */
     for (;;) {
         bool inserted;
         jp_u64map_upsert(&seen, cp, 0, &inserted);
@@ -175,13 +190,22 @@ jp_err jfr_pools_load(jfr_pools *pl, const jfr_meta *m, const jfr_src *src, uint
                           JFR_MAX_CHECKPOINTS);
             break;
         }
+        if (first) {
+            checkpoint_keep(pl, first, (size_t)(first_end - first));
+            first = first_end = NULL;
+        }
+        bool in_place = src->mem && pl->checkpoints == 1;
         const uint8_t *ev = NULL, *end = NULL;
-        size_t at = 0;
         jfr_where wc;
-        if ((rc = checkpoint_get(pl, src, chunk_off, chunk_size, cp, &ev, &end, &at, &wc, &at_cp)))
+        if ((rc = checkpoint_get(pl, src, chunk_off, chunk_size, cp, in_place, &ev, &end, &wc,
+                                 &at_cp)))
             break;
+        if (in_place) {
+            first = ev;
+            first_end = end;
+        }
         int64_t delta = 0;
-        if ((rc = checkpoint_read(pl, m, ev, end, pl->arena.data, &delta, &wc)))
+        if ((rc = checkpoint_read(pl, m, ev, end, in_place ? ev : pl->arena.data, &delta, &wc)))
             break;
         if (delta == 0)
             break;
@@ -195,7 +219,13 @@ jp_err jfr_pools_load(jfr_pools *pl, const jfr_meta *m, const jfr_src *src, uint
         cp = (uint64_t)next;
     }
     jp_u64map_cleanup(&seen);
-    pl->base = pl->arena.data;
-    pl->end = pl->arena.data ? pl->arena.data + pl->arena.len : NULL;
+    if (first) {
+        pl->base = first;
+        pl->end = pl->lim = first_end;
+    } else {
+        pl->base = pl->arena.data;
+        pl->end = pl->arena.data ? pl->arena.data + pl->arena.len : NULL;
+        pl->lim = pl->end ? pl->end + JFR_SRC_PAD : NULL;
+    }
     return rc;
 }

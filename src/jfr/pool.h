@@ -6,7 +6,9 @@
  * pool is skipped by its declared shape. The checkpoint events are copied
  * into a buffer of the pools' own (they are a small part of a chunk), back
  * to back in chain order, from a file and from memory alike, so a value is
- * read within the same bounds either way. jfr_pools is caller storage
+ * read within the same bounds either way; only a chunk in memory with one
+ * checkpoint (async-profiler's) has it read in place, within the same
+ * bounds too, borrowing the input. jfr_pools is caller storage
  * (jfr_pools_init / jfr_pools_cleanup). */
 #ifndef JP_JFR_POOL_H
 #define JP_JFR_POOL_H
@@ -44,10 +46,10 @@ typedef struct jfr_pools {
     jp_u64map index[JFR_POOL__COUNT]; /* key -> offset of the value from `base` */
     uint32_t checkpoints;             /* checkpoint events walked */
     uint64_t entries;                 /* pool entries seen, of every type */
-    /* Pool values lie in [base, end) once loaded, and JFR_SRC_PAD bytes
-     * past `end` may be read (the arena's padding), as the event loop's
-     * word reads do near the end of a piece. */
-    const uint8_t *base, *end;
+    /* Pool values lie in [base, end) once loaded; bytes up to `lim` may be
+     * read (end + JFR_SRC_PAD, the arena's padding, or end when the values
+     * are read in place), as the event loop's word reads do. */
+    const uint8_t *base, *end, *lim;
     jfr_bytes arena; /* a file's checkpoint events */
 } jfr_pools;
 

@@ -415,13 +415,12 @@ static uint32_t one_frame_stack(jfr_resolver *r, uint32_t *cache, const char *na
 }
 
 /* One frame of a flat frame class (r->sf_flat) by its fields' widths:
- * what walk_fields reads of it, without looking the fields up. The pool
- * arena has JFR_SRC_PAD readable bytes past pools->end (pool.h). */
+ * what walk_fields reads of it, without looking the fields up. */
 static bool read_flat_frame(const jfr_resolver *r, const jfr_class *c, const uint8_t **pp,
                             uint64_t *mk, uint64_t *tk)
 {
     const jfr_field *f = &r->m->fields[c->field0];
-    const uint8_t *end = r->pools->end, *lim = end + JFR_SRC_PAD;
+    const uint8_t *end = r->pools->end, *lim = r->pools->lim;
     for (int j = 0; j < (int)c->nfields; j++) {
         uint64_t v = 0;
         if (f[j].width ? !jfr_bytes_skip(pp, end, f[j].width) : !jfr_varint_w(pp, end, lim, &v))

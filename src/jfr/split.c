@@ -542,10 +542,19 @@ bool jfr_split_run(jfr_team *tm, const jfr_walk *x, uint64_t start, uint64_t end
         pthread_cond_wait(&tm->idle, &tm->tmu);
     pthread_mutex_unlock(&tm->tmu);
     bool ok = !atomic_load(&tm->bad) && atomic_load(&tm->frontier) == tm->nspans;
-    for (int i = 0; i < tm->jobs; i++) {
-        if (ok)
-            jfr_acc_merge(x->acc, &tm->wk[i].acc);
-        jfr_acc_clear(&tm->wk[i].acc);
+    if (ok) {
+        /* Everything into worker 0's accumulator, which then trades places
+         * with the caller's: the caller's lanes are not made and filled
+         * only to hold a copy (a MB of fresh pages each, dear on some
+         * VMs). The caller's own events (rare rows) are merged in too. */
+        for (int i = 1; i < tm->jobs; i++)
+            jfr_acc_merge(&tm->wk[0].acc, &tm->wk[i].acc);
+        jfr_acc_merge(&tm->wk[0].acc, x->acc);
+        jfr_acc swap = *x->acc;
+        *x->acc = tm->wk[0].acc;
+        tm->wk[0].acc = swap;
     }
+    for (int i = 0; i < tm->jobs; i++)
+        jfr_acc_clear(&tm->wk[i].acc);
     return ok;
 }

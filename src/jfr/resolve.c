@@ -49,6 +49,16 @@ void jfr_resolver_init(jfr_resolver *r, const jfr_meta *m, const jfr_pools *pool
                  (r->f_sf_type == JFR_NONE || m->fields[r->f_sf_type].width == 0);
     r->sf_mslot = r->f_sf_method == JFR_NONE ? -1 : (int)(r->f_sf_method - m->classes[sf].field0);
     r->sf_tslot = r->f_sf_type == JFR_NONE ? -1 : (int)(r->f_sf_type - m->classes[sf].field0);
+    if (r->sf_flat && m->classes[sf].flat == JFR_FLAT_VARINTS && r->sf_mslot >= 0 &&
+        r->sf_tslot >= 0) {
+        int a = r->sf_mslot < r->sf_tslot ? r->sf_mslot : r->sf_tslot;
+        int b = r->sf_mslot ^ r->sf_tslot ^ a;
+        r->sf_plan = true;
+        r->sf_mfirst = a == r->sf_mslot;
+        r->sf_skip[0] = (unsigned)a;
+        r->sf_skip[1] = (unsigned)(b - a - 1);
+        r->sf_skip[2] = m->classes[sf].nfields - (unsigned)b - 1;
+    }
     r->f_ts_name = jfr_meta_field(m, c[JFR_POOL_STATE], "name");
     r->f_old_type = jfr_meta_field(m, c[JFR_POOL_OLDOBJECT], "type");
     jp_u64map_init(&r->stacks);
@@ -421,6 +431,17 @@ static bool read_flat_frame(const jfr_resolver *r, const jfr_class *c, const uin
 {
     const jfr_field *f = &r->m->fields[c->field0];
     const uint8_t *end = r->pools->end, *lim = r->pools->lim;
+    if (r->sf_plan) {
+        const unsigned *n = r->sf_skip;
+        uint64_t a, b;
+        if ((n[0] && !jfr_varints_skip(pp, end, lim, n[0])) || !jfr_varint_w(pp, end, lim, &a) ||
+            (n[1] && !jfr_varints_skip(pp, end, lim, n[1])) || !jfr_varint_w(pp, end, lim, &b) ||
+            (n[2] && !jfr_varints_skip(pp, end, lim, n[2])))
+            return false;
+        *mk = r->sf_mfirst ? a : b;
+        *tk = r->sf_mfirst ? b : a;
+        return true;
+    }
     for (int j = 0; j < (int)c->nfields; j++) {
         uint64_t v = 0;
         if (f[j].width ? !jfr_bytes_skip(pp, end, f[j].width) : !jfr_varint_w(pp, end, lim, &v))

@@ -31,6 +31,11 @@ typedef struct jfr_resolver {
      * (-1 when the class lacks the field). */
     bool sf_flat;
     int sf_mslot, sf_tslot;
+    /* When every field is an integer and both are there (every JDK and
+     * async-profiler recording): integers to skip before the first of the
+     * two, between them and after, and whether the method comes first. */
+    bool sf_plan, sf_mfirst;
+    unsigned sf_skip[3];
     /* Flat frames seen, direct-mapped by (method key, type key): a hit
      * stands for the frame type and method lookups (made on first use). */
     struct jfr_frame_slot *fcache;

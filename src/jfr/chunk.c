@@ -549,11 +549,7 @@ static bool chunk_ap_states(chunk *k)
 
 /* ---- end of chunk: resolution into the chunk's profile ---- */
 
-static void out_cell(jfr_chunk_out *o, const jfr_cell *cell)
-{
-    o->cells = jp_xgrow(o->cells, &o->cap, o->ncells + 1, sizeof *o->cells);
-    o->cells[o->ncells++] = *cell;
-}
+_Static_assert(sizeof(jfr_cell) <= sizeof(jfr_agg_cell), "cells written over the sums");
 
 /* Cells in key order: frames and stacks enter the profile in the same order
  * whatever the number of threads that added the events up. */
@@ -565,10 +561,15 @@ static void chunk_flush(chunk *k)
     o->rep.events_filtered += k->acc.events_filtered;
     o->lost += k->acc.lost;
     o->ap_states = chunk_ap_states(k);
-    size_t ncells;
+    size_t ncells, nout = 0;
     jfr_agg_cell *cells = jfr_acc_sorted(&k->acc, &ncells);
+    /* The chunk's cells are written over the sorted sums they come from: a
+     * cell is smaller than a sum, and the n-th is written only once the
+     * n-th sum was read. No second array of fresh pages (dear on some
+     * VMs). */
+    jfr_cell *out = (jfr_cell *)(void *)cells;
     for (size_t i = 0; i < ncells; i++) {
-        const jfr_agg_cell *a = &cells[i];
+        const jfr_agg_cell sum = cells[i], *a = &sum;
         unsigned st = JFR_STATE_NONE;
         if (a->slot == JFR_SLOT_EXEC || a->slot == JFR_SLOT_WALL) {
             st = chunk_state(k, a->state);
@@ -586,9 +587,11 @@ static void chunk_flush(chunk *k)
             .samples = a->samples,
             .value = a->value,
         };
-        out_cell(o, &cell);
+        out[nout++] = cell;
     }
-    free(cells);
+    o->cells = out;
+    o->ncells = nout;
+    o->cap = ncells * sizeof *cells / sizeof *out;
     jfr_leak_chunk *lk = &o->leak;
     jfr_leak_chunk_reduce(lk);
     for (size_t i = 0; i < lk->n; i++) {

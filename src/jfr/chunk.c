@@ -591,7 +591,6 @@ static void chunk_flush(chunk *k)
     }
     o->cells = out;
     o->ncells = nout;
-    o->cap = ncells * sizeof *cells / sizeof *out;
     jfr_leak_chunk *lk = &o->leak;
     jfr_leak_chunk_reduce(lk);
     for (size_t i = 0; i < lk->n; i++) {

@@ -96,7 +96,7 @@ typedef struct jfr_chunk_out {
     jp_profile *prof; /* owned unless `direct` */
     bool direct;      /* prof is the reader's output (first chunk into an empty profile) */
     jfr_cell *cells;
-    size_t ncells, cap;
+    size_t ncells;
     jfr_settings set;
     bool ap_states; /* ThreadState pool holds STATE_DEFAULT: async-profiler's cpu/wall split */
     uint64_t lost;  /* jdk.CPUTimeSamplesLost.lostSamples */

@@ -254,8 +254,6 @@ typedef struct rare_ev {
     unsigned idx;
 } rare_ev;
 
-enum { S_WAIT = 0, S_RUN, S_DONE };
-
 typedef struct span {
     uint64_t start, end;
     jfr_bytes copies; /* the queued rare events' bytes, back to back */
@@ -263,8 +261,8 @@ typedef struct span {
     rare_ev *q;
     size_t nq, cap;
     bool direct; /* its rare events go to the callback at once (its worker sets it, under mu) */
-    int state;
-    bool ok; /* its walk ended on its mark */
+    bool done;   /* walked (ok says how) */
+    bool ok;     /* its walk ended on its mark */
 } span;
 
 typedef struct worker {
@@ -352,11 +350,11 @@ static jp_err span_rare(void *arg, unsigned idx, const uint8_t *ev, const uint8_
 static void span_done(jfr_team *tm, uint32_t i, bool ok)
 {
     pthread_mutex_lock(&tm->mu);
-    tm->spans[i].state = S_DONE;
+    tm->spans[i].done = true;
     tm->spans[i].ok = ok;
     bool bad = atomic_load(&tm->bad) || !ok;
     uint32_t f = atomic_load(&tm->frontier);
-    while (!bad && f < tm->nspans && tm->spans[f].state == S_DONE) {
+    while (!bad && f < tm->nspans && tm->spans[f].done) {
         span *s = &tm->spans[f];
         bad = !s->direct && flush_span(tm, s) != JP_OK;
         if (!bad)
@@ -376,10 +374,8 @@ static uint32_t take(jfr_team *tm)
     while (!atomic_load(&tm->bad) && tm->next < tm->nspans &&
            tm->next >= atomic_load(&tm->frontier) + ahead)
         pthread_cond_wait(&tm->moved, &tm->mu);
-    if (!atomic_load(&tm->bad) && tm->next < tm->nspans) {
+    if (!atomic_load(&tm->bad) && tm->next < tm->nspans)
         i = tm->next++;
-        tm->spans[i].state = S_RUN;
-    }
     pthread_mutex_unlock(&tm->mu);
     return i;
 }
@@ -486,8 +482,7 @@ static void add_span(jfr_team *tm, uint64_t start)
     span *s = &tm->spans[tm->nspans++];
     s->start = start;
     s->nq = s->used = 0;
-    s->direct = s->ok = false;
-    s->state = S_WAIT;
+    s->direct = s->ok = s->done = false;
 }
 
 /* Cuts [start, end) into spans of about the same size: four per thread,

@@ -2,7 +2,6 @@
  * Exit codes: 0 clean stop (SIGTERM/SIGINT), 2 usage, 1 start-up failure
  * (store, tokens, listen). See man/jprof-server.8. */
 #include <getopt.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/stopsig.h"
+#include "base/xalloc.h"
 #include "base/timeutil.h"
 #include "server/server.h"
 #include "server/store_clickhouse.h"
@@ -367,34 +367,14 @@ static bool check_security(srv *s, jp_error *e)
     return auth_load(c->tokens_file, &s->auth, e) == JP_OK;
 }
 
-/* glibc's heap for an ingest server: each batch decodes into a few MB that
- * are freed once it is stored, dozens at once. By default glibc gives such
- * memory back at once (heap tops over 128 KiB trimmed, blocks over its
- * moving mmap threshold unmapped), and the next batch faults every page in
- * again: 12 % of the server's CPU with the ClickHouse store, whose batches
- * wait longer for their group (bench/server/run, docs/PERFORMANCE.md). Kept
- * instead, up to 256 MiB a heap, so RSS stays near its peak. glibc's own
- * settings in the environment (GLIBC_TUNABLES=glibc.malloc.*, MALLOC_*_)
- * win over these. */
-static void tune_malloc(void)
-{
-#if defined(__GLIBC__) && defined(M_TRIM_THRESHOLD)
-    const char *t = getenv("GLIBC_TUNABLES");
-    if (t && strstr(t, "glibc.malloc."))
-        return;
-    if (!getenv("MALLOC_TRIM_THRESHOLD_"))
-        mallopt(M_TRIM_THRESHOLD, 256 << 20);
-    if (!getenv("MALLOC_MMAP_THRESHOLD_"))
-        mallopt(M_MMAP_THRESHOLD, 32 << 20); /* glibc's largest */
-    if (!getenv("MALLOC_TOP_PAD_"))
-        mallopt(M_TOP_PAD, 16 << 20);
-#endif
-}
-
 int main(int argc, char **argv)
 {
     static srv s;
-    tune_malloc();
+    /* Each batch decodes into a few MB freed once it is stored, dozens at
+     * once: given back at once (glibc's default), the next batch faulted
+     * them in again, 12 % of the server's CPU with the ClickHouse store
+     * (bench/server/run, docs/PERFORMANCE.md). RSS stays near its peak. */
+    jp_heap_tune(JP_HEAP_KEEP);
     const char *data_dir = "jprof-data";
     config_defaults(&s.cfg);
     int rc = parse_args(argc, argv, &s.cfg, &data_dir);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/timeutil.h"
+#include "base/xalloc.h"
 #include "jvm/snapshot_take.h"
 #include "model/diff.h"
 #include "model/profile.h"
@@ -108,6 +109,8 @@ int main(int argc, char **argv)
         return rc;
     if (a.service)
         return service_main(&a);
+    if (a.diff_path || a.jfr_path)
+        jp_heap_tune(JP_HEAP_HUGE); /* one read of a file: fresh memory, touched once */
     if (a.diff_path)
         return a.batch ? tui_diff_run(&a, stdout, stderr) : tui_interactive_diff(&a);
     if (a.jfr_path)

@@ -3,7 +3,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -11,6 +16,7 @@
 #include "base/hash.h"
 #include "base/strbuf.h"
 #include "base/timeutil.h"
+#include "base/xalloc.h"
 
 static void test_error_set_and_prefix(void **state)
 {
@@ -100,6 +106,59 @@ static void test_time_parsing(void **state)
     assert_string_equal(buf, "2026-11-21T09:00:00.500Z");
 }
 
+/* The child's side of test_heap_huge: 77 when it cannot say. */
+static int heap_huge_child(void)
+{
+    if (!jp_heap_tune(JP_HEAP_HUGE)) {
+        printf("SKIP: test_heap_huge: the heap is not glibc's (valgrind or a sanitizer)\n");
+        fflush(stdout);
+        return 77;
+    }
+    const size_t size = 16 << 20, page = 4096;
+    char *p = jp_xmalloc(size);
+    struct rusage before, after;
+    getrusage(RUSAGE_SELF, &before);
+    for (size_t i = 0; i < size; i += page)
+        p[i] = 1;
+    getrusage(RUSAGE_SELF, &after);
+    long faults = after.ru_minflt - before.ru_minflt;
+    printf("test_heap_huge: %ld page faults for %zu pages\n", faults, size / page);
+    fflush(stdout);
+    free(p);
+    return faults <= (long)(size / page / 4) ? 0 : 1;
+}
+
+/* jprof-top's reads touch a few MB of fresh memory once, and a page costs
+ * 14-60 us to fault in on some VMs: JP_HEAP_HUGE must give that memory in
+ * 2 MiB pages (in a child: the tuning is for the whole process). */
+static void test_heap_huge(void **state)
+{
+    (void)state;
+    char mode[128] = "";
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (f) {
+        if (!fgets(mode, sizeof mode, f))
+            mode[0] = '\0';
+        fclose(f);
+    }
+    if (!strstr(mode, "[madvise]") && !strstr(mode, "[always]")) {
+        printf("SKIP: test_heap_huge: this kernel gives no transparent huge pages (%s)\n",
+               mode[0] ? "never" : "no /sys/kernel/mm/transparent_hugepage");
+        skip();
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(heap_huge_child());
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 77)
+        skip();
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -108,6 +167,7 @@ int main(void)
         cmocka_unit_test(test_hash_is_stable),
         cmocka_unit_test(test_strbuf_cap),
         cmocka_unit_test(test_time_parsing),
+        cmocka_unit_test(test_heap_huge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "base/xalloc.h"
 #include "jfr/jfr.h"
 
 static double now(void)
@@ -61,6 +62,7 @@ static uint8_t *slurp(const char *path, size_t *len)
 
 int main(int argc, char **argv)
 {
+    jp_heap_tune(JP_HEAP_HUGE); /* as jprof-top reads a recording */
     jp_kind kind = JP_KIND_CPU;
     int jobs = 1, runs = 5, ch;
     while ((ch = getopt(argc, argv, "k:j:n:")) != -1) {

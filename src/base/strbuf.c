@@ -27,6 +27,14 @@ void jp_strbuf_reset(jp_strbuf *b)
         b->data[0] = '\0';
 }
 
+void jp_strbuf_truncate(jp_strbuf *b, size_t len)
+{
+    if (len < b->len) {
+        b->len = len;
+        b->data[len] = '\0';
+    }
+}
+
 jp_err jp_strbuf_append(jp_strbuf *b, const void *data, size_t len)
 {
     if (b->cap && (len > b->cap || b->len > b->cap - len))

@@ -22,6 +22,8 @@ typedef struct jp_strbuf {
 void jp_strbuf_init(jp_strbuf *b, size_t cap);
 void jp_strbuf_cleanup(jp_strbuf *b);
 void jp_strbuf_reset(jp_strbuf *b);
+/* Keeps the first len bytes (len <= b->len). */
+void jp_strbuf_truncate(jp_strbuf *b, size_t len);
 jp_err jp_strbuf_append(jp_strbuf *b, const void *data, size_t len);
 jp_err jp_strbuf_puts(jp_strbuf *b, const char *s);
 jp_err jp_strbuf_putc(jp_strbuf *b, char c);

@@ -26,31 +26,35 @@
 
 /* ---- collapsed ---- */
 
-/* A cell seen as the sequence of names a collapsed line prints. */
+/* A cell seen as the sequence of names a collapsed line prints: its thread
+ * first with threads, then its stack's frames, root first. */
 typedef struct seq_ctx {
     const jp_profile *p;
     const jp_kind_table *t;
     bool threads;
+    /* Ranks of the names as printed (below); NULL when the sort reads text. */
+    const uint32_t *mid, *end;
 } seq_ctx;
 
-static size_t seq_len(const seq_ctx *c, const jp_sample *s)
+/* A cell as the sort sees it: its sequence at hand, no table to go through. */
+typedef struct seq {
+    const uint32_t *f; /* the stack's frames */
+    uint32_t n;        /* elements: frames, and the thread with threads */
+    uint32_t thread;   /* element 0 with threads */
+    uint32_t stack;
+    uint32_t cell;
+} seq;
+
+/* Element i: a frame index, or (thread) a frame index or JP_NO_THREAD. */
+static inline uint32_t seq_at(const seq_ctx *c, const seq *s, size_t i)
 {
-    return c->p->stacks[s->stack].depth + (c->threads ? 1u : 0u);
+    if (c->threads)
+        return i == 0 ? s->thread : s->f[i - 1];
+    return s->f[i];
 }
 
-static uint32_t seq_id(const seq_ctx *c, const jp_sample *s, size_t i)
+static const char *elem_name(const seq_ctx *c, uint32_t id, size_t *len)
 {
-    if (c->threads) {
-        if (i == 0)
-            return s->thread;
-        i--;
-    }
-    return jp_profile_stack_frames(c->p, s->stack)[i];
-}
-
-static const char *seq_name(const seq_ctx *c, const jp_sample *s, size_t i, size_t *len)
-{
-    uint32_t id = seq_id(c, s, i);
     if (id == JP_NO_THREAD) {
         *len = sizeof UNKNOWN_THREAD - 1;
         return UNKNOWN_THREAD;
@@ -58,26 +62,25 @@ static const char *seq_name(const seq_ctx *c, const jp_sample *s, size_t i, size
     return jp_profile_frame_name(c->p, id, len);
 }
 
-/* Yields the bytes of a collapsed line's stack text from frame i on. */
+/* Yields the bytes of a collapsed line's stack text from element i on. */
 typedef struct cursor {
     const seq_ctx *c;
-    const jp_sample *s;
-    size_t i, n;
+    const seq *s;
+    size_t i;
     const char *name;
     size_t len, off;
 } cursor;
 
-static void cursor_init(cursor *k, const seq_ctx *c, const jp_sample *s, size_t i)
+static void cursor_init(cursor *k, const seq_ctx *c, const seq *s, size_t i)
 {
     k->c = c;
     k->s = s;
-    k->n = seq_len(c, s);
     k->name = "";
     k->len = k->off = 0;
     k->i = i ? i - 1 : 0;
-    if (k->i < k->n)
-        k->name = seq_name(c, s, k->i, &k->len);
-    /* Starting after frame i-1: the next byte is the ';' before frame i. */
+    if (k->i < s->n)
+        k->name = elem_name(c, seq_at(c, s, k->i), &k->len);
+    /* Starting after element i-1: the next byte is the ';' before element i. */
     if (i)
         k->off = k->len;
 }
@@ -86,36 +89,50 @@ static int cursor_next(cursor *k)
 {
     if (k->off < k->len)
         return (unsigned char)k->name[k->off++];
-    if (k->i + 1 >= k->n)
+    if (k->i + 1 >= k->s->n)
         return -1;
     k->i++;
-    k->name = seq_name(k->c, k->s, k->i, &k->len);
+    k->name = elem_name(k->c, seq_at(k->c, k->s, k->i), &k->len);
     k->off = 0;
     return ';';
 }
 
-/* Orders cells like their printed stack text in byte order. Equal frame
- * ids mean equal names, so the common prefix is skipped without reading
- * names; the first names that differ decide when they differ before one
- * ends (one memcmp); else the rest is compared as text, because a name that
- * is a prefix of another does not sort like the joined line would (';' vs
- * '.'). */
-static int cells_cmp(const void *pa, const void *pb, void *arg)
+/* Orders cells like their printed stack text in byte order, the end of a
+ * line first. Equal elements mean equal names, so the common prefix is
+ * skipped; then, with ranks, the first elements whose ranks differ decide;
+ * else the text is compared from there. */
+static int seq_cmp(const void *pa, const void *pb, void *arg)
 {
     const seq_ctx *c = arg;
-    const jp_sample *x = &c->t->cells[*(const uint32_t *)pa];
-    const jp_sample *y = &c->t->cells[*(const uint32_t *)pb];
+    const seq *x = pa, *y = pb;
     if (x->stack == y->stack && (!c->threads || x->thread == y->thread))
         return 0;
-    size_t nx = seq_len(c, x), ny = seq_len(c, y), i = 0;
-    while (i < nx && i < ny && seq_id(c, x, i) == seq_id(c, y, i))
-        i++;
-    if (i < nx && i < ny) {
-        size_t lx, ly;
-        const char *a = seq_name(c, x, i, &lx), *b = seq_name(c, y, i, &ly);
-        int r = memcmp(a, b, lx < ly ? lx : ly);
-        if (r)
-            return r < 0 ? -1 : 1;
+    size_t m = x->n < y->n ? x->n : y->n, i = 0, off = c->threads;
+    if (off && m > 1 && x->thread == y->thread)
+        i = 1;
+    if (i == off) {
+        /* Frames two at a time: most of a sort's time is this prefix. */
+        const uint32_t *a = x->f, *b = y->f;
+        size_t j = 0, mf = m - off;
+        for (uint64_t wa, wb; j + 2 < mf; j += 2) {
+            memcpy(&wa, a + j, sizeof wa);
+            memcpy(&wb, b + j, sizeof wb);
+            if (wa != wb)
+                break;
+        }
+        while (j + 1 < mf && a[j] == b[j])
+            j++;
+        i = off + j;
+    }
+    if (c->mid) {
+        for (; i < m; i++) {
+            uint32_t ex = seq_at(c, x, i), ey = seq_at(c, y, i);
+            uint32_t rx = (i + 1 == x->n ? c->end : c->mid)[ex == JP_NO_THREAD ? 0 : ex + 1];
+            uint32_t ry = (i + 1 == y->n ? c->end : c->mid)[ey == JP_NO_THREAD ? 0 : ey + 1];
+            if (rx != ry)
+                return rx < ry ? -1 : 1;
+        }
+        return x->n == y->n ? 0 : x->n < y->n ? -1 : 1;
     }
     cursor kx, ky;
     cursor_init(&kx, c, x, i);
@@ -129,20 +146,123 @@ static int cells_cmp(const void *pa, const void *pb, void *arg)
     }
 }
 
-/* The stack text of s into line (reset first). */
-static void stack_text(jp_strbuf *line, const seq_ctx *c, const jp_sample *s)
+/* ---- ranks: the names' order, so the sort compares integers ----
+ *
+ * A line's text is its names, each followed by ';' or, for the last, by
+ * the end of the line (below every byte). Read as such tokens, two lines
+ * compare like their first differing tokens, as long as no token is a
+ * prefix of another, which only a name holding ';' makes possible: then
+ * the sort reads text. Each name used gets the rank of its token in the
+ * middle of a line and at its end (equal names, equal ranks), indexed by
+ * element + 1 (0: no thread). */
+
+typedef struct token {
+    const char *name;
+    uint32_t len, elem; /* elem: element + 1 */
+    bool end;
+} token;
+
+static int token_cmp(const void *pa, const void *pb)
 {
-    size_t n = seq_len(c, s);
-    jp_strbuf_reset(line);
-    if (!n)
-        jp_strbuf_puts(line, NO_STACK);
-    for (size_t i = 0; i < n; i++) {
+    const token *x = pa, *y = pb;
+    uint32_t m = x->len < y->len ? x->len : y->len;
+    int r = memcmp(x->name, y->name, m);
+    if (r)
+        return r;
+    int cx = x->len > m ? (unsigned char)x->name[m] : x->end ? -1 : ';';
+    int cy = y->len > m ? (unsigned char)y->name[m] : y->end ? -1 : ';';
+    return cx == cy ? 0 : cx < cy ? -1 : 1;
+}
+
+/* Marks element e (+1) as used in the middle (bit 1) or at the end (bit 2);
+ * false when its name holds ';'. */
+static bool ranks_mark(const seq_ctx *c, uint8_t *use, uint32_t e, bool end)
+{
+    uint8_t *u = &use[e == JP_NO_THREAD ? 0 : e + 1];
+    if (!*u) {
         size_t len;
-        const char *name = seq_name(c, s, i, &len);
-        if (i)
-            jp_strbuf_putc(line, ';');
-        jp_strbuf_append(line, name, len);
+        const char *name = elem_name(c, e, &len);
+        if (memchr(name, ';', len))
+            return false;
     }
+    *u |= end ? 2 : 1;
+    return true;
+}
+
+/* The ranks into *mid and *end (free both), or false (nothing allocated)
+ * when a name holds ';'. */
+static bool ranks_make(const seq_ctx *c, const seq *s, size_t n, uint32_t **mid, uint32_t **end)
+{
+    size_t ne = c->p->nframes + 1, ntok = 0;
+    uint8_t *use = jp_xcalloc(ne, 1);
+    bool ok = true;
+    for (size_t i = 0; i < n && ok; i++)
+        for (size_t j = 0; j < s[i].n && ok; j++)
+            ok = ranks_mark(c, use, seq_at(c, &s[i], j), j + 1 == s[i].n);
+    for (size_t e = 0; e < ne && ok; e++)
+        ntok += (use[e] & 1) + (use[e] >> 1);
+    token *tok = ok ? jp_xreallocarray(NULL, ntok ? ntok : 1, sizeof *tok) : NULL;
+    ntok = 0;
+    for (uint32_t e = 0; e < ne && ok; e++) {
+        for (unsigned bit = 1; bit <= 2; bit++) {
+            if (!(use[e] & bit))
+                continue;
+            size_t len;
+            const char *name = elem_name(c, e ? e - 1 : JP_NO_THREAD, &len);
+            tok[ntok++] = (token){.name = name, .len = (uint32_t)len, .elem = e, .end = bit == 2};
+        }
+    }
+    free(use);
+    if (!ok)
+        return false;
+    qsort(tok, ntok, sizeof *tok, token_cmp);
+    *mid = jp_xcalloc(ne, sizeof **mid);
+    *end = jp_xcalloc(ne, sizeof **end);
+    uint32_t rank = 0;
+    for (size_t i = 0; i < ntok; i++) {
+        rank += i == 0 || token_cmp(&tok[i - 1], &tok[i]) != 0;
+        (tok[i].end ? *end : *mid)[tok[i].elem] = rank;
+    }
+    free(tok);
+    return true;
+}
+
+/* The stack text of a line into line, from the one before it (elements
+ * [0, keep) shared, offs[i] where element i starts; grown as needed). */
+typedef struct line_text {
+    jp_strbuf line;
+    size_t *offs, cap;
+    const seq *prev;
+    size_t len; /* of the previous stack text */
+} line_text;
+
+static void line_text_make(line_text *t, const seq_ctx *c, const seq *s)
+{
+    if (!s->n) {
+        jp_strbuf_reset(&t->line);
+        jp_strbuf_puts(&t->line, NO_STACK);
+        t->prev = NULL;
+        t->len = t->line.len;
+        return;
+    }
+    size_t keep = 0, m = 0;
+    if (t->prev) {
+        m = t->prev->n < s->n ? t->prev->n : s->n;
+        while (keep < m && seq_at(c, t->prev, keep) == seq_at(c, s, keep))
+            keep++;
+    }
+    jp_strbuf_truncate(&t->line, keep == 0 ? 0 : keep < t->prev->n ? t->offs[keep] - 1 : t->len);
+    t->offs = jp_xgrow(t->offs, &t->cap, s->n, sizeof *t->offs);
+    for (size_t i = keep; i < s->n; i++) {
+        size_t len;
+        const char *name = elem_name(c, seq_at(c, s, i), &len);
+        if (i)
+            jp_strbuf_putc(&t->line, ';');
+        t->offs[i] = t->line.len;
+        jp_strbuf_append(&t->line, name, len);
+    }
+    t->prev = s;
+    t->len = t->line.len;
 }
 
 jp_err tui_stream_check(FILE *out, jp_error *err)
@@ -159,32 +279,55 @@ static jp_err collapsed(FILE *out, const jp_profile *p, jp_kind k, bool threads,
 {
     seq_ctx c = {.p = p, .t = &p->kinds[k], .threads = threads};
     size_t n = c.t->count;
-    uint32_t *order = jp_xreallocarray(NULL, n ? n : 1, sizeof *order);
-    for (size_t i = 0; i < n; i++)
-        order[i] = (uint32_t)i;
+    seq *s = jp_xreallocarray(NULL, n ? n : 1, sizeof *s);
+    for (size_t i = 0; i < n; i++) {
+        const jp_sample *x = &c.t->cells[i];
+        const jp_stack *st = &p->stacks[x->stack];
+        s[i] = (seq){.f = jp_profile_stack_frames(p, x->stack),
+                     .n = st->depth + (threads ? 1u : 0u),
+                     .thread = x->thread,
+                     .stack = x->stack,
+                     .cell = (uint32_t)i};
+    }
+    uint32_t *mid = NULL, *end = NULL;
+    if (n > 1 && ranks_make(&c, s, n, &mid, &end)) {
+        c.mid = mid;
+        c.end = end;
+    }
     if (n > 1)
-        qsort_r(order, n, sizeof *order, cells_cmp, &c);
-    /* A line is written at once: a write per frame cost more than the sort. */
-    jp_strbuf line;
-    jp_strbuf_init(&line, 0);
+        qsort_r(s, n, sizeof *s, seq_cmp, &c);
+    /* A line is written at once (a write per frame cost more than the
+     * sort), from the text of the line before: neighbours share most of it. */
+    line_text t = {0};
+    jp_strbuf_init(&t.line, 0);
     for (size_t i = 0; i < n;) {
-        const jp_sample *first = &c.t->cells[order[i]];
         uint64_t sum = 0, old = 0;
         size_t j = i;
-        for (; j < n && (j == i || cells_cmp(&order[i], &order[j], &c) == 0); j++) {
-            sum += by_value ? c.t->cells[order[j]].value : c.t->cells[order[j]].samples;
+        for (; j < n && (j == i || seq_cmp(&s[i], &s[j], &c) == 0); j++) {
+            const jp_sample *x = &c.t->cells[s[j].cell];
+            sum += by_value ? x->value : x->samples;
             if (d)
-                old += by_value ? d->old_value[order[j]] : d->old_samples[order[j]];
+                old += by_value ? d->old_value[s[j].cell] : d->old_samples[s[j].cell];
         }
-        stack_text(&line, &c, first);
+        line_text_make(&t, &c, &s[i]);
         if (d)
-            jp_strbuf_printf(&line, " %.0f", jp_diff_old(d, old));
-        jp_strbuf_printf(&line, " %" PRIu64 "\n", sum);
-        fwrite(line.data, 1, line.len, out);
+            jp_strbuf_printf(&t.line, " %.0f", jp_diff_old(d, old));
+        char num[24], *q = num + sizeof num; /* " SUM\n" without printf's cost */
+        *--q = '\n';
+        do
+            *--q = (char)('0' + sum % 10);
+        while (sum /= 10);
+        *--q = ' ';
+        jp_strbuf_append(&t.line, q, (size_t)(num + sizeof num - q));
+        fwrite(t.line.data, 1, t.line.len, out);
+        jp_strbuf_truncate(&t.line, t.len);
         i = j;
     }
-    jp_strbuf_cleanup(&line);
-    free(order);
+    jp_strbuf_cleanup(&t.line);
+    free(t.offs);
+    free(mid);
+    free(end);
+    free(s);
     return tui_stream_check(out, err);
 }
 

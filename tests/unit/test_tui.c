@@ -203,6 +203,99 @@ static void test_collapsed_merges_same_text(void **state)
     jp_profile_free(p);
 }
 
+/* The line a cell prints, as the reference below builds it. */
+static void ref_line(const jp_profile *p, const jp_sample *x, bool threads, char *buf, size_t len)
+{
+    size_t n = 0, depth = p->stacks[x->stack].depth;
+    const uint32_t *f = jp_profile_stack_frames(p, x->stack);
+    buf[0] = '\0';
+    if (threads) {
+        size_t l;
+        const char *t = x->thread == JP_NO_THREAD ? "[unknown thread]"
+                                                  : jp_profile_frame_name(p, x->thread, &l);
+        n += (size_t)snprintf(buf + n, len - n, "%.*s", x->thread == JP_NO_THREAD ? 16 : (int)l, t);
+    }
+    for (size_t i = 0; i < depth; i++) {
+        size_t l;
+        const char *name = jp_profile_frame_name(p, f[i], &l);
+        n += (size_t)snprintf(buf + n, len - n, "%s%.*s", n ? ";" : "", (int)l, name);
+    }
+}
+
+static int ref_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Random stacks over names made to be hard on the order ("A" and "A.b" and
+ * "Ab", a thread named like a frame; in the second half, names holding ';')
+ * against the definition: each cell's printed text, equal texts summed,
+ * sorted by strcmp (an empty stack as empty text, printed "[no stack]"). */
+static void test_collapsed_matches_text_sort(void **state)
+{
+    (void)state;
+    static const char *names[] = {"A", "A.b", "Ab", "A0", "B", "B$1", "b", "A.b.c", "[x]", "A;x"};
+    unsigned seed = 7;
+    for (int round = 0; round < 40; round++) {
+        bool threads = round % 2, semis = round >= 20;
+        size_t nnames = semis ? 10 : 9;
+        jp_profile *p = jp_profile_new();
+        uint32_t fr[10], th[3];
+        for (size_t i = 0; i < nnames; i++)
+            fr[i] = frame(p, names[i], JP_FRAME_JIT);
+        th[0] = jp_profile_thread(p, "A", 1);
+        th[1] = jp_profile_thread(p, "B$1", 3);
+        th[2] = JP_NO_THREAD;
+        for (int c = 0; c < 60; c++) {
+            uint32_t st[6];
+            size_t depth = (size_t)(rand_r(&seed) % 6);
+            for (size_t i = 0; i < depth; i++)
+                st[i] = fr[(size_t)rand_r(&seed) % nnames];
+            uint32_t s = stack(p, st, depth);
+            jp_profile_add(p, JP_KIND_CPU, s, th[rand_r(&seed) % 3], 1,
+                           (uint64_t)(rand_r(&seed) % 5 + 1), 0);
+        }
+        const jp_kind_table *t = &p->kinds[JP_KIND_CPU];
+        char **lines = calloc(t->count, sizeof *lines);
+        uint64_t *sums = calloc(t->count, sizeof *sums);
+        size_t nl = 0;
+        for (size_t i = 0; i < t->count; i++) {
+            char buf[256];
+            ref_line(p, &t->cells[i], threads, buf, sizeof buf);
+            size_t j = 0;
+            while (j < nl && strcmp(lines[j], buf))
+                j++;
+            if (j == nl)
+                lines[nl++] = strdup(buf);
+            sums[j] += t->cells[i].samples;
+        }
+        char **order = calloc(nl, sizeof *order);
+        memcpy(order, lines, nl * sizeof *order);
+        qsort(order, nl, sizeof *order, ref_cmp);
+        char *want = NULL;
+        size_t wlen = 0;
+        FILE *w = open_memstream(&want, &wlen);
+        for (size_t i = 0; i < nl; i++) {
+            size_t j = 0;
+            while (lines[j] != order[i])
+                j++;
+            fprintf(w, "%s %llu\n", order[i][0] ? order[i] : "[no stack]",
+                    (unsigned long long)sums[j]);
+        }
+        fclose(w);
+        char *out = capture(collapsed_adapter, p, JP_KIND_CPU, threads, false);
+        assert_string_equal(out, want);
+        free(out);
+        free(want);
+        for (size_t i = 0; i < nl; i++)
+            free(lines[i]);
+        free(lines);
+        free(order);
+        free(sums);
+        jp_profile_free(p);
+    }
+}
+
 static void test_top_table(void **state)
 {
     (void)state;
@@ -877,6 +970,7 @@ int main(void)
         cmocka_unit_test(test_collapsed_threads_are_roots),
         cmocka_unit_test(test_collapsed_byte_order),
         cmocka_unit_test(test_collapsed_merges_same_text),
+        cmocka_unit_test(test_collapsed_matches_text_sort),
         cmocka_unit_test(test_top_table),
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_json_string_invalid_utf8),

@@ -92,7 +92,7 @@ static void *heap_spacer;
 /* The heap's next 64 MiB of address space made now (the pad) and marked
  * for huge pages. A page of this VM costs 14-60 us to fault in, a 2 MiB
  * huge page about 0.15 ms: a cpu read of a 126 MB file faulted ~1,650
- * pages, ~400 this way (docs/PERFORMANCE.md). One arena, so the threads'
+ * pages, ~140 this way (docs/PERFORMANCE.md). One arena, so the threads'
  * memory is in that heap too (they allocate per chunk or span, not per
  * event). Address space only: RSS grows by what is touched, rounded to
  * 2 MiB pages. Growth past the pad gets ordinary pages.

@@ -4,6 +4,7 @@
  *   store_clickhouse.c  open, retention, ops table
  *   ch_schema.c         the tables, on one server or a cluster
  *   ch_write.c          the write path: rows encoded by the caller, group commit
+ *   ch_stage.c          new stacks: staged by the writes, stored before a commit
  *   ch_rollup.c         the per-minute roll-up, summed in memory
  *   ch_query.c          the read ops
  *   ch_flame.c          the flame op (blobs aggregated here)
@@ -30,6 +31,8 @@
 typedef struct ch_wreq ch_wreq;     /* one write waiting for its group (ch_write.c) */
 typedef struct ch_rollup ch_rollup; /* the roll-up being summed (ch_rollup.c) */
 typedef struct ch_frames ch_frames; /* stacks' frames read before (ch_flame.c) */
+typedef struct ch_stage ch_stage;   /* new stacks waiting to be stored (ch_stage.c) */
+typedef struct ch_rshare ch_rshare; /* a batch's share of the roll-up (ch_rollup.c) */
 
 typedef struct ch_reject {
     char *collector, *reason;
@@ -85,6 +88,7 @@ typedef struct ch_store {
     const char *marker_settings; /* and of the look for commit markers */
     ch_rollup *rollup;
     ch_frames *frames;
+    ch_stage *stage;
     bool legacy_samples; /* a jprof_samples table of schema 1-2 (one row per stack) is there */
 } ch_store;
 
@@ -179,10 +183,25 @@ void ch_note_rejected(store *s, const char *collector, const char *reason, int64
 void ch_writer_start(ch_store *st);
 void ch_writer_stop(ch_store *st);
 
-/* The roll-up (ch_rollup.c): add a committed batch's windows (skip as in
- * store_write_opts), write the minutes that are over (all: everything). */
+/* New stacks (ch_stage.c). ch_stage_stacks, on the request's thread:
+ * stages the stacks of b's windows (skip as in store_write_opts) that are
+ * neither stored nor staged (their rows encoded, their frames remembered);
+ * returns whether any of them is not stored yet (the write's group must
+ * then flush before its commit); *fresh: how many this call staged.
+ * ch_stage_flush: once it returns JP_OK, every stack staged before it was
+ * called is stored. */
+void ch_stage_init(ch_store *st);
+void ch_stage_cleanup(ch_store *st);
+bool ch_stage_stacks(ch_store *st, const jp_batch *b, const bool *skip, uint64_t *fresh);
+jp_err ch_stage_flush(ch_store *st, const char *settings, jp_error *err);
+
+/* The roll-up (ch_rollup.c): a batch's share taken when it is encoded (skip
+ * as in store_write_opts), added once the batch is committed; write the
+ * minutes that are over (all: everything). */
 void ch_rollup_init(ch_store *st);
-void ch_rollup_add(ch_store *st, const jp_batch *b, const bool *skip);
+ch_rshare *ch_rshare_new(const jp_batch *b, const bool *skip);
+void ch_rshare_free(ch_rshare *s);
+void ch_rollup_add(ch_store *st, const ch_rshare *s);
 void ch_rollup_flush(ch_store *st, bool all);
 void ch_rollup_cleanup(ch_store *st);
 

@@ -104,37 +104,111 @@ static void ch_racc_thread(ch_racc *a, uint64_t tid, const char *name)
     a->threads[a->nthreads++] = jp_xstrdup(name);
 }
 
-void ch_rollup_add(ch_store *st, const jp_batch *b, const bool *skip)
+/* A batch's share of the roll-up: what ch_rollup_add needs of its windows,
+ * copied while the write is encoded, so that the batch itself can go while
+ * the write waits for its group. */
+typedef struct ch_rrow {
+    uint64_t stack, samples, value;
+    uint32_t thread; /* into the share's threads, or JP_BATCH_NO_THREAD */
+} ch_rrow;
+
+typedef struct ch_rwin {
+    char *ns, *service;
+    int kind;
+    int64_t minute;
+    size_t first, n; /* its rows */
+} ch_rwin;
+
+struct ch_rshare {
+    ch_rwin *w;
+    size_t nw;
+    ch_rrow *rows;
+    size_t nrows;
+    char **threads; /* the batch's thread names */
+    uint64_t *tids; /* and their ids (winblob.h) */
+    size_t nthreads;
+};
+
+ch_rshare *ch_rshare_new(const jp_batch *b, const bool *skip)
 {
-    ch_rollup *r = st->rollup;
-    uint64_t *tids = wb_thread_ids(b);
-    pthread_mutex_lock(&r->mu);
+    ch_rshare *s = jp_xcalloc(1, sizeof *s);
+    size_t nw = 0, nrows = 0;
+    for (size_t i = 0; i < b->nwindows; i++)
+        if (!(skip && skip[i]) && b->windows[i].start_ns >= 0) {
+            nw++;
+            nrows += b->windows[i].nrows;
+        }
+    if (!nw)
+        return s;
+    s->w = jp_xcalloc(nw, sizeof *s->w);
+    s->rows = jp_xcalloc(nrows ? nrows : 1, sizeof *s->rows);
+    s->tids = wb_thread_ids(b);
+    s->threads = jp_xcalloc(b->nthreads + 1, sizeof *s->threads);
+    for (; s->nthreads < b->nthreads; s->nthreads++)
+        s->threads[s->nthreads] = jp_xstrdup(b->threads[s->nthreads]);
     for (size_t i = 0; i < b->nwindows; i++) {
         const jp_batch_window *w = &b->windows[i];
         if ((skip && skip[i]) || w->start_ns < 0)
             continue;
-        ch_racc *a = ch_racc_get(r, w->target.ns ? w->target.ns : "",
-                                 w->target.service ? w->target.service : "", (int)w->kind,
-                                 w->start_ns / CH_MINUTE_NS);
+        s->w[s->nw++] = (ch_rwin){.ns = jp_xstrdup(w->target.ns ? w->target.ns : ""),
+                                  .service = jp_xstrdup(w->target.service ? w->target.service : ""),
+                                  .kind = (int)w->kind,
+                                  .minute = w->start_ns / CH_MINUTE_NS,
+                                  .first = s->nrows,
+                                  .n = w->nrows};
+        for (size_t k = 0; k < w->nrows; k++) {
+            const jp_batch_row *row = &w->rows[k];
+            s->rows[s->nrows++] = (ch_rrow){.stack = b->stacks[row->stack].id,
+                                            .samples = row->samples,
+                                            .value = row->value,
+                                            .thread = row->thread};
+        }
+    }
+    return s;
+}
+
+void ch_rshare_free(ch_rshare *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nw; i++) {
+        free(s->w[i].ns);
+        free(s->w[i].service);
+    }
+    free(s->w);
+    free(s->rows);
+    for (size_t i = 0; i < s->nthreads; i++)
+        free(s->threads[i]);
+    free(s->threads);
+    free(s->tids);
+    free(s);
+}
+
+void ch_rollup_add(ch_store *st, const ch_rshare *s)
+{
+    ch_rollup *r = st->rollup;
+    pthread_mutex_lock(&r->mu);
+    for (size_t i = 0; i < s->nw; i++) {
+        const ch_rwin *w = &s->w[i];
+        ch_racc *a = ch_racc_get(r, w->ns, w->service, w->kind, w->minute);
         size_t before = a->agg.n;
         a->last = jp_time_mono_ns();
         a->windows++;
-        a->nrows += w->nrows;
-        for (size_t k = 0; k < w->nrows; k++) {
-            const jp_batch_row *row = &w->rows[k];
+        a->nrows += w->n;
+        for (size_t k = w->first; k < w->first + w->n; k++) {
+            const ch_rrow *row = &s->rows[k];
             uint64_t tid = 0;
             if (row->thread != JP_BATCH_NO_THREAD) {
-                tid = tids[row->thread];
-                ch_racc_thread(a, tid, b->threads[row->thread]);
+                tid = s->tids[row->thread];
+                ch_racc_thread(a, tid, s->threads[row->thread]);
             }
-            wb_agg_add(&a->agg, b->stacks[row->stack].id, tid, row->samples, row->value);
+            wb_agg_add(&a->agg, row->stack, tid, row->samples, row->value);
             a->samples += row->samples;
             a->value += row->value;
         }
         r->entries += a->agg.n - before;
     }
     pthread_mutex_unlock(&r->mu);
-    free(tids);
 }
 
 /* jprof_rollup's row of one minute (CH_ROLLUP_COLS); a's sums are packed

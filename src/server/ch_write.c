@@ -2,24 +2,23 @@
  * RowBinary blocks out.
  *
  * Each write_batch caller encodes its own rows (every table's RowBinary
- * block, its roll-up and its commit markers) on its own thread, then queues
- * them and waits. A writer thread takes everything queued (a group) and
- * writes it with one INSERT per table, so ClickHouse gets a few large blocks
- * instead of many small parts however many agents upload at once: the group
- * grows with the load (a group-commit, as the embedded store's). Two writers
- * overlap under load, but the second starts a group beside a busy one only
- * when the queue is worth a group (ch_group_ready): every group costs
- * ClickHouse a part per table, dozens of files to create and later merge,
- * which was most of its CPU. Each block goes in its table's sort order, so
- * ClickHouse need not sort (and copy) it. A caller returns only once its
- * group's commit markers are written ("acknowledged means stored"), or with
- * the group's error.
+ * block, its roll-up share and its commit markers, and stages the stacks no
+ * write stored yet: ch_stage.c) on its own thread, lets its caller free the
+ * decoded batch (only the encoded rows wait), then queues them and waits. A writer thread takes
+ * everything queued (a group) and writes it with one INSERT per table, so ClickHouse gets a few
+ * large blocks instead of many small parts however many agents upload at once: the group grows with
+ * the load (a group-commit, as the embedded store's). Two writers overlap under load, but the
+ * second starts a group beside a busy one only when the queue is worth a group (ch_group_ready):
+ * every group costs ClickHouse a part per table, dozens of files to create and later merge, which
+ * was most of its CPU. Each block goes in its table's sort order, so ClickHouse need not sort (and
+ * copy) it. A caller returns only once its group's commit markers are written ("acknowledged means
+ * stored"), or with the group's error.
  *
  * Atomic batches and deduplication without transactions and with no state
  * in this process (so replicas can share one ClickHouse):
  *   1. At once, each on its own connection (ch_before_commit): SELECT the
  *      group's batch ids' commit markers (jprof_ingest, outcome 0, ordered
- *      by batch id: point lookups), INSERT the stacks the days lack, and
+ *      by batch id: point lookups), INSERT the staged stacks, and
  *      INSERT samples, windows, statuses, snapshots, deadlocks, heaps and GC
  *      summaries, every row tagged with its write's attempt id: milliseconds
  *      since the epoch << 22 | 22 random bits, so attempts made later
@@ -65,17 +64,16 @@
 #include "wire/gc_json.h"
 
 #define CH_REJECTS_MAX 4096
-#define CH_KNOWN_STACKS_MAX (4u << 20) /* cache entries before it is cleared */
-#define CH_IN_BYTES (96u << 10)        /* of one IN list (max_query_size is 256 KiB) */
-#define CH_QUEUE_MAX 4096              /* writes waiting for the writer: more -> 429 */
-#define CH_GROUP_MAX 2048              /* writes in one group */
-#define CH_GROUP_BYTES (192u << 20)    /* RowBinary bytes in one group */
-#define CH_ROLLUP_CHECK_S 2            /* an idle writer looks at the roll-up this often */
+#define CH_IN_BYTES (96u << 10)     /* of one IN list (max_query_size is 256 KiB) */
+#define CH_QUEUE_MAX 4096           /* writes waiting for the writer: more -> 429 */
+#define CH_GROUP_MAX 2048           /* writes in one group */
+#define CH_GROUP_BYTES (192u << 20) /* RowBinary bytes in one group */
+#define CH_ROLLUP_CHECK_S 2         /* an idle writer looks at the roll-up this often */
 /* A writer starts a group beside a busy one only when the queue is worth a
  * group of its own (every group costs ClickHouse a part per table: files to
  * create, then merges), or its oldest write has waited this long. */
-#define CH_GROUP_EAGER 16
-#define CH_GROUP_EAGER_BYTES (8u << 20)
+#define CH_GROUP_EAGER 32
+#define CH_GROUP_EAGER_BYTES (16u << 20)
 #define CH_GROUP_WAIT_NS (100 * JP_NS_PER_MS)
 
 /* The tables a write fills, in the order the writer inserts them. */
@@ -112,7 +110,6 @@ static const struct {
      "windows, rows, bytes, heartbeat, q_batches, q_bytes, q_now, q_oldest, ns, pod, "
      "part, parts"},
 };
-#define CH_STACK_COLS "day, stack_id, truncated, depth, frames, kinds"
 
 /* One part of a batch: the rows of one (namespace, pod). */
 typedef struct ch_part {
@@ -121,23 +118,21 @@ typedef struct ch_part {
 } ch_part;
 
 /* A window's row in its write's RowBinary, with its table's sort key
- * (jprof_windows: ORDER BY ns, service, kind, start_ns). */
+ * (jprof_windows: ORDER BY ns, service, kind, start_ns); ns and service are
+ * read from the row itself (the batch is gone by then). */
 typedef struct ch_wrow {
-    const char *ns, *service;
     int64_t start_ns;
     size_t off, len;
+    size_t ns_end, ns_len, svc_end, svc_len; /* where the strings end in the row */
     uint8_t kind;
 } ch_wrow;
 
-/* A stack a write may have to store (the cache did not know it). */
-typedef struct ch_snew {
-    uint64_t key; /* ch_stack_key(day, its id) */
-    int64_t day;
-    uint32_t si; /* index into the batch's stacks */
-} ch_snew;
-
+/* A write as it waits for its group: what it encoded, and copies of what
+ * the writer needs of its batch (the caller frees the batch's bulk once it
+ * is encoded: store_write_opts.release). */
 struct ch_wreq {
-    const jp_batch *b;
+    const jp_batch *b; /* NULL once encoded */
+    char *id;          /* the batch's */
     const store_write_opts *opt;
     store_write_result *res;
     int64_t now;
@@ -148,8 +143,9 @@ struct ch_wreq {
     jp_strbuf rows[CT_N]; /* RowBinary of each table */
     ch_wrow *wrows;       /* where each window's row is in rows[CT_WINDOWS] */
     size_t nwrows, wrows_cap;
-    ch_snew *snew; /* the stacks the cache does not know */
-    size_t nstacks, snew_cap;
+    jp_strbuf dup_row; /* its ingestion-log row if it turns out a duplicate */
+    ch_rshare *share;  /* its share of the roll-up */
+    bool stage_wait;   /* a stack it needs is staged, not stored yet (ch_stage.c) */
     size_t bytes;      /* of all the above, for the group's size */
     int64_t queued_ns; /* when it joined the queue (monotonic) */
     /* the writer's answer */
@@ -171,11 +167,6 @@ static uint64_t ch_attempt_new(ch_store *st)
                                  jp_hash_combine((uint64_t)getpid(), seq));
     uint64_t ms = (uint64_t)(jp_time_now_ns() / 1000000);
     return (ms << 22) | (r & ((1u << 22) - 1));
-}
-
-static uint64_t ch_stack_key(int64_t day, uint64_t id)
-{
-    return jp_hash_combine(jp_hash_u64((uint64_t)day), id);
 }
 
 static bool ch_window_skipped(const ch_wreq *r, size_t i)
@@ -231,52 +222,6 @@ static void ch_rb_ident(jp_strbuf *o, const jp_batch_target *t)
     ch_rb_cstr(o, t->jvm);
 }
 
-/* A stack's row for the stacks table (CH_STACK_COLS). */
-static void ch_encode_stack(jp_strbuf *o, const jp_batch *b, int64_t day, uint32_t si)
-{
-    const jp_batch_stack *s = &b->stacks[si];
-    ch_rb_day(o, day);
-    ch_rb_u64(o, s->id);
-    ch_rb_u8(o, s->truncated);
-    ch_rb_u32(o, s->depth);
-    jp_strbuf_put_varint(o, s->depth);
-    for (uint32_t f = 0; f < s->depth; f++)
-        ch_rb_cstr(o, b->frames[s->frames[f]]);
-    /* the frame kinds, root first (none when the agent sent none) */
-    jp_strbuf_put_varint(o, b->nframe_kinds ? s->depth : 0);
-    for (uint32_t f = 0; b->nframe_kinds && f < s->depth; f++)
-        ch_rb_u8(o, (uint64_t)jp_batch_frame_kind(b, s->frames[f]));
-}
-
-/* The (day, stack) pairs of the batch's windows that the cache does not
- * know; the writer stores each once per group. The cache is asked under one
- * read lock per batch. */
-static void ch_find_stacks(ch_wreq *r, ch_store *st)
-{
-    const jp_batch *b = r->b;
-    jp_u64map seen;
-    jp_u64map_init(&seen);
-    pthread_rwlock_rdlock(&st->stacks_lock);
-    for (size_t i = 0; i < b->nwindows; i++) {
-        if (ch_window_skipped(r, i))
-            continue;
-        const jp_batch_window *win = &b->windows[i];
-        int64_t day = store_day_of(win->start_ns);
-        for (size_t k = 0; k < win->nrows; k++) {
-            uint32_t si = win->rows[k].stack;
-            uint64_t key = ch_stack_key(day, b->stacks[si].id), v;
-            bool fresh;
-            jp_u64map_upsert(&seen, key, 1, &fresh);
-            if (!fresh || jp_u64map_get(&st->known_stacks, key, &v))
-                continue;
-            r->snew = jp_xgrow(r->snew, &r->snew_cap, r->nstacks + 1, sizeof *r->snew);
-            r->snew[r->nstacks++] = (ch_snew){.key = key, .day = day, .si = si};
-        }
-    }
-    pthread_rwlock_unlock(&st->stacks_lock);
-    jp_u64map_cleanup(&seen);
-}
-
 /* One row per window: its figures, and its stack rows as the blob both
  * stores keep (winblob.h) with the names of its threads beside it. The
  * blob is made here, on the request's thread; ClickHouse stores one string
@@ -284,7 +229,9 @@ static void ch_find_stacks(ch_wreq *r, ch_store *st)
 static jp_err ch_encode_windows(ch_wreq *r, ch_store *st, jp_error *err)
 {
     const jp_batch *b = r->b;
-    ch_find_stacks(r, st);
+    uint64_t fresh;
+    r->stage_wait = ch_stage_stacks(st, b, r->opt ? r->opt->skip_windows : NULL, &fresh);
+    r->res->new_stacks = fresh;
     uint64_t *tids = wb_thread_ids(b);
     jp_err rc = JP_OK;
     for (size_t i = 0; i < b->nwindows && !rc; i++) {
@@ -298,12 +245,16 @@ static jp_err ch_encode_windows(ch_wreq *r, ch_store *st, jp_error *err)
         jp_strbuf *o = &r->rows[CT_WINDOWS];
         r->wrows = jp_xgrow(r->wrows, &r->wrows_cap, r->nwrows + 1, sizeof *r->wrows);
         ch_wrow *wr = &r->wrows[r->nwrows++];
-        *wr = (ch_wrow){.ns = win->target.ns ? win->target.ns : "",
-                        .service = win->target.service ? win->target.service : "",
-                        .start_ns = win->start_ns,
-                        .off = o->len,
-                        .kind = (uint8_t)win->kind};
-        ch_rb_target_key(o, day, &win->target);
+        *wr = (ch_wrow){.start_ns = win->start_ns, .off = o->len, .kind = (uint8_t)win->kind};
+        /* ch_rb_target_key, noting where ns and service are */
+        ch_rb_day(o, day);
+        ch_rb_cstr(o, win->target.ns);
+        wr->ns_end = o->len;
+        wr->ns_len = win->target.ns ? strlen(win->target.ns) : 0;
+        ch_rb_cstr(o, win->target.service);
+        wr->svc_end = o->len;
+        wr->svc_len = win->target.service ? strlen(win->target.service) : 0;
+        ch_rb_cstr(o, win->target.pod);
         ch_rb_u8(o, (uint64_t)win->kind);
         ch_rb_i64(o, win->start_ns);
         ch_rb_i64(o, win->end_ns);
@@ -469,9 +420,13 @@ static jp_err ch_encode(ch_wreq *r, ch_store *st, jp_error *err)
         ch_rb_ingest(&r->rows[CT_MARKERS], r->now, r->b, r->attempt, 0, NULL,
                      r->nparts ? &r->parts[i] : &none, (uint32_t)i, (uint32_t)n,
                      r->opt ? r->opt->body_bytes : 0);
+    /* what the writer needs of the batch, copied: the batch may go now */
+    r->id = jp_xstrdup(r->b->id);
+    ch_rb_ingest(&r->dup_row, r->now, r->b, 0, 1, NULL, NULL, 0, 1,
+                 r->opt ? r->opt->body_bytes : 0);
+    r->share = ch_rshare_new(r->b, r->opt ? r->opt->skip_windows : NULL);
     for (int t = 0; t < CT_N; t++)
         r->bytes += r->rows[t].len;
-    r->bytes += r->nstacks * 256; /* about, before they are encoded */
     return JP_OK;
 }
 
@@ -486,6 +441,7 @@ static void ch_wreq_init(ch_wreq *r, const jp_batch *b, const store_write_opts *
     jp_u64map_init(&r->part_idx);
     for (int t = 0; t < CT_N; t++)
         jp_strbuf_init(&r->rows[t], 0);
+    jp_strbuf_init(&r->dup_row, 0);
     jp_error_init(&r->err);
 }
 
@@ -496,7 +452,9 @@ static void ch_wreq_cleanup(ch_wreq *r)
     for (int t = 0; t < CT_N; t++)
         jp_strbuf_cleanup(&r->rows[t]);
     free(r->wrows);
-    free(r->snew);
+    free(r->id);
+    jp_strbuf_cleanup(&r->dup_row);
+    ch_rshare_free(r->share);
 }
 
 /* ---- the writers: one group each at a time ---- */
@@ -519,7 +477,7 @@ static ch_wreq *ch_group_find(ch_group *g, const char *id, size_t len)
     uint64_t key = jp_hash_bytes(id, len), v;
     while (jp_u64map_get(&g->ids, key, &v)) {
         ch_wreq *r = g->r[v - 1];
-        if (strlen(r->b->id) == len && !memcmp(r->b->id, id, len))
+        if (strlen(r->id) == len && !memcmp(r->id, id, len))
             return r;
         key++;
     }
@@ -552,7 +510,7 @@ static jp_err ch_markers(ch_group *g, jp_strbuf *q, jp_error *err)
         for (; i < g->n && q->len < CH_IN_BYTES; i++) {
             g->r[i]->best = 0;
             jp_strbuf_puts(q, k++ ? ", " : "");
-            ch_sql_str(q, g->r[i]->b->id);
+            ch_sql_str(q, g->r[i]->id);
         }
         jp_strbuf_puts(q, ") GROUP BY batch_id, attempt");
         ch_result res;
@@ -571,96 +529,28 @@ static void ch_mark_duplicate(ch_wreq *r)
     r->duplicate = true;
 }
 
-/* A stack to write and the batch it is in. */
-typedef struct ch_sref {
-    uint64_t id;
-    const ch_wreq *r;
-    const ch_snew *s;
-} ch_sref;
-
-static int ch_sref_cmp(const void *a, const void *b)
-{
-    uint64_t x = ((const ch_sref *)a)->id, y = ((const ch_sref *)b)->id;
-    return (x > y) - (x < y);
-}
-
-/* The stacks the group's writes did not find in the cache, each (day,
- * stack) once, in one block, then remembered in the cache. ClickHouse is
- * not asked which it has (an IN list of thousands of ids costs it more than
- * the rows): a stack written again (after a restart, by another replica)
- * merges away in jprof_stacks (ReplacingMergeTree), and readers take any
- * one row per stack meanwhile. */
-static jp_err ch_put_stacks(ch_group *g, jp_strbuf *rows, jp_error *err)
-{
-    jp_u64map want; /* key -> 1 */
-    jp_u64map_init(&want);
-    ch_sref *refs = NULL;
-    size_t nrefs = 0, refs_cap = 0;
-    /* one writer at a time, so two groups in flight do not both write the
-     * stacks they share (the first of a day: most of them) */
-    pthread_mutex_lock(&g->st->stacks_write_mu);
-    pthread_rwlock_rdlock(&g->st->stacks_lock);
-    for (size_t i = 0; i < g->n; i++) {
-        ch_wreq *r = g->r[i];
-        for (size_t k = 0; k < r->nstacks; k++) {
-            bool fresh;
-            uint64_t v;
-            jp_u64map_upsert(&want, r->snew[k].key, 1, &fresh);
-            if (!fresh || jp_u64map_get(&g->st->known_stacks, r->snew[k].key, &v))
-                continue;
-            jp_u64map_put(&want, r->snew[k].key, 2); /* written by this group */
-            refs = jp_xgrow(refs, &refs_cap, nrefs + 1, sizeof *refs);
-            refs[nrefs++] =
-                (ch_sref){.id = r->b->stacks[r->snew[k].si].id, .r = r, .s = &r->snew[k]};
-            r->res->new_stacks++;
-        }
-    }
-    pthread_rwlock_unlock(&g->st->stacks_lock);
-    /* in the table's order (ORDER BY stack_id), which ClickHouse then need
-     * not sort (ch_group_windows says why) */
-    if (nrefs > 1)
-        qsort(refs, nrefs, sizeof *refs, ch_sref_cmp);
-    for (size_t i = 0; i < nrefs; i++)
-        ch_encode_stack(rows, refs[i].r->b, refs[i].s->day, refs[i].s->si);
-    free(refs);
-    jp_err rc = JP_OK;
-    if (rows->len)
-        rc = ch_insert_fmt(g->st, "jprof_stacks", CH_STACK_COLS, "RowBinary", rows, g->settings,
-                           err);
-    for (size_t i = 0; !rc && i < g->n; i++)
-        for (size_t k = 0; k < g->r[i]->nstacks; k++) {
-            uint64_t v;
-            if (jp_u64map_get(&want, g->r[i]->snew[k].key, &v) && v == 2) {
-                ch_frames_remember(g->st, g->r[i]->b, g->r[i]->snew[k].si);
-                jp_u64map_put(&want, g->r[i]->snew[k].key, 1);
-            }
-        }
-    if (!rc) {
-        pthread_rwlock_wrlock(&g->st->stacks_lock);
-        if (g->st->known_stacks.count + want.count > CH_KNOWN_STACKS_MAX)
-            jp_u64map_clear(&g->st->known_stacks);
-        for (size_t k = 0; k < want.cap; k++)
-            if (want.used[k])
-                jp_u64map_put(&g->st->known_stacks, want.keys[k], 1);
-        pthread_rwlock_unlock(&g->st->stacks_lock);
-    }
-    pthread_mutex_unlock(&g->st->stacks_write_mu);
-    jp_u64map_cleanup(&want);
-    return rc;
-}
-
 /* A window's row and the write it is in. */
 typedef struct ch_wref {
     const ch_wrow *w;
     const char *data;
 } ch_wref;
 
+/* Byte order, then the shorter first: strcmp's order, and ClickHouse's. */
+static int ch_bytes_cmp(const char *x, size_t xlen, const char *y, size_t ylen)
+{
+    int c = memcmp(x, y, xlen < ylen ? xlen : ylen);
+    return c ? c : (xlen > ylen) - (xlen < ylen);
+}
+
 static int ch_wref_cmp(const void *a, const void *b)
 {
-    const ch_wrow *x = ((const ch_wref *)a)->w, *y = ((const ch_wref *)b)->w;
-    int c = strcmp(x->ns, y->ns);
+    const ch_wref *p = a, *q = b;
+    const ch_wrow *x = p->w, *y = q->w;
+    int c = ch_bytes_cmp(p->data + x->ns_end - x->ns_len, x->ns_len,
+                         q->data + y->ns_end - y->ns_len, y->ns_len);
     if (!c)
-        c = strcmp(x->service, y->service);
+        c = ch_bytes_cmp(p->data + x->svc_end - x->svc_len, x->svc_len,
+                         q->data + y->svc_end - y->svc_len, y->svc_len);
     if (!c)
         c = (x->kind > y->kind) - (x->kind < y->kind);
     if (!c)
@@ -723,7 +613,7 @@ static void *ch_task_run(void *arg)
     if (k->what == CK_MARKERS) {
         k->rc = ch_markers(g, &k->q, &k->err);
     } else if (k->what == CK_STACKS) {
-        k->rc = ch_put_stacks(g, &k->rows, &k->err);
+        k->rc = ch_stage_flush(g->st, g->settings, &k->err);
     } else {
         ch_group_rows(g, k->what, &k->rows);
         if (k->rows.len)
@@ -742,7 +632,7 @@ static jp_err ch_before_commit(ch_group *g, jp_error *err)
             continue; /* the markers and the roll-up come later */
         bool any = w == CK_MARKERS;
         for (size_t i = 0; !any && i < g->n; i++)
-            any = w == CK_STACKS ? g->r[i]->nstacks > 0 : g->r[i]->rows[w].len > 0;
+            any = w == CK_STACKS ? g->r[i]->stage_wait : g->r[i]->rows[w].len > 0;
         if (!any)
             continue;
         k[n] = (ch_task){.g = g, .what = w};
@@ -775,7 +665,7 @@ static jp_err ch_before_commit(ch_group *g, jp_error *err)
 /* Writes in the order of their batch ids. */
 static int ch_wreq_id_cmp(const void *a, const void *b)
 {
-    return strcmp((*(ch_wreq *const *)a)->b->id, (*(ch_wreq *const *)b)->b->id);
+    return strcmp((*(ch_wreq *const *)a)->id, (*(ch_wreq *const *)b)->id);
 }
 
 /* The commit markers of every write, and a log row of each duplicate.
@@ -805,8 +695,7 @@ static void ch_marker_rows(ch_group *g, jp_strbuf *rows)
         if (r->rc != JP_OK)
             continue;
         if (r->duplicate)
-            ch_rb_ingest(rows, r->now, r->b, 0, 1, NULL, NULL, 0, 1,
-                         r->opt ? r->opt->body_bytes : 0);
+            jp_strbuf_append(rows, r->dup_row.data, r->dup_row.len);
         jp_strbuf_append(rows, r->rows[CT_MARKERS].data, r->rows[CT_MARKERS].len);
     }
     free(by_id);
@@ -849,7 +738,7 @@ static void ch_group_write(ch_group *g)
         r->committed = ch_live(r);
         live += r->committed;
         if (r->committed)
-            ch_rollup_add(g->st, r->b, r->opt ? r->opt->skip_windows : NULL);
+            ch_rollup_add(g->st, r->share);
     }
     pthread_mutex_lock(&g->st->mu);
     g->st->stats.commits += live > 0;
@@ -926,7 +815,7 @@ static void *ch_writer_main(void *arg)
         g.n = n;
         jp_u64map_clear(&g.ids);
         for (size_t i = 0; i < n; i++) {
-            uint64_t key = jp_hash_bytes(group[i]->b->id, strlen(group[i]->b->id)), v;
+            uint64_t key = jp_hash_bytes(group[i]->id, strlen(group[i]->id)), v;
             while (jp_u64map_get(&g.ids, key, &v))
                 key++;
             jp_u64map_put(&g.ids, key, i + 1);
@@ -1050,11 +939,16 @@ jp_err ch_write_batch(store *s, const jp_batch *b, const store_write_opts *opt,
     ch_wreq_init(&r, b, opt, res);
     jp_err rc = ch_encode(&r, st, err);
     if (!rc) {
+        /* everything the writer needs is encoded or copied: the caller may
+         * free the batch's bulk while the write waits for its group */
+        r.b = NULL;
+        if (opt && opt->release)
+            opt->release(opt->release_ctx);
         /* a second write of the same id waits for the first, then finds
          * its markers */
-        ch_inflight_enter(st, b->id);
+        ch_inflight_enter(st, r.id);
         rc = ch_submit(st, &r, err);
-        ch_inflight_leave(st, b->id);
+        ch_inflight_leave(st, r.id);
     }
     pthread_mutex_lock(&st->mu);
     st->stats.writes++;

@@ -152,7 +152,14 @@ void ingest_answer_json(srv_req *r, srv_resp *o, const jp_batch *b, const ingest
                      (unsigned long long)res->docs_refused, ir->refused_json);
 }
 
-void ingest_write(srv_req *r, srv_resp *o, const jp_batch *b, ingest_answer_fn answer)
+/* The store holds what it encoded: the batch's bulk goes while the write
+ * waits (the answer needs only its id and figures). */
+static void ingest_shed(void *ctx)
+{
+    jp_batch_shed(ctx);
+}
+
+void ingest_write(srv_req *r, srv_resp *o, jp_batch *b, ingest_answer_fn answer)
 {
     srv *s = r->s;
     int64_t now = store_now_ns();
@@ -179,7 +186,8 @@ void ingest_write(srv_req *r, srv_resp *o, const jp_batch *b, ingest_answer_fn a
         metrics_refused_count(&s->m, MR_RETENTION, nold);
     if (nfuture)
         metrics_refused_count(&s->m, MR_FUTURE, nfuture);
-    store_write_opts opt = {.skip_windows = skip, .body_bytes = r->body_len};
+    store_write_opts opt = {
+        .skip_windows = skip, .body_bytes = r->body_len, .release = ingest_shed, .release_ctx = b};
     store_write_result res;
     memset(&res, 0, sizeof res);
     jp_error e;

@@ -59,7 +59,7 @@ typedef struct ingest_result {
 typedef void (*ingest_answer_fn)(srv_req *r, srv_resp *o, const jp_batch *b,
                                  const ingest_result *ir);
 
-void ingest_write(srv_req *r, srv_resp *o, const jp_batch *b, ingest_answer_fn answer);
+void ingest_write(srv_req *r, srv_resp *o, jp_batch *b, ingest_answer_fn answer);
 /* jprof's answer: {"status": "accepted"|"duplicate", "batch_id", "windows",
  * "stack_rows", "new_stacks", "documents", "documents_refused",
  * "windows_refused": [...]} (docs/API.md). */

@@ -40,5 +40,5 @@ libjpserver_a_CFLAGS += $(CURL_CFLAGS)
 libjpserver_a_SOURCES += \
 	src/server/store_clickhouse.c src/server/store_clickhouse.h src/server/ch_int.h \
 	src/server/ch_http.c src/server/ch_query.c src/server/ch_write.c \
-	src/server/ch_rollup.c src/server/ch_schema.c src/server/ch_flame.c
+	src/server/ch_rollup.c src/server/ch_schema.c src/server/ch_flame.c src/server/ch_stage.c
 jprof_server_LDADD += $(CURL_LIBS)

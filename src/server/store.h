@@ -80,6 +80,12 @@ typedef struct store_write_result {
 typedef struct store_write_opts {
     const bool *skip_windows;
     uint64_t body_bytes; /* bytes received on the wire, for ingestion stats */
+    /* Called at most once by write_batch, on the caller's thread, from the
+     * moment the store reads nothing more of the batch (a store that queues
+     * its write keeps only what it encoded): the caller may then free the
+     * batch's bulk (jp_batch_shed) while the write waits. NULL: never. */
+    void (*release)(void *ctx);
+    void *release_ctx;
 } store_write_opts;
 
 /* ---- queries ---- */

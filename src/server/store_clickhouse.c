@@ -154,6 +154,7 @@ static void ch_close(store *s)
     free(st->local_db);
     free(st->cluster);
     ch_rollup_cleanup(st);
+    ch_stage_cleanup(st);
     ch_frames_cleanup(st);
     free(st);
     free(s);
@@ -424,6 +425,7 @@ jp_err store_clickhouse_open(const store_clickhouse_options *o, const store_conf
     jp_u64map_init(&st->known_stacks);
     ch_rollup_init(st);
     ch_frames_init(st);
+    ch_stage_init(st);
     store *s = jp_xcalloc(1, sizeof *s);
     s->ops = &ch_ops;
     s->impl = st;

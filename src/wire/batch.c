@@ -91,6 +91,32 @@ void jp_batch_cleanup(jp_batch *b)
     jp_batch_init(b);
 }
 
+void jp_batch_shed(jp_batch *b)
+{
+    for (size_t i = 0; i < b->nframes; i++)
+        free(b->frames[i]);
+    free(b->frames);
+    free(b->frame_kinds);
+    b->frames = NULL;
+    b->frame_kinds = NULL;
+    b->nframes = b->frames_cap = b->nframe_kinds = b->frame_kinds_cap = 0;
+    for (size_t i = 0; i < b->nthreads; i++)
+        free(b->threads[i]);
+    free(b->threads);
+    b->threads = NULL;
+    b->nthreads = b->threads_cap = 0;
+    for (size_t i = 0; i < b->nstacks; i++)
+        free(b->stacks[i].frames);
+    free(b->stacks);
+    b->stacks = NULL;
+    b->nstacks = b->stacks_cap = 0;
+    for (size_t i = 0; i < b->nwindows; i++) {
+        free(b->windows[i].rows);
+        b->windows[i].rows = NULL;
+        b->windows[i].nrows = b->windows[i].rows_cap = 0;
+    }
+}
+
 /* jp_profile_stack()'s id (src/model/profile.h says how it is made). */
 uint64_t jp_batch_stack_id(const char *const *names, const size_t *lens, size_t depth)
 {

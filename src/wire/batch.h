@@ -141,6 +141,12 @@ typedef struct jp_batch {
 
 void jp_batch_init(jp_batch *b);
 void jp_batch_cleanup(jp_batch *b);
+/* Frees the bulk of a batch: its frame and thread names, stacks and
+ * windows' rows (nrows becomes 0). Its id, collector, queue counters,
+ * windows' targets and figures, and documents stay (what a server answers
+ * with once the store has encoded the rest). jp_batch_cleanup still frees
+ * what is left. */
+void jp_batch_shed(jp_batch *b);
 
 /* The stable stack id of root-first frame names, identical to the id
  * jp_profile_stack() gives the same stack (src/model/profile.c), so ids

@@ -196,12 +196,13 @@ bool ch_stage_stacks(ch_store *st, const jp_batch *b, const bool *skip, uint64_t
 jp_err ch_stage_flush(ch_store *st, const char *settings, jp_error *err);
 
 /* The roll-up (ch_rollup.c): a batch's share taken when it is encoded (skip
- * as in store_write_opts), added once the batch is committed; write the
- * minutes that are over (all: everything). */
+ * as in store_write_opts), added once the batch is committed (the roll-up
+ * keeps a reference; ch_rshare_free drops the caller's); write the minutes
+ * that are over (all: everything). */
 void ch_rollup_init(ch_store *st);
 ch_rshare *ch_rshare_new(const jp_batch *b, const bool *skip);
 void ch_rshare_free(ch_rshare *s);
-void ch_rollup_add(ch_store *st, const ch_rshare *s);
+void ch_rollup_add(ch_store *st, ch_rshare *s);
 void ch_rollup_flush(ch_store *st, bool all);
 void ch_rollup_cleanup(ch_store *st);
 

@@ -12,7 +12,14 @@
  * insert), doubled (two replicas accepting one batch) or is still in memory is read from the raw
  * rows, so answers stay exact. Memory is bounded: past CH_ROLLUP_ENTRIES
  * everything pending is written at once. The sums travel as the window
- * blob both stores use (winblob.h), with the thread names beside it. */
+ * blob both stores use (winblob.h), with the thread names beside it.
+ *
+ * A commit only files its batch's share (ch_rshare: the windows' rows,
+ * copied when the write was encoded) under its minutes; the sums are made
+ * when a minute is written, off the path of the writes waiting for their
+ * answer (as the embedded store's roll-up pass), or when the shares filed
+ * pass CH_ROLLUP_PENDING rows (then they are summed at once, and memory is
+ * that of the sums). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +33,40 @@
 #define CH_ROLLUP_IDLE (5 * JP_NS_PER_SEC)   /* and this long without a new window */
 #define CH_ROLLUP_AGE (300 * JP_NS_PER_SEC)  /* a minute kept longer is written anyway */
 #define CH_ROLLUP_ENTRIES (4u << 20)         /* (stack, thread) sums held at most */
+#define CH_ROLLUP_PENDING (2u << 20)         /* rows filed, not summed, at most */
+
+/* A batch's share of the roll-up: what ch_rollup_add needs of its windows,
+ * copied while the write is encoded, so that the batch itself can go while
+ * the write waits for its group. */
+typedef struct ch_rrow {
+    uint64_t stack, samples, value;
+    uint32_t thread; /* into the share's threads, or JP_BATCH_NO_THREAD */
+} ch_rrow;
+
+typedef struct ch_rwin {
+    char *ns, *service;
+    int kind;
+    int64_t minute;
+    size_t first, n; /* its rows */
+    uint64_t samples, value;
+} ch_rwin;
+
+struct ch_rshare {
+    int refs; /* the write's, and one per window filed (atomic) */
+    ch_rwin *w;
+    size_t nw;
+    ch_rrow *rows;
+    size_t nrows;
+    char **threads; /* the batch's thread names */
+    uint64_t *tids; /* and their ids (winblob.h) */
+    size_t nthreads;
+};
+
+/* A share's window filed under an accumulator. */
+typedef struct ch_rref {
+    ch_rshare *s;
+    size_t w;
+} ch_rref;
 
 /* One (namespace, service, kind, minute). */
 typedef struct ch_racc {
@@ -34,8 +75,11 @@ typedef struct ch_racc {
     int64_t minute;
     int64_t born, last; /* jp_time_mono_ns() when it was made, last added to */
     uint64_t windows, nrows, samples, value;
-    wb_agg agg;     /* (stack, thread id) -> sums */
-    char **threads; /* the names of the thread ids in agg, each once */
+    struct ch_rref *refs; /* shares' windows filed, not summed yet */
+    size_t nrefs, refs_cap;
+    uint64_t pending; /* their rows */
+    wb_agg agg;       /* (stack, thread id) -> sums */
+    char **threads;   /* the names of the thread ids in agg, each once */
     size_t nthreads, threads_cap;
     jp_u64map tidx; /* thread id -> 1 */
 } ch_racc;
@@ -46,6 +90,7 @@ struct ch_rollup {
     size_t n, cap;
     jp_u64map idx; /* hash(ns, service, kind, minute) -> index + 1 (probing) */
     size_t entries;
+    uint64_t pending; /* rows filed in all accumulators */
 };
 
 static uint64_t ch_racc_key(const char *ns, const char *service, int kind, int64_t minute)
@@ -61,6 +106,9 @@ static void ch_racc_free(ch_racc *a)
         return;
     free(a->ns);
     free(a->service);
+    for (size_t i = 0; i < a->nrefs; i++)
+        ch_rshare_free(a->refs[i].s);
+    free(a->refs);
     wb_agg_free(&a->agg);
     for (size_t i = 0; i < a->nthreads; i++)
         free(a->threads[i]);
@@ -104,34 +152,10 @@ static void ch_racc_thread(ch_racc *a, uint64_t tid, const char *name)
     a->threads[a->nthreads++] = jp_xstrdup(name);
 }
 
-/* A batch's share of the roll-up: what ch_rollup_add needs of its windows,
- * copied while the write is encoded, so that the batch itself can go while
- * the write waits for its group. */
-typedef struct ch_rrow {
-    uint64_t stack, samples, value;
-    uint32_t thread; /* into the share's threads, or JP_BATCH_NO_THREAD */
-} ch_rrow;
-
-typedef struct ch_rwin {
-    char *ns, *service;
-    int kind;
-    int64_t minute;
-    size_t first, n; /* its rows */
-} ch_rwin;
-
-struct ch_rshare {
-    ch_rwin *w;
-    size_t nw;
-    ch_rrow *rows;
-    size_t nrows;
-    char **threads; /* the batch's thread names */
-    uint64_t *tids; /* and their ids (winblob.h) */
-    size_t nthreads;
-};
-
 ch_rshare *ch_rshare_new(const jp_batch *b, const bool *skip)
 {
     ch_rshare *s = jp_xcalloc(1, sizeof *s);
+    s->refs = 1;
     size_t nw = 0, nrows = 0;
     for (size_t i = 0; i < b->nwindows; i++)
         if (!(skip && skip[i]) && b->windows[i].start_ns >= 0) {
@@ -156,12 +180,15 @@ ch_rshare *ch_rshare_new(const jp_batch *b, const bool *skip)
                                   .minute = w->start_ns / CH_MINUTE_NS,
                                   .first = s->nrows,
                                   .n = w->nrows};
+        ch_rwin *sw = &s->w[s->nw - 1];
         for (size_t k = 0; k < w->nrows; k++) {
             const jp_batch_row *row = &w->rows[k];
             s->rows[s->nrows++] = (ch_rrow){.stack = b->stacks[row->stack].id,
                                             .samples = row->samples,
                                             .value = row->value,
                                             .thread = row->thread};
+            sw->samples += row->samples;
+            sw->value += row->value;
         }
     }
     return s;
@@ -169,7 +196,7 @@ ch_rshare *ch_rshare_new(const jp_batch *b, const bool *skip)
 
 void ch_rshare_free(ch_rshare *s)
 {
-    if (!s)
+    if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
     for (size_t i = 0; i < s->nw; i++) {
         free(s->w[i].ns);
@@ -184,17 +211,12 @@ void ch_rshare_free(ch_rshare *s)
     free(s);
 }
 
-void ch_rollup_add(ch_store *st, const ch_rshare *s)
+/* Sums the shares filed under a into its aggregate and lets them go. */
+static void ch_racc_fold(ch_racc *a)
 {
-    ch_rollup *r = st->rollup;
-    pthread_mutex_lock(&r->mu);
-    for (size_t i = 0; i < s->nw; i++) {
-        const ch_rwin *w = &s->w[i];
-        ch_racc *a = ch_racc_get(r, w->ns, w->service, w->kind, w->minute);
-        size_t before = a->agg.n;
-        a->last = jp_time_mono_ns();
-        a->windows++;
-        a->nrows += w->n;
+    for (size_t i = 0; i < a->nrefs; i++) {
+        const ch_rshare *s = a->refs[i].s;
+        const ch_rwin *w = &s->w[a->refs[i].w];
         for (size_t k = w->first; k < w->first + w->n; k++) {
             const ch_rrow *row = &s->rows[k];
             uint64_t tid = 0;
@@ -203,10 +225,39 @@ void ch_rollup_add(ch_store *st, const ch_rshare *s)
                 ch_racc_thread(a, tid, s->threads[row->thread]);
             }
             wb_agg_add(&a->agg, row->stack, tid, row->samples, row->value);
-            a->samples += row->samples;
-            a->value += row->value;
         }
-        r->entries += a->agg.n - before;
+        ch_rshare_free(a->refs[i].s);
+    }
+    a->nrefs = 0;
+    a->pending = 0;
+}
+
+void ch_rollup_add(ch_store *st, ch_rshare *s)
+{
+    ch_rollup *r = st->rollup;
+    pthread_mutex_lock(&r->mu);
+    for (size_t i = 0; i < s->nw; i++) {
+        const ch_rwin *w = &s->w[i];
+        ch_racc *a = ch_racc_get(r, w->ns, w->service, w->kind, w->minute);
+        a->last = jp_time_mono_ns();
+        a->windows++;
+        a->nrows += w->n;
+        a->samples += w->samples;
+        a->value += w->value;
+        a->refs = jp_xgrow(a->refs, &a->refs_cap, a->nrefs + 1, sizeof *a->refs);
+        a->refs[a->nrefs++] = (ch_rref){.s = s, .w = i};
+        __atomic_add_fetch(&s->refs, 1, __ATOMIC_ACQ_REL);
+        a->pending += w->n;
+        r->pending += w->n;
+    }
+    if (r->pending > CH_ROLLUP_PENDING) {
+        for (size_t i = 0; i < r->n; i++) {
+            ch_racc *a = r->acc[i];
+            size_t before = a->agg.n;
+            ch_racc_fold(a);
+            r->entries += a->agg.n - before;
+        }
+        r->pending = 0;
     }
     pthread_mutex_unlock(&r->mu);
 }
@@ -219,6 +270,7 @@ static void ch_racc_encode(ch_racc *a, jp_strbuf *o)
     size_t zlen = 0;
     jp_error e;
     jp_error_init(&e);
+    ch_racc_fold(a);
     wb_agg_compact(&a->agg);
     if (wb_agg_encode(&a->agg, &z, &zlen, &e) != JP_OK)
         return; /* that minute is read raw */
@@ -249,15 +301,17 @@ void ch_rollup_flush(ch_store *st, bool all)
     jp_strbuf_init(&rows, 0);
     pthread_mutex_lock(&r->mu);
     all |= r->entries > CH_ROLLUP_ENTRIES;
-    size_t keep = 0;
+    size_t keep = 0, ndone = 0;
+    // NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers
+    ch_racc **done = jp_xcalloc(r->n + 1, sizeof *done);
     for (size_t i = 0; i < r->n; i++) {
         ch_racc *a = r->acc[i];
         if (all || mono - a->born >= CH_ROLLUP_AGE ||
             ((a->minute + 1) * CH_MINUTE_NS + CH_ROLLUP_DELAY <= now &&
              mono - a->last >= CH_ROLLUP_IDLE)) {
             r->entries -= a->agg.n;
-            ch_racc_encode(a, &rows);
-            ch_racc_free(a);
+            r->pending -= a->pending;
+            done[ndone++] = a;
         } else {
             r->acc[keep++] = a;
         }
@@ -274,6 +328,12 @@ void ch_rollup_flush(ch_store *st, bool all)
         }
     }
     pthread_mutex_unlock(&r->mu);
+    /* summed and encoded outside the lock: commits go on filing meanwhile */
+    for (size_t i = 0; i < ndone; i++) {
+        ch_racc_encode(done[i], &rows);
+        ch_racc_free(done[i]);
+    }
+    free(done);
     if (!rows.len) {
         jp_strbuf_cleanup(&rows);
         return;

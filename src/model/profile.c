@@ -177,8 +177,9 @@ uint32_t jp_profile_stack(jp_profile *p, const uint32_t *frames, size_t depth, b
         if (!jp_u64map_get(&p->stack_index, key, &idx))
             break;
         jp_stack *s = &p->stacks[idx];
+        /* (an empty stack compares nothing: the arena may not exist yet) */
         if (s->depth == depth &&
-            !memcmp(p->stack_frames + s->frames_off, frames, depth * sizeof *frames)) {
+            (!depth || !memcmp(p->stack_frames + s->frames_off, frames, depth * sizeof *frames))) {
             s->truncated |= truncated;
             return (uint32_t)idx;
         }

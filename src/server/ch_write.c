@@ -598,11 +598,11 @@ enum { CK_STACKS = CT_N, CK_MARKERS, CK_N };
 
 typedef struct ch_task {
     ch_group *g;
-    int what; /* a data table, CK_STACKS or CK_MARKERS */
+    pthread_t th;
     jp_strbuf rows, q;
+    int what; /* a data table, CK_STACKS or CK_MARKERS */
     jp_err rc;
     jp_error err;
-    pthread_t th;
     bool thread;
 } ch_task;
 

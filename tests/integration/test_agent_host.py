@@ -486,8 +486,16 @@ def run(env):
                                     .read().decode(), re.M), timeout=3 * WINDOW)
     check(ok and before >= 1, "the queue drains: data resumes")
 
-    # 4. kill -9 mid-window, start again: its own session is recovered
+    # 4. kill -9 mid-window, start again: its own session is recovered.
+    # Mid-window means half a window after the agent took one, with its
+    # recording seen running: between a window's JFR.stop and the next
+    # JFR.start there is none (a kill there is another case, not this one)
+    def windows():
+        return (target(env.status(agent), wl.pid) or {}).get("windows", 0)
+    taken = windows()
+    wait_for(lambda: windows() > taken, timeout=3 * WINDOW)
     time.sleep(WINDOW / 2)
+    wait_for(lambda: "jprof-agent" in jfr_check(wl.pid), timeout=WINDOW)
     agent.send_signal(signal.SIGKILL)
     agent.wait()
     check("jprof-agent" in jfr_check(wl.pid), "after kill -9 the recording is still running")

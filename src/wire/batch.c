@@ -57,20 +57,9 @@ void jp_batch_cleanup(jp_batch *b)
     free(b->id);
     free(b->collector);
     free(b->collector_version);
-    for (size_t i = 0; i < b->nframes; i++)
-        free(b->frames[i]);
-    free(b->frames);
-    free(b->frame_kinds);
-    for (size_t i = 0; i < b->nthreads; i++)
-        free(b->threads[i]);
-    free(b->threads);
-    for (size_t i = 0; i < b->nstacks; i++)
-        free(b->stacks[i].frames);
-    free(b->stacks);
-    for (size_t i = 0; i < b->nwindows; i++) {
+    jp_batch_shed(b);
+    for (size_t i = 0; i < b->nwindows; i++)
         jp_batch_target_cleanup(&b->windows[i].target);
-        free(b->windows[i].rows);
-    }
     free(b->windows);
     for (size_t i = 0; i < b->nstatuses; i++) {
         jp_batch_status *s = &b->statuses[i];

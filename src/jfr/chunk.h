@@ -48,8 +48,9 @@ typedef struct jfr_ctx {
     const char *name;
     uint32_t kinds; /* effective mask of jp_kind bits */
     bool threads;
-    bool gc;     /* fill the GC log */
-    bool filter; /* keep events with from_ns <= start < to_ns */
+    bool plans_only; /* jfr_options.plans_only */
+    bool gc;         /* fill the GC log */
+    bool filter;     /* keep events with from_ns <= start < to_ns */
     int64_t from_ns, to_ns;
     uint32_t nstates; /* thread states to keep (upper case), 0 = all */
     char states[JFR_MAX_STATES][32];

@@ -114,10 +114,26 @@ jfr_varints_skip(const uint8_t **pp, const uint8_t *end, const uint8_t *lim, uns
     return true;
 }
 
+/* The value of an integer whose `bits` / 8 bytes (at most eight, high bits
+ * set on all but the last) are the low bytes of w: the seven-bit groups are
+ * gathered by three mask-and-shift steps instead of a loop over the bytes. */
+static inline __attribute__((always_inline)) uint64_t jfr_varint_gather(uint64_t w, unsigned bits)
+{
+    if (bits <= 32) {
+        /* up to four bytes (stack and class keys, sizes): the same steps on
+         * 32 bits, two of them, with short constants */
+        uint32_t y = (uint32_t)w & (~0u >> (32 - bits)) & 0x7f7f7f7fu;
+        y = (y & 0x007f007fu) | (y & 0x7f007f00u) >> 1;
+        return (y & 0x00003fffu) | (y & 0x3fff0000u) >> 2;
+    }
+    uint64_t x = w & (~0ULL >> (64 - bits)) & 0x7f7f7f7f7f7f7f7fULL;
+    x = (x & 0x007f007f007f007fULL) | (x & 0x7f007f007f007f00ULL) >> 1;
+    x = (x & 0x00003fff00003fffULL) | (x & 0x3fff00003fff0000ULL) >> 2;
+    return (x & 0x000000000fffffffULL) | (x & 0x0fffffff00000000ULL) >> 4;
+}
+
 /* One compressed integer ending at or before `end`, reading whole words
- * where `lim` (the end of the readable bytes, at or past `end`) allows: the
- * seven-bit groups of up to eight bytes are gathered by three mask-and-shift
- * steps instead of a loop over the bytes. */
+ * where `lim` (the end of the readable bytes, at or past `end`) allows. */
 static inline __attribute__((always_inline)) bool
 jfr_varint_w(const uint8_t **pp, const uint8_t *end, const uint8_t *lim, uint64_t *out)
 {
@@ -135,20 +151,7 @@ jfr_varint_w(const uint8_t **pp, const uint8_t *end, const uint8_t *lim, uint64_
             p += bits >> 3;
             if (JFR_UNLIKELY(p > end))
                 return false;
-            if (bits <= 32) {
-                /* up to four bytes (stack and class keys, sizes): the same
-                 * steps on 32 bits, two of them, with short constants */
-                uint32_t y = (uint32_t)w & (~0u >> (32 - bits)) & 0x7f7f7f7fu;
-                y = (y & 0x007f007fu) | (y & 0x7f007f00u) >> 1;
-                *out = (y & 0x00003fffu) | (y & 0x3fff0000u) >> 2;
-                *pp = p;
-                return true;
-            }
-            uint64_t x = w & (~0ULL >> (64 - bits)) & 0x7f7f7f7f7f7f7f7fULL;
-            x = (x & 0x007f007f007f007fULL) | (x & 0x7f007f007f007f00ULL) >> 1;
-            x = (x & 0x00003fff00003fffULL) | (x & 0x3fff00003fff0000ULL) >> 2;
-            x = (x & 0x000000000fffffffULL) | (x & 0x0fffffff00000000ULL) >> 4;
-            *out = x;
+            *out = jfr_varint_gather(w, bits);
             *pp = p;
             return true;
         }

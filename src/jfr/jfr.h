@@ -88,6 +88,11 @@ typedef struct jfr_options {
                        read at a time from a file; 0 = 256 KiB each (small ones
                        let tests split small inputs and files) */
     bool skip_gc;   /* leave the GC events out of the profile's GC log */
+    /* Decode every event by its type's general plan, never by the short
+     * path kept for the commonest type of a run (src/jfr/events.c). The
+     * profile is the same either way: tests and the fuzz target read both
+     * ways and compare. */
+    bool plans_only;
     bool has_from, has_to;
     jp_timespec_arg from; /* keep events that start at or after `from` ... */
     jp_timespec_arg to;   /* ... and before `to`; relative times resolve against

@@ -100,6 +100,7 @@ static jp_err jfr_ctx_options(jfr_ctx *c, const jfr_options *opt, jfr_report *re
 {
     c->kinds = opt && opt->kinds ? opt->kinds : (1u << JP_KIND_COUNT) - 1;
     c->threads = opt && opt->threads;
+    c->plans_only = opt && opt->plans_only;
     c->gc = !opt || !opt->skip_gc;
     int64_t start, end;
     jp_err rc;

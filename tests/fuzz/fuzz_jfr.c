@@ -4,8 +4,10 @@
  * two threads, and read as a file (jfr_read_file over a memfd, in small
  * steps, on one and three threads), which must all give the same
  * profile and report byte for byte (frames, stacks and cells in the same
- * order, the same warnings and error), and once with malloc/free pairing
- * and a thread state filter.
+ * order, the same warnings and error); without threads and window, both
+ * by the short path of a run's commonest event type and by the plans
+ * alone (jfr_options.plans_only), which must agree the same way; and once
+ * with malloc/free pairing and a thread state filter.
  *
  * Build and run: scripts/fuzz [SECONDS] (clang, libclang-rt-14-dev).
  * Seeds: tests/fuzz/corpus/jfr (made by gen_jfr_corpus.c) and the
@@ -155,6 +157,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (fd >= 0)
         close(fd);
     free(serial);
+    /* The short path of a run's commonest event type (events.c) runs only
+     * without threads and time filters: against the plans it stands for. */
+    jfr_options_init(&opt);
+    char *lead = read_with(data, size, &opt, NULL);
+    opt.plans_only = true;
+    char *plans = read_with(data, size, &opt, NULL);
+    if (strcmp(lead, plans))
+        __builtin_trap();
+    free(lead);
+    free(plans);
     jfr_options_init(&opt);
     opt.leak = true;
     jp_error err;

@@ -690,6 +690,145 @@ static void test_large_type_ids_and_recursive_types(void **state)
     jw_free(&b);
 }
 
+/* ---- the lead type's path (src/jfr/events.c) against the plans ---- */
+
+/* An event with a one-byte size and type, as the JDK and async-profiler
+ * write short events (jw_event_begin pads sizes to five bytes, which the
+ * lead path leaves to the plans). */
+static void put_short_event(jw_buf *b, uint64_t type, const jw_buf *fields)
+{
+    assert_true(type < 128 && 2 + fields->len < 128);
+    jw_u8(b, (uint8_t)(2 + fields->len));
+    jw_u8(b, (uint8_t)type);
+    jw_bytes(b, fields->data, fields->len);
+}
+
+/* v in its shortest form, or now and then padded to any longer one, up to
+ * nine bytes (the readers must take every form). */
+static void put_any_int(jw_buf *b, uint64_t v, unsigned *seed)
+{
+    int n = 1;
+    for (uint64_t x = v >> 7; x && n < 9; x >>= 7)
+        n++;
+    if (rand_r(seed) % 5 == 0)
+        n += rand_r(seed) % (10 - n);
+    jw_varint_pad(b, v, n);
+}
+
+typedef struct lead_mix {
+    int exec_pct; /* share of execution samples; the rest are allocations */
+    size_t n;
+    uint64_t alloc_events, alloc_bytes, exec_events;
+} lead_mix;
+
+/* A chunk of mostly one event type (pools first, so that the events run up
+ * to the end of the buffer and the path's reads past an event meet it),
+ * every integer in any of its forms; the totals it holds into m. With
+ * `cut`, one allocation event in the middle ends before its last field. */
+static void lead_chunk(jw_buf *b, lead_mix *m, unsigned seed, bool cut)
+{
+    jw_chunk c;
+    jw_chunk_begin(&c, b, 1, 1000000000000000000LL, 1000, 1000000000);
+    jw_std_metadata(&c, JW_JDK17);
+    jw_std_pools(&c, JW_JDK17);
+    jw_buf f;
+    jw_init(&f);
+    for (size_t i = 0; i < m->n; i++) {
+        f.len = 0;
+        unsigned r = (unsigned)rand_r(&seed) % 100;
+        uint64_t stack = 1 + (unsigned)rand_r(&seed) % 3;
+        put_any_int(&f, 1000 + i * 977, &seed); /* startTime */
+        put_any_int(&f, 1 + (unsigned)rand_r(&seed) % 2, &seed);
+        put_any_int(&f, stack, &seed);
+        if (r < (unsigned)m->exec_pct && !(cut && i == m->n / 2)) {
+            put_any_int(&f, 1, &seed); /* state */
+            put_short_event(b, JW_EXEC, &f);
+            m->exec_events++;
+            continue;
+        }
+        put_any_int(&f, 2, &seed); /* objectClass */
+        /* up to five bytes minimal: the short and the long gathers */
+        uint64_t size = (uint64_t)rand_r(&seed) >> (rand_r(&seed) % 31);
+        uint64_t tlab = (uint64_t)rand_r(&seed) << (rand_r(&seed) % 9);
+        put_any_int(&f, size, &seed);
+        if (cut && i == m->n / 2) {
+            put_short_event(b, JW_TLAB_IN, &f); /* tlabSize missing */
+            continue;
+        }
+        if (r % 10 == 0) {
+            put_short_event(b, JW_TLAB_OUT, &f);
+            m->alloc_bytes += size;
+        } else if (r % 10 == 1) {
+            f.len = 0; /* jdk.ObjectAllocationSample: weight after the class */
+            put_any_int(&f, 1000 + i * 977, &seed);
+            put_any_int(&f, 2, &seed);
+            put_any_int(&f, stack, &seed);
+            put_any_int(&f, 2, &seed);
+            put_any_int(&f, tlab, &seed);
+            put_short_event(b, JW_ALLOC_SAMPLE, &f);
+            m->alloc_bytes += tlab;
+        } else {
+            put_any_int(&f, tlab, &seed);
+            put_short_event(b, JW_TLAB_IN, &f);
+            m->alloc_bytes += tlab;
+        }
+        m->alloc_events++;
+    }
+    jw_free(&f);
+    jw_chunk_end(&c, 1000000000);
+}
+
+static void test_lead_path_every_integer_form(void **state)
+{
+    (void)state;
+    static const int mixes[] = {3, 90, 50};
+    for (size_t k = 0; k < sizeof mixes / sizeof mixes[0]; k++) {
+        for (unsigned seed = 1; seed <= 4; seed++) {
+            lead_mix m = {.exec_pct = mixes[k], .n = 3000};
+            jw_buf b;
+            jw_init(&b);
+            lead_chunk(&b, &m, seed * 7919 + (unsigned)k, false);
+            jfr_options opt;
+            jfr_options_init(&opt);
+            result lead, plans;
+            read_buf(&lead, b.data, b.len, &opt);
+            opt.plans_only = true;
+            read_buf(&plans, b.data, b.len, &opt);
+            assert_int_equal(lead.rc, JP_OK);
+            assert_int_equal(plans.rc, JP_OK);
+            /* what was written, and the same profile both ways */
+            const jp_kind_table *a = &lead.p->kinds[JP_KIND_ALLOC];
+            assert_int_equal(a->samples, m.alloc_events);
+            assert_true(a->value == m.alloc_bytes);
+            assert_int_equal(lead.p->kinds[JP_KIND_CPU].samples, m.exec_events);
+            assert_int_equal(lead.rep.events_read, plans.rep.events_read);
+            for (jp_kind kind = 0; kind < JP_KIND_COUNT; kind++) {
+                char *x = ut_collapsed(lead.p, kind), *y = ut_collapsed(plans.p, kind);
+                assert_string_equal(x, y);
+                free(x);
+                free(y);
+            }
+            result_free(&lead);
+            result_free(&plans);
+            /* an event ending before its fields is damage, named, both ways */
+            b.len = 0;
+            m = (lead_mix){.exec_pct = mixes[k], .n = 3000};
+            lead_chunk(&b, &m, seed, true);
+            opt.plans_only = false;
+            read_buf(&lead, b.data, b.len, &opt);
+            opt.plans_only = true;
+            read_buf(&plans, b.data, b.len, &opt);
+            assert_int_equal(lead.rc, JP_ERR_FORMAT);
+            assert_non_null(strstr(lead.rep.error.msg, "malformed jdk.ObjectAllocationInNewTLAB"));
+            assert_string_equal(lead.rep.error.msg, plans.rep.error.msg);
+            assert_true(lead.rep.partial);
+            result_free(&lead);
+            result_free(&plans);
+            jw_free(&b);
+        }
+    }
+}
+
 static void test_read_file(void **state)
 {
     (void)state;
@@ -867,6 +1006,7 @@ int main(void)
         cmocka_unit_test(test_broken_references_are_warnings),
         cmocka_unit_test(test_async_profiler_periods),
         cmocka_unit_test(test_large_type_ids_and_recursive_types),
+        cmocka_unit_test(test_lead_path_every_integer_form),
         cmocka_unit_test(test_read_file),
         cmocka_unit_test(test_fixtures),
     };

@@ -75,6 +75,17 @@ static bool row_rare(const jfr_ctx *c, const jfr_ev_spec *sp)
     return (sp->slot == JFR_SLOT_IO && c->io_detail) || sp->slot == JFR_SLOT_OLD;
 }
 
+/* Whether events of a row can be taken by the lead type's short path (see
+ * "the lead type" below): a stack, then a value or a state, after a few
+ * integers each; no thread, no time filter. */
+static bool lead_shape(const jfr_ctx *c, const jfr_row *row)
+{
+    return !c->filter && !c->plans_only && row->fast && row->nfop == 2 &&
+           row->add == JFR_ADD_VALUE && row->fop[0].slot == JFR_S_STACK &&
+           (row->fop[1].slot == JFR_S_VALUE || row->fop[1].slot == JFR_S_STATE) &&
+           row->fop[0].skip <= 3 && row->fop[1].skip <= 3;
+}
+
 static void row_plan(jfr_evtab *t, unsigned i, uint32_t cls)
 {
     const jfr_meta *m = t->meta;
@@ -105,6 +116,7 @@ static void row_plan(jfr_evtab *t, unsigned i, uint32_t cls)
                      .nfop = pl->nfop,
                      .value0 = sp->slot == JFR_SLOT_WALL};
     memcpy(row->fop, pl->fop, sizeof row->fop);
+    row->lead = lead_shape(c, row);
     t->cls[i] = cls;
     jfr_evtab_want(t, m->classes[cls].id, i, row_rare(c, sp));
 }
@@ -257,42 +269,31 @@ typedef struct jfr_lead {
  * bytes, each starting at most eight bytes past the one before. */
 #define JFR_LEAD_SLACK 40
 
-static bool lead_row(const jfr_evtab *t, unsigned i)
+/* The lead type of the events from p: of the rows that can be one, the
+ * one with the most events among the next 64 such (their heads only, and
+ * at most 1,024 heads: a few microseconds). */
+static jfr_lead lead_pick(const jfr_evtab *t, const uint8_t *p, const uint8_t *end)
 {
-    const jfr_row *row = &t->rows[i];
-    return row->fast && row->nfop == 2 && row->add == JFR_ADD_VALUE &&
-           row->fop[0].slot == JFR_S_STACK &&
-           (row->fop[1].slot == JFR_S_VALUE || row->fop[1].slot == JFR_S_STATE) &&
-           row->fop[0].skip <= 3 && row->fop[1].skip <= 3 && t->cls[i] != JFR_NONE;
-}
-
-/* The lead type of run r: of the rows that can be one, the one with the
- * most events among the run's first 64 (their heads only: a few hundred
- * nanoseconds a run of 256 KiB). */
-static jfr_lead lead_pick(const jfr_evtab *t, const jfr_run *r)
-{
-    jfr_lead none = {.type = 0, .on = false};
-    if (t->c->filter || t->c->plans_only)
-        return none;
     unsigned hits[JFR_EV_NSPECS] = {0};
-    const uint8_t *p = r->p;
-    for (int n = 0; n < 64 && p < r->end; n++) {
+    for (int n = 0, seen = 0; n < 1024 && seen < 64 && p < end; n++) {
         const uint8_t *ev = p;
         uint64_t size, type;
-        if (!jfr_varint(&p, r->end, &size) || size == 0 || size > (uint64_t)(r->end - ev) ||
+        if (!jfr_varint(&p, end, &size) || size == 0 || size > (uint64_t)(end - ev) ||
             !jfr_varint(&p, ev + size, &type))
             break;
         p = ev + size;
         unsigned e = type < t->lut_n ? t->lut[type] : 0;
-        if (e && !(e & JFR_EV_RARE) && e - 1 < JFR_EV_NSPECS)
+        if (e && !(e & JFR_EV_RARE) && e - 1 < JFR_EV_NSPECS && t->rows[e - 1].lead) {
             hits[e - 1]++;
+            seen++;
+        }
     }
     unsigned best = JFR_EV_NSPECS;
     for (unsigned i = 0; i < JFR_EV_NSPECS; i++)
-        if (hits[i] && lead_row(t, i) && (best == JFR_EV_NSPECS || hits[i] > hits[best]))
+        if (hits[i] && (best == JFR_EV_NSPECS || hits[i] > hits[best]))
             best = i;
     if (best == JFR_EV_NSPECS)
-        return none;
+        return (jfr_lead){.on = false, .type = UINT64_MAX}; /* no one-byte type */
     const jfr_row *row = &t->rows[best];
     return (jfr_lead){.on = true,
                       .type = t->meta->classes[t->cls[best]].id,
@@ -374,41 +375,60 @@ static inline __attribute__((always_inline)) bool lead_event(const jfr_lead q, j
     return true;
 }
 
-/* Events of the lead type from p on, as long as they come one after the
- * other: returns where the first other event (or one the lead path cannot
- * take, or the end) is. Few values live here, so they stay in registers. */
+/* Events of the lead type from p on, and events nobody wants between them
+ * (an alloc read's execution samples, a cpu read's allocations): returns
+ * where the first other event (or one the lead path cannot take, or the
+ * end) is. Few values live here, so they stay in registers. */
 static inline __attribute__((always_inline)) const uint8_t *
-lead_run(const jfr_lead q, const jfr_lead_acc qa, const uint8_t *p, const uint8_t *end,
-         const uint8_t *lim, uint64_t *nread)
+lead_run(const jfr_lead q, const jfr_lead_acc qa, const jfr_evtab *t, const uint8_t *p,
+         const uint8_t *end, const uint8_t *lim, uint64_t *leads, uint64_t *skipped)
 {
-    uint64_t n = 0;
+    uint64_t n = 0, k = 0;
+    const uint8_t *lut = t->lut;
+    size_t lut_n = t->lut_n;
     /* a one-byte size is at most 127: its event and the slack are readable */
     while (p < end && lim - p >= 127 + JFR_LEAD_SLACK) {
         uint64_t w = jfr_le64(p);
         unsigned size = (unsigned)w & 0xff, type = (unsigned)(w >> 8) & 0xff;
-        if ((w & 0x8080) || type != q.type || size < 2 || size > (uint64_t)(end - p) ||
-            !lead_event(q, qa, p + 2, p + size))
+        if ((w & 0x8080) || size < 2 || size > (uint64_t)(end - p))
             break;
+        if (type != q.type) {
+            /* a one-byte type past the table is not wanted (jfr_evtab_want) */
+            if (type <= 1 || (type < lut_n && lut[type]))
+                break;
+            k++;
+        } else if (JFR_LIKELY(lead_event(q, qa, p + 2, p + size))) {
+            n++;
+        } else {
+            break;
+        }
         p += size;
-        n++;
     }
-    *nread += n;
+    *leads += n;
+    *skipped += k;
     return p;
 }
 
-/* The event loop, with q's numbers as constants where the caller has them. */
+/* Events of another type that could lead, at least this many and more than
+ * the lead's, since the last pick: time to pick again. */
+#define JFR_LEAD_REPICK 256
+
+/* The event loop from *pp, with q's numbers as constants where the caller
+ * has them. Stops at the run's end, at damage, or, with *again set, where
+ * another type should lead; *pp is where it stopped. */
 static inline __attribute__((always_inline)) jp_err events_loop(const jfr_evtab *t, jfr_acc *acc,
-                                                                jfr_run *r, const jfr_lead q)
+                                                                jfr_run *r, const jfr_lead q,
+                                                                const uint8_t **pp, bool *again)
 {
-    const uint8_t *p = r->p, *end = r->end;
+    const uint8_t *p = *pp, *end = r->end;
     const uint8_t *lut = t->lut;
     size_t lut_n = t->lut_n;
-    uint64_t nread = 0;
+    uint64_t nread = 0, leads = 0, others = 0;
     jp_err rc = JP_OK;
     const jfr_lead_acc qa = {acc, acc->dense_base, acc->dense_n,
                              &acc->lane[q.slot * JFR_ACC_STATES]};
     while (p < end) {
-        if (q.on && (p = lead_run(q, qa, p, end, r->lim, &nread)) >= end)
+        if ((p = lead_run(q, qa, t, p, end, r->lim, &leads, &nread)) >= end)
             break;
         const uint8_t *ev = p;
         uint64_t size = 0, type;
@@ -441,9 +461,10 @@ static inline __attribute__((always_inline)) jp_err events_loop(const jfr_evtab 
         unsigned e = type < lut_n ? lut[type] : (t->nfar ? far_index(t, type) : 0);
         if (e) {
             unsigned i = (e & ~(unsigned)JFR_EV_RARE) - 1;
-            if (JFR_LIKELY(!(e & JFR_EV_RARE)))
+            if (JFR_LIKELY(!(e & JFR_EV_RARE))) {
                 rc = hot_event(t, acc, i, ev, p, next, r);
-            else
+                others += t->rows[i].lead && type != q.type;
+            } else
                 rc = r->rare(r->rare_arg, i, ev, p, next);
             if (rc) {
                 p = ev;
@@ -454,9 +475,13 @@ static inline __attribute__((always_inline)) jp_err events_loop(const jfr_evtab 
             nread += type > 1; /* metadata and checkpoints are not events */
         }
         p = next;
+        if (JFR_UNLIKELY(others >= JFR_LEAD_REPICK) && others > leads) {
+            *again = true;
+            break;
+        }
     }
-    acc->events_read += nread;
-    r->stop = p;
+    acc->events_read += nread + leads;
+    *pp = p;
     return rc;
 }
 
@@ -466,29 +491,37 @@ static inline __attribute__((always_inline)) jp_err events_loop(const jfr_evtab 
  * TLAB (2, 1), execution samples and their state (2, 0). */
 #define JFR_LEAD_LOOP(name, k0, k1, st)                                                            \
     static __attribute__((noinline)) jp_err name(const jfr_evtab *t, jfr_acc *acc, jfr_run *r,     \
-                                                 jfr_lead q)                                       \
+                                                 jfr_lead q, const uint8_t **pp, bool *again)      \
     {                                                                                              \
         q.sk0 = k0;                                                                                \
         q.sk1 = k1;                                                                                \
         q.state = st;                                                                              \
-        return events_loop(t, acc, r, q);                                                          \
+        return events_loop(t, acc, r, q, pp, again);                                               \
     }
 JFR_LEAD_LOOP(loop_alloc_tlab, 2, 2, false)
 JFR_LEAD_LOOP(loop_alloc, 2, 1, false)
 JFR_LEAD_LOOP(loop_exec, 2, 0, true)
+JFR_LEAD_LOOP(loop_any, q.sk0, q.sk1, q.state)
 
 jp_err jfr_events_run(const jfr_evtab *t, jfr_acc *acc, jfr_run *r)
 {
     if (acc->dense_n != t->dense_n || acc->dense_base != t->dense_base)
         jfr_acc_dense(acc, t->dense_base, t->dense_n);
-    const jfr_lead q = lead_pick(t, r);
-    if (q.on && q.sk0 == 2) {
-        if (q.sk1 == 2 && !q.state)
-            return loop_alloc_tlab(t, acc, r, q);
-        if (q.sk1 == 1 && !q.state)
-            return loop_alloc(t, acc, r, q);
-        if (q.sk1 == 0 && q.state)
-            return loop_exec(t, acc, r, q);
-    }
-    return events_loop(t, acc, r, q);
+    const uint8_t *p = r->p;
+    jp_err rc;
+    bool again;
+    do {
+        const jfr_lead q = lead_pick(t, p, r->end);
+        again = false;
+        if (q.on && q.sk0 == 2 && q.sk1 == 2 && !q.state)
+            rc = loop_alloc_tlab(t, acc, r, q, &p, &again);
+        else if (q.on && q.sk0 == 2 && q.sk1 == 1 && !q.state)
+            rc = loop_alloc(t, acc, r, q, &p, &again);
+        else if (q.on && q.sk0 == 2 && q.sk1 == 0 && q.state)
+            rc = loop_exec(t, acc, r, q, &p, &again);
+        else
+            rc = loop_any(t, acc, r, q, &p, &again);
+    } while (again && !rc);
+    r->stop = p;
+    return rc;
 }

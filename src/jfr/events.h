@@ -59,6 +59,7 @@ typedef struct jfr_row {
     uint8_t nfop; /* its steps */
     jfr_fop fop[JFR_PLAN_SLOTS];
     uint64_t value0; /* the value when the event has no value field */
+    bool lead;       /* the row can be a run's lead type (events.c) */
 } jfr_row;
 
 /* Type table entries: the event index + 1, and this bit for a rare one. */

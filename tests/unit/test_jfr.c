@@ -716,7 +716,8 @@ static void put_any_int(jw_buf *b, uint64_t v, unsigned *seed)
 }
 
 typedef struct lead_mix {
-    int exec_pct; /* share of execution samples; the rest are allocations */
+    int exec_pct; /* share of execution samples, the rest are allocations;
+                     -1: 95 % in the first half, 5 % in the second */
     size_t n;
     uint64_t alloc_events, alloc_bytes, exec_events;
 } lead_mix;
@@ -736,11 +737,12 @@ static void lead_chunk(jw_buf *b, lead_mix *m, unsigned seed, bool cut)
     for (size_t i = 0; i < m->n; i++) {
         f.len = 0;
         unsigned r = (unsigned)rand_r(&seed) % 100;
+        int exec_pct = m->exec_pct >= 0 ? m->exec_pct : i < m->n / 2 ? 95 : 5;
         uint64_t stack = 1 + (unsigned)rand_r(&seed) % 3;
         put_any_int(&f, 1000 + i * 977, &seed); /* startTime */
         put_any_int(&f, 1 + (unsigned)rand_r(&seed) % 2, &seed);
         put_any_int(&f, stack, &seed);
-        if (r < (unsigned)m->exec_pct && !(cut && i == m->n / 2)) {
+        if (r < (unsigned)exec_pct && !(cut && i == m->n / 2)) {
             put_any_int(&f, 1, &seed); /* state */
             put_short_event(b, JW_EXEC, &f);
             m->exec_events++;
@@ -781,7 +783,8 @@ static void lead_chunk(jw_buf *b, lead_mix *m, unsigned seed, bool cut)
 static void test_lead_path_every_integer_form(void **state)
 {
     (void)state;
-    static const int mixes[] = {3, 90, 50};
+    /* one type leads, the other does, both in turns, then a change of lead */
+    static const int mixes[] = {3, 90, 50, -1};
     for (size_t k = 0; k < sizeof mixes / sizeof mixes[0]; k++) {
         for (unsigned seed = 1; seed <= 4; seed++) {
             lead_mix m = {.exec_pct = mixes[k], .n = 3000};

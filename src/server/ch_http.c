@@ -468,6 +468,7 @@ static jp_err ch_fail(ch_store *st, const char *url, CURLcode cc, ch_sink *k, co
 typedef struct ch_req {
     const char *sql;       /* in the body (SELECT, DDL) or the URL (INSERT) */
     const jp_strbuf *data; /* INSERT rows, or NULL */
+    const ch_segs *segs;   /* or INSERT rows in pieces, or NULL */
     bool use_db;
     const store_budget *b;
     const char *settings; /* "name=value&..." appended to the URL, or NULL */
@@ -479,7 +480,7 @@ static void ch_req_url(ch_store *st, const char *base, CURL *h, const ch_req *r,
     jp_strbuf_puts(u, base);
     if (r->use_db)
         ch_url_param(u, h, "database", st->database);
-    if (r->data)
+    if (r->data || r->segs)
         ch_url_param(u, h, "query", r->sql);
     if (r->b && r->b->time_ns > 0) {
         /* old servers take whole seconds only: round up, at least 1 */
@@ -491,6 +492,43 @@ static void ch_req_url(ch_store *st, const char *base, CURL *h, const ch_req *r,
                          (unsigned long long)r->b->max_rows);
     if (r->settings && *r->settings)
         jp_strbuf_printf(u, "%c%s", strchr(u->data, '?') ? '&' : '?', r->settings);
+}
+
+/* Where the upload of a body in pieces is. */
+typedef struct ch_seg_reader {
+    const ch_segs *s;
+    size_t i, off;
+} ch_seg_reader;
+
+static size_t ch_seg_read(char *out, size_t size, size_t n, void *arg)
+{
+    ch_seg_reader *rd = arg;
+    size_t room = size * n, got = 0;
+    while (got < room && rd->i < rd->s->n) {
+        const ch_seg *g = &rd->s->seg[rd->i];
+        size_t k = g->len - rd->off < room - got ? g->len - rd->off : room - got;
+        memcpy(out + got, g->p + rd->off, k);
+        got += k;
+        rd->off += k;
+        if (rd->off == g->len) {
+            rd->i++;
+            rd->off = 0;
+        }
+    }
+    return got;
+}
+
+/* curl rewinds a body to send it again (a pooled connection found dead) */
+static int ch_seg_seek(void *arg, curl_off_t to, int origin)
+{
+    ch_seg_reader *rd = arg;
+    if (origin != SEEK_SET || to < 0 || (uint64_t)to > rd->s->total)
+        return CURL_SEEKFUNC_CANTSEEK;
+    size_t left = (size_t)to;
+    for (rd->i = 0, rd->off = 0; rd->i < rd->s->n && left >= rd->s->seg[rd->i].len; rd->i++)
+        left -= rd->s->seg[rd->i].len;
+    rd->off = left;
+    return CURL_SEEKFUNC_OK;
 }
 
 /* One request to one server; *cc and *cerr say how the transfer went. */
@@ -511,13 +549,28 @@ static void ch_perform_at(ch_store *st, const char *base, CURL *h, const ch_req 
     curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
     curl_easy_setopt(h, CURLOPT_USERNAME, st->user);
     curl_easy_setopt(h, CURLOPT_PASSWORD, st->password);
-    const jp_strbuf *body = r->data;
-    const char *b = body ? (body->data ? body->data : "") : r->sql;
-    size_t blen = body ? body->len : strlen(r->sql);
+    ch_seg_reader rd = {.s = r->segs};
     curl_easy_setopt(h, CURLOPT_POST, 1L);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, b);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
+    if (r->segs) {
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, NULL); /* the handle may hold an earlier one */
+        curl_easy_setopt(h, CURLOPT_READFUNCTION, ch_seg_read);
+        curl_easy_setopt(h, CURLOPT_READDATA, &rd);
+        curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, ch_seg_seek);
+        curl_easy_setopt(h, CURLOPT_SEEKDATA, &rd);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->segs->total);
+    } else {
+        const jp_strbuf *body = r->data;
+        const char *b = body ? (body->data ? body->data : "") : r->sql;
+        size_t blen = body ? body->len : strlen(r->sql);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, b);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
+    }
     *cc = curl_easy_perform(h);
+    if (r->segs) { /* rd is gone after this */
+        curl_easy_setopt(h, CURLOPT_READDATA, NULL);
+        curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, NULL);
+        curl_easy_setopt(h, CURLOPT_SEEKDATA, NULL);
+    }
     jp_strbuf_cleanup(&u);
 }
 
@@ -530,7 +583,7 @@ static bool ch_try_next(CURLcode cc, const ch_req *r)
 {
     if (cc == CURLE_COULDNT_CONNECT)
         return true;
-    return !r->data &&
+    return !r->data && !r->segs &&
            (cc == CURLE_RECV_ERROR || cc == CURLE_SEND_ERROR || cc == CURLE_GOT_NOTHING);
 }
 
@@ -653,8 +706,9 @@ jp_err ch_insert(ch_store *st, const char *table, const jp_strbuf *rows, jp_erro
     return ch_insert_fmt(st, table, NULL, "TabSeparated", rows, st->insert_settings, err);
 }
 
-jp_err ch_insert_fmt(ch_store *st, const char *table, const char *columns, const char *format,
-                     const jp_strbuf *rows, const char *settings, jp_error *err)
+static jp_err ch_insert_req(ch_store *st, const char *table, const char *columns,
+                            const char *format, const jp_strbuf *rows, const ch_segs *segs,
+                            const char *settings, jp_error *err)
 {
     jp_strbuf q;
     jp_strbuf_init(&q, 0);
@@ -662,6 +716,7 @@ jp_err ch_insert_fmt(ch_store *st, const char *table, const char *columns, const
                      columns ? columns : "", columns ? ")" : "", format);
     ch_req r = {.sql = q.data,
                 .data = rows,
+                .segs = segs,
                 .use_db = true,
                 .settings = settings,
                 .timeout_ms = st->write_timeout_ms};
@@ -675,4 +730,16 @@ jp_err ch_insert_fmt(ch_store *st, const char *table, const char *columns, const
     jp_strbuf_cleanup(&tmp);
     jp_strbuf_cleanup(&q);
     return rc;
+}
+
+jp_err ch_insert_fmt(ch_store *st, const char *table, const char *columns, const char *format,
+                     const jp_strbuf *rows, const char *settings, jp_error *err)
+{
+    return ch_insert_req(st, table, columns, format, rows, NULL, settings, err);
+}
+
+jp_err ch_insert_segs(ch_store *st, const char *table, const char *columns, const char *format,
+                      const ch_segs *rows, const char *settings, jp_error *err)
+{
+    return ch_insert_req(st, table, columns, format, NULL, rows, settings, err);
 }

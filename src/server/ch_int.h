@@ -21,6 +21,7 @@
 #include "base/timeutil.h"
 #include "base/strbuf.h"
 #include "server/store.h"
+#include "server/winblob.h"
 
 #define CH_SCHEMA_VERSION 3
 #define CH_POOL_MAX 32 /* idle curl handles kept for connection reuse */
@@ -140,6 +141,19 @@ jp_err ch_insert(ch_store *st, const char *table, const jp_strbuf *rows, jp_erro
  * with extra settings ("name=value&...", or NULL) in the URL. */
 jp_err ch_insert_fmt(ch_store *st, const char *table, const char *columns, const char *format,
                      const jp_strbuf *rows, const char *settings, jp_error *err);
+/* An INSERT body sent from where its pieces are, in this order, without
+ * copying them into one buffer first. */
+typedef struct ch_seg {
+    const char *p;
+    size_t len;
+} ch_seg;
+typedef struct ch_segs {
+    const ch_seg *seg;
+    size_t n, total; /* total: the sum of the lengths */
+} ch_segs;
+/* ch_insert_fmt with the body in pieces. */
+jp_err ch_insert_segs(ch_store *st, const char *table, const char *columns, const char *format,
+                      const ch_segs *rows, const char *settings, jp_error *err);
 /* Frees the pooled handles. */
 void ch_http_cleanup(ch_store *st);
 
@@ -195,12 +209,15 @@ void ch_stage_cleanup(ch_store *st);
 bool ch_stage_stacks(ch_store *st, const jp_batch *b, const bool *skip, uint64_t *fresh);
 jp_err ch_stage_flush(ch_store *st, const char *settings, jp_error *err);
 
-/* The roll-up (ch_rollup.c): a batch's share taken when it is encoded (skip
- * as in store_write_opts), added once the batch is committed (the roll-up
- * keeps a reference; ch_rshare_free drops the caller's); write the minutes
- * that are over (all: everything). */
+/* The roll-up (ch_rollup.c): a batch's share taken when it is encoded
+ * (ch_rshare_window takes each window's blob from wb, with the names of its
+ * threads; tids from wb_thread_ids), added once the batch is committed (the
+ * roll-up keeps a reference; ch_rshare_free drops the caller's); write the
+ * minutes that are over (all: everything). */
 void ch_rollup_init(ch_store *st);
-ch_rshare *ch_rshare_new(const jp_batch *b, const bool *skip);
+ch_rshare *ch_rshare_new(void);
+void ch_rshare_window(ch_rshare *s, const jp_batch *b, size_t wi, const uint64_t *tids,
+                      wb_window *wb);
 void ch_rshare_free(ch_rshare *s);
 void ch_rollup_add(ch_store *st, ch_rshare *s);
 void ch_rollup_flush(ch_store *st, bool all);

@@ -14,15 +14,20 @@
  * everything pending is written at once. The sums travel as the window
  * blob both stores use (winblob.h), with the thread names beside it.
  *
- * A commit only files its batch's share (ch_rshare: the windows' rows,
- * copied when the write was encoded) under its minutes; the sums are made
+ * A commit only files its batch's share (ch_rshare: each window's blob, as
+ * the write encoded it for jprof_windows, and the names of its threads)
+ * under its minutes; the sums are made
  * when a minute is written, off the path of the writes waiting for their
  * answer (as the embedded store's roll-up pass), or when the shares filed
  * pass CH_ROLLUP_PENDING rows (then they are summed at once, and memory is
- * that of the sums). */
+ * that of the sums). A share holds the compressed blob, not the rows: a
+ * copy of every row (32 bytes each, 19 MB for bench/server/run's 600,000)
+ * was fresh memory for every batch of a first load, each page of it a
+ * page fault (docs/PERFORMANCE.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "base/timeutil.h"
 #include "base/xalloc.h"
@@ -36,30 +41,25 @@
 #define CH_ROLLUP_PENDING (2u << 20)         /* rows filed, not summed, at most */
 
 /* A batch's share of the roll-up: what ch_rollup_add needs of its windows,
- * copied while the write is encoded, so that the batch itself can go while
+ * kept while the write is encoded, so that the batch itself can go while
  * the write waits for its group. */
-typedef struct ch_rrow {
-    uint64_t stack, samples, value;
-    uint32_t thread; /* into the share's threads, or JP_BATCH_NO_THREAD */
-} ch_rrow;
-
 typedef struct ch_rwin {
     char *ns, *service;
     int kind;
     int64_t minute;
-    size_t first, n; /* its rows */
+    uint64_t n; /* its rows */
     uint64_t samples, value;
+    void *z; /* its blob (winblob.h), zstd */
+    size_t zlen;
+    char **threads; /* the names of the thread ids in the blob */
+    uint64_t *tids;
+    size_t nthreads;
 } ch_rwin;
 
 struct ch_rshare {
     int refs; /* the write's, and one per window filed (atomic) */
     ch_rwin *w;
-    size_t nw;
-    ch_rrow *rows;
-    size_t nrows;
-    char **threads; /* the batch's thread names */
-    uint64_t *tids; /* and their ids (winblob.h) */
-    size_t nthreads;
+    size_t nw, cap;
 };
 
 /* A share's window filed under an accumulator. */
@@ -78,6 +78,7 @@ typedef struct ch_racc {
     struct ch_rref *refs; /* shares' windows filed, not summed yet */
     size_t nrefs, refs_cap;
     uint64_t pending; /* their rows */
+    bool broken;      /* a blob did not decode: the minute is not written */
     wb_agg agg;       /* (stack, thread id) -> sums */
     char **threads;   /* the names of the thread ids in agg, each once */
     size_t nthreads, threads_cap;
@@ -152,46 +153,40 @@ static void ch_racc_thread(ch_racc *a, uint64_t tid, const char *name)
     a->threads[a->nthreads++] = jp_xstrdup(name);
 }
 
-ch_rshare *ch_rshare_new(const jp_batch *b, const bool *skip)
+ch_rshare *ch_rshare_new(void)
 {
     ch_rshare *s = jp_xcalloc(1, sizeof *s);
     s->refs = 1;
-    size_t nw = 0, nrows = 0;
-    for (size_t i = 0; i < b->nwindows; i++)
-        if (!(skip && skip[i]) && b->windows[i].start_ns >= 0) {
-            nw++;
-            nrows += b->windows[i].nrows;
-        }
-    if (!nw)
-        return s;
-    s->w = jp_xcalloc(nw, sizeof *s->w);
-    s->rows = jp_xcalloc(nrows ? nrows : 1, sizeof *s->rows);
-    s->tids = wb_thread_ids(b);
-    s->threads = jp_xcalloc(b->nthreads + 1, sizeof *s->threads);
-    for (; s->nthreads < b->nthreads; s->nthreads++)
-        s->threads[s->nthreads] = jp_xstrdup(b->threads[s->nthreads]);
-    for (size_t i = 0; i < b->nwindows; i++) {
-        const jp_batch_window *w = &b->windows[i];
-        if ((skip && skip[i]) || w->start_ns < 0)
-            continue;
-        s->w[s->nw++] = (ch_rwin){.ns = jp_xstrdup(w->target.ns ? w->target.ns : ""),
-                                  .service = jp_xstrdup(w->target.service ? w->target.service : ""),
-                                  .kind = (int)w->kind,
-                                  .minute = w->start_ns / CH_MINUTE_NS,
-                                  .first = s->nrows,
-                                  .n = w->nrows};
-        ch_rwin *sw = &s->w[s->nw - 1];
-        for (size_t k = 0; k < w->nrows; k++) {
-            const jp_batch_row *row = &w->rows[k];
-            s->rows[s->nrows++] = (ch_rrow){.stack = b->stacks[row->stack].id,
-                                            .samples = row->samples,
-                                            .value = row->value,
-                                            .thread = row->thread};
-            sw->samples += row->samples;
-            sw->value += row->value;
-        }
-    }
     return s;
+}
+
+void ch_rshare_window(ch_rshare *s, const jp_batch *b, size_t wi, const uint64_t *tids,
+                      wb_window *wb)
+{
+    const jp_batch_window *w = &b->windows[wi];
+    if (w->start_ns < 0)
+        return;
+    s->w = jp_xgrow(s->w, &s->cap, s->nw + 1, sizeof *s->w);
+    ch_rwin *sw = &s->w[s->nw++];
+    *sw = (ch_rwin){.ns = jp_xstrdup(w->target.ns ? w->target.ns : ""),
+                    .service = jp_xstrdup(w->target.service ? w->target.service : ""),
+                    .kind = (int)w->kind,
+                    .minute = w->start_ns / CH_MINUTE_NS,
+                    .n = w->nrows,
+                    .samples = wb->samples,
+                    .value = wb->value,
+                    .z = jp_xrealloc(wb->z, wb->zlen ? wb->zlen : 1), /* its bound, trimmed */
+                    .zlen = wb->zlen,
+                    .nthreads = wb->nthreads};
+    wb->z = NULL;
+    if (!sw->nthreads)
+        return;
+    sw->threads = jp_xcalloc(sw->nthreads, sizeof *sw->threads);
+    sw->tids = jp_xcalloc(sw->nthreads, sizeof *sw->tids);
+    for (size_t t = 0; t < sw->nthreads; t++) {
+        sw->threads[t] = jp_xstrdup(b->threads[wb->threads[t]]);
+        sw->tids[t] = tids[wb->threads[t]];
+    }
 }
 
 void ch_rshare_free(ch_rshare *s)
@@ -199,35 +194,38 @@ void ch_rshare_free(ch_rshare *s)
     if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
     for (size_t i = 0; i < s->nw; i++) {
-        free(s->w[i].ns);
-        free(s->w[i].service);
+        ch_rwin *w = &s->w[i];
+        free(w->ns);
+        free(w->service);
+        free(w->z);
+        for (size_t t = 0; t < w->nthreads; t++)
+            free(w->threads[t]);
+        free(w->threads);
+        free(w->tids);
     }
     free(s->w);
-    free(s->rows);
-    for (size_t i = 0; i < s->nthreads; i++)
-        free(s->threads[i]);
-    free(s->threads);
-    free(s->tids);
     free(s);
 }
 
 /* Sums the shares filed under a into its aggregate and lets them go. */
 static void ch_racc_fold(ch_racc *a)
 {
+    ZSTD_DCtx *dctx = a->nrefs ? ZSTD_createDCtx() : NULL;
+    uint8_t *buf = NULL;
+    size_t cap = 0, len;
+    a->broken |= a->nrefs && !dctx;
     for (size_t i = 0; i < a->nrefs; i++) {
-        const ch_rshare *s = a->refs[i].s;
-        const ch_rwin *w = &s->w[a->refs[i].w];
-        for (size_t k = w->first; k < w->first + w->n; k++) {
-            const ch_rrow *row = &s->rows[k];
-            uint64_t tid = 0;
-            if (row->thread != JP_BATCH_NO_THREAD) {
-                tid = s->tids[row->thread];
-                ch_racc_thread(a, tid, s->threads[row->thread]);
-            }
-            wb_agg_add(&a->agg, row->stack, tid, row->samples, row->value);
-        }
+        const ch_rwin *w = &a->refs[i].s->w[a->refs[i].w];
+        for (size_t t = 0; t < w->nthreads; t++)
+            ch_racc_thread(a, w->tids[t], w->threads[t]);
+        uint64_t rows = 0;
+        if (!a->broken && (!wb_unpack(dctx, w->z, w->zlen, w->n, &buf, &cap, &len) ||
+                           !wb_decode(buf, len, 0, &a->agg, &rows) || rows != w->n))
+            a->broken = true;
         ch_rshare_free(a->refs[i].s);
     }
+    ZSTD_freeDCtx(dctx);
+    free(buf);
     a->nrefs = 0;
     a->pending = 0;
 }
@@ -271,6 +269,8 @@ static void ch_racc_encode(ch_racc *a, jp_strbuf *o)
     jp_error e;
     jp_error_init(&e);
     ch_racc_fold(a);
+    if (a->broken)
+        return; /* that minute is read raw */
     wb_agg_compact(&a->agg);
     if (wb_agg_encode(&a->agg, &z, &zlen, &e) != JP_OK)
         return; /* that minute is read raw */

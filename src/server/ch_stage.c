@@ -33,15 +33,22 @@
 #define CH_KNOWN_STACKS_MAX (4u << 20) /* cache entries before it is cleared */
 #define CH_STACK_COLS "day, stack_id, truncated, depth, frames, kinds"
 
-/* A staged stack's row in the stage's RowBinary. */
+/* A staged stack's row: where it is in the stage's RowBinary. */
 typedef struct ch_staged {
     uint64_t key, id;
-    size_t off, len;
+    size_t chunk, off, len;
 } ch_staged;
 
+/* The RowBinary of the staged stacks is kept in the pieces the writes
+ * encoded (one per write that staged any) and sent from there, in the
+ * table's order, without a copy: a day's first stacks are megabytes, and on
+ * this kind of VM every page of fresh memory costs a page fault of 14-60 us
+ * (a shared buffer grown by doubling, then the INSERT's body, were ~3 times
+ * the rows in new pages on the path every first write waited on). */
 struct ch_stage {
     pthread_mutex_t mu; /* everything below */
-    jp_strbuf rows;     /* RowBinary of the staged stacks */
+    jp_strbuf *chunks;  /* RowBinary of the staged stacks */
+    size_t nchunks, chunks_cap;
     ch_staged *s;
     size_t n, cap;
     /* key -> 1: staged, or being written by a flush; 0: no longer */
@@ -74,7 +81,6 @@ void ch_stage_init(ch_store *st)
 {
     ch_stage *g = jp_xcalloc(1, sizeof *g);
     pthread_mutex_init(&g->mu, NULL);
-    jp_strbuf_init(&g->rows, 0);
     jp_u64map_init(&g->staged);
     st->stage = g;
 }
@@ -84,7 +90,9 @@ void ch_stage_cleanup(ch_store *st)
     ch_stage *g = st->stage;
     if (!g)
         return;
-    jp_strbuf_cleanup(&g->rows);
+    for (size_t i = 0; i < g->nchunks; i++)
+        jp_strbuf_cleanup(&g->chunks[i]);
+    free(g->chunks);
     free(g->s);
     jp_u64map_cleanup(&g->staged);
     pthread_mutex_destroy(&g->mu);
@@ -139,6 +147,8 @@ bool ch_stage_stacks(ch_store *st, const jp_batch *b, const bool *skip, uint64_t
     if (!n)
         return false;
     size_t mine = 0; /* m[0..mine) staged here */
+    jp_strbuf rows;
+    jp_strbuf_init(&rows, 0);
     pthread_mutex_lock(&g->mu);
     pthread_rwlock_rdlock(&st->stacks_lock); /* stored meanwhile? */
     for (size_t k = 0; k < n; k++) {
@@ -149,12 +159,19 @@ bool ch_stage_stacks(ch_store *st, const jp_batch *b, const bool *skip, uint64_t
         jp_u64map_put(&g->staged, m[k].key, 1);
         g->s = jp_xgrow(g->s, &g->cap, g->n + 1, sizeof *g->s);
         ch_staged *s = &g->s[g->n++];
-        *s = (ch_staged){.key = m[k].key, .id = b->stacks[m[k].si].id, .off = g->rows.len};
-        ch_encode_stack(&g->rows, b, m[k].day, m[k].si);
-        s->len = g->rows.len - s->off;
+        *s = (ch_staged){
+            .key = m[k].key, .id = b->stacks[m[k].si].id, .chunk = g->nchunks, .off = rows.len};
+        ch_encode_stack(&rows, b, m[k].day, m[k].si);
+        s->len = rows.len - s->off;
         m[mine++] = m[k];
     }
     pthread_rwlock_unlock(&st->stacks_lock);
+    if (mine) { /* the chunk the rows above point into */
+        g->chunks = jp_xgrow(g->chunks, &g->chunks_cap, g->nchunks + 1, sizeof *g->chunks);
+        g->chunks[g->nchunks++] = rows;
+    } else {
+        jp_strbuf_cleanup(&rows);
+    }
     pthread_mutex_unlock(&g->mu);
     for (size_t k = 0; k < mine; k++)
         ch_frames_remember(st, b, m[k].si);
@@ -171,7 +188,8 @@ static int ch_staged_cmp(const void *a, const void *b)
 
 /* What a flush took from the stage. */
 typedef struct ch_taken {
-    jp_strbuf rows;
+    jp_strbuf *chunks;
+    size_t nchunks;
     ch_staged *s;
     size_t n;
 } ch_taken;
@@ -200,11 +218,14 @@ static void ch_stage_putback(ch_store *st, const ch_taken *t)
 {
     ch_stage *g = st->stage;
     pthread_mutex_lock(&g->mu);
+    size_t base = g->nchunks;
+    g->chunks = jp_xgrow(g->chunks, &g->chunks_cap, g->nchunks + t->nchunks, sizeof *g->chunks);
+    for (size_t i = 0; i < t->nchunks; i++)
+        g->chunks[g->nchunks++] = t->chunks[i]; /* moved: t's are not freed */
+    g->s = jp_xgrow(g->s, &g->cap, g->n + t->n, sizeof *g->s);
     for (size_t i = 0; i < t->n; i++) {
-        g->s = jp_xgrow(g->s, &g->cap, g->n + 1, sizeof *g->s);
         g->s[g->n] = t->s[i];
-        g->s[g->n++].off = g->rows.len;
-        jp_strbuf_append(&g->rows, t->rows.data + t->s[i].off, t->s[i].len);
+        g->s[g->n++].chunk += base;
     }
     pthread_mutex_unlock(&g->mu);
 }
@@ -214,8 +235,9 @@ jp_err ch_stage_flush(ch_store *st, const char *settings, jp_error *err)
     ch_stage *g = st->stage;
     pthread_mutex_lock(&st->stacks_write_mu);
     pthread_mutex_lock(&g->mu);
-    ch_taken t = {.rows = g->rows, .s = g->s, .n = g->n};
-    jp_strbuf_init(&g->rows, 0);
+    ch_taken t = {.chunks = g->chunks, .nchunks = g->nchunks, .s = g->s, .n = g->n};
+    g->chunks = NULL;
+    g->nchunks = g->chunks_cap = 0;
     g->s = NULL;
     g->n = g->cap = 0;
     pthread_mutex_unlock(&g->mu);
@@ -224,19 +246,25 @@ jp_err ch_stage_flush(ch_store *st, const char *settings, jp_error *err)
         /* in the table's order (ORDER BY stack_id), which ClickHouse then
          * need not sort (ch_write.c says why) */
         qsort(t.s, t.n, sizeof *t.s, ch_staged_cmp);
-        jp_strbuf body;
-        jp_strbuf_init(&body, 0);
-        for (size_t i = 0; i < t.n; i++)
-            jp_strbuf_append(&body, t.rows.data + t.s[i].off, t.s[i].len);
-        rc = ch_insert_fmt(st, "jprof_stacks", CH_STACK_COLS, "RowBinary", &body, settings, err);
-        jp_strbuf_cleanup(&body);
-        if (rc)
+        ch_seg *seg = jp_xcalloc(t.n, sizeof *seg);
+        ch_segs body = {.seg = seg, .n = t.n};
+        for (size_t i = 0; i < t.n; i++) {
+            seg[i] = (ch_seg){t.chunks[t.s[i].chunk].data + t.s[i].off, t.s[i].len};
+            body.total += t.s[i].len;
+        }
+        rc = ch_insert_segs(st, "jprof_stacks", CH_STACK_COLS, "RowBinary", &body, settings, err);
+        free(seg);
+        if (rc) {
             ch_stage_putback(st, &t);
-        else
+            t.nchunks = 0; /* the stage has them again */
+        } else {
             ch_stage_stored(st, &t);
+        }
     }
     pthread_mutex_unlock(&st->stacks_write_mu);
-    jp_strbuf_cleanup(&t.rows);
+    for (size_t i = 0; i < t.nchunks; i++)
+        jp_strbuf_cleanup(&t.chunks[i]);
+    free(t.chunks);
     free(t.s);
     return rc;
 }

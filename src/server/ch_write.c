@@ -272,6 +272,7 @@ static jp_err ch_encode_windows(ch_wreq *r, ch_store *st, jp_error *err)
             ch_rb_cstr(o, b->threads[wb.threads[t]]);
         ch_rb_str(o, wb.z, wb.zlen);
         wr->len = o->len - wr->off;
+        ch_rshare_window(r->share, b, i, tids, &wb); /* takes the blob */
         wb_window_cleanup(&wb);
         ch_part *p = ch_part_of(r, &win->target);
         p->windows++;
@@ -404,6 +405,7 @@ static void ch_rb_ingest(jp_strbuf *o, int64_t received, const jp_batch *b, uint
 static jp_err ch_encode(ch_wreq *r, ch_store *st, jp_error *err)
 {
     r->attempt = ch_attempt_new(st);
+    r->share = ch_rshare_new();
     jp_err rc = ch_encode_windows(r, st, err);
     if (rc)
         return rc;
@@ -424,7 +426,6 @@ static jp_err ch_encode(ch_wreq *r, ch_store *st, jp_error *err)
     r->id = jp_xstrdup(r->b->id);
     ch_rb_ingest(&r->dup_row, r->now, r->b, 0, 1, NULL, NULL, 0, 1,
                  r->opt ? r->opt->body_bytes : 0);
-    r->share = ch_rshare_new(r->b, r->opt ? r->opt->skip_windows : NULL);
     for (int t = 0; t < CT_N; t++)
         r->bytes += r->rows[t].len;
     return JP_OK;

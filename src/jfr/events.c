@@ -318,7 +318,7 @@ static inline __attribute__((always_inline)) const uint8_t *lead_skip(const uint
     if (k >= 3)
         m &= m - 1;
     *bad |= !m;
-    return p + (__builtin_ctzll(m | 1ULL << 63) >> 3) + 1;
+    return p + ((unsigned)__builtin_ctzll(m | 1ULL << 63) >> 3) + 1;
 }
 
 /* Past one integer at p, its value in *v; *bad set as lead_skip's when it
@@ -386,11 +386,17 @@ lead_run(const jfr_lead q, const jfr_lead_acc qa, const jfr_evtab *t, const uint
     uint64_t n = 0, k = 0;
     const uint8_t *lut = t->lut;
     size_t lut_n = t->lut_n;
-    /* a one-byte size is at most 127: its event and the slack are readable */
-    while (p < end && lim - p >= 127 + JFR_LEAD_SLACK) {
+    /* Up to `stop`, an event with a one-byte size (at most 127) ends within
+     * the run and has the slack readable after it: the loop checks neither. */
+    size_t run = (size_t)(end - p), readable = (size_t)(lim - p);
+    size_t room = readable > JFR_LEAD_SLACK ? readable - JFR_LEAD_SLACK : 0;
+    if (run < room)
+        room = run;
+    const uint8_t *stop = room > 127 ? p + room - 127 : p;
+    while (p < stop) {
         uint64_t w = jfr_le64(p);
         unsigned size = (unsigned)w & 0xff, type = (unsigned)(w >> 8) & 0xff;
-        if ((w & 0x8080) || size < 2 || size > (uint64_t)(end - p))
+        if ((w & 0x8080) || size < 2)
             break;
         if (type != q.type) {
             /* a one-byte type past the table is not wanted (jfr_evtab_want) */

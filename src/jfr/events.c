@@ -321,8 +321,9 @@ static inline __attribute__((always_inline)) const uint8_t *lead_skip(const uint
     return p + ((unsigned)__builtin_ctzll(m | 1ULL << 63) >> 3) + 1;
 }
 
-/* Past one integer at p, its value in *v; *bad set as lead_skip's when it
- * is longer than eight bytes. */
+/* Past one integer at p, its value in *v; *bad set when it is longer than
+ * four bytes (the keys and sizes the path reads stay below 2^28; a longer
+ * one goes to the plan). Four bytes on 32 bits: short constants. */
 static inline __attribute__((always_inline)) const uint8_t *lead_int(const uint8_t *p, uint64_t *v,
                                                                      bool *bad)
 {
@@ -330,11 +331,11 @@ static inline __attribute__((always_inline)) const uint8_t *lead_int(const uint8
         *v = *p;
         return p + 1;
     }
-    uint64_t w = jfr_le64(p);
-    uint64_t m = ~w & 0x8080808080808080ULL;
+    uint32_t w = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    uint32_t m = ~w & 0x80808080u;
     *bad |= !m;
-    unsigned bits = (unsigned)__builtin_ctzll(m | 1ULL << 63) + 1;
-    *v = jfr_varint_gather(w, bits);
+    unsigned bits = (unsigned)__builtin_ctz(m | 1u << 31) + 1;
+    *v = jfr_varint_gather32(w, bits);
     return p + (bits >> 3);
 }
 

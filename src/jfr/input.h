@@ -114,18 +114,23 @@ jfr_varints_skip(const uint8_t **pp, const uint8_t *end, const uint8_t *lim, uns
     return true;
 }
 
-/* The value of an integer whose `bits` / 8 bytes (at most eight, high bits
+/* The value of an integer whose `bits` / 8 bytes (jfr_varint_gather32:
+ * at most four) (at most eight, high bits
  * set on all but the last) are the low bytes of w: the seven-bit groups are
  * gathered by three mask-and-shift steps instead of a loop over the bytes. */
+static inline __attribute__((always_inline)) uint32_t jfr_varint_gather32(uint32_t w, unsigned bits)
+{
+    uint32_t y = w & (~0u >> ((32 - bits) & 31)) & 0x7f7f7f7fu;
+    y = (y & 0x007f007fu) | (y & 0x7f007f00u) >> 1;
+    return (y & 0x00003fffu) | (y & 0x3fff0000u) >> 2;
+}
+
 static inline __attribute__((always_inline)) uint64_t jfr_varint_gather(uint64_t w, unsigned bits)
 {
-    if (bits <= 32) {
-        /* up to four bytes (stack and class keys, sizes): the same steps on
-         * 32 bits, two of them, with short constants */
-        uint32_t y = (uint32_t)w & (~0u >> (32 - bits)) & 0x7f7f7f7fu;
-        y = (y & 0x007f007fu) | (y & 0x7f007f00u) >> 1;
-        return (y & 0x00003fffu) | (y & 0x3fff0000u) >> 2;
-    }
+    /* up to four bytes (stack and class keys, sizes): the same steps on 32
+     * bits, two of them, with short constants */
+    if (JFR_LIKELY(bits <= 32))
+        return jfr_varint_gather32((uint32_t)w, bits);
     uint64_t x = w & (~0ULL >> (64 - bits)) & 0x7f7f7f7f7f7f7f7fULL;
     x = (x & 0x007f007f007f007fULL) | (x & 0x7f007f007f007f00ULL) >> 1;
     x = (x & 0x00003fff00003fffULL) | (x & 0x3fff00003fff0000ULL) >> 2;

@@ -24,8 +24,10 @@ Checks:
      retried too), nothing else is; the batch refused while ZooKeeper was
      down is absent until retried, then counted once; the agent's
      acknowledged batches equal the accepted batches of its collector;
-     both replicas of each shard hold the same rows; the per-minute
-     roll-up, where written, agrees;
+     both replicas of each shard hold the same committed rows (the part
+     of an INSERT ClickHouse answered "Unknown status" stays on the
+     replica that wrote it: shown, not compared); the per-minute roll-up,
+     where written, agrees;
   5. a whole shard down: queries answer with the other shard's data and say
      which shard is missing.
 JPROF_CLUSTER_FULL=1 runs the fleet longer and larger (1,000 agents over
@@ -515,20 +517,54 @@ def check_found(env, b, totals, murl):
           "the agent's cpu windows are there (%s of %d windows)" % (m and m["windows"], wins), m)
 
 
+def zk_parts(i, t):
+    """The parts of table t ZooKeeper lists for node i's replica: what
+    ClickHouse committed, and so what replication copies to the other."""
+    return ("(SELECT name FROM system.zookeeper WHERE path = '/clickhouse/tables/%d/%s_local/%s/"
+            "replicas/n%d/parts')" % (1 + i // 2, DB, t, i + 1))
+
+
+def unconfirmed(env, t):
+    """Per node: the active parts of table t that ZooKeeper never heard of.
+    An INSERT that ClickHouse answered "Unknown status" (code 319: ZooKeeper
+    lost in the middle of its commit) keeps its part where it was written
+    and never copies it to the other replica; it looks at it again 5 minutes
+    later (and removes it) or at a restart, so the two differ by it until
+    then. The write it belonged to failed, was retried and was stored by a
+    later attempt."""
+    sql = ("SELECT name, rows FROM system.parts WHERE database = '%s_local' AND table = '%s' AND "
+           "active AND name NOT IN %s FORMAT TSV")
+    return [ch(u, sql % (DB, t, zk_parts(i, t))).split() for i, u in enumerate(env.urls)]
+
+
+def said_319(env, i):
+    """Whether node i answered an INSERT with "Unknown status" (code 319)."""
+    try:
+        with open(os.path.join(env.dir, "n%d" % (i + 1), "log", "server.log"),
+                  errors="replace") as f:
+            return any("Unknown status" in line for line in f)
+    except OSError:
+        return False
+
+
 def check_replicas(env):
-    """Both replicas of a shard answer the same: the same commit markers and
-    stacks, the same visible windows and statuses (those of a batch's first
-    committed attempt). A row of an attempt never committed may sit on one
-    replica only (an INSERT ClickHouse could not confirm, with ZooKeeper
-    killed under it, stays where it was written): never read, so not
-    compared, only shown."""
-    visible = (" WHERE attempt IN (SELECT min(attempt) FROM %s_local.jprof_ingest WHERE "
+    """Both replicas of a shard answer the same: the same committed commit
+    markers and stacks, the same visible windows and statuses (those of a
+    batch's first committed attempt). A part of an INSERT ClickHouse could
+    not confirm (ZooKeeper killed under it) stays on the replica that wrote
+    it (unconfirmed above): not compared, only shown, and only where that
+    node answered an INSERT with "Unknown status". Its windows are of an
+    attempt never committed, never read; its markers may be read there (an
+    earlier attempt of a batch whose data the replicas share): the visible
+    windows are the same on both replicas either way."""
+    visible = (" AND attempt IN (SELECT min(attempt) FROM %s_local.jprof_ingest WHERE "
                "outcome = 0 GROUP BY batch_id)" % DB)
 
     def counts(t):
         sync_replicas(env)
         where = visible if t in ("jprof_windows", "jprof_statuses") else ""
-        return [ch_int(u, "SELECT count() FROM %s_local.%s%s" % (DB, t, where)) for u in env.urls]
+        return [ch_int(u, "SELECT count() FROM %s_local.%s WHERE _part IN %s%s" %
+                       (DB, t, zk_parts(i, t), where)) for i, u in enumerate(env.urls)]
 
     raw = [ch_int(u, "SELECT count() FROM %s_local.jprof_windows" % DB) for u in env.urls]
     note("jprof_windows rows on n1..n4, committed or not: %s" % raw)
@@ -538,12 +574,20 @@ def check_replicas(env):
         n = wait_for(lambda: (lambda c: c if same(c) else None)(counts(t)), 20, 1) or counts(t)
         detail = n
         if not same(n) and t == "jprof_ingest":
-            sql = ("SELECT batch_id, attempt, part, outcome, collector FROM %s_local.%s "
-                   "ORDER BY batch_id, attempt, part FORMAT TSV" % (DB, t))
-            rows = [set(ch(u, sql).splitlines()) for u in env.urls]
+            sql = ("SELECT batch_id, attempt, part, outcome, collector FROM %s_local.%s WHERE "
+                   "_part IN %s ORDER BY batch_id, attempt, part FORMAT TSV")
+            rows = [set(ch(u, sql % (DB, t, zk_parts(i, t))).splitlines())
+                    for i, u in enumerate(env.urls)]
             detail = (n, sorted(rows[0] ^ rows[1])[:10], sorted(rows[2] ^ rows[3])[:10])
         check(same(n), "%s: both replicas of each shard hold the same %srows" %
-              (t, "visible " if t in ("jprof_windows", "jprof_statuses") else ""), detail)
+              (t, "visible " if t in ("jprof_windows", "jprof_statuses") else "committed "),
+              detail)
+        extra = unconfirmed(env, t)
+        if any(extra):
+            note("%s parts ZooKeeper never heard of, on n1..n4: %s" % (t, extra))
+        check(all(said_319(env, i) for i in range(4) if extra[i]),
+              "%s: a part on one replica only is one of an INSERT answered \"Unknown status\""
+              % t, extra)
 
 
 def capacity(env, a, b):

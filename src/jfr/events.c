@@ -334,9 +334,12 @@ static inline __attribute__((always_inline)) const uint8_t *lead_int(const uint8
     uint32_t w = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
     uint32_t m = ~w & 0x80808080u;
     *bad |= !m;
-    unsigned bits = (unsigned)__builtin_ctz(m | 1u << 31) + 1;
-    *v = jfr_varint_gather32(w, bits);
-    return p + (bits >> 3);
+    m |= 1u << 31;
+    /* m ^ (m - 1): the bits up to the last byte's, so the integer's bytes */
+    uint32_t y = w & (m ^ (m - 1)) & 0x7f7f7f7fu;
+    y = (y & 0x007f007fu) | (y & 0x7f007f00u) >> 1;
+    *v = (y & 0x00003fffu) | (y & 0x3fff0000u) >> 2;
+    return p + ((unsigned)__builtin_ctz(m) >> 3) + 1;
 }
 
 /* Where a loop adds events of the lead type: the accumulator's range of
@@ -354,7 +357,8 @@ typedef struct jfr_lead_acc {
  * when the plan must take it. Positions only grow, so one check at the end
  * bounds every field by the event. */
 static inline __attribute__((always_inline)) bool lead_event(const jfr_lead q, jfr_lead_acc a,
-                                                             const uint8_t *p, const uint8_t *next)
+                                                             jfr_dense **lane0, const uint8_t *p,
+                                                             const uint8_t *next)
 {
     uint64_t stack, second;
     bool bad = false;
@@ -365,9 +369,12 @@ static inline __attribute__((always_inline)) bool lead_event(const jfr_lead q, j
     uint64_t state = q.state ? second : 0, value = q.state ? q.value0 : second;
     uint64_t key = stack - a.base;
     if (JFR_LIKELY(key < a.n && state < JFR_ACC_STATES)) {
-        jfr_dense *d = a.lanes[state];
-        if (JFR_UNLIKELY(!d))
+        jfr_dense *d = q.state ? a.lanes[state] : *lane0;
+        if (JFR_UNLIKELY(!d)) {
             d = jfr_acc_lane(a.acc, q.slot * JFR_ACC_STATES + (unsigned)state);
+            if (!q.state)
+                *lane0 = d;
+        }
         d[key].events++;
         d[key].amount += value;
     } else {
@@ -394,6 +401,7 @@ lead_run(const jfr_lead q, const jfr_lead_acc qa, const jfr_evtab *t, const uint
     if (run < room)
         room = run;
     const uint8_t *stop = room > 127 ? p + room - 127 : p;
+    jfr_dense *lane0 = qa.lanes[0]; /* a value row's lane, kept at hand */
     while (p < stop) {
         uint64_t w = jfr_le64(p);
         unsigned size = (unsigned)w & 0xff, type = (unsigned)(w >> 8) & 0xff;
@@ -404,7 +412,7 @@ lead_run(const jfr_lead q, const jfr_lead_acc qa, const jfr_evtab *t, const uint
             if (type <= 1 || (type < lut_n && lut[type]))
                 break;
             k++;
-        } else if (JFR_LIKELY(lead_event(q, qa, p + 2, p + size))) {
+        } else if (JFR_LIKELY(lead_event(q, qa, &lane0, p + 2, p + size))) {
             n++;
         } else {
             break;

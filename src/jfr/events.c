@@ -253,8 +253,9 @@ static inline __attribute__((always_inline)) jp_err hot_event(const jfr_evtab *t
  * (a few integers, the stack, a few more, then its value or thread state;
  * no thread, no time filter), the loop decodes it with the row's numbers in
  * registers: no step table, no slot array, one bound check an event. Any
- * event it cannot take whole (an integer past eight bytes, too near the end
- * of the readable bytes, a field past the event) goes to the row's plan as
+ * event it cannot take whole (a size or type of more than one byte, an
+ * integer longer than the word it reads, too near the end of the run or of
+ * the readable bytes, a field past the event) goes to the row's plan as
  * before, which decodes it or names the damage: same cells either way. */
 typedef struct jfr_lead {
     bool on;           /* the run has a lead type */
@@ -269,9 +270,10 @@ typedef struct jfr_lead {
  * bytes, each starting at most eight bytes past the one before. */
 #define JFR_LEAD_SLACK 40
 
-/* The lead type of the events from p: of the rows that can be one, the
- * one with the most events among the next 64 such (their heads only, and
- * at most 1,024 heads: a few microseconds). */
+/* The lead type of the events from p: of the rows that can be one (and
+ * whose type id takes one byte, as the path reads it), the one with the
+ * most events among the next 64 such (their heads only, and at most 1,024
+ * heads: a few microseconds). */
 static jfr_lead lead_pick(const jfr_evtab *t, const uint8_t *p, const uint8_t *end)
 {
     unsigned hits[JFR_EV_NSPECS] = {0};
@@ -282,7 +284,7 @@ static jfr_lead lead_pick(const jfr_evtab *t, const uint8_t *p, const uint8_t *e
             !jfr_varint(&p, ev + size, &type))
             break;
         p = ev + size;
-        unsigned e = type < t->lut_n ? t->lut[type] : 0;
+        unsigned e = type < 0x80 && type < t->lut_n ? t->lut[type] : 0;
         if (e && !(e & JFR_EV_RARE) && e - 1 < JFR_EV_NSPECS && t->rows[e - 1].lead) {
             hits[e - 1]++;
             seen++;

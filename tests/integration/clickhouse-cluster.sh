@@ -10,7 +10,9 @@
 #                                        URLs comma-separated (also DIR/urls)
 #   clickhouse-cluster.sh stop DIR       stops the nodes, then ZooKeeper
 #   clickhouse-cluster.sh kill DIR NODE  kill -9 of one node (n1..n4) or zk
-#   clickhouse-cluster.sh restart DIR NODE  the same ports and data again
+#   clickhouse-cluster.sh restart DIR NODE  the same ports and data again (a
+#                                        ClickHouse node with force_restore_data,
+#                                        as after a crash)
 #
 # Exit codes: 0 ok, 77 clickhouse-server, zookeeper or java is not installed
 # (and CI is not set), 1 something did not come up (logs on stderr).
@@ -181,7 +183,16 @@ restart)
     dir=$(cd "$dir" && pwd)
     case $node in
     zk) zk_start "$dir" ;;
-    n[1-4]) "$chctl" restart "$dir/$node" >/dev/null ;;
+    n[1-4])
+        # After a kill -9 a replica may hold a part it wrote that ZooKeeper
+        # never listed (an INSERT cut before its commit). 18.16 then refuses
+        # to attach a table where such parts are over half the rows (a table
+        # of a few rows: one part is enough) until told to take them aside:
+        # the operator's step after a crash, docs/SCALE.md.
+        mkdir -p "$dir/$node/data/flags"
+        : >"$dir/$node/data/flags/force_restore_data"
+        "$chctl" restart "$dir/$node" >/dev/null
+        ;;
     *) die "restart: node n1..n4 or zk" ;;
     esac
     ;;

@@ -56,6 +56,21 @@ static void socket_path(const jvm_proc *t, char *buf, size_t len)
     snprintf(buf, len, "/proc/%d/root/tmp/.java_pid%d", (int)t->pid, (int)t->nspid);
 }
 
+/* A socket at the target's path that is not its user's cannot be the JVM's
+ * (HotSpot gives its socket to its effective user): a dead process with the
+ * same pid left it, and in a sticky /tmp it also keeps the JVM from putting
+ * its own there. Root removes it (CI: 423 such sockets of killed test JVMs
+ * in /tmp, and a JVM of user nobody given the pid of one owned by root came
+ * out as "connect: permission denied"); anyone else meets the connect error. */
+static void drop_stale_socket(const jvm_proc *t)
+{
+    char path[96];
+    struct stat st;
+    socket_path(t, path, sizeof path);
+    if (geteuid() == 0 && lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid != t->euid)
+        (void)unlink(path);
+}
+
 /* Root talking to another user's JVM must present that user's credentials. */
 static bool need_switch(const jvm_proc *t)
 {
@@ -403,6 +418,7 @@ static jp_err open_connection(const jvm_proc *t, const jvm_attach_opts *o, int *
                             (int)t->pid, t->user, (unsigned long)t->euid, (unsigned long)t->egid);
     if (!jvm_proc_alive(t))
         return jp_error_set(err, JP_ERR_EXITED, "pid %d has exited", (int)t->pid);
+    drop_stale_socket(t);
     *fd = connect_target(t);
     if (*fd >= 0)
         return JP_OK;

@@ -338,9 +338,7 @@ static inline __attribute__((always_inline)) const uint8_t *lead_int(const uint8
     *bad |= !m;
     m |= 1u << 31;
     /* m ^ (m - 1): the bits up to the last byte's, so the integer's bytes */
-    uint32_t y = w & (m ^ (m - 1)) & 0x7f7f7f7fu;
-    y = (y & 0x007f007fu) | (y & 0x7f007f00u) >> 1;
-    *v = (y & 0x00003fffu) | (y & 0x3fff0000u) >> 2;
+    *v = jfr_varint_pack32(w & (m ^ (m - 1)));
     return p + ((unsigned)__builtin_ctz(m) >> 3) + 1;
 }
 

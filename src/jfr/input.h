@@ -114,15 +114,22 @@ jfr_varints_skip(const uint8_t **pp, const uint8_t *end, const uint8_t *lim, uns
     return true;
 }
 
-/* The value of an integer whose `bits` / 8 bytes (jfr_varint_gather32:
- * at most four) (at most eight, high bits
- * set on all but the last) are the low bytes of w: the seven-bit groups are
- * gathered by three mask-and-shift steps instead of a loop over the bytes. */
-static inline __attribute__((always_inline)) uint32_t jfr_varint_gather32(uint32_t w, unsigned bits)
+/* The value of an integer of at most four bytes whose bytes alone (the
+ * others zero) are the low bytes of y: its seven-bit groups packed by two
+ * mask-and-shift steps instead of a loop over the bytes. */
+static inline __attribute__((always_inline)) uint32_t jfr_varint_pack32(uint32_t y)
 {
-    uint32_t y = w & (~0u >> ((32 - bits) & 31)) & 0x7f7f7f7fu;
+    y &= 0x7f7f7f7fu;
     y = (y & 0x007f007fu) | (y & 0x7f007f00u) >> 1;
     return (y & 0x00003fffu) | (y & 0x3fff0000u) >> 2;
+}
+
+/* The value of an integer whose `bits` / 8 bytes (at most eight, high bits
+ * set on all but the last) are the low bytes of w: the seven-bit groups are
+ * gathered by mask-and-shift steps instead of a loop over the bytes. */
+static inline __attribute__((always_inline)) uint32_t jfr_varint_gather32(uint32_t w, unsigned bits)
+{
+    return jfr_varint_pack32(w & (~0u >> ((32 - bits) & 31)));
 }
 
 static inline __attribute__((always_inline)) uint64_t jfr_varint_gather(uint64_t w, unsigned bits)

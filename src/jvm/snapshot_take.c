@@ -316,6 +316,13 @@ static jp_err take_helper_locked(const jvm_proc *t, const jvm_attach_opts *ao,
     rc = jvm_tfile_name(t, ".json", &tout, err);
     if (rc != JP_OK)
         goto out_jar;
+    /* out= exists, empty, while we wait: a helper that finishes after we
+     * gave up (a timeout, a signal) finds it gone and leaves nothing */
+    rc = jvm_tfile_write(t, &tout, "", 0, err);
+    if (rc != JP_OK) {
+        jvm_tfile_remove(&tout);
+        goto out_jar;
+    }
     /* the helper writes <out>.part and renames it: a second signal while
      * it runs must find that name in the table too */
     char part[sizeof tout.host + 8];

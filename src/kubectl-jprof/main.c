@@ -32,7 +32,7 @@ static void usage(FILE *f)
             "  threads | locks | deadlocks   one answer: busy threads, contended locks, cycles\n"
             "      [-o text|json] [--interval 1s]\n"
             "  flame     a bounded recording: [--event cpu|alloc|lock|park] [-d 30s]\n"
-            "            [-o collapsed|top|json] [-f FILE]\n"
+            "            [-o collapsed|top|json] [-f FILE] [--interval 10ms] (cpu sampling)\n"
             "  heap      class histograms of the pod's JVM: what is on the heap, and from\n"
             "            the second on what grows [--count N] [--interval 10s] [--all]\n"
             "            [-o text|json]; each one PAUSES THE JVM (a full GC and a heap\n"
@@ -219,6 +219,10 @@ static int cmd_flame(const plugin_args *a)
                 a->event);
         return PLUGIN_EXIT_USAGE;
     }
+    if (a->has_interval && (a->interval_ns < JP_NS_PER_MS || a->interval_ns > JP_NS_PER_SEC)) {
+        fprintf(stderr, "kubectl-jprof: flame --interval: the cpu sampling period is 1ms to 1s\n");
+        return PLUGIN_EXIT_USAGE;
+    }
     jp_pod_list pods;
     jp_pod_list_init(&pods);
     int status = plugin_pods(a, &pods);
@@ -237,8 +241,10 @@ static int cmd_flame(const plugin_args *a)
     }
     other_jvms(&pods.items[0], s);
     jp_profile *prof = NULL;
-    if (kube_session_profile_start(s, 1u << kind, a->interval_ns, a->duration_ns + JP_NS_PER_SEC,
-                                   &err) != JP_OK) {
+    /* --interval is the cpu sampling period here; unset, the probe's own
+     * (10 ms, as jprof-top's Flame screen), not the snapshot commands' 1 s */
+    if (kube_session_profile_start(s, 1u << kind, a->has_interval ? a->interval_ns : 0,
+                                   a->duration_ns + JP_NS_PER_SEC, &err) != JP_OK) {
         status = plugin_fail(&err);
     } else {
         fprintf(stderr, "kubectl-jprof: recording %s in %s for %.0f s\n", jp_kind_name(kind),

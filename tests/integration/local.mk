@@ -83,7 +83,7 @@ else
 $(JPROF_LIVE_LOG): jprof-probe
 endif
 EXTRA_DIST += tests/integration/test_live_jvm.sh tests/java/Deadlocks.java \
-	tests/java/Contention.java
+	tests/java/Contention.java tests/java/HelperLoad.java
 clean-local: clean-local-live
 clean-local-live:
 	rm -rf tests/integration/live-jvm.d

@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 import urllib.parse
 import urllib.request
 
@@ -571,7 +572,11 @@ def main():
     tmp = tempfile.mkdtemp(prefix="agent-host-test-")
     env = Env(tmp)
     try:
-        run(env)
+        try:
+            run(env)
+        except Exception as e:  # said as a check, so CI's summary of FAIL lines shows it
+            check(False, "the test ran to its end (%s: %s)" % (type(e).__name__, e),
+                  traceback.format_exc())
     finally:
         for p in env.procs:
             if p.poll() is None:

@@ -179,6 +179,16 @@ flame_has() {
 flame_has collapsed "$work/hot.collapsed" &&
     pass "flame -o collapsed: live.Contention\$Hot.spin is sampled" || fail "flame" "$(cat "$work/fl.err"; head -5 "$work/hot.collapsed")"
 flame_has top "$work/hot.top" && pass "flame -o top" || fail "flame -o top" "$(cat "$work/fl.err"; head -8 "$work/hot.top")"
+# sampled every 10 ms by default (not the snapshot commands' 1 s --interval):
+# the spinner, on 60% of a core, gives dozens of samples in 4 s even on a
+# loaded machine; at 1 s it gave at most 4, and now and then none
+n=$(sed -nE '1s/.* samples ([0-9]+) .*/\1/p' "$work/hot.top")
+[ "${n:-0}" -ge 20 ] && pass "flame samples every 10 ms by default ($n samples in 4 s)" ||
+    fail "flame: ${n:-no} samples in 4 s (sampled too sparsely?)" "$(head -1 "$work/hot.top")"
+"$plugin" -n shop flame hot-2 -d 1s --interval 2s >"$work/fl-int.out" 2>&1
+st=$?
+[ "$st" = 2 ] && grep -q 'sampling period is 1ms to 1s' "$work/fl-int.out" &&
+    pass "flame --interval 2s: refused, with the range (exit $st)" || fail "flame --interval 2s: exit $st" "$(cat "$work/fl-int.out")"
 [ -z "$(leftovers "$hot2")" ] && [ -z "$(recordings "$hot2")" ] &&
     pass "after flame: nothing in the pod's /tmp, no recording" || fail "after flame: $(leftovers "$hot2") $(recordings "$hot2")"
 

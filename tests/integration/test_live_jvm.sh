@@ -402,6 +402,34 @@ engine_window() {
     kill "$cpid"
 }
 
+# helper_protocol V HOME: the helper's file protocol, driven through the
+# JDK's attach API: out= created empty by the asker is replaced by the
+# snapshot; out= gone (the asker stopped waiting) means no file at all, not
+# even the helper's temporary one
+helper_protocol() {
+    local v=$1 home=$2
+    echo "--- JDK $v: the helper's out= file"
+    start_jvm "$home" Deadlocks || { fail "JDK $v: Deadlocks workload"; return; }
+    local pid=$jvm_pid name="jprof-helper-test-$$-$v"
+    local inner="/tmp/$name.json" host="/proc/$jvm_pid/root/tmp/$name.json"
+    : >"$host"
+    if "$home/bin/java" "$srcdir/tests/java/HelperLoad.java" "$pid" "$JPROF_HELPER_JAR" "out=$inner" \
+        >"$work/hl-$v.out" 2>&1 && head -c 12 "$host" | grep -q '^{"format":1' && [ ! -e "$host.part" ]; then
+        pass "JDK $v: the snapshot replaces the empty out= file"
+    else
+        fail "JDK $v: helper with out= present" "$(cat "$work/hl-$v.out")" "$(head -c 200 "$host")"
+    fi
+    rm -f "$host"
+    if "$home/bin/java" "$srcdir/tests/java/HelperLoad.java" "$pid" "$JPROF_HELPER_JAR" "out=$inner" \
+        >"$work/hl2-$v.out" 2>&1 && [ ! -e "$host" ] && [ ! -e "$host.part" ]; then
+        pass "JDK $v: out= gone before the snapshot is ready: nothing is written"
+    else
+        fail "JDK $v: helper with out= gone" "$(cat "$work/hl2-$v.out")" "$(ls -l "$host"* 2>&1)"
+    fi
+    rm -f "$host" "$host.part"
+    kill "$pid"
+}
+
 engine_case() {
     local v=$1 home=$2
     echo "--- JDK $v: the engine interface"
@@ -416,11 +444,13 @@ engine_case() {
 }
 
 run_jdk 17 "$jdk17"
+helper_protocol 17 "$jdk17"
 engine_case 17 "$jdk17"
 error_cases "$jdk17"
 container_case "$jdk17"
 if have_jdk25; then
     run_jdk 25 "$jdk25"
+    helper_protocol 25 "$jdk25"
     agent_refused "$jdk25"
 fi
 

@@ -328,7 +328,7 @@ exit_case() {
     wait_for intr "mon-deadlock-1" >/dev/null
     keys intr C-c
     wait_exit intr 130 "Ctrl-C (SIGINT) ends jprof-top"
-    [ -z "$(leftovers "$dpid")" ] && pass "Ctrl-C leaves nothing in the target" || fail "left after Ctrl-C"
+    [ -z "$(leftovers "$dpid")" ] && pass "Ctrl-C leaves nothing in the target" || fail "left after Ctrl-C: $(leftovers "$dpid")"
     kill "$dpid"
 }
 

@@ -13,7 +13,9 @@
  * when asked: contention=on or contention=off.
  *
  * Argument syntax: comma-separated key=value; keys: out (required, absolute
- * path the JVM can create), contention (on|off), maxdepth (frames, default 1024).
+ * path; the asker creates it empty and the snapshot replaces it: if it is
+ * gone when the snapshot is ready, the asker stopped waiting and nothing is
+ * written), contention (on|off), maxdepth (frames, default 1024).
  */
 package jprof.helper;
 
@@ -27,6 +29,7 @@ import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
@@ -82,14 +85,30 @@ public final class JprofHelper {
         Files.deleteIfExists(tmp);
         Files.createFile(tmp, PosixFilePermissions.asFileAttribute(
                 PosixFilePermissions.fromString("rw-r-----")));
-        try (BufferedWriter w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8,
-                StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-            write(w, mx, maxDepth);
-        } catch (IOException | RuntimeException e) {
-            Files.deleteIfExists(tmp);
-            throw e;
+        // Whatever stops the snapshot half-way (an Error too: out of memory in a
+        // small heap, a stack overflow) takes the temporary file with it: the
+        // process that asked has already removed its names, and a file left
+        // here would stay in the target's /tmp for good.
+        boolean done = false;
+        try {
+            try (BufferedWriter w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8,
+                    StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+                write(w, mx, maxDepth);
+            }
+            // The asker creates `out` empty before it loads us and removes it
+            // when it stops waiting (a timeout, a signal): no `out` then means
+            // nobody will read or remove what we would put there.
+            if (!Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
+                return;
+            }
+            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE,
+                    StandardCopyOption.REPLACE_EXISTING);
+            done = true;
+        } finally {
+            if (!done) {
+                Files.deleteIfExists(tmp);
+            }
         }
-        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 
     static long[] cpuTimes(ThreadMXBean mx, long[] ids) {

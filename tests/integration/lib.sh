@@ -123,12 +123,24 @@ compile_live_workloads() {
 
 # start_jvm JAVA_HOME CLASS [JVM OPTIONS...]: runs live.CLASS from $classes
 # in $work/cwd; sets $jvm_pid (also added to pids) once it printed "ready".
+declare -A jvm_outs # pid -> the JVM's stdout and stderr (start_jvm)
+
+# jvm_attach_thread PID: the JVM's Attach Listener stack now (SIGQUIT's
+# thread dump goes to the JVM's output): where a load or a command is stuck
+jvm_attach_thread() {
+    local out=${jvm_outs[$1]:-}
+    [ -n "$out" ] && kill -QUIT "$1" 2>/dev/null || return 0
+    sleep 1
+    awk '/^"Attach Listener"/ { p = 1 } p && /^$/ { exit } p' "$out" | tail -n 25 | sed 's/^/ /'
+}
+
 start_jvm() {
     local home=$1 cls=$2
     shift 2
     local out="$work/$cls.$RANDOM.out"
     (cd "$work/cwd" && exec "$home/bin/java" -Xmx64m "$@" -cp "$classes" "live.$cls" 600 >"$out" 2>&1) &
     jvm_pid=$!
+    jvm_outs[$jvm_pid]=$out
     pids+=("$jvm_pid")
     for _ in $(seq 100); do
         grep -q ready "$out" 2>/dev/null && return 0

@@ -217,7 +217,7 @@ run_jdk() {
     wait_clean "$home" "$cpid"
     [ -z "$(recordings "$home" "$cpid")$(leftovers "$cpid")" ] &&
         pass "JDK $v: after q no recording and no file in the target" ||
-        fail "JDK $v: left after q: $(recordings "$home" "$cpid") $(leftovers "$cpid")"
+        fail "JDK $v: left after q: $(recordings "$home" "$cpid") $(leftovers "$cpid")" "$(jvm_attach_thread "$cpid")"
 
     w="dl$v"
     run "$w" -p "$dpid" --snapshot thread-print
@@ -328,7 +328,7 @@ exit_case() {
     wait_for intr "mon-deadlock-1" >/dev/null
     keys intr C-c
     wait_exit intr 130 "Ctrl-C (SIGINT) ends jprof-top"
-    [ -z "$(leftovers "$dpid")" ] && pass "Ctrl-C leaves nothing in the target" || fail "left after Ctrl-C: $(leftovers "$dpid")"
+    [ -z "$(leftovers "$dpid")" ] && pass "Ctrl-C leaves nothing in the target" || fail "left after Ctrl-C: $(leftovers "$dpid")" "$(jvm_attach_thread "$dpid")"
     kill "$dpid"
 }
 

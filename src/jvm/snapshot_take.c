@@ -329,7 +329,7 @@ static jp_err take_helper_locked(const jvm_proc *t, const jvm_attach_opts *ao,
     snprintf(part, sizeof part, "%s.part", tout.host);
     int part_cleanup = jvm_cleanup_register_file(part);
     char opts[600];
-    snprintf(opts, sizeof opts, "%s=out=%s%s", tjar.inner, tout.inner,
+    snprintf(opts, sizeof opts, "%s=out=%s,claimed=1%s", tjar.inner, tout.inner,
              o->contention < 0 ? ""
              : o->contention   ? ",contention=on"
                                : ",contention=off");

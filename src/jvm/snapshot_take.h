@@ -6,8 +6,9 @@
  *                  target's /tmp (owned by the target's user), runs
  *                  `load instrument false /tmp/jprof-helper-V.jar=out=F`, reads
  *                  F through /proc/PID/root and deletes F and the jar. F is
- *                  created empty before the load: a helper that ends after
- *                  jprof stopped waiting finds F gone and leaves nothing. The
+ *                  created empty before the load (claimed=1): a helper that
+ *                  ends after jprof stopped waiting finds F gone and leaves
+ *                  nothing. The
  *                  jar's name is stable so repeated loads reuse the loaded
  *                  class and do not grow the JVM's class path.
  *   thread-print - `jcmd Thread.print -l` parsed by jvm/threadprint.h.

@@ -121,8 +121,6 @@ compile_live_workloads() {
     fi
 }
 
-# start_jvm JAVA_HOME CLASS [JVM OPTIONS...]: runs live.CLASS from $classes
-# in $work/cwd; sets $jvm_pid (also added to pids) once it printed "ready".
 declare -A jvm_outs # pid -> the JVM's stdout and stderr (start_jvm)
 
 # jvm_attach_thread PID: the JVM's Attach Listener stack now (SIGQUIT's
@@ -134,6 +132,8 @@ jvm_attach_thread() {
     awk '/^"Attach Listener"/ { p = 1 } p && /^$/ { exit } p' "$out" | tail -n 25 | sed 's/^/ /'
 }
 
+# start_jvm JAVA_HOME CLASS [JVM OPTIONS...]: runs live.CLASS from $classes
+# in $work/cwd; sets $jvm_pid (also added to pids) once it printed "ready".
 start_jvm() {
     local home=$1 cls=$2
     shift 2

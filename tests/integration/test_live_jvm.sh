@@ -404,8 +404,8 @@ engine_window() {
 
 # helper_protocol V HOME: the helper's file protocol, driven through the
 # JDK's attach API: out= created empty by the asker is replaced by the
-# snapshot; out= gone (the asker stopped waiting) means no file at all, not
-# even the helper's temporary one
+# snapshot; with claimed=1, out= gone (the asker stopped waiting) means no
+# file at all, not even the helper's temporary one
 helper_protocol() {
     local v=$1 home=$2
     echo "--- JDK $v: the helper's out= file"
@@ -420,11 +420,19 @@ helper_protocol() {
         fail "JDK $v: helper with out= present" "$(cat "$work/hl-$v.out")" "$(head -c 200 "$host")"
     fi
     rm -f "$host"
-    if "$home/bin/java" "$srcdir/tests/java/HelperLoad.java" "$pid" "$JPROF_HELPER_JAR" "out=$inner" \
+    if "$home/bin/java" "$srcdir/tests/java/HelperLoad.java" "$pid" "$JPROF_HELPER_JAR" "out=$inner,claimed=1" \
         >"$work/hl2-$v.out" 2>&1 && [ ! -e "$host" ] && [ ! -e "$host.part" ]; then
-        pass "JDK $v: out= gone before the snapshot is ready: nothing is written"
+        pass "JDK $v: claimed=1 and out= gone before the snapshot is ready: nothing is written"
     else
         fail "JDK $v: helper with out= gone" "$(cat "$work/hl2-$v.out")" "$(ls -l "$host"* 2>&1)"
+    fi
+    rm -f "$host" "$host.part"
+    # an asker that does not claim (an older jprof): out= is written as before
+    if "$home/bin/java" "$srcdir/tests/java/HelperLoad.java" "$pid" "$JPROF_HELPER_JAR" "out=$inner" \
+        >"$work/hl3-$v.out" 2>&1 && head -c 12 "$host" | grep -q '^{"format":1' && [ ! -e "$host.part" ]; then
+        pass "JDK $v: without claimed=1 the snapshot is written as before"
+    else
+        fail "JDK $v: helper without claimed=1" "$(cat "$work/hl3-$v.out")" "$(ls -l "$host"* 2>&1)"
     fi
     rm -f "$host" "$host.part"
     kill "$pid"

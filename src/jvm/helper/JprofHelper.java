@@ -13,9 +13,10 @@
  * when asked: contention=on or contention=off.
  *
  * Argument syntax: comma-separated key=value; keys: out (required, absolute
- * path; the asker creates it empty and the snapshot replaces it: if it is
- * gone when the snapshot is ready, the asker stopped waiting and nothing is
- * written), contention (on|off), maxdepth (frames, default 1024).
+ * path the JVM can create), claimed=1 (the asker created out empty and
+ * removes it when it stops waiting: if out is gone when the snapshot is
+ * ready, nothing is written; without it, as before, out is always written),
+ * contention (on|off), maxdepth (frames, default 1024).
  */
 package jprof.helper;
 
@@ -95,10 +96,11 @@ public final class JprofHelper {
                     StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
                 write(w, mx, maxDepth);
             }
-            // The asker creates `out` empty before it loads us and removes it
-            // when it stops waiting (a timeout, a signal): no `out` then means
-            // nobody will read or remove what we would put there.
-            if (!Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
+            // claimed=1: the asker created `out` empty before it loaded us and
+            // removes it when it stops waiting (a timeout, a signal): no `out`
+            // then means nobody will read or remove what we would put there.
+            boolean claimed = "1".equals(opts.get("claimed"));
+            if (claimed && !Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
                 return;
             }
             Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE,

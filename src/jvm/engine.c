@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include "base/xalloc.h"
 #include "jvm/cleanup.h"
 #include "jvm/engine_int.h"
+#include "jvm/targetfs.h"
 
 #define MARKER_SUFFIX "-session"
 
@@ -179,21 +182,28 @@ static void marker_write(jvm_engine *e)
     free(text);
 }
 
-bool jvm_engine_marker_file(const jvm_engine *e, char *out, size_t len)
+/* The session marker's JSON (NULL when there is none or it does not
+ * parse); the caller json_decref's it. */
+static json_t *marker_read(const jvm_engine *e)
 {
-    out[0] = '\0';
     char file[192];
     marker_host(e, file, sizeof file);
     int fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return false;
+        return NULL;
     char buf[2048];
     ssize_t n = read(fd, buf, sizeof buf - 1);
     close(fd);
     if (n <= 0)
-        return false;
+        return NULL;
     buf[n] = '\0';
-    json_t *m = json_loads(buf, 0, NULL);
+    return json_loads(buf, 0, NULL);
+}
+
+bool jvm_engine_marker_file(const jvm_engine *e, char *out, size_t len)
+{
+    out[0] = '\0';
+    json_t *m = marker_read(e);
     const char *engine = json_string_value(json_object_get(m, "engine"));
     const char *f = json_string_value(json_object_get(m, "file"));
     bool ours = engine && strcmp(engine, e->ops->name) == 0;
@@ -294,9 +304,20 @@ jp_err jvm_engine_recover(jvm_engine *e, const jfr_options *jo, jp_profile *out,
         return JP_OK;
     jvm_tfile f;
     memset(&f, 0, sizeof f);
+    /* the earlier run that left the session, by its marker (read before
+     * this run's own replaces it) */
+    json_t *m = marker_read(e);
+    json_int_t owner = json_integer_value(json_object_get(m, "agent_pid"));
+    json_decref(m);
     jp_err rc = e->ops->recover(e, &f, found, err);
     if (*found)
         e->touched = true; /* its marker goes at release */
+    /* Killed between stopping a window into a file and removing it, the
+     * earlier run left that file (MBs, in a tmpfs /tmp the pod's memory):
+     * its files in the target go now, once it is surely gone. */
+    if (rc == JP_OK && owner > 0 && owner <= INT32_MAX && (pid_t)owner != getpid() &&
+        kill((pid_t)owner, 0) != 0 && errno == ESRCH)
+        jvm_tfile_remove_owned_in(&e->proc, (pid_t)owner);
     if (f.inner[0]) {
         jp_error pe;
         jp_error_init(&pe);

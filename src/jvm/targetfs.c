@@ -55,11 +55,11 @@ jp_err jvm_tfile_name(const jvm_proc *t, const char *suffix, jvm_tfile *f, jp_er
     return JP_OK;
 }
 
-int jvm_tfile_remove_owned(pid_t owner)
+static int remove_owned_at(const char *dir, pid_t owner)
 {
     char prefix[32];
     owned_prefix(owner, prefix, sizeof prefix);
-    DIR *d = opendir("/tmp");
+    DIR *d = opendir(dir);
     if (!d)
         return 0;
     int removed = 0;
@@ -70,6 +70,18 @@ int jvm_tfile_remove_owned(pid_t owner)
             removed++;
     closedir(d);
     return removed;
+}
+
+int jvm_tfile_remove_owned(pid_t owner)
+{
+    return remove_owned_at("/tmp", owner);
+}
+
+int jvm_tfile_remove_owned_in(const jvm_proc *t, pid_t owner)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%d/root/tmp", (int)t->pid);
+    return remove_owned_at(dir, owner);
 }
 
 void jvm_tfile_fixed(const jvm_proc *t, const char *name, jvm_tfile *f)

@@ -37,6 +37,9 @@ jp_err jvm_tfile_name(const jvm_proc *t, const char *suffix, jvm_tfile *f, jp_er
  * this process's own /tmp (a probe's, in the target's container). Returns
  * how many it removed. */
 int jvm_tfile_remove_owned(pid_t owner);
+/* The same in t's /tmp, seen through /proc/PID/root (an earlier agent's
+ * files in a JVM's container). */
+int jvm_tfile_remove_owned_in(const jvm_proc *t, pid_t owner);
 
 /* Names a fixed file "/tmp/<name>" (no cleanup registered yet). */
 void jvm_tfile_fixed(const jvm_proc *t, const char *name, jvm_tfile *f);

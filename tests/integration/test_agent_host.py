@@ -500,11 +500,18 @@ def run(env):
     agent.send_signal(signal.SIGKILL)
     agent.wait()
     check("jprof-agent" in jfr_check(wl.pid), "after kill -9 the recording is still running")
+    # a kill between stopping a window into a file and removing it leaves
+    # that file: the killed run's name for it, planted here
+    planted = "/proc/%d/root/tmp/jprof-%d-999-abcdef.jfr" % (wl.pid, agent.pid)
+    with open(planted, "wb") as f:
+        f.write(b"FLR\0" + b"\0" * 4096)
     agent = env.start_agent(conf)
     t = wait_for(lambda: (lambda t: t if t and t["state"] == "active" else None)(
         target(env.status(agent), wl.pid)), timeout=20)
     check(t and t["reason"] is None and "recovered" in t["message"],
           "the restarted agent recovers its own session, no conflict", t)
+    check(not os.path.exists(planted),
+          "the recovery removes the killed run's files from the JVM's /tmp", planted)
     check(jfr_check(wl.pid).count("name=jprof-agent") == 1, "one jprof-agent recording runs",
           jfr_check(wl.pid))
 

@@ -124,7 +124,7 @@ static inline __attribute__((always_inline)) uint32_t jfr_varint_pack32(uint32_t
     return (y & 0x00003fffu) | (y & 0x3fff0000u) >> 2;
 }
 
-/* The value of an integer whose `bits` / 8 bytes (at most eight, high bits
+/* The value of an integer whose `bits` / 8 bytes (at most four, high bits
  * set on all but the last) are the low bytes of w: the seven-bit groups are
  * gathered by mask-and-shift steps instead of a loop over the bytes. */
 static inline __attribute__((always_inline)) uint32_t jfr_varint_gather32(uint32_t w, unsigned bits)

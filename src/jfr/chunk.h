@@ -58,7 +58,7 @@ typedef struct jfr_ctx {
     bool io_detail;        /* read the endpoint / path of io events */
     jp_io_detail *io_out;  /* where the merger adds them (jfr_options.io_detail) */
     int jobs;              /* threads that decode a chunk's events (jfr_options.jobs, resolved) */
-    struct jfr_team *team; /* those threads when jobs > 1 (split.h), for the whole read */
+    struct jfr_team *team; /* those threads (split.h; one: the caller), for the whole read */
     jfr_bytes *buf;        /* one thread's step of a file's events, for the whole read */
     uint32_t block;        /* smallest span of events (jfr_options.block, resolved) */
     uint32_t step;         /* bytes of a file read at a time by one thread (the same when set) */

@@ -383,160 +383,314 @@ static inline __attribute__((always_inline)) bool lead_event(const jfr_lead q, j
     return true;
 }
 
-/* Events of the lead type from p on, and events nobody wants between them
- * (an alloc read's execution samples, a cpu read's allocations): returns
- * where the first other event (or one the lead path cannot take, or the
- * end) is. Few values live here, so they stay in registers. */
-static inline __attribute__((always_inline)) const uint8_t *
-lead_run(const jfr_lead q, const jfr_lead_acc qa, const jfr_evtab *t, const uint8_t *p,
-         const uint8_t *end, const uint8_t *lim, uint64_t *leads, uint64_t *skipped)
+/* Where the lead path may go from p on without checking sizes: up to the
+ * returned position, an event with a one-byte size (at most 127) ends within
+ * the run and has the slack readable after it. The bound does not move with
+ * p, so a loop works it out once. */
+static inline const uint8_t *lead_stop(const uint8_t *p, const uint8_t *end, const uint8_t *lim)
 {
-    uint64_t n = 0, k = 0;
-    const uint8_t *lut = t->lut;
-    size_t lut_n = t->lut_n;
-    /* Up to `stop`, an event with a one-byte size (at most 127) ends within
-     * the run and has the slack readable after it: the loop checks neither. */
     size_t run = (size_t)(end - p), readable = (size_t)(lim - p);
     size_t room = readable > JFR_LEAD_SLACK ? readable - JFR_LEAD_SLACK : 0;
     if (run < room)
         room = run;
-    const uint8_t *stop = room > 127 ? p + room - 127 : p;
-    jfr_dense *lane0 = qa.lanes[0]; /* a value row's lane, kept at hand */
-    while (p < stop) {
-        uint64_t w = jfr_le64(p);
-        unsigned size = (unsigned)w & 0xff, type = (unsigned)(w >> 8) & 0xff;
-        if ((w & 0x8080) || size < 2)
-            break;
-        if (type != q.type) {
-            /* a one-byte type past the table is not wanted (jfr_evtab_want) */
-            if (type <= 1 || (type < lut_n && lut[type]))
-                break;
-            k++;
-        } else if (JFR_LIKELY(lead_event(q, qa, &lane0, p + 2, p + size))) {
-            n++;
-        } else {
-            break;
-        }
-        p += size;
-    }
-    *leads += n;
-    *skipped += k;
-    return p;
+    return room > 127 ? p + room - 127 : p;
 }
+
+/* One event at *pp by the lead path: an event of the lead type, or one
+ * nobody wants. True when taken (*pp is then past it, and *n or *k counts
+ * it); false when the event needs the general path. */
+static inline __attribute__((always_inline)) bool lead_one(const jfr_lead q, const jfr_lead_acc qa,
+                                                           const uint8_t *lut, size_t lut_n,
+                                                           jfr_dense **lane0, const uint8_t **pp,
+                                                           uint64_t *n, uint64_t *k)
+{
+    const uint8_t *p = *pp;
+    uint64_t w = jfr_le64(p);
+    unsigned size = (unsigned)w & 0xff, type = (unsigned)(w >> 8) & 0xff;
+    if ((w & 0x8080) || size < 2)
+        return false;
+    if (type != q.type) {
+        /* a one-byte type past the table is not wanted (jfr_evtab_want) */
+        if (type <= 1 || (type < lut_n && lut[type]))
+            return false;
+        (*k)++;
+    } else if (JFR_LIKELY(lead_event(q, qa, lane0, p + 2, p + size))) {
+        (*n)++;
+    } else {
+        return false;
+    }
+    *pp = p + size;
+    return true;
+}
+
+/* Where one walk through a run has got to, and what it counted since the
+ * lead type was picked. */
+typedef struct jfr_chain {
+    jfr_run *r;
+    const uint8_t *p;
+    const uint8_t *stop; /* lead_stop of the run */
+    uint64_t nread;      /* events counted, but the lead type's */
+    uint64_t leads;      /* events of the lead type */
+    uint64_t others;     /* events of another type that could lead */
+} jfr_chain;
 
 /* Events of another type that could lead, at least this many and more than
  * the lead's, since the last pick: time to pick again. */
 #define JFR_LEAD_REPICK 256
 
-/* The event loop from *pp, with q's numbers as constants where the caller
- * has them. Stops at the run's end, at damage, or, with *again set, where
- * another type should lead; *pp is where it stopped. */
-static inline __attribute__((always_inline)) jp_err events_loop(const jfr_evtab *t, jfr_acc *acc,
-                                                                jfr_run *r, const jfr_lead q,
-                                                                const uint8_t **pp, bool *again)
+/* What the general path says of a walk after an event. */
+enum { JFR_CH_GO, JFR_CH_STOP, JFR_CH_REPICK };
+
+/* The event at c->p that the lead path did not take, by the general path:
+ * JFR_CH_GO with c->p past it; JFR_CH_STOP with c->p on it (at the run's
+ * end, an event cut by it, or damage: *rc says which); JFR_CH_REPICK with
+ * c->p past it when another type should lead. */
+static inline __attribute__((always_inline)) int
+slow_event(const jfr_evtab *t, jfr_acc *acc, const jfr_lead q, jfr_chain *c, jp_err *rc)
 {
-    const uint8_t *p = *pp, *end = r->end;
-    const uint8_t *lut = t->lut;
-    size_t lut_n = t->lut_n;
-    uint64_t nread = 0, leads = 0, others = 0;
-    jp_err rc = JP_OK;
-    const jfr_lead_acc qa = {acc, acc->dense_base, acc->dense_n,
-                             &acc->lane[q.slot * JFR_ACC_STATES]};
-    while (p < end) {
-        if ((p = lead_run(q, qa, t, p, end, r->lim, &leads, &nread)) >= end)
-            break;
-        const uint8_t *ev = p;
-        uint64_t size = 0, type;
-        /* Most events: a size and a type of one byte each, read at once
-         * (the second byte is readable: the run's end or its padding). */
-        unsigned b0 = p[0], b1 = p + 1 < r->lim ? p[1] : 0x80;
-        if (JFR_LIKELY(((b0 | b1) & 0x80) == 0 && b0 >= 2 && b0 <= (uint64_t)(end - ev))) {
-            size = b0;
-            type = b1;
-            p += 2;
-        } else {
-            bool whole = jfr_varint(&p, end, &size);
-            if (JFR_UNLIKELY(!whole || size == 0 || size > (uint64_t)(end - ev))) {
-                p = ev;
-                if (r->tail_ok && (!whole || size != 0)) {
-                    /* cut by the end of the run: the caller goes on from here */
-                    break;
-                }
-                rc = jfr_fail(r->w, JP_ERR_FORMAT, ev, "event size %" PRIu64 " is impossible here",
-                              size);
-                break;
-            }
-            if (JFR_UNLIKELY(!jfr_varint(&p, ev + size, &type))) {
-                p = ev;
-                rc = jfr_fail(r->w, JP_ERR_FORMAT, ev, "event type runs past the event");
-                break;
-            }
+    jfr_run *r = c->r;
+    const uint8_t *p = c->p, *end = r->end, *ev = p;
+    if (p >= end)
+        return JFR_CH_STOP;
+    uint64_t size = 0, type;
+    /* Most events: a size and a type of one byte each, read at once
+     * (the second byte is readable: the run's end or its padding). */
+    unsigned b0 = p[0], b1 = p + 1 < r->lim ? p[1] : 0x80;
+    if (JFR_LIKELY(((b0 | b1) & 0x80) == 0 && b0 >= 2 && b0 <= (uint64_t)(end - ev))) {
+        size = b0;
+        type = b1;
+        p += 2;
+    } else {
+        bool whole = jfr_varint(&p, end, &size);
+        if (JFR_UNLIKELY(!whole || size == 0 || size > (uint64_t)(end - ev))) {
+            /* cut by the end of the run: the caller goes on from here */
+            if (!(r->tail_ok && (!whole || size != 0)))
+                *rc = jfr_fail(r->w, JP_ERR_FORMAT, ev, "event size %" PRIu64 " is impossible here",
+                               size);
+            return JFR_CH_STOP;
         }
-        const uint8_t *next = ev + size;
-        unsigned e = type < lut_n ? lut[type] : (t->nfar ? far_index(t, type) : 0);
-        if (e) {
-            unsigned i = (e & ~(unsigned)JFR_EV_RARE) - 1;
-            if (JFR_LIKELY(!(e & JFR_EV_RARE))) {
-                rc = hot_event(t, acc, i, ev, p, next, r);
-                others += t->rows[i].lead && type != q.type;
-            } else
-                rc = r->rare(r->rare_arg, i, ev, p, next);
-            if (rc) {
-                p = ev;
-                break;
-            }
-            nread++;
-        } else {
-            nread += type > 1; /* metadata and checkpoints are not events */
-        }
-        p = next;
-        if (JFR_UNLIKELY(others >= JFR_LEAD_REPICK) && others > leads) {
-            *again = true;
-            break;
+        if (JFR_UNLIKELY(!jfr_varint(&p, ev + size, &type))) {
+            *rc = jfr_fail(r->w, JP_ERR_FORMAT, ev, "event type runs past the event");
+            return JFR_CH_STOP;
         }
     }
-    acc->events_read += nread + leads;
-    *pp = p;
-    return rc;
+    const uint8_t *next = ev + size;
+    size_t lut_n = t->lut_n;
+    unsigned e = type < lut_n ? t->lut[type] : (t->nfar ? far_index(t, type) : 0);
+    if (e) {
+        unsigned i = (e & ~(unsigned)JFR_EV_RARE) - 1;
+        if (JFR_LIKELY(!(e & JFR_EV_RARE))) {
+            *rc = hot_event(t, acc, i, ev, p, next, r);
+            c->others += t->rows[i].lead && type != q.type;
+        } else
+            *rc = r->rare(r->rare_arg, i, ev, p, next);
+        if (*rc)
+            return JFR_CH_STOP;
+        c->nread++;
+    } else {
+        c->nread += type > 1; /* metadata and checkpoints are not events */
+    }
+    c->p = next;
+    if (JFR_UNLIKELY(c->others >= JFR_LEAD_REPICK) && c->others > c->leads)
+        return JFR_CH_REPICK;
+    return JFR_CH_GO;
 }
 
-/* The loop for the common shapes, with their numbers known to the compiler
- * (about 20 instructions fewer an event): async-profiler's allocations in a
- * new TLAB (2, 2), the JDK's allocation samples and allocations outside a
- * TLAB (2, 1), execution samples and their state (2, 0). */
-#define JFR_LEAD_LOOP(name, k0, k1, st)                                                            \
-    static __attribute__((noinline)) jp_err name(const jfr_evtab *t, jfr_acc *acc, jfr_run *r,     \
-                                                 jfr_lead q, const uint8_t **pp, bool *again)      \
+static inline jfr_lead_acc lead_acc(jfr_acc *acc, const jfr_lead q)
+{
+    return (jfr_lead_acc){acc, acc->dense_base, acc->dense_n, &acc->lane[q.slot * JFR_ACC_STATES]};
+}
+
+/* The event loop over c's run, with q's numbers as constants where the
+ * caller has them: the lead path as far as it goes, then one event by the
+ * general path, and again. Stops at the run's end, at damage, or, with
+ * *again set, where another type should lead; c->p is where it stopped.
+ * Few values live here, so they stay in registers. */
+static inline __attribute__((always_inline)) jp_err
+events_loop(const jfr_evtab *t, jfr_acc *acc, const jfr_lead q, jfr_chain *c, bool *again)
+{
+    const uint8_t *lut = t->lut;
+    size_t lut_n = t->lut_n;
+    const jfr_lead_acc qa = lead_acc(acc, q);
+    jp_err rc = JP_OK;
+    for (;;) {
+        const uint8_t *p = c->p, *stop = c->stop;
+        uint64_t n = 0, k = 0;
+        jfr_dense *lane0 = qa.lanes[0]; /* a value row's lane, kept at hand */
+        while (p < stop && lead_one(q, qa, lut, lut_n, &lane0, &p, &n, &k))
+            ;
+        c->p = p;
+        c->leads += n;
+        c->nread += k;
+        int st = slow_event(t, acc, q, c, &rc);
+        if (st != JFR_CH_GO) {
+            *again = st == JFR_CH_REPICK;
+            return rc;
+        }
+    }
+}
+
+/* The same over two runs at once, a and b, an event of one then an event
+ * of the other: the walk from one event to the next waits on the load of
+ * its size, and two independent walks keep the core busy while each waits
+ * (a cpu read that passes over allocations: 3.2 ns an event on one walk,
+ * 1.9 ns on two, bench/jfr/decode). Returns when either stops as
+ * events_loop does, *which telling which (0: a, 1: b); the other has moved
+ * on to its c->p. */
+static inline __attribute__((always_inline)) jp_err events_loop2(const jfr_evtab *t, jfr_acc *acc,
+                                                                 const jfr_lead q, jfr_chain *a,
+                                                                 jfr_chain *b, int *which,
+                                                                 bool *again)
+{
+    const uint8_t *lut = t->lut;
+    size_t lut_n = t->lut_n;
+    const jfr_lead_acc qa = lead_acc(acc, q);
+    jp_err rc = JP_OK;
+    jfr_chain *ch[2] = {a, b};
+    for (;;) {
+        const uint8_t *pa = a->p, *pb = b->p, *sa = a->stop, *sb = b->stop;
+        uint64_t na = 0, nb = 0, ka = 0, kb = 0;
+        jfr_dense *lane0 = qa.lanes[0];
+        while (pa < sa && pb < sb && lead_one(q, qa, lut, lut_n, &lane0, &pa, &na, &ka) &&
+               lead_one(q, qa, lut, lut_n, &lane0, &pb, &nb, &kb))
+            ;
+        a->p = pa;
+        b->p = pb;
+        a->leads += na;
+        b->leads += nb;
+        a->nread += ka;
+        b->nread += kb;
+        /* Each walk one event further: the one that could not go on by the
+         * lead path by the general one (the other takes a step either way). */
+        for (int i = 0; i < 2; i++) {
+            jfr_chain *c = ch[i];
+            const uint8_t *p = c->p;
+            uint64_t m = 0, k = 0;
+            if (p < c->stop && lead_one(q, qa, lut, lut_n, &lane0, &p, &m, &k)) {
+                c->p = p;
+                c->leads += m;
+                c->nread += k;
+                continue;
+            }
+            int st = slow_event(t, acc, q, c, &rc);
+            if (st != JFR_CH_GO) {
+                *which = i;
+                *again = st == JFR_CH_REPICK;
+                return rc;
+            }
+        }
+    }
+}
+
+/* The loops for the common shapes, with their numbers known to the
+ * compiler (about 20 instructions fewer an event): async-profiler's
+ * allocations in a new TLAB (2, 2), the JDK's allocation samples and
+ * allocations outside a TLAB (2, 1), execution samples and their state
+ * (2, 0). */
+#define JFR_LEAD_LOOP(name, name2, k0, k1, st)                                                     \
+    static __attribute__((noinline)) jp_err name(const jfr_evtab *t, jfr_acc *acc, jfr_lead q,     \
+                                                 jfr_chain *c, bool *again)                        \
     {                                                                                              \
         q.sk0 = k0;                                                                                \
         q.sk1 = k1;                                                                                \
         q.state = st;                                                                              \
-        return events_loop(t, acc, r, q, pp, again);                                               \
+        return events_loop(t, acc, q, c, again);                                                   \
+    }                                                                                              \
+    static __attribute__((noinline)) jp_err name2(const jfr_evtab *t, jfr_acc *acc, jfr_lead q,    \
+                                                  jfr_chain *a, jfr_chain *b, int *which,          \
+                                                  bool *again)                                     \
+    {                                                                                              \
+        q.sk0 = k0;                                                                                \
+        q.sk1 = k1;                                                                                \
+        q.state = st;                                                                              \
+        return events_loop2(t, acc, q, a, b, which, again);                                        \
     }
-JFR_LEAD_LOOP(loop_alloc_tlab, 2, 2, false)
-JFR_LEAD_LOOP(loop_alloc, 2, 1, false)
-JFR_LEAD_LOOP(loop_exec, 2, 0, true)
-JFR_LEAD_LOOP(loop_any, q.sk0, q.sk1, q.state)
+JFR_LEAD_LOOP(loop_alloc_tlab, loop2_alloc_tlab, 2, 2, false)
+JFR_LEAD_LOOP(loop_alloc, loop2_alloc, 2, 1, false)
+JFR_LEAD_LOOP(loop_exec, loop2_exec, 2, 0, true)
+JFR_LEAD_LOOP(loop_any, loop2_any, q.sk0, q.sk1, q.state)
 
-jp_err jfr_events_run(const jfr_evtab *t, jfr_acc *acc, jfr_run *r)
+/* Which of the loops above takes q. */
+enum { JFR_LOOP_ALLOC_TLAB, JFR_LOOP_ALLOC, JFR_LOOP_EXEC, JFR_LOOP_ANY };
+
+static int loop_of(const jfr_lead q)
+{
+    if (q.on && q.sk0 == 2 && !q.state && q.sk1 == 2)
+        return JFR_LOOP_ALLOC_TLAB;
+    if (q.on && q.sk0 == 2 && !q.state && q.sk1 == 1)
+        return JFR_LOOP_ALLOC;
+    if (q.on && q.sk0 == 2 && q.state && q.sk1 == 0)
+        return JFR_LOOP_EXEC;
+    return JFR_LOOP_ANY;
+}
+
+static void run_start(const jfr_evtab *t, jfr_acc *acc, jfr_run *r, jfr_chain *c)
 {
     if (acc->dense_n != t->dense_n || acc->dense_base != t->dense_base)
         jfr_acc_dense(acc, t->dense_base, t->dense_n);
-    const uint8_t *p = r->p;
+    *c = (jfr_chain){.r = r, .p = r->p, .stop = lead_stop(r->p, r->end, r->lim)};
+}
+
+jp_err jfr_events_run(const jfr_evtab *t, jfr_acc *acc, jfr_run *r)
+{
+    jfr_chain c;
+    run_start(t, acc, r, &c);
     jp_err rc;
     bool again;
     do {
-        const jfr_lead q = lead_pick(t, p, r->end);
+        const jfr_lead q = lead_pick(t, c.p, r->end);
         again = false;
-        if (q.on && q.sk0 == 2 && q.sk1 == 2 && !q.state)
-            rc = loop_alloc_tlab(t, acc, r, q, &p, &again);
-        else if (q.on && q.sk0 == 2 && q.sk1 == 1 && !q.state)
-            rc = loop_alloc(t, acc, r, q, &p, &again);
-        else if (q.on && q.sk0 == 2 && q.sk1 == 0 && q.state)
-            rc = loop_exec(t, acc, r, q, &p, &again);
-        else
-            rc = loop_any(t, acc, r, q, &p, &again);
+        c.leads = c.others = 0;
+        switch (loop_of(q)) {
+        case JFR_LOOP_ALLOC_TLAB:
+            rc = loop_alloc_tlab(t, acc, q, &c, &again);
+            break;
+        case JFR_LOOP_ALLOC:
+            rc = loop_alloc(t, acc, q, &c, &again);
+            break;
+        case JFR_LOOP_EXEC:
+            rc = loop_exec(t, acc, q, &c, &again);
+            break;
+        default:
+            rc = loop_any(t, acc, q, &c, &again);
+        }
+        acc->events_read += c.leads;
     } while (again && !rc);
-    r->stop = p;
+    acc->events_read += c.nread;
+    r->stop = c.p;
+    return rc;
+}
+
+jp_err jfr_events_run2(const jfr_evtab *t, jfr_acc *acc, jfr_run *a, jfr_run *b, int *which)
+{
+    jfr_chain ca, cb;
+    run_start(t, acc, a, &ca);
+    run_start(t, acc, b, &cb);
+    jp_err rc;
+    bool again;
+    *which = 0;
+    do {
+        /* One lead for both: they are parts of one chunk. */
+        const jfr_lead q = lead_pick(t, ca.p, a->end);
+        again = false;
+        ca.leads = ca.others = cb.leads = cb.others = 0;
+        switch (loop_of(q)) {
+        case JFR_LOOP_ALLOC_TLAB:
+            rc = loop2_alloc_tlab(t, acc, q, &ca, &cb, which, &again);
+            break;
+        case JFR_LOOP_ALLOC:
+            rc = loop2_alloc(t, acc, q, &ca, &cb, which, &again);
+            break;
+        case JFR_LOOP_EXEC:
+            rc = loop2_exec(t, acc, q, &ca, &cb, which, &again);
+            break;
+        default:
+            rc = loop2_any(t, acc, q, &ca, &cb, which, &again);
+        }
+        acc->events_read += ca.leads + cb.leads;
+    } while (again && !rc);
+    acc->events_read += ca.nread + cb.nread;
+    a->stop = ca.p;
+    b->stop = cb.p;
     return rc;
 }

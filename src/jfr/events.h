@@ -132,6 +132,15 @@ typedef struct jfr_run {
  * first event that does not decode (r->stop is that event). */
 jp_err jfr_events_run(const jfr_evtab *t, jfr_acc *acc, jfr_run *r);
 
+/* Aggregates the events of two runs into acc at once, a step of one and a
+ * step of the other (one thread keeps two walks in flight: faster than one
+ * after the other), until either stops: *which says which (0: a, 1: b),
+ * its r->stop and the return value are what jfr_events_run would give.
+ * The other's r->stop is where it got to: jfr_events_run or this again
+ * goes on from there (set its r->p to it). The runs are independent: each
+ * its own rare callback, its own errors. */
+jp_err jfr_events_run2(const jfr_evtab *t, jfr_acc *acc, jfr_run *a, jfr_run *b, int *which);
+
 /* Adds one decoded event of row i (slots s) to acc, as the loop does. */
 void jfr_events_add(const jfr_evtab *t, jfr_acc *acc, unsigned i, const uint64_t *s);
 

@@ -48,8 +48,9 @@
  * found from the bytes around them and verified when the span before ends
  * (split.h), each thread adds its spans up by raw pool keys, and the sums
  * are resolved into stacks once, in key order, when the chunk ends. So the
- * result is the same, byte for byte, whatever the number of jobs. Memory:
- * the distinct stacks and frames, a step buffer per job, the rare events
+ * result is the same, byte for byte, whatever the number of jobs (one job
+ * walks two spans at once, which is faster than one walk). Memory: the
+ * distinct stacks and frames, two step buffers per job, the rare events
  * queued by spans ahead of the oldest (at most 2 spans per job of at most
  * 8 MiB), and with `leak` the Malloc and Free events of the chunk
  * being read (48 bytes each, sorted by time) and one entry per malloc

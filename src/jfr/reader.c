@@ -212,7 +212,7 @@ static jp_err jfr_read_core(const jfr_src *src, const jfr_options *opt, jp_profi
     jp_error_init(&w.err);
     jfr_bytes buf = {0};
     c.buf = &buf;
-    c.team = c.jobs > 1 ? jfr_team_new(c.jobs) : NULL;
+    c.team = jfr_team_new(c.jobs);
     jp_err rc = read_chunks(&c, &m, &w, direct);
     jfr_team_free(c.team);
     jfr_bytes_cleanup(&buf);

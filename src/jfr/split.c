@@ -56,63 +56,146 @@ static size_t big_event(const jfr_walk *x, jfr_run *r, uint64_t *pos, uint64_t e
     return type == UINT64_MAX ? have + 16 : (size_t)size;
 }
 
-/* A file: the events a step at a time into x->buf, an event cut by the
- * step's end carried into the next step. */
-static jp_err range_file(const jfr_walk *x, uint64_t pos, uint64_t end)
+/* A walk over [pos, end) a run at a time: from memory, the range in one
+ * run; from a file, a step at a time into x->buf, an event cut by the
+ * step's end carried into the next step. range_fill makes g->r the next
+ * run; once the loop has stopped in it, range_next moves past what it took
+ * (done set at the end, or on an error, which it returns). */
+typedef struct ranger {
+    const jfr_walk *x;
+    uint64_t pos, end;
+    size_t have, want;
+    bool done;
+    jfr_run r;
+} ranger;
+
+static void range_init(ranger *g, const jfr_walk *x, uint64_t pos, uint64_t end)
 {
+    *g = (ranger){.x = x, .pos = pos, .end = end, .want = x->step, .done = pos >= end};
+}
+
+static jp_err range_fill(ranger *g)
+{
+    const jfr_walk *x = g->x;
+    const jfr_src *src = x->src;
+    if (src->mem) {
+        x->w->base = src->mem;
+        x->w->base_off = 0;
+        g->r = (jfr_run){.p = src->mem + g->pos,
+                         .end = src->mem + g->end,
+                         .lim = src->mem + g->end,
+                         .rare = x->rare,
+                         .rare_arg = x->rare_arg,
+                         .w = x->w};
+        return JP_OK;
+    }
     jfr_bytes *b = x->buf;
-    size_t have = 0, want = x->step;
-    while (pos < end) {
-        size_t n = end - pos < want ? (size_t)(end - pos) : want;
-        const uint8_t *data;
-        jp_err rc = JP_OK;
-        if (n > have && (rc = jfr_src_get(x->src, pos + have, n - have, b, have, &data, x->w->err)))
-            return rc;
-        have = n > have ? n : have;
-        x->w->base = b->data;
-        x->w->base_off = pos;
-        jfr_run r = {.p = b->data,
-                     .end = b->data + have,
-                     .lim = b->data + have + JFR_SRC_PAD,
-                     .tail_ok = pos + have < end,
+    size_t n = g->end - g->pos < g->want ? (size_t)(g->end - g->pos) : g->want;
+    const uint8_t *data;
+    jp_err rc;
+    if (n > g->have &&
+        (rc = jfr_src_get(src, g->pos + g->have, n - g->have, b, g->have, &data, x->w->err))) {
+        g->done = true;
+        return rc;
+    }
+    g->have = n > g->have ? n : g->have;
+    x->w->base = b->data;
+    x->w->base_off = g->pos;
+    g->r = (jfr_run){.p = b->data,
+                     .end = b->data + g->have,
+                     .lim = b->data + g->have + JFR_SRC_PAD,
+                     .tail_ok = g->pos + g->have < g->end,
                      .rare = x->rare,
                      .rare_arg = x->rare_arg,
                      .w = x->w};
-        if ((rc = jfr_events_run(x->t, x->acc, &r)))
-            return rc;
-        size_t used = (size_t)(r.stop - b->data);
-        want = x->step;
-        if (used == 0 && r.tail_ok) {
-            want = big_event(x, &r, &pos, end, have, &rc);
-            if (!want)
-                return rc;
-            if (want == SIZE_MAX) {
-                want = x->step;
-                have = 0;
-            }
-            continue;
-        }
-        memmove(b->data, b->data + used, have - used);
-        pos += used;
-        have -= used;
-    }
     return JP_OK;
+}
+
+static jp_err range_next(ranger *g, jp_err rc)
+{
+    const jfr_walk *x = g->x;
+    if (rc || x->src->mem) {
+        g->done = true; /* from memory the run was the range */
+        return rc;
+    }
+    jfr_bytes *b = x->buf;
+    size_t used = (size_t)(g->r.stop - b->data);
+    g->want = x->step;
+    if (used == 0 && g->r.tail_ok) {
+        g->want = big_event(x, &g->r, &g->pos, g->end, g->have, &rc);
+        if (!g->want) {
+            g->done = true;
+            return rc;
+        }
+        if (g->want == SIZE_MAX) {
+            g->want = x->step;
+            g->have = 0;
+        }
+    } else {
+        memmove(b->data, b->data + used, g->have - used);
+        g->pos += used;
+        g->have -= used;
+    }
+    g->done = g->pos >= g->end;
+    return JP_OK;
+}
+
+/* The rest of g's range on one walk. */
+static jp_err range_rest(ranger *g)
+{
+    jp_err rc = JP_OK;
+    while (!g->done && !(rc = range_fill(g)))
+        rc = range_next(g, jfr_events_run(g->x->t, g->x->acc, &g->r));
+    return rc;
 }
 
 jp_err jfr_events_range(const jfr_walk *x, uint64_t pos, uint64_t end)
 {
-    const jfr_src *src = x->src;
-    if (!src->mem)
-        return range_file(x, pos, end);
-    x->w->base = src->mem;
-    x->w->base_off = 0;
-    jfr_run r = {.p = src->mem + pos,
-                 .end = src->mem + end,
-                 .lim = src->mem + end,
-                 .rare = x->rare,
-                 .rare_arg = x->rare_arg,
-                 .w = x->w};
-    return jfr_events_run(x->t, x->acc, &r);
+    ranger g;
+    range_init(&g, x, pos, end);
+    return range_rest(&g);
+}
+
+/* Two ranges on two walks at once (jfr_events_run2), into the same
+ * accumulator (x[0].acc): each walk's end goes to done(arg, i, rc) as soon
+ * as it comes, then the other finishes alone. */
+static void ranges_two(const jfr_walk x[2], const uint64_t pos[2], const uint64_t end[2],
+                       void (*done)(void *, int, jp_err), void *arg)
+{
+    ranger g[2];
+    bool on[2];
+    jp_err rc;
+    for (int i = 0; i < 2; i++) {
+        range_init(&g[i], &x[i], pos[i], end[i]);
+        rc = g[i].done ? JP_OK : range_fill(&g[i]);
+        on[i] = !g[i].done;
+        if (!on[i])
+            done(arg, i, rc);
+    }
+    while (on[0] && on[1]) {
+        int i;
+        rc = jfr_events_run2(x[0].t, x[0].acc, &g[0].r, &g[1].r, &i);
+        g[1 - i].r.p = g[1 - i].r.stop;
+        rc = range_next(&g[i], rc);
+        if (!g[i].done && !(rc = range_fill(&g[i])))
+            continue;
+        on[i] = false;
+        done(arg, i, rc);
+        if (rc) {
+            /* damage: the read is walked again serially, no need to finish */
+            on[1 - i] = false;
+            done(arg, 1 - i, rc);
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        if (!on[i])
+            continue;
+        /* the rest alone, from where its run got */
+        rc = range_next(&g[i], jfr_events_run(x[i].t, x[i].acc, &g[i].r));
+        if (!rc)
+            rc = range_rest(&g[i]);
+        done(arg, i, rc);
+    }
 }
 
 /* ---- where a span starts ---- */
@@ -268,7 +351,7 @@ typedef struct span {
 typedef struct worker {
     struct jfr_team *tm;
     jfr_acc acc;
-    jfr_bytes buf;
+    jfr_bytes buf[2]; /* a step of each of the two spans it walks at once */
     pthread_t tid;
 } worker;
 
@@ -366,36 +449,77 @@ static void span_done(jfr_team *tm, uint32_t i, bool ok)
     pthread_mutex_unlock(&tm->mu);
 }
 
-/* The next span to walk, UINT32_MAX when none is left (or on damage). */
-static uint32_t take(jfr_team *tm)
+/* The next span to walk in *i, and the one after it in *j when there is
+ * one (else UINT32_MAX): a worker walks two at once. False when none is
+ * left (or on damage). A worker takes spans only when it has finished
+ * those it took before, so waiting here for the frontier cannot wait on
+ * itself. */
+static bool take(jfr_team *tm, uint32_t *i, uint32_t *j)
 {
-    uint32_t ahead = (uint32_t)tm->jobs * JFR_SPLIT_AHEAD, i = UINT32_MAX;
+    uint32_t ahead = (uint32_t)tm->jobs * JFR_SPLIT_AHEAD;
+    bool got = false;
     pthread_mutex_lock(&tm->mu);
-    while (!atomic_load(&tm->bad) && tm->next < tm->nspans &&
-           tm->next >= atomic_load(&tm->frontier) + ahead)
+    for (;;) {
+        if (atomic_load(&tm->bad) || tm->next >= tm->nspans)
+            break;
+        uint32_t want = tm->nspans - tm->next >= 2 ? 2 : 1;
+        if (tm->next + want <= atomic_load(&tm->frontier) + ahead) {
+            *i = tm->next++;
+            *j = want == 2 ? tm->next++ : UINT32_MAX;
+            got = true;
+            break;
+        }
         pthread_cond_wait(&tm->moved, &tm->mu);
-    if (!atomic_load(&tm->bad) && tm->next < tm->nspans)
-        i = tm->next++;
+    }
     pthread_mutex_unlock(&tm->mu);
-    return i;
+    return got;
+}
+
+/* A span's walk: its rare events go through span_rare. */
+static void span_walk(worker *wk, int k, uint32_t i, span_arg *a, jfr_where *quiet, jfr_walk *x)
+{
+    jfr_team *tm = wk->tm;
+    *a = (span_arg){.tm = tm, .s = &tm->spans[i], .i = i};
+    /* Workers' errors are not reported: damage is walked again serially. */
+    *quiet = (jfr_where){0};
+    *x = tm->x;
+    x->acc = &wk->acc;
+    x->buf = &wk->buf[k];
+    x->rare = span_rare;
+    x->rare_arg = a;
+    x->w = quiet;
+}
+
+typedef struct pair {
+    jfr_team *tm;
+    uint32_t span[2];
+} pair;
+
+static void pair_done(void *arg, int k, jp_err rc)
+{
+    pair *pr = arg;
+    span_done(pr->tm, pr->span[k], rc == JP_OK);
 }
 
 static void work(worker *wk)
 {
     jfr_team *tm = wk->tm;
-    uint32_t i;
-    while ((i = take(tm)) != UINT32_MAX) {
-        span *s = &tm->spans[i];
-        /* Workers' errors are not reported: damage is walked again serially. */
-        jfr_where quiet = {0};
-        span_arg a = {.tm = tm, .s = s, .i = i};
-        jfr_walk x = tm->x;
-        x.acc = &wk->acc;
-        x.buf = &wk->buf;
-        x.rare = span_rare;
-        x.rare_arg = &a;
-        x.w = &quiet;
-        span_done(tm, i, jfr_events_range(&x, s->start, s->end) == JP_OK);
+    uint32_t i, j;
+    while (take(tm, &i, &j)) {
+        span_arg a[2];
+        jfr_where quiet[2];
+        jfr_walk x[2];
+        span_walk(wk, 0, i, &a[0], &quiet[0], &x[0]);
+        if (j == UINT32_MAX) {
+            span_done(tm, i,
+                      jfr_events_range(&x[0], tm->spans[i].start, tm->spans[i].end) == JP_OK);
+            continue;
+        }
+        span_walk(wk, 1, j, &a[1], &quiet[1], &x[1]);
+        pair pr = {tm, {i, j}};
+        const uint64_t pos[2] = {tm->spans[i].start, tm->spans[j].start};
+        const uint64_t end[2] = {tm->spans[i].end, tm->spans[j].end};
+        ranges_two(x, pos, end, pair_done, &pr);
     }
 }
 
@@ -424,7 +548,7 @@ static void *team_main(void *arg)
 jfr_team *jfr_team_new(int jobs)
 {
     jfr_team *tm = jp_xcalloc(1, sizeof *tm);
-    tm->jobs = jobs < 2 ? 2 : jobs;
+    tm->jobs = jobs < 1 ? 1 : jobs;
     tm->wk = jp_xcalloc((size_t)tm->jobs, sizeof *tm->wk);
     pthread_mutex_init(&tm->mu, NULL);
     pthread_cond_init(&tm->moved, NULL);
@@ -454,7 +578,8 @@ void jfr_team_free(jfr_team *tm)
         pthread_join(tm->wk[i].tid, NULL);
     for (int i = 0; i < tm->jobs; i++) {
         jfr_acc_cleanup(&tm->wk[i].acc);
-        jfr_bytes_cleanup(&tm->wk[i].buf);
+        jfr_bytes_cleanup(&tm->wk[i].buf[0]);
+        jfr_bytes_cleanup(&tm->wk[i].buf[1]);
     }
     for (uint32_t i = 0; i < tm->spans_cap; i++) {
         free(tm->spans[i].q);

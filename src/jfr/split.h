@@ -8,21 +8,24 @@
  *
  * jfr_split_run cuts the range into spans and walks them on the team's
  * threads at once, each span into the accumulator of the thread that took
- * it. No thread walks the whole range to find where events begin: each
- * span's first event is found by looking at the bytes around a nominal
- * offset (events are size-prefixed; a place where every plausible chain of
- * sizes agrees within a few kB is taken), and then verified: a span's walk
- * must end exactly where the next span starts, else the range is damaged or
- * a guess was wrong. Every walk ending on its mark proves, from the range's
- * first byte on, that every span started on an event: the events, and so
+ * it. A thread takes two neighbouring spans at a time and walks both at
+ * once, an event of one, then an event of the other (jfr_events_run2): the
+ * walk from an event to the next waits on the load of its size, and two
+ * independent walks hide each other's waits. So a team of one thread (a
+ * --jobs 1 read of a big chunk) is faster than one walk from start to end. No thread walks the
+ * whole range to find where events begin: each span's first event is found by looking at the bytes
+ * around a nominal offset (events are size-prefixed; a place where every plausible chain of sizes
+ * agrees within a few kB is taken), and then verified: a span's walk must end exactly where the
+ * next span starts, else the range is damaged or a guess was wrong. Every walk ending on its mark
+ * proves, from the range's first byte on, that every span started on an event: the events, and so
  * the sums (agg.h: the sum does not depend on who added what), are the
  * serial ones.
  *
  * Rare events (events.h) reach the rare callback in file order, one
  * thread at a time: the span that holds the oldest unfinished events calls
  * it at once, later spans queue copies of theirs until the spans before
- * them are finished. At most JFR_SPLIT_AHEAD spans per thread are taken
- * and not yet finished, and a span holds at most JFR_SPAN_MAX bytes, which
+ * them are finished. At most JFR_SPLIT_AHEAD spans per thread (its two)
+ * are taken and not yet finished, and a span holds at most JFR_SPAN_MAX bytes, which
  * bounds those queues whatever the chunk's size.
  *
  * Damage anywhere (a walk that does not end on its mark, an event that
@@ -90,7 +93,7 @@ uint64_t jfr_scan_event(jfr_scan *sc, const jfr_src *src, uint64_t lo, uint64_t 
  * buffers, accumulators). Not thread-safe: one chunk at a time. */
 typedef struct jfr_team jfr_team;
 
-/* A team of `jobs` threads (>= 2; the caller of jfr_split_run is one of
+/* A team of `jobs` threads (>= 1; the caller of jfr_split_run is one of
  * them, the others start on the first run). */
 jfr_team *jfr_team_new(int jobs);
 /* Stops and joins the threads; NULL is a no-op. */

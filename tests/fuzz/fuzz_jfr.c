@@ -166,6 +166,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (strcmp(lead, plans))
         __builtin_trap();
     free(lead);
+    /* ... and walked two spans at a time by one thread (split.c) */
+    opt.plans_only = false;
+    opt.block = 40;
+    lead = read_with(data, size, &opt, NULL);
+    if (strcmp(lead, plans))
+        __builtin_trap();
+    free(lead);
     free(plans);
     jfr_options_init(&opt);
     opt.leak = true;

@@ -459,19 +459,46 @@ static jp_err chunk_rare(void *arg, unsigned i, const uint8_t *ev, const uint8_t
     return chunk_row(k, i, ev, p, next);
 }
 
+typedef struct serial_walk {
+    jfr_walk x;
+    uint64_t start, end;
+    jp_err rc;
+} serial_walk;
+
+static void serial_run(void *arg)
+{
+    serial_walk *sw = arg;
+    sw->rc = jfr_events_range(&sw->x, sw->start, sw->end);
+}
+
 /* The events of the chunk on the calling thread, from start to end. */
 static jp_err chunk_events_serial(chunk *k, uint64_t start, uint64_t end)
 {
     k->ew = k->w;
-    jfr_walk x = {.t = &k->tab,
-                  .acc = &k->acc,
-                  .src = &k->c->src,
-                  .buf = k->c->buf,
-                  .step = k->c->step,
-                  .rare = chunk_rare,
-                  .rare_arg = k,
-                  .w = &k->ew};
-    return jfr_events_range(&x, start, end);
+    const jfr_ctx *c = k->c;
+    serial_walk sw = {.x = {.t = &k->tab,
+                            .acc = &k->acc,
+                            .src = &c->src,
+                            .buf = c->buf,
+                            .win = c->win,
+                            .step = c->step,
+                            .rare = chunk_rare,
+                            .rare_arg = k,
+                            .w = &k->ew},
+                      .start = start,
+                      .end = end};
+    if (!c->src.map) {
+        serial_run(&sw);
+        return sw.rc;
+    }
+    bool whole = jfr_guarded(serial_run, &sw);
+    jfr_win_unmap(c->win);
+    if (whole)
+        return sw.rc;
+    /* What a pread of the cut file says, at the window that faulted. */
+    k->ew.base = NULL;
+    return jfr_fail(&k->ew, JP_ERR_TRUNCATED, NULL,
+                    "the file is shorter than it was (cut while it was read)");
 }
 
 /* Forgets what a parallel attempt at the events left behind. */

@@ -60,6 +60,7 @@ typedef struct jfr_ctx {
     int jobs;              /* threads that decode a chunk's events (jfr_options.jobs, resolved) */
     struct jfr_team *team; /* those threads (split.h; one: the caller), for the whole read */
     jfr_bytes *buf;        /* one thread's step of a file's events, for the whole read */
+    jfr_win *win;          /* ... or its window, when they are mapped (src.h) */
     uint32_t block;        /* smallest span of events (jfr_options.block, resolved) */
     uint32_t step;         /* bytes of a file read at a time by one thread (the same when set) */
 } jfr_ctx;

@@ -73,6 +73,8 @@
 
 #define JFR_MAX_STATES 8
 
+enum { JFR_READ_PREAD = 0, JFR_READ_MAP, JFR_READ_AUTO };
+
 typedef struct jfr_options {
     uint32_t kinds; /* bit mask (1 << jp_kind) of kinds to collect; 0 = all */
     bool threads;   /* keep the sampled thread of each event */
@@ -89,6 +91,14 @@ typedef struct jfr_options {
                        read at a time from a file; 0 = 256 KiB each (small ones
                        let tests split small inputs and files) */
     bool skip_gc;   /* leave the GC events out of the profile's GC log */
+    /* How jfr_read_file reads a big file's events (src/jfr/src.h):
+     * JFR_READ_PREAD (the default) copies them out of the page cache into
+     * buffers, JFR_READ_MAP maps windows of the file instead, JFR_READ_AUTO
+     * maps when a window of the file maps no dearer than it copies on this
+     * machine, measured when the read starts. Either way the profile is
+     * the same; a file cut while it is mapped fails the read as a pread of
+     * it does. */
+    int read;
     /* Decode every event by its type's general plan, never by the short
      * path kept for the commonest type of a run (src/jfr/events.c). The
      * profile is the same either way: tests and the fuzz target read both

@@ -191,7 +191,7 @@ static jp_err jfr_read_core(const jfr_src *src, const jfr_options *opt, jp_profi
     rep->bytes += src->len;
     c.jobs = jfr_jobs(opt);
     c.block = opt && opt->block ? opt->block : JFR_SPLIT_BLOCK;
-    c.step = opt && opt->block ? opt->block : JFR_READ_STEP;
+    c.step = opt && opt->block ? opt->block : src->map ? JFR_MAP_WINDOW : JFR_READ_STEP;
     jp_err prc = jfr_ctx_options(&c, opt, rep);
     if (prc) {
         rep->partial = true;
@@ -211,11 +211,14 @@ static jp_err jfr_read_core(const jfr_src *src, const jfr_options *opt, jp_profi
     walk w = {.no = 1, .prev_off = SIZE_MAX};
     jp_error_init(&w.err);
     jfr_bytes buf = {0};
+    jfr_win win = {0};
     c.buf = &buf;
+    c.win = &win;
     c.team = jfr_team_new(c.jobs);
     jp_err rc = read_chunks(&c, &m, &w, direct);
     jfr_team_free(c.team);
     jfr_bytes_cleanup(&buf);
+    jfr_win_unmap(&win);
     if (!rc && w.rc) {
         rep->partial = true;
         rep->error = w.err;
@@ -238,8 +241,8 @@ jp_err jfr_read_buffer(const uint8_t *data, size_t len, const char *name, const 
     return jfr_read_core(&src, opt, out, rep);
 }
 
-/* A file is read with pread, piece by piece (src.h): never mapped, never
- * read whole. */
+/* A file is read piece by piece (src.h): with pread, or through mapped
+ * windows as opt->read says; never read or mapped whole. */
 jp_err jfr_read_file(const char *path, const jfr_options *opt, jp_profile *out, jfr_report *rep)
 {
     int fd = jp_fail_inject("jfr read") ? (errno = EIO, -1) : open(path, O_RDONLY | O_CLOEXEC);
@@ -256,6 +259,8 @@ jp_err jfr_read_file(const char *path, const jfr_options *opt, jp_profile *out, 
     }
     posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     jfr_src src = {.fd = fd, .len = (uint64_t)st.st_size, .name = path};
+    int how = opt ? opt->read : JFR_READ_PREAD;
+    src.map = how == JFR_READ_MAP || (how == JFR_READ_AUTO && jfr_map_pays(fd, src.len));
     jp_err rc = jfr_read_core(&src, opt, out, rep);
     close(fd);
     return rc;

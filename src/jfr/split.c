@@ -58,14 +58,17 @@ static size_t big_event(const jfr_walk *x, jfr_run *r, uint64_t *pos, uint64_t e
 
 /* A walk over [pos, end) a run at a time: from memory, the range in one
  * run; from a file, a step at a time into x->buf, an event cut by the
- * step's end carried into the next step. range_fill makes g->r the next
- * run; once the loop has stopped in it, range_next moves past what it took
- * (done set at the end, or on an error, which it returns). */
+ * step's end carried into the next step, or a window at a time mapped
+ * (src->map: x->win), the next window starting at the cut event. range_fill
+ * makes g->r the next run; once the loop has stopped in it, range_next
+ * moves past what it took (done set at the end, or on an error, which it
+ * returns). */
 typedef struct ranger {
     const jfr_walk *x;
     uint64_t pos, end;
     size_t have, want;
     bool done;
+    const uint8_t *at; /* the run's first byte, at pos */
     jfr_run r;
 } ranger;
 
@@ -89,16 +92,34 @@ static jp_err range_fill(ranger *g)
                          .w = x->w};
         return JP_OK;
     }
-    jfr_bytes *b = x->buf;
     size_t n = g->end - g->pos < g->want ? (size_t)(g->end - g->pos) : g->want;
-    const uint8_t *data;
     jp_err rc;
+    if (src->map) {
+        const uint8_t *lim;
+        if ((rc = jfr_win_map(src, x->win, g->pos, n, &g->at, &lim, x->w->err))) {
+            g->done = true;
+            return rc;
+        }
+        x->w->base = g->at;
+        x->w->base_off = g->pos;
+        g->r = (jfr_run){.p = g->at,
+                         .end = g->at + n,
+                         .lim = lim,
+                         .tail_ok = g->pos + n < g->end,
+                         .rare = x->rare,
+                         .rare_arg = x->rare_arg,
+                         .w = x->w};
+        return JP_OK;
+    }
+    jfr_bytes *b = x->buf;
+    const uint8_t *data;
     if (n > g->have &&
         (rc = jfr_src_get(src, g->pos + g->have, n - g->have, b, g->have, &data, x->w->err))) {
         g->done = true;
         return rc;
     }
     g->have = n > g->have ? n : g->have;
+    g->at = b->data;
     x->w->base = b->data;
     x->w->base_off = g->pos;
     g->r = (jfr_run){.p = b->data,
@@ -116,28 +137,32 @@ static jp_err range_next(ranger *g, jp_err rc)
     const jfr_walk *x = g->x;
     if (rc || x->src->mem) {
         g->done = true; /* from memory the run was the range */
+        if (x->src->map)
+            jfr_win_unmap(x->win);
         return rc;
     }
-    jfr_bytes *b = x->buf;
-    size_t used = (size_t)(g->r.stop - b->data);
+    size_t used = (size_t)(g->r.stop - g->at);
+    size_t have = x->src->map ? (size_t)(g->r.end - g->at) : g->have;
     g->want = x->step;
     if (used == 0 && g->r.tail_ok) {
-        g->want = big_event(x, &g->r, &g->pos, g->end, g->have, &rc);
+        g->want = big_event(x, &g->r, &g->pos, g->end, have, &rc);
         if (!g->want) {
             g->done = true;
-            return rc;
-        }
-        if (g->want == SIZE_MAX) {
+        } else if (g->want == SIZE_MAX) {
             g->want = x->step;
             g->have = 0;
         }
+    } else if (x->src->map) {
+        g->pos += used; /* the next window starts there */
     } else {
-        memmove(b->data, b->data + used, g->have - used);
+        memmove(x->buf->data, x->buf->data + used, g->have - used);
         g->pos += used;
         g->have -= used;
     }
-    g->done = g->pos >= g->end;
-    return JP_OK;
+    g->done = g->done || g->pos >= g->end;
+    if (g->done && x->src->map)
+        jfr_win_unmap(x->win);
+    return rc;
 }
 
 /* The rest of g's range on one walk. */
@@ -352,6 +377,7 @@ typedef struct worker {
     struct jfr_team *tm;
     jfr_acc acc;
     jfr_bytes buf[2]; /* a step of each of the two spans it walks at once */
+    jfr_win win[2];   /* ... or their windows (src->map) */
     pthread_t tid;
 } worker;
 
@@ -485,41 +511,63 @@ static void span_walk(worker *wk, int k, uint32_t i, span_arg *a, jfr_where *qui
     *x = tm->x;
     x->acc = &wk->acc;
     x->buf = &wk->buf[k];
+    x->win = &wk->win[k];
     x->rare = span_rare;
     x->rare_arg = a;
     x->w = quiet;
 }
 
-typedef struct pair {
-    jfr_team *tm;
-    uint32_t span[2];
-} pair;
+/* What a worker took: one span, or two walked at once. */
+typedef struct taken {
+    worker *wk;
+    uint32_t span[2]; /* the second UINT32_MAX when there is one */
+    bool told[2];     /* span_done called */
+} taken;
 
-static void pair_done(void *arg, int k, jp_err rc)
+static void taken_done(void *arg, int k, jp_err rc)
 {
-    pair *pr = arg;
-    span_done(pr->tm, pr->span[k], rc == JP_OK);
+    taken *tk = arg;
+    tk->told[k] = true;
+    span_done(tk->wk->tm, tk->span[k], rc == JP_OK);
+}
+
+static void taken_walk(void *arg)
+{
+    taken *tk = arg;
+    worker *wk = tk->wk;
+    jfr_team *tm = wk->tm;
+    span_arg a[2];
+    jfr_where quiet[2];
+    jfr_walk x[2];
+    uint32_t i = tk->span[0], j = tk->span[1];
+    span_walk(wk, 0, i, &a[0], &quiet[0], &x[0]);
+    if (j == UINT32_MAX) {
+        taken_done(tk, 0, jfr_events_range(&x[0], tm->spans[i].start, tm->spans[i].end));
+        return;
+    }
+    span_walk(wk, 1, j, &a[1], &quiet[1], &x[1]);
+    const uint64_t pos[2] = {tm->spans[i].start, tm->spans[j].start};
+    const uint64_t end[2] = {tm->spans[i].end, tm->spans[j].end};
+    ranges_two(x, pos, end, taken_done, tk);
 }
 
 static void work(worker *wk)
 {
     jfr_team *tm = wk->tm;
-    uint32_t i, j;
-    while (take(tm, &i, &j)) {
-        span_arg a[2];
-        jfr_where quiet[2];
-        jfr_walk x[2];
-        span_walk(wk, 0, i, &a[0], &quiet[0], &x[0]);
-        if (j == UINT32_MAX) {
-            span_done(tm, i,
-                      jfr_events_range(&x[0], tm->spans[i].start, tm->spans[i].end) == JP_OK);
+    taken tk = {.wk = wk};
+    while (take(tm, &tk.span[0], &tk.span[1])) {
+        tk.told[0] = tk.told[1] = false;
+        if (!tm->x.src->map) {
+            taken_walk(&tk);
             continue;
         }
-        span_walk(wk, 1, j, &a[1], &quiet[1], &x[1]);
-        pair pr = {tm, {i, j}};
-        const uint64_t pos[2] = {tm->spans[i].start, tm->spans[j].start};
-        const uint64_t end[2] = {tm->spans[i].end, tm->spans[j].end};
-        ranges_two(x, pos, end, pair_done, &pr);
+        bool whole = jfr_guarded(taken_walk, &tk);
+        for (int k = 0; k < 2; k++) {
+            jfr_win_unmap(&wk->win[k]);
+            /* A window faulted (the file was cut): the serial walk says so. */
+            if (!whole && !tk.told[k] && tk.span[k] != UINT32_MAX)
+                span_done(tm, tk.span[k], false);
+        }
     }
 }
 
@@ -580,6 +628,8 @@ void jfr_team_free(jfr_team *tm)
         jfr_acc_cleanup(&tm->wk[i].acc);
         jfr_bytes_cleanup(&tm->wk[i].buf[0]);
         jfr_bytes_cleanup(&tm->wk[i].buf[1]);
+        jfr_win_unmap(&tm->wk[i].win[0]);
+        jfr_win_unmap(&tm->wk[i].win[1]);
     }
     for (uint32_t i = 0; i < tm->spans_cap; i++) {
         free(tm->spans[i].q);

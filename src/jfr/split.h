@@ -54,6 +54,7 @@ typedef struct jfr_walk {
     jfr_acc *acc;       /* where the events add up */
     const jfr_src *src; /* the input */
     jfr_bytes *buf;     /* a file's steps (jfr_split_run: unused) */
+    jfr_win *win;       /* ... or its windows, when src->map (jfr_split_run: unused) */
     size_t step;        /* bytes read at a time from a file */
     jfr_rare_fn rare;
     void *rare_arg;

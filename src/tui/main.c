@@ -103,11 +103,13 @@ static int service_main(const tui_args *a)
 
 /* A recording's batch output (collapsed, JSON, ...) is a few MB written
  * once: stdio's 4 KiB buffer made it ~700 write calls for a 126 MB file's
- * cpu stacks, dear where a system call is. One buffer of 1 MiB instead,
- * from the heap (jp_heap_tune); a terminal keeps its usual buffering. */
+ * cpu stacks, dear where a system call is. One buffer of 256 KiB instead
+ * (a dozen calls; 1 MiB made no difference but a MB more of the heap's
+ * peak, held through the whole read), from the heap (jp_heap_tune); a
+ * terminal keeps its usual buffering. */
 static void batch_out_buffer(void)
 {
-    static const size_t size = (size_t)1 << 20;
+    static const size_t size = (size_t)256 << 10;
     if (isatty(STDOUT_FILENO))
         return;
     char *buf = malloc(size); /* stdout's until exit */

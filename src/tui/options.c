@@ -739,6 +739,25 @@ static int check_heap(const tui_args *a)
     return TAKEN;
 }
 
+/* How a recording's events are read: JPROF_JFR_READ (jfr.h, read). */
+static int check_jfr_read(tui_args *a)
+{
+    static const struct {
+        const char *name;
+        int read;
+    } ways[] = {{"auto", JFR_READ_AUTO}, {"map", JFR_READ_MAP}, {"pread", JFR_READ_PREAD}};
+    const char *how = getenv("JPROF_JFR_READ");
+    a->jfr_read = JFR_READ_AUTO;
+    if (!how || !*how)
+        return TAKEN;
+    for (size_t i = 0; i < sizeof ways / sizeof ways[0]; i++)
+        if (!strcmp(how, ways[i].name)) {
+            a->jfr_read = ways[i].read;
+            return TAKEN;
+        }
+    return tui_usage_error("JPROF_JFR_READ=%s: say auto, map or pread", how);
+}
+
 /* A recording (--jfr, --diff) or a JVM on this machine. */
 static int check_local(tui_args *a)
 {
@@ -768,7 +787,7 @@ static int check_local(tui_args *a)
         if (a->has_format && a->format == TUI_FORMAT_TEXT)
             return tui_usage_error("%s", "--format text is for live JVMs (-p); use collapsed, top "
                                          "or json with --jfr");
-        return TAKEN;
+        return check_jfr_read(a);
     }
     if (a->has_format && a->format != TUI_FORMAT_TEXT && a->format != TUI_FORMAT_JSON)
         return tui_usage_error("--format %s is for recordings (--jfr); a live JVM prints text or "

@@ -64,6 +64,7 @@ typedef struct tui_args {
     bool has_tail;      /* --tail F given */
     double tail;        /* --tail (default 0.1) */
     int jobs;           /* --jobs (0 = every online CPU) */
+    int jfr_read;       /* JPROF_JFR_READ: how a recording is read (jfr.h; default auto) */
     bool io_detail;     /* --io-detail: endpoints and paths of the io kind (local only) */
     /* a JVM on this machine (-p PID, or the list of local JVMs) */
     bool has_pid;

@@ -28,6 +28,7 @@ tui_load_status tui_load_jfr_io(const tui_args *a, uint32_t kinds, bool threads,
     opt.leak = a->leak;
     opt.tail = a->tail;
     opt.jobs = a->jobs;
+    opt.read = a->jfr_read;
     opt.io_detail = io;
     /* the GC log only where it is shown: the screens, json and gc */
     opt.skip_gc = a->batch && a->format != TUI_FORMAT_JSON && a->format != TUI_FORMAT_GC;

@@ -143,12 +143,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int jobs;
         uint32_t block;
         bool file;
-    } ways[] = {{2, 64, false}, {1, 48, true}, {3, 300, true}};
+        int read;
+    } ways[] = {{2, 64, false, JFR_READ_PREAD},
+                {1, 48, true, JFR_READ_PREAD},
+                {3, 300, true, JFR_READ_PREAD},
+                {2, 65536, true, JFR_READ_MAP}}; /* windows of the file mapped */
     for (size_t i = 0; i < sizeof ways / sizeof ways[0]; i++) {
         if (ways[i].file && fd < 0)
             continue;
         opt.jobs = ways[i].jobs;
         opt.block = ways[i].block;
+        opt.read = ways[i].read;
         char *other = read_with(data, size, &opt, ways[i].file ? path : NULL);
         if (strcmp(serial, other))
             __builtin_trap();

@@ -580,6 +580,30 @@ check_jobs() {
     run_top "$work/j4.out" "$work/j4.err" --jfr "$f" --io-detail --format json --jobs 4
     cmp -s "$work/j1.out" "$work/j4.out" || { fail "$label --io-detail: --jobs 4 differs"; bad=1; }
     [ $bad = 0 ] && pass "$label: --jobs 4 prints what --jobs 1 prints ($n kind/format pairs, --leak, --io-detail)"
+    # The events read through mapped windows of the file (JPROF_JFR_READ,
+    # src/jfr/src.h) instead of copied by pread: the same output.
+    bad=0
+    for k in cpu wall alloc lock nativemem; do
+        for j in 1 4; do
+            JPROF_JFR_READ=pread run_top "$work/j1.out" "$work/j1.err" --jfr "$f" --event "$k" --format json --jobs "$j"
+            a=$?
+            JPROF_JFR_READ=map run_top "$work/j4.out" "$work/j4.err" --jfr "$f" --event "$k" --format json --jobs "$j"
+            b=$?
+            if [ $a != $b ] || ! cmp -s "$work/j1.out" "$work/j4.out"; then
+                fail "$label $k --jobs $j: mapped differs from pread (exit $b vs $a)" \
+                    "$(diff "$work/j1.out" "$work/j4.out" | head -c 400)"
+                bad=1
+            fi
+        done
+    done
+    [ $bad = 0 ] && pass "$label: read through mapped windows, --jobs 1 and 4 print what pread reads give"
+    JPROF_JFR_READ=mmap run_top "$work/j4.out" "$work/j4.err" --jfr "$f" --event cpu
+    a=$?
+    if [ $a = 2 ] && grep -q 'JPROF_JFR_READ=mmap: say auto, map or pread' "$work/j4.err"; then
+        pass "JPROF_JFR_READ=mmap is refused (exit 2): $(head -n 1 "$work/j4.err")"
+    else
+        fail "JPROF_JFR_READ=mmap: exit $a, $(head -c 200 "$work/j4.err")"
+    fi
 }
 many=$work/many-chunks.jfr
 : >"$many"

@@ -3,17 +3,22 @@
  * rule, chunk by chunk), event counts per kind of the async-profiler fixtures,
  * the same profile from every number of jobs, and where the parallel reader
  * guesses that events start. */
+#include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "base/failinj.h"
 #include "jfr/agg.h"
 #include "jfr/chunk.h"
 #include "jfr/jfr.h"
@@ -350,10 +355,13 @@ static void jobs_compare(const uint8_t *buf, size_t len, const char *path, bool 
     jfr_report want_rep;
     /* Small pieces split every chunk's events between the threads; small
      * steps make a file's events cross steps and pieces. */
-    static const int jobs[] = {1, 2, 4, 0, 2, 3, 1, 1, 1, 2, 3};
-    static const uint32_t blocks[] = {0, 0, 4096, 0, 64, 1, 0, 100, 1, 0, 333};
-    static const bool file[] = {false, false, false, false, false, false,
-                                true,  true,  true,  true,  true};
+    static const int jobs[] = {1, 2, 4, 0, 2, 3, 1, 1, 1, 2, 3, 1, 1, 2, 3};
+    static const uint32_t blocks[] = {0, 0, 4096, 0, 64, 1, 0, 100, 1, 0, 333, 0, 100, 64, 333};
+    static const bool file[] = {false, false, false, false, false, false, true, true,
+                                true,  true,  true,  true,  true,  true,  true};
+    /* the last four map the file's events a window at a time (src.h) */
+    static const int reads[] = {
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, JFR_READ_MAP, JFR_READ_MAP, JFR_READ_MAP, JFR_READ_MAP};
     for (size_t j = 0; j < sizeof jobs / sizeof jobs[0]; j++) {
         jfr_options opt;
         jfr_options_init(&opt);
@@ -361,6 +369,7 @@ static void jobs_compare(const uint8_t *buf, size_t len, const char *path, bool 
         opt.leak = true;
         opt.jobs = jobs[j];
         opt.block = blocks[j];
+        opt.read = reads[j];
         jp_profile *p = jp_profile_new();
         jfr_report rep;
         jfr_report_init(&rep);
@@ -445,6 +454,101 @@ static void test_jobs_same_profile(void **state)
  * there with the serial message and nothing past the end of a buffer is
  * even computed (a fuzzer found a pointer that overflowed, with file steps
  * on threads). */
+/* A file cut shorter while its events are mapped: the mapped pages past
+ * its new end fault (SIGBUS). Injected: "jfr map cut" maps a window past
+ * the end of the file, where every read faults for real. A serial walk
+ * fails the read as a pread of the cut file does; a thread's fault fails
+ * only its spans, and the serial walk the reader then makes (mapping
+ * anew, now whole) gives the profile of a read without the fault. */
+static void test_map_cut(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *buf = all_fixtures(&len);
+    char dir[] = "/tmp/jprof-mapcut.XXXXXX", path[64];
+    write_temp(dir, path, sizeof path, buf, len);
+    char *want = NULL;
+    for (int way = 0; way < 4; way++) {
+        jfr_options opt;
+        jfr_options_init(&opt);
+        opt.read = way ? JFR_READ_MAP : JFR_READ_PREAD;
+        opt.jobs = way >= 2 ? way : 1;
+        opt.block = way >= 2 ? 100 : 0;
+        jp_profile *p = jp_profile_new();
+        jfr_report rep;
+        jfr_report_init(&rep);
+        if (way)
+            jp_fail_set(way == 1 ? 1 : 3, "jfr map cut");
+        jp_err rc = jfr_read_file(path, &opt, p, &rep);
+        bool fired = jp_fail_fired();
+        jp_fail_set(0, NULL);
+        char *got = ut_collapsed(p, JP_KIND_CPU);
+        if (way == 0) {
+            assert_int_equal(rc, JP_OK);
+            want = got;
+        } else if (way == 1) {
+            /* small chunks: walked serially, and the first window faults */
+            assert_true(fired);
+            assert_int_equal(rc, JP_ERR_TRUNCATED);
+            assert_true(rep.partial);
+            assert_non_null(strstr(rep.error.msg, "shorter than it was"));
+            assert_non_null(strstr(rep.error.msg, "chunk 1"));
+            free(got);
+        } else {
+            assert_true(fired);
+            assert_int_equal(rc, JP_OK);
+            assert_string_equal(got, want);
+            free(got);
+        }
+        jp_profile_free(p);
+    }
+    free(want);
+    unlink(path);
+    rmdir(dir);
+    free(buf);
+}
+
+/* A fault that is not a window's still ends the process: the handler the
+ * reader sets passes it on. In a child: a mapped read, then a read of a
+ * mapping past the end of a file, outside any reader. */
+static void test_map_other_fault(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *buf = all_fixtures(&len);
+    char dir[] = "/tmp/jprof-mapbus.XXXXXX", path[64];
+    write_temp(dir, path, sizeof path, buf, len);
+    free(buf);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGBUS, SIG_DFL); /* not the test harness's */
+        jfr_options opt;
+        jfr_options_init(&opt);
+        opt.read = JFR_READ_MAP;
+        jp_profile *p = jp_profile_new();
+        jfr_report rep;
+        jfr_report_init(&rep);
+        if (jfr_read_file(path, &opt, p, &rep) != JP_OK)
+            _exit(3);
+        int fd = open(path, O_RDONLY);
+        long page = sysconf(_SC_PAGESIZE);
+        volatile const uint8_t *m = mmap(NULL, (size_t)page, PROT_READ, MAP_PRIVATE, fd,
+                                         (off_t)(len / (size_t)page + 2) * page);
+        if (m == MAP_FAILED)
+            _exit(4);
+        (void)m[0]; /* past the end: SIGBUS */
+        _exit(5);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFSIGNALED(st));
+    assert_int_equal(WTERMSIG(st), SIGBUS);
+    unlink(path);
+    rmdir(dir);
+}
+
 static void test_huge_event_size(void **state)
 {
     (void)state;
@@ -537,10 +641,16 @@ static void test_acc_merge_ranges(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_states_parse),        cmocka_unit_test(test_leak_pairing),
-        cmocka_unit_test(test_fixture_kinds),       cmocka_unit_test(test_jobs_same_profile),
-        cmocka_unit_test(test_piece_ends_on_event), cmocka_unit_test(test_acc_merge_ranges),
-        cmocka_unit_test(test_scan_event),          cmocka_unit_test(test_huge_event_size),
+        cmocka_unit_test(test_states_parse),
+        cmocka_unit_test(test_leak_pairing),
+        cmocka_unit_test(test_fixture_kinds),
+        cmocka_unit_test(test_jobs_same_profile),
+        cmocka_unit_test(test_piece_ends_on_event),
+        cmocka_unit_test(test_acc_merge_ranges),
+        cmocka_unit_test(test_scan_event),
+        cmocka_unit_test(test_huge_event_size),
+        cmocka_unit_test(test_map_cut),
+        cmocka_unit_test(test_map_other_fault),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -94,8 +94,9 @@ typedef struct jfr_options {
     /* How jfr_read_file reads a big file's events (src/jfr/src.h):
      * JFR_READ_PREAD (the default) copies them out of the page cache into
      * buffers, JFR_READ_MAP maps windows of the file instead, JFR_READ_AUTO
-     * maps when a window of the file maps no dearer than it copies on this
-     * machine, measured when the read starts. Either way the profile is
+     * maps when the read has one thread (jobs) and a window of the file maps
+     * no dearer than it copies on this machine, measured when the read
+     * starts (jfr_map_pays). Either way the profile is
      * the same; a file cut while it is mapped fails the read as a pread of
      * it does. */
     int read;

@@ -259,8 +259,13 @@ jp_err jfr_read_file(const char *path, const jfr_options *opt, jp_profile *out, 
     }
     posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     jfr_src src = {.fd = fd, .len = (uint64_t)st.st_size, .name = path};
+    /* auto: one thread only. With more, each window unmapped interrupts
+     * the others (a TLB shootdown), and their reads of mapped pages miss
+     * the TLB where the kernel's copy does not: measured with two threads,
+     * mapping lost to pread (bench/jfr/peers, docs/PERFORMANCE.md). */
     int how = opt ? opt->read : JFR_READ_PREAD;
-    src.map = how == JFR_READ_MAP || (how == JFR_READ_AUTO && jfr_map_pays(fd, src.len));
+    src.map = how == JFR_READ_MAP ||
+              (how == JFR_READ_AUTO && jfr_jobs(opt) == 1 && jfr_map_pays(fd, src.len));
     jp_err rc = jfr_read_core(&src, opt, out, rep);
     close(fd);
     return rc;

@@ -533,8 +533,8 @@ events_loop(const jfr_evtab *t, jfr_acc *acc, const jfr_lead q, jfr_chain *c, bo
 /* The same over two runs at once, a and b, an event of one then an event
  * of the other: the walk from one event to the next waits on the load of
  * its size, and two independent walks keep the core busy while each waits
- * (a cpu read that passes over allocations: 3.2 ns an event on one walk,
- * 1.9 ns on two, bench/jfr/decode). Returns when either stops as
+ * (a cpu read that passes over allocations, bench/jfr/decode: 3.5 ns an
+ * event on one walk, 2.8 on two). Returns when either stops as
  * events_loop does, *which telling which (0: a, 1: b); the other has moved
  * on to its c->p. */
 static inline __attribute__((always_inline)) jp_err events_loop2(const jfr_evtab *t, jfr_acc *acc,

@@ -520,7 +520,7 @@ static void span_walk(worker *wk, int k, uint32_t i, span_arg *a, jfr_where *qui
 /* What a worker took: one span, or two walked at once. */
 typedef struct taken {
     worker *wk;
-    uint32_t span[2]; /* the second UINT32_MAX when there is one */
+    uint32_t span[2]; /* the second UINT32_MAX when there is none */
     bool told[2];     /* span_done called */
 } taken;
 

@@ -270,6 +270,21 @@ typedef struct jfr_lead {
  * bytes, each starting at most eight bytes past the one before. */
 #define JFR_LEAD_SLACK 40
 
+/* The lead of row `best` (JFR_EV_NSPECS: no lead). */
+static jfr_lead lead_of_row(const jfr_evtab *t, unsigned best)
+{
+    if (best >= JFR_EV_NSPECS)
+        return (jfr_lead){.on = false, .type = UINT64_MAX}; /* no one-byte type */
+    const jfr_row *row = &t->rows[best];
+    return (jfr_lead){.on = true,
+                      .type = t->meta->classes[t->cls[best]].id,
+                      .sk0 = row->fop[0].skip,
+                      .sk1 = row->fop[1].skip,
+                      .state = row->fop[1].slot == JFR_S_STATE,
+                      .slot = row->slot,
+                      .value0 = row->value0};
+}
+
 /* The lead type of the events from p: of the rows that can be one (and
  * whose type id takes one byte, as the path reads it), the one with the
  * most events among the next 64 such (their heads only, and at most 1,024
@@ -294,16 +309,26 @@ static jfr_lead lead_pick(const jfr_evtab *t, const uint8_t *p, const uint8_t *e
     for (unsigned i = 0; i < JFR_EV_NSPECS; i++)
         if (hits[i] && (best == JFR_EV_NSPECS || hits[i] > hits[best]))
             best = i;
-    if (best == JFR_EV_NSPECS)
-        return (jfr_lead){.on = false, .type = UINT64_MAX}; /* no one-byte type */
-    const jfr_row *row = &t->rows[best];
-    return (jfr_lead){.on = true,
-                      .type = t->meta->classes[t->cls[best]].id,
-                      .sk0 = row->fop[0].skip,
-                      .sk1 = row->fop[1].skip,
-                      .state = row->fop[1].slot == JFR_S_STATE,
-                      .slot = row->slot,
-                      .value0 = row->value0};
+    return lead_of_row(t, best);
+}
+
+/* The lead a run starts with: the one the walk's run before it ended with
+ * (r->lead_type, when r->lead_known and that type can still lead), else one
+ * picked from the events at p. Carried over, the pick is not made again at
+ * every step of a file (1,024 event heads each in a cpu read of an
+ * allocation recording: 2% of its time); should the commonest type change,
+ * the loop picks again (JFR_LEAD_REPICK). */
+static jfr_lead lead_first(const jfr_evtab *t, const jfr_run *r, const uint8_t *p)
+{
+    if (r->lead_known) {
+        uint64_t type = r->lead_type;
+        if (type == UINT64_MAX)
+            return lead_of_row(t, JFR_EV_NSPECS);
+        unsigned e = type < 0x80 && type < t->lut_n ? t->lut[type] : 0;
+        if (e && !(e & JFR_EV_RARE) && e - 1 < JFR_EV_NSPECS && t->rows[e - 1].lead)
+            return lead_of_row(t, e - 1);
+    }
+    return lead_pick(t, p, r->end);
 }
 
 /* Past k (at most 3) integers at p, found in one word. *bad is set when
@@ -636,10 +661,11 @@ jp_err jfr_events_run(const jfr_evtab *t, jfr_acc *acc, jfr_run *r)
     jfr_chain c;
     run_start(t, acc, r, &c);
     jp_err rc;
-    bool again;
+    bool again, first = true;
+    jfr_lead q;
     do {
-        const jfr_lead q = lead_pick(t, c.p, r->end);
-        again = false;
+        q = first ? lead_first(t, r, c.p) : lead_pick(t, c.p, r->end);
+        first = again = false;
         c.leads = c.others = 0;
         switch (loop_of(q)) {
         case JFR_LOOP_ALLOC_TLAB:
@@ -658,6 +684,8 @@ jp_err jfr_events_run(const jfr_evtab *t, jfr_acc *acc, jfr_run *r)
     } while (again && !rc);
     acc->events_read += c.nread;
     r->stop = c.p;
+    r->lead_known = true;
+    r->lead_type = q.type;
     return rc;
 }
 
@@ -667,12 +695,13 @@ jp_err jfr_events_run2(const jfr_evtab *t, jfr_acc *acc, jfr_run *a, jfr_run *b,
     run_start(t, acc, a, &ca);
     run_start(t, acc, b, &cb);
     jp_err rc;
-    bool again;
+    bool again, first = true;
+    jfr_lead q;
     *which = 0;
     do {
         /* One lead for both: they are parts of one chunk. */
-        const jfr_lead q = lead_pick(t, ca.p, a->end);
-        again = false;
+        q = first ? lead_first(t, a, ca.p) : lead_pick(t, ca.p, a->end);
+        first = again = false;
         ca.leads = ca.others = cb.leads = cb.others = 0;
         switch (loop_of(q)) {
         case JFR_LOOP_ALLOC_TLAB:
@@ -692,5 +721,7 @@ jp_err jfr_events_run2(const jfr_evtab *t, jfr_acc *acc, jfr_run *a, jfr_run *b,
     acc->events_read += ca.nread + cb.nread;
     a->stop = ca.p;
     b->stop = cb.p;
+    a->lead_known = b->lead_known = true;
+    a->lead_type = b->lead_type = q.type;
     return rc;
 }

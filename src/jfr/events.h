@@ -126,6 +126,10 @@ typedef struct jfr_run {
     jfr_rare_fn rare;
     void *rare_arg;
     const jfr_where *w; /* for errors */
+    /* in: the lead type (events.c) the walk's run before this one ended
+     * with, when lead_known (else one is picked); out: this run's */
+    bool lead_known;
+    uint64_t lead_type;
 } jfr_run;
 
 /* Aggregates the events of r into acc. Returns JP_OK, or the error of the

@@ -77,6 +77,14 @@ static void range_init(ranger *g, const jfr_walk *x, uint64_t pos, uint64_t end)
     *g = (ranger){.x = x, .pos = pos, .end = end, .want = x->step, .done = pos >= end};
 }
 
+/* A run of g's walk: it starts with the lead its run before ended with. */
+static void range_run(ranger *g, jfr_run r)
+{
+    r.lead_known = g->r.lead_known;
+    r.lead_type = g->r.lead_type;
+    g->r = r;
+}
+
 static jp_err range_fill(ranger *g)
 {
     const jfr_walk *x = g->x;
@@ -84,12 +92,12 @@ static jp_err range_fill(ranger *g)
     if (src->mem) {
         x->w->base = src->mem;
         x->w->base_off = 0;
-        g->r = (jfr_run){.p = src->mem + g->pos,
-                         .end = src->mem + g->end,
-                         .lim = src->mem + g->end,
-                         .rare = x->rare,
-                         .rare_arg = x->rare_arg,
-                         .w = x->w};
+        range_run(g, (jfr_run){.p = src->mem + g->pos,
+                               .end = src->mem + g->end,
+                               .lim = src->mem + g->end,
+                               .rare = x->rare,
+                               .rare_arg = x->rare_arg,
+                               .w = x->w});
         return JP_OK;
     }
     size_t n = g->end - g->pos < g->want ? (size_t)(g->end - g->pos) : g->want;
@@ -102,13 +110,13 @@ static jp_err range_fill(ranger *g)
         }
         x->w->base = g->at;
         x->w->base_off = g->pos;
-        g->r = (jfr_run){.p = g->at,
-                         .end = g->at + n,
-                         .lim = lim,
-                         .tail_ok = g->pos + n < g->end,
-                         .rare = x->rare,
-                         .rare_arg = x->rare_arg,
-                         .w = x->w};
+        range_run(g, (jfr_run){.p = g->at,
+                               .end = g->at + n,
+                               .lim = lim,
+                               .tail_ok = g->pos + n < g->end,
+                               .rare = x->rare,
+                               .rare_arg = x->rare_arg,
+                               .w = x->w});
         return JP_OK;
     }
     jfr_bytes *b = x->buf;
@@ -122,13 +130,13 @@ static jp_err range_fill(ranger *g)
     g->at = b->data;
     x->w->base = b->data;
     x->w->base_off = g->pos;
-    g->r = (jfr_run){.p = b->data,
-                     .end = b->data + g->have,
-                     .lim = b->data + g->have + JFR_SRC_PAD,
-                     .tail_ok = g->pos + g->have < g->end,
-                     .rare = x->rare,
-                     .rare_arg = x->rare_arg,
-                     .w = x->w};
+    range_run(g, (jfr_run){.p = b->data,
+                           .end = b->data + g->have,
+                           .lim = b->data + g->have + JFR_SRC_PAD,
+                           .tail_ok = g->pos + g->have < g->end,
+                           .rare = x->rare,
+                           .rare_arg = x->rare_arg,
+                           .w = x->w});
     return JP_OK;
 }
 

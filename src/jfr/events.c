@@ -656,72 +656,61 @@ static void run_start(const jfr_evtab *t, jfr_acc *acc, jfr_run *r, jfr_chain *c
     *c = (jfr_chain){.r = r, .p = r->p, .stop = lead_stop(r->p, r->end, r->lim)};
 }
 
-jp_err jfr_events_run(const jfr_evtab *t, jfr_acc *acc, jfr_run *r)
+/* The loop of q's shape over chain a, or over a and b at once. */
+static jp_err loop_for(const jfr_evtab *t, jfr_acc *acc, jfr_lead q, jfr_chain *a, jfr_chain *b,
+                       int *which, bool *again)
 {
-    jfr_chain c;
-    run_start(t, acc, r, &c);
-    jp_err rc;
-    bool again, first = true;
-    jfr_lead q;
-    do {
-        q = first ? lead_first(t, r, c.p) : lead_pick(t, c.p, r->end);
-        first = again = false;
-        c.leads = c.others = 0;
-        switch (loop_of(q)) {
-        case JFR_LOOP_ALLOC_TLAB:
-            rc = loop_alloc_tlab(t, acc, q, &c, &again);
-            break;
-        case JFR_LOOP_ALLOC:
-            rc = loop_alloc(t, acc, q, &c, &again);
-            break;
-        case JFR_LOOP_EXEC:
-            rc = loop_exec(t, acc, q, &c, &again);
-            break;
-        default:
-            rc = loop_any(t, acc, q, &c, &again);
-        }
-        acc->events_read += c.leads;
-    } while (again && !rc);
-    acc->events_read += c.nread;
-    r->stop = c.p;
-    r->lead_known = true;
-    r->lead_type = q.type;
-    return rc;
+    switch (loop_of(q)) {
+    case JFR_LOOP_ALLOC_TLAB:
+        return b ? loop2_alloc_tlab(t, acc, q, a, b, which, again)
+                 : loop_alloc_tlab(t, acc, q, a, again);
+    case JFR_LOOP_ALLOC:
+        return b ? loop2_alloc(t, acc, q, a, b, which, again) : loop_alloc(t, acc, q, a, again);
+    case JFR_LOOP_EXEC:
+        return b ? loop2_exec(t, acc, q, a, b, which, again) : loop_exec(t, acc, q, a, again);
+    default:
+        return b ? loop2_any(t, acc, q, a, b, which, again) : loop_any(t, acc, q, a, again);
+    }
 }
 
-jp_err jfr_events_run2(const jfr_evtab *t, jfr_acc *acc, jfr_run *a, jfr_run *b, int *which)
+/* Runs a, or a and b at once (b not NULL), until one stops (*which). One
+ * lead for both: they are parts of one chunk. */
+static jp_err events_drive(const jfr_evtab *t, jfr_acc *acc, jfr_run *a, jfr_run *b, int *which)
 {
-    jfr_chain ca, cb;
+    jfr_chain ca, cb = {0};
     run_start(t, acc, a, &ca);
-    run_start(t, acc, b, &cb);
+    if (b)
+        run_start(t, acc, b, &cb);
     jp_err rc;
     bool again, first = true;
     jfr_lead q;
     *which = 0;
     do {
-        /* One lead for both: they are parts of one chunk. */
         q = first ? lead_first(t, a, ca.p) : lead_pick(t, ca.p, a->end);
         first = again = false;
         ca.leads = ca.others = cb.leads = cb.others = 0;
-        switch (loop_of(q)) {
-        case JFR_LOOP_ALLOC_TLAB:
-            rc = loop2_alloc_tlab(t, acc, q, &ca, &cb, which, &again);
-            break;
-        case JFR_LOOP_ALLOC:
-            rc = loop2_alloc(t, acc, q, &ca, &cb, which, &again);
-            break;
-        case JFR_LOOP_EXEC:
-            rc = loop2_exec(t, acc, q, &ca, &cb, which, &again);
-            break;
-        default:
-            rc = loop2_any(t, acc, q, &ca, &cb, which, &again);
-        }
+        rc = loop_for(t, acc, q, &ca, b ? &cb : NULL, which, &again);
         acc->events_read += ca.leads + cb.leads;
     } while (again && !rc);
     acc->events_read += ca.nread + cb.nread;
     a->stop = ca.p;
-    b->stop = cb.p;
-    a->lead_known = b->lead_known = true;
-    a->lead_type = b->lead_type = q.type;
+    a->lead_known = true;
+    a->lead_type = q.type;
+    if (b) {
+        b->stop = cb.p;
+        b->lead_known = true;
+        b->lead_type = q.type;
+    }
     return rc;
+}
+
+jp_err jfr_events_run(const jfr_evtab *t, jfr_acc *acc, jfr_run *r)
+{
+    int which;
+    return events_drive(t, acc, r, NULL, &which);
+}
+
+jp_err jfr_events_run2(const jfr_evtab *t, jfr_acc *acc, jfr_run *a, jfr_run *b, int *which)
+{
+    return events_drive(t, acc, a, b, which);
 }

@@ -96,9 +96,8 @@ typedef struct jfr_options {
      * buffers, JFR_READ_MAP maps windows of the file instead, JFR_READ_AUTO
      * maps when the read has one thread (jobs) and a window of the file maps
      * no dearer than it copies on this machine, measured when the read
-     * starts (jfr_map_pays). Either way the profile is
-     * the same; a file cut while it is mapped fails the read as a pread of
-     * it does. */
+     * starts (jfr_map_pays). Either way the profile is the same; a file
+     * cut while it is mapped fails the read as a pread of it does. */
     int read;
     /* Decode every event by its type's general plan, never by the short
      * path kept for the commonest type of a run (src/jfr/events.c). The

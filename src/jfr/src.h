@@ -10,9 +10,9 @@
  * mapped one at a time (jfr_win, JFR_MAP_WINDOW bytes each, unmapped when
  * the walk moves on, so memory stays bounded too): no copy out of the page
  * cache, but a page-table update per page, which some virtual machines make
- * several times dearer than copying the page (4x on one seen here, 0.9x on
- * another). So whether it pays is measured on the file (jfr_map_pays), once
- * per read. A mapped page of a file cut shorter while it is read faults
+ * several times dearer than copying the page (4x on one seen here; on
+ * another, half the copy's cost). So whether it pays is measured on the
+ * file (jfr_map_pays), once per read. A mapped page of a file cut shorter while it is read faults
  * (SIGBUS): windows are read only inside jfr_guarded, which turns that
  * fault into a return value, and the read then fails as a pread of the cut
  * file does ("shorter than it was"), instead of the process dying. */
@@ -87,9 +87,9 @@ void jfr_win_unmap(jfr_win *w);
 bool jfr_guarded(void (*fn)(void *), void *arg);
 
 /* Whether reading the file fd of len bytes through windows costs no more
- * than reading it with pread, on this machine, now: a window of it read
- * both ways, best of two each, every cache line touched. False for files
- * under JFR_MAP_MIN. */
+ * than reading it with pread, on this machine, now: three windows of it
+ * copied and three mapped (a byte of each page read), each once, the best
+ * of each way compared. False for files under JFR_MAP_MIN. */
 bool jfr_map_pays(int fd, uint64_t len);
 
 /* Copies bytes [off, off + n) of the input into dst (small reads: a chunk

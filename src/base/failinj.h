@@ -6,7 +6,8 @@
  *   JPROF_FAIL_AT=N      the Nth call of jp_fail_inject() reports a failure
  *                        (once; counted over the process, from 1)
  *   JPROF_FAIL_SITE=S    count only sites whose name starts with S
- *                        ("alloc", "sqlite", "upload", "target write", "jfr read")
+ *                        ("alloc", "sqlite", "upload", "target write", "jfr read",
+ *                        "jfr map")
  *
  * Always compiled in, inert unless set: a call costs one relaxed atomic load
  * and a predictable branch. Tests in the same process use jp_fail_set().

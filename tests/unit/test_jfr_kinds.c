@@ -459,7 +459,8 @@ static void test_jobs_same_profile(void **state)
  * the end of the file, where every read faults for real. A serial walk
  * fails the read as a pread of the cut file does; a thread's fault fails
  * only its spans, and the serial walk the reader then makes (mapping
- * anew, now whole) gives the profile of a read without the fault. */
+ * anew, now whole) gives the profile of a read without the fault. A window
+ * that cannot be mapped ("jfr map fail") fails the read with the reason. */
 static void test_map_cut(void **state)
 {
     (void)state;
@@ -468,17 +469,17 @@ static void test_map_cut(void **state)
     char dir[] = "/tmp/jprof-mapcut.XXXXXX", path[64];
     write_temp(dir, path, sizeof path, buf, len);
     char *want = NULL;
-    for (int way = 0; way < 4; way++) {
+    for (int way = 0; way < 5; way++) {
         jfr_options opt;
         jfr_options_init(&opt);
         opt.read = way ? JFR_READ_MAP : JFR_READ_PREAD;
-        opt.jobs = way >= 2 ? way : 1;
-        opt.block = way >= 2 ? 100 : 0;
+        opt.jobs = way == 2 || way == 3 ? way : 1;
+        opt.block = way == 2 || way == 3 ? 100 : 0;
         jp_profile *p = jp_profile_new();
         jfr_report rep;
         jfr_report_init(&rep);
         if (way)
-            jp_fail_set(way == 1 ? 1 : 3, "jfr map cut");
+            jp_fail_set(way == 2 || way == 3 ? 3 : 1, way == 4 ? "jfr map fail" : "jfr map cut");
         jp_err rc = jfr_read_file(path, &opt, p, &rep);
         bool fired = jp_fail_fired();
         jp_fail_set(0, NULL);
@@ -493,6 +494,12 @@ static void test_map_cut(void **state)
             assert_true(rep.partial);
             assert_non_null(strstr(rep.error.msg, "shorter than it was"));
             assert_non_null(strstr(rep.error.msg, "chunk 1"));
+            free(got);
+        } else if (way == 4) {
+            assert_true(fired);
+            assert_int_equal(rc, JP_ERR_IO);
+            assert_true(rep.partial);
+            assert_non_null(strstr(rep.error.msg, "cannot map"));
             free(got);
         } else {
             assert_true(fired);
